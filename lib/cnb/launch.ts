@@ -1,0 +1,50 @@
+/** launch.toml (cnb-spec.md §6). */
+import { readTomlIfExists, writeToml } from './toml.ts';
+
+export interface ProcessDef {
+  type: string;
+  command: string[];
+  args?: string[];
+  default?: boolean;
+  'working-dir'?: string;
+}
+
+export interface Label {
+  key: string;
+  value: string;
+}
+
+export interface LaunchToml {
+  labels?: Label[];
+  processes?: ProcessDef[];
+  slices?: { paths: string[] }[];
+}
+
+const TYPE_RE = /^[A-Za-z0-9._-]+$/;
+
+export function validateLaunch(launch: LaunchToml, where = 'launch.toml'): LaunchToml {
+  const seen = new Set<string>();
+  let defaults = 0;
+  for (const p of launch.processes ?? []) {
+    if (typeof p.type !== 'string' || !TYPE_RE.test(p.type)) throw new Error(`${where}: process type ${JSON.stringify(p.type)} must match ${TYPE_RE}`);
+    if (seen.has(p.type)) throw new Error(`${where}: process type ${p.type} is defined twice`);
+    seen.add(p.type);
+    if (!Array.isArray(p.command) || p.command.length === 0 || p.command.some((c) => typeof c !== 'string'))
+      throw new Error(`${where}: process ${p.type}: command must be a non-empty array of strings (Buildpack API >= 0.9)`);
+    if ('direct' in p) throw new Error(`${where}: process ${p.type}: "direct" is not supported (Buildpack API >= 0.9)`);
+    if (p.args !== undefined && (!Array.isArray(p.args) || p.args.some((a) => typeof a !== 'string')))
+      throw new Error(`${where}: process ${p.type}: args must be an array of strings`);
+    if (p.default) defaults++;
+  }
+  if (defaults > 1) throw new Error(`${where}: more than one process has default = true`);
+  return launch;
+}
+
+export function writeLaunchToml(file: string, launch: LaunchToml): void {
+  writeToml(file, validateLaunch(launch) as Record<string, unknown>);
+}
+
+export function readLaunchToml(file: string): LaunchToml | undefined {
+  const t = readTomlIfExists<LaunchToml>(file);
+  return t && validateLaunch(t, file);
+}

@@ -1,0 +1,79 @@
+/**
+ * User errors are data: a stable id, a title, what was seen, the rule that was broken and the fix.
+ * One renderer prints them; tests snapshot the rendering. Anything that is not a UserError is a bug
+ * in this project and is printed with its stack.
+ */
+export interface Seen {
+  /** The variable, file or flag, e.g. `CC_NODE_BUILD_TOOL` or `package.json`. */
+  what: string;
+  /** The value as found (already redacted when it is a secret). */
+  value?: string;
+  /** Where it came from, e.g. `the platform environment` or an absolute path. */
+  where?: string;
+}
+
+export interface UserErrorData {
+  id: string;
+  title: string;
+  seen?: Seen;
+  rule: string;
+  fix: string;
+  /** Extra lines (a tool's own message, a list of accepted values). */
+  details?: string[];
+}
+
+export class UserError extends Error {
+  readonly data: UserErrorData;
+  constructor(data: UserErrorData) {
+    super(`${data.title} [${data.id}]`);
+    this.name = 'UserError';
+    this.data = data;
+  }
+  get id(): string {
+    return this.data.id;
+  }
+}
+
+export function isUserError(e: unknown): e is UserError {
+  return e instanceof UserError || (e instanceof Error && e.name === 'UserError' && 'data' in e);
+}
+
+/** Renders a user error as one block: no stack trace. */
+export function renderUserError(e: UserErrorData): string {
+  const lines = [`! ERROR ${e.title}`, `!`];
+  if (e.seen) {
+    const value = e.seen.value === undefined ? '' : `: ${JSON.stringify(e.seen.value)}`;
+    lines.push(`! Seen: ${e.seen.what}${value}${e.seen.where ? ` (${e.seen.where})` : ''}`);
+  }
+  lines.push(`! Rule: ${e.rule}`);
+  for (const d of e.details ?? []) lines.push(`!   ${d}`);
+  lines.push(`! Fix:  ${e.fix}`);
+  lines.push(`! (error id: ${e.id})`);
+  return lines.join('\n');
+}
+
+/** Secrets the platform knows about: never printed, stored or exported. */
+export const SECRET_VARIABLES = new Set([
+  'NPM_TOKEN',
+  'CC_NPM_BASIC_AUTH',
+  'CC_REDIRECTOR_PROJECT_KEY',
+  'ACCESSPROXY_CHALLENGE_SECRET',
+]);
+
+export function isSecretName(name: string): boolean {
+  return SECRET_VARIABLES.has(name) || /(TOKEN|SECRET|PASSWORD|PASSWD|_KEY|CREDENTIALS?)$/i.test(name);
+}
+
+/** Replaces credentials inside URLs (`https://user:pass@host`) with `***`. */
+export function redactUrl(text: string): string {
+  return text.replace(/([a-z][a-z0-9+.-]*:\/\/)([^/\s:@]+):([^/\s@]+)@/gi, '$1$2:***@');
+}
+
+export function redactEnv(env: Record<string, string | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) {
+    if (v === undefined) continue;
+    out[k] = isSecretName(k) ? '***' : redactUrl(v);
+  }
+  return out;
+}

@@ -1,0 +1,134 @@
+/**
+ * The detect phase: run every buildpack's bin/detect (once per id@version), then resolve each group
+ * of the order in turn; the first group that passes wins (cnb-spec.md §3, §8).
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { execa } from 'execa';
+import { escapeId, type BuildpackRef } from '../cnb/descriptor.ts';
+import { readBuildPlan, type BuildPlan, type BuildpackPlanEntry } from '../cnb/plan.ts';
+import type { EnvMap } from '../cnb/env.ts';
+import { EXIT } from '../cnb/exit.ts';
+import type { Logger } from '../log.ts';
+import { resolvePlan, type PlanEntry } from './resolve.ts';
+import type { Order } from './order.ts';
+import { buildProcessEnv } from './env.ts';
+import { targetEnv } from './target.ts';
+
+export interface DetectRun {
+  code: number;
+  output: string;
+  plan?: BuildPlan;
+  error?: string;
+}
+
+export interface DetectedBuildpack {
+  ref: BuildpackRef;
+  plan: BuildpackPlanEntry[];
+}
+
+export interface DetectOutcome {
+  code: number;
+  group?: BuildpackRef[];
+  entries?: PlanEntry<BuildpackRef>[];
+}
+
+export function bpKey(ref: BuildpackRef): string {
+  return `${ref.descriptor.buildpack.id}@${ref.descriptor.buildpack.version}`;
+}
+
+export interface PhaseEnv {
+  base: EnvMap;
+  user: EnvMap;
+  operator: EnvMap;
+  platformDir: string;
+}
+
+async function runDetect(ref: BuildpackRef, appDir: string, penv: PhaseEnv, tmp: string): Promise<DetectRun> {
+  const planPath = path.join(tmp, `${escapeId(ref.descriptor.buildpack.id)}-plan.toml`);
+  fs.writeFileSync(planPath, '', { mode: 0o600 });
+  const bin = path.join(ref.dir, 'bin', 'detect');
+  const env = buildProcessEnv({
+    base: penv.base,
+    user: penv.user,
+    operator: penv.operator,
+    clearEnv: ref.descriptor.buildpack['clear-env'] === true,
+    cnb: { CNB_PLATFORM_DIR: penv.platformDir, CNB_BUILD_PLAN_PATH: planPath, CNB_BUILDPACK_DIR: ref.dir, ...targetEnv() },
+  });
+  const r = await execa(bin, [penv.platformDir, planPath], { cwd: appDir, env, extendEnv: false, reject: false, all: true, stdin: 'ignore' });
+  const code = typeof r.exitCode === 'number' ? r.exitCode : -1;
+  const run: DetectRun = { code, output: (r.all ?? '').toString() };
+  if (r.failed && r.exitCode === undefined) run.error = r.shortMessage;
+  if (code === 0) {
+    try {
+      run.plan = readBuildPlan(planPath);
+    } catch (e) {
+      run.code = -1;
+      run.error = `invalid build plan: ${(e as Error).message}`;
+    }
+  }
+  return run;
+}
+
+function indent(text: string): string {
+  return text
+    .trimEnd()
+    .split('\n')
+    .map((l) => `    ${l}`)
+    .join('\n');
+}
+
+export async function detect(order: Order, appDir: string, penv: PhaseEnv, log: Logger): Promise<DetectOutcome> {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-detect-'));
+  const runs = new Map<string, Promise<DetectRun>>();
+  let anyError = false;
+  try {
+    for (const group of order) {
+      // The lifecycle may run a group's detects in parallel; results are memoised per id@version.
+      for (const e of group) if (!runs.has(bpKey(e.ref))) runs.set(bpKey(e.ref), runDetect(e.ref, appDir, penv, tmp));
+      const results = await Promise.all(group.map((e) => runs.get(bpKey(e.ref))!));
+      let ok = true;
+      let groupError = false;
+      const passed = [];
+      for (const [i, e] of group.entries()) {
+        const r = results[i]!;
+        const key = bpKey(e.ref);
+        if (r.code === EXIT.ok) {
+          log.info(`pass: ${key}`);
+          if (r.output.trim()) log.line(indent(r.output));
+          passed.push({ key, item: e.ref, optional: e.optional, plan: r.plan ?? {} });
+        } else if (r.code === EXIT.detectFail) {
+          log.info(`${e.optional ? 'skip' : 'fail'}: ${key}${r.output.trim() ? `: ${r.output.trim().split('\n').join(' / ')}` : ''}`);
+          ok &&= e.optional;
+        } else {
+          log.info(`err:  ${key} (exit ${r.code})${r.error ? `: ${r.error}` : ''}`);
+          if (r.output.trim()) log.line(indent(r.output));
+          ok &&= e.optional;
+          if (!e.optional) groupError = true;
+        }
+      }
+      anyError ||= groupError;
+      if (!ok || passed.length === 0) continue;
+      const res = resolvePlan(passed);
+      for (const l of res?.log ?? []) log.detail(l);
+      if (!res) continue;
+      if (res.group.length !== group.length) log.detail(`${res.group.length} of ${group.length} buildpacks participating`);
+      return { code: EXIT.ok, group: res.group, entries: res.entries };
+    }
+    return { code: anyError ? EXIT.detectError : EXIT.detectNoGroup };
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+/** Plan entries for one buildpack: the requires of every entry it provides (duplicates kept). */
+export function planFor(entries: PlanEntry<BuildpackRef>[], ref: BuildpackRef): BuildpackPlanEntry[] {
+  const out: BuildpackPlanEntry[] = [];
+  for (const e of entries) {
+    if (e.providers.some((p) => p.descriptor.buildpack.id === ref.descriptor.buildpack.id)) {
+      for (const r of e.requires) out.push(r.metadata ? { name: r.name, metadata: r.metadata } : { name: r.name });
+    }
+  }
+  return out;
+}

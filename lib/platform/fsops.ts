@@ -1,0 +1,62 @@
+/**
+ * Moving layer folders around without copying file by file: a rename when the folder can go, a tree
+ * of hard links when the source must stay (the cache survives a failed build).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+
+/** Recreates `src` at `dst` with directories made anew and every file hard-linked. */
+export function linkTree(src: string, dst: string): void {
+  const st = fs.lstatSync(src);
+  if (st.isSymbolicLink()) {
+    fs.symlinkSync(fs.readlinkSync(src), dst);
+    return;
+  }
+  if (!st.isDirectory()) {
+    linkFile(src, dst);
+    return;
+  }
+  fs.mkdirSync(dst, { mode: st.mode & 0o7777 });
+  for (const e of fs.readdirSync(src, { withFileTypes: true })) {
+    const s = path.join(src, e.name);
+    const d = path.join(dst, e.name);
+    if (e.isDirectory()) linkTree(s, d);
+    else if (e.isSymbolicLink()) fs.symlinkSync(fs.readlinkSync(s), d);
+    else linkFile(s, d);
+  }
+  fs.chmodSync(dst, st.mode & 0o7777);
+}
+
+function linkFile(s: string, d: string): void {
+  try {
+    fs.linkSync(s, d);
+  } catch (e) {
+    // Another file system (a cache on another disk): a copy is the only way across.
+    if ((e as NodeJS.ErrnoException).code === 'EXDEV' || (e as NodeJS.ErrnoException).code === 'EPERM') fs.copyFileSync(s, d);
+    else throw e;
+  }
+}
+
+/** Renames, falling back to link-then-remove across file systems. */
+export function moveTree(src: string, dst: string): void {
+  fs.mkdirSync(path.dirname(dst), { recursive: true });
+  try {
+    fs.renameSync(src, dst);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EXDEV') throw e;
+    linkTree(src, dst);
+    fs.rmSync(src, { recursive: true, force: true });
+  }
+}
+
+export function rmrf(p: string): void {
+  fs.rmSync(p, { recursive: true, force: true });
+}
+
+export function isDir(p: string): boolean {
+  try {
+    return fs.statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,170 @@
+/**
+ * `rbp run`: the launcher (cnb-spec.md §9). The base environment is a short include-list of rbp's own,
+ * the operator's RBP_* and the user's variables; launch layers' env goes on top (per buildpack, per
+ * layer alphabetically: bin → PATH, lib → LD_LIBRARY_PATH, env/, env.launch/, env.launch/<type>/),
+ * then exec.d. The process is spawned (Node has no execve), signals are forwarded, and rbp exits with
+ * the process's status.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parse } from 'smol-toml';
+import { escapeId } from '../cnb/descriptor.ts';
+import { applyLayer, type EnvMap } from '../cnb/env.ts';
+import { EXIT } from '../cnb/exit.ts';
+import { readLayerToml } from '../cnb/layers.ts';
+import { redactEnv, UserError } from '../errors.ts';
+import { filteredHostEnv, operatorEnv } from './env.ts';
+import { isDir } from './fsops.ts';
+import { readLaunchMetadata, type ExportedProcess } from './metadata.ts';
+
+const LAUNCH_INCLUDE = ['PATH', 'HOME', 'HOSTNAME', 'USER', 'LANG', 'LC_ALL', 'TZ', 'TERM', 'TMPDIR', 'NO_COLOR'];
+
+/** A label our buildpacks set: the process types whose launch entrypoint answers RBP_DRY_RUN with its plan. */
+export const DRY_RUN_LABEL = 'io.rbp.launch.dry-run';
+
+export interface RunOptions {
+  outDir: string;
+  processType?: string;
+  port: number;
+  userEnv: EnvMap;
+  instance: string;
+  memory: number;
+  args: string[];
+}
+
+export interface LaunchPlan {
+  process: string;
+  buildpack: string;
+  argv: string[];
+  cwd: string;
+  env: EnvMap;
+  /** Whether the process's own launch entrypoint can print its plan (our buildpacks). */
+  dryRunAware: boolean;
+  task: boolean;
+}
+
+function launchError(what: string, value: string, rule: string, fix: string): UserError {
+  return new UserError({ id: 'platform/launch/process', title: 'Cannot launch the application', seen: { what, value }, rule, fix });
+}
+
+export function lookPath(cmd: string, env: EnvMap, cwd: string): string | undefined {
+  if (cmd.includes('/')) return path.resolve(cwd, cmd);
+  for (const dir of (env.PATH ?? '').split(':')) {
+    if (!dir) continue;
+    const f = path.join(dir, cmd);
+    try {
+      fs.accessSync(f, fs.constants.X_OK);
+      if (fs.statSync(f).isFile()) return f;
+    } catch {
+      /* keep looking */
+    }
+  }
+  return undefined;
+}
+
+/** exec.d (cnb-spec.md §5): each executable writes `NAME = "value"` TOML on fd 3; each key is set. */
+function runExecD(dir: string, env: EnvMap, cwd: string): void {
+  if (!isDir(dir)) return;
+  for (const f of fs.readdirSync(dir).sort()) {
+    const bin = path.join(dir, f);
+    if (!fs.statSync(bin).isFile()) continue;
+    const r = spawnSync(bin, [], { cwd, env, stdio: ['ignore', 'inherit', 'inherit', 'pipe'] });
+    if (r.status !== 0) throw launchError('exec.d', bin, 'An exec.d program must exit 0.', `Fix ${bin}: it exited ${r.status ?? r.signal}.`);
+    const outText = r.output[3]?.toString() ?? '';
+    for (const [k, v] of Object.entries(parse(outText))) if (typeof v === 'string') env[k] = v;
+  }
+}
+
+export function planLaunch(opts: RunOptions): LaunchPlan {
+  const out = path.resolve(opts.outDir);
+  const md = readLaunchMetadata(out);
+  if (!md) {
+    throw new UserError({
+      id: 'platform/run/not-built',
+      title: 'Nothing built there',
+      seen: { what: 'OUT', value: opts.outDir },
+      rule: 'rbp run takes the output directory of rbp build (it holds layers/config/metadata.toml).',
+      fix: `Build first: rbp build APP --out ${opts.outDir}`,
+    });
+  }
+  const type = opts.processType ?? md['buildpack-default-process-type'];
+  if (!type) {
+    throw launchError('--process', '(none)', 'Without --process, the build must have set a default process.', `Pick one: ${md.processes.map((p) => p.type).join(', ') || '(the build declared no process)'}.`);
+  }
+  const proc: ExportedProcess | undefined = md.processes.find((p) => p.type === type);
+  if (!proc) throw launchError('--process', type, `The process must be one the build declared: ${md.processes.map((p) => p.type).join(', ') || 'none'}.`, 'Use one of those types.');
+  const task = type === 'task';
+  const appDir = path.join(out, 'workspace');
+  const env: EnvMap = { ...filteredHostEnv(process.env, LAUNCH_INCLUDE), ...operatorEnv(), ...opts.userEnv };
+  Object.assign(env, { RBP_INSTANCE_SIZE: opts.instance, RBP_INSTANCE_MEMORY: String(opts.memory) });
+  if (!task) Object.assign(env, { PORT: String(opts.port), RBP_PUBLIC_PORT: String(opts.port) });
+  else delete env.PORT;
+  for (const bp of md.buildpacks) {
+    const dir = path.join(out, 'layers', escapeId(bp.id));
+    if (!isDir(dir)) continue;
+    const names = fs
+      .readdirSync(dir)
+      .filter((f) => f.endsWith('.toml') && f !== 'store.toml')
+      .map((f) => f.slice(0, -5))
+      .sort();
+    for (const name of names) {
+      if (!readLayerToml(path.join(dir, `${name}.toml`))?.types.launch || !isDir(path.join(dir, name))) continue;
+      applyLayer(env, path.join(dir, name), 'launch', proc['buildpack-id'] === bp.id ? type : undefined);
+    }
+    for (const name of names) {
+      const layer = path.join(dir, name);
+      runExecD(path.join(layer, 'exec.d'), env, appDir);
+      runExecD(path.join(layer, 'exec.d', type), env, appDir);
+    }
+  }
+  const cwd = proc['working-dir'] ? path.resolve(appDir, proc['working-dir']) : appDir;
+  const [cmd, ...fixed] = proc.command;
+  const bin = lookPath(cmd!, env, cwd);
+  if (!bin) throw launchError('process command', cmd!, `The command of process ${type} must be an executable on the launch PATH.`, 'Check the launch layers of the buildpack that declared it.');
+  const argv = [bin, ...fixed, ...(opts.args.length ? opts.args : proc.args)];
+  const aware = (md.labels ?? []).some((l) => l.key === DRY_RUN_LABEL && l.value.split(',').includes(type));
+  return { process: type, buildpack: proc['buildpack-id'], argv, cwd, env, dryRunAware: aware, task };
+}
+
+/** The plan as JSON; for our processes, with their launch entrypoint's own plan under `launch`. */
+export function dryRun(plan: LaunchPlan): object {
+  const outp: Record<string, unknown> = { process: plan.process, buildpack: plan.buildpack, argv: plan.argv, cwd: plan.cwd, env: sortedRedacted(plan.env) };
+  if (plan.dryRunAware) {
+    const r = spawnSync(plan.argv[0]!, plan.argv.slice(1), { cwd: plan.cwd, env: { ...plan.env, RBP_DRY_RUN: '1' }, encoding: 'utf8' });
+    if (r.status !== 0) throw launchError('process', plan.process, 'The launch entrypoint must print its plan with RBP_DRY_RUN=1.', `It failed (exit ${r.status}): ${r.stderr.trim()}`);
+    outp.launch = JSON.parse(r.stdout);
+  }
+  return outp;
+}
+
+function sortedRedacted(env: EnvMap): EnvMap {
+  const r = redactEnv(env);
+  return Object.fromEntries(Object.keys(r).sort().map((k) => [k, r[k]!]));
+}
+
+export interface Running {
+  child: ChildProcess;
+  exited: Promise<number>;
+  stop(signal?: NodeJS.Signals): void;
+}
+
+/** Starts the process; SIGTERM/SIGINT/SIGHUP sent to rbp reach it. Resolves with its exit status. */
+export function start(plan: LaunchPlan, stdio: 'inherit' | 'pipe' = 'inherit'): Running {
+  const child = spawn(plan.argv[0]!, plan.argv.slice(1), { cwd: plan.cwd, env: plan.env, stdio: stdio === 'inherit' ? 'inherit' : ['ignore', 'pipe', 'pipe'] });
+  const forward = (sig: NodeJS.Signals) => () => child.kill(sig);
+  const handlers = (['SIGTERM', 'SIGINT', 'SIGHUP'] as const).map((s) => [s, forward(s)] as const);
+  for (const [s, h] of handlers) process.on(s, h);
+  const exited = new Promise<number>((resolve) => {
+    child.on('error', (e) => {
+      process.stderr.write(`rbp: cannot start ${plan.argv[0]}: ${e.message}\n`);
+      resolve(EXIT.launchFailed);
+    });
+    child.on('exit', (code, signal) => {
+      for (const [s, h] of handlers) process.off(s, h);
+      resolve(code ?? 128 + (signal ? (os.constants.signals[signal] ?? 0) : 0));
+    });
+  });
+  return { child, exited, stop: (sig = 'SIGTERM') => child.kill(sig) };
+}

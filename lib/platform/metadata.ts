@@ -1,0 +1,48 @@
+/** `<OUT>/layers/config/metadata.toml` and rbp's own `<OUT>/rbp.toml`: what the launcher reads. */
+import path from 'node:path';
+import { readTomlIfExists, writeToml } from '../cnb/toml.ts';
+import type { Label } from '../cnb/launch.ts';
+
+export interface ExportedProcess {
+  type: string;
+  command: string[];
+  args: string[];
+  direct: boolean;
+  'buildpack-id': string;
+  'working-dir'?: string;
+}
+
+export interface LaunchMetadata {
+  'buildpack-default-process-type'?: string;
+  buildpacks: { id: string; version: string; api: string }[];
+  processes: ExportedProcess[];
+  labels?: Label[];
+}
+
+/** What rbp remembers about a build that is not part of a CNB image: the task and the instance size. */
+export interface RbpBuildInfo {
+  app: string;
+  instance: string;
+  task?: string;
+  'built-at': string;
+  layers: { buildpack: string; name: string; state: string }[];
+}
+
+export const metadataPath = (out: string) => path.join(out, 'layers', 'config', 'metadata.toml');
+export const rbpInfoPath = (out: string) => path.join(out, 'rbp.toml');
+
+export function readLaunchMetadata(out: string): LaunchMetadata | undefined {
+  return readTomlIfExists<LaunchMetadata>(metadataPath(out));
+}
+
+export function writeLaunchMetadata(out: string, md: LaunchMetadata): void {
+  writeToml(metadataPath(out), md as unknown as Record<string, unknown>);
+}
+
+export function readRbpInfo(out: string): RbpBuildInfo | undefined {
+  return readTomlIfExists<RbpBuildInfo>(rbpInfoPath(out));
+}
+
+export function writeRbpInfo(out: string, info: RbpBuildInfo): void {
+  writeToml(rbpInfoPath(out), info as unknown as Record<string, unknown>);
+}

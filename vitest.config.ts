@@ -1,0 +1,11 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['lib/**/*.test.ts', 'buildpacks/**/*.test.ts', 'test/**/*.test.ts'],
+    testTimeout: 120_000,
+    hookTimeout: 120_000,
+    // Lifecycle tests start processes and servers; two cores are all CI has.
+    maxWorkers: 2,
+  },
+});
