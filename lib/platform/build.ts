@@ -260,6 +260,7 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
       }
     });
 
+    const exportStart = performance.now();
     await timed('export', () => {
       if (opts.task) {
         processes.set('task', { type: 'task', command: ['/bin/sh', '-c', opts.task], args: [], direct: true, 'buildpack-id': 'rbp/platform' });
@@ -315,6 +316,8 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
         ...(opts.task ? { task: opts.task } : {}),
         'built-at': new Date().toISOString(),
         layers: result.layers.map((l) => ({ buildpack: l.buildpack, name: l.name, state: l.state })),
+        // Export is still running: its time is what it took up to here.
+        timings: { ...phases, export: performance.now() - exportStart },
       });
       if (explicitCache) {
         rmrf(explicitCache);

@@ -26,6 +26,8 @@ export interface RbpBuildInfo {
   task?: string;
   'built-at': string;
   layers: { buildpack: string; name: string; state: string }[];
+  /** Milliseconds per phase (detect, restore, build, export) of the build that made this OUT. */
+  timings?: Record<string, number>;
 }
 
 export const metadataPath = (out: string) => path.join(out, 'layers', 'config', 'metadata.toml');
