@@ -1,0 +1,249 @@
+/**
+ * Installing one tool into a cache layer: the operator's own binary if RBP_TOOL_<NAME> names one,
+ * else the cached layer when its metadata (id, version, checksum, arch, uri) is unchanged, else a
+ * download from the mirror or upstream, verified against a checksum before anything is unpacked.
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { ociArch } from '../cnb/descriptor.ts';
+import type { Layer, Layers } from '../cnb/layers.ts';
+import { UserError } from '../errors.ts';
+import type { Logger } from '../log.ts';
+import { expandTemplate, type DependencySpec } from './catalog.ts';
+import { formatChecksum, parseChecksumFile, sameChecksum, verifyDigests, type Checksum } from './checksum.ts';
+import { downloadFile, fetchText, type NetworkOptions } from './download.ts';
+import { MIRROR_VARIABLE, mirrorChecksum, mirrorFromEnv, mirrorRef, type Mirror } from './mirror.ts';
+import { findOperatorTool, operatorVariable } from './operator.ts';
+import type { ConstraintOrigin, DependencySource } from './resolve.ts';
+import { unpack } from './unpack.ts';
+import { fileNameOf, redact, withSuffix } from './url.ts';
+
+export interface InstallToolOptions {
+  layers: Layers;
+  layerName: string;
+  /** A resolved spec (`resolveVersion`)… */
+  spec?: DependencySpec;
+  /** …or a source and a constraint to resolve (`npmRegistrySource`, `catalogSource`). */
+  source?: DependencySource;
+  constraint?: string;
+  /** Who asked for `constraint`, for error messages (`CC_NODE_VERSION`). */
+  origin?: ConstraintOrigin;
+  /** OCI arch; default this machine's. */
+  arch?: string;
+  /** The layer is always cached; these say whether it is also on PATH at build and/or launch. */
+  types?: { build?: boolean; launch?: boolean };
+  /** Where RBP_TOOL_<NAME> and RBP_DEPENDENCY_MIRROR are read; default process.env. */
+  env?: Record<string, string | undefined>;
+  log: Logger;
+  /** Arguments that make an operator-provided tool print its version; default `['--version']`. */
+  versionArgs?: string[];
+  versionPattern?: RegExp;
+  /** The command's name in `<layer>/bin`; default the executable's file name. */
+  command?: string;
+  network?: NetworkOptions;
+}
+
+export type ToolOrigin = 'download' | 'cache' | 'mirror' | 'operator';
+
+/** What decides whether a cached install can be reused. Never holds credentials. */
+export type ToolLayerMetadata = {
+  id: string;
+  version: string;
+  arch: string;
+  uri: string;
+  sha?: string;
+};
+
+export interface InstalledTool {
+  id: string;
+  /** The executable: `<layer>/bin/<command>`, or the operator's path. */
+  path: string;
+  /** Undefined only for an operator's tool that printed no version. */
+  version: string | undefined;
+  source: ToolOrigin;
+  /** Undefined for an operator's tool: nothing is installed. */
+  layer: Layer<ToolLayerMetadata> | undefined;
+}
+
+export async function installTool(o: InstallToolOptions): Promise<InstalledTool> {
+  const env = o.env ?? process.env;
+  const { log } = o;
+  const id = o.spec?.id ?? o.source?.id;
+  if (!id) throw new Error('installTool needs a spec, or a source and a constraint');
+
+  const operator = await findOperatorTool({
+    id,
+    env,
+    log,
+    versionArgs: o.versionArgs ?? ['--version'],
+    ...(o.versionPattern ? { versionPattern: o.versionPattern } : {}),
+    ...((o.spec?.version ?? o.constraint) ? { expected: o.spec?.version ?? o.constraint } : {}),
+  });
+  if (operator) {
+    // A layer left by an earlier build would be cached and exported for nothing.
+    if (fs.existsSync(o.layers.dir)) o.layers.remove(o.layerName);
+    return { id, path: operator.path, version: operator.version, source: 'operator', layer: undefined };
+  }
+
+  const arch = o.arch ?? ociArch();
+  const mirror = mirrorFromEnv(env);
+  const spec = await resolveSpec(o, arch);
+  const metadata: ToolLayerMetadata = {
+    id,
+    version: spec.version,
+    arch: spec.arch ?? arch,
+    uri: redact(spec.uri),
+    ...(spec.checksum ? { sha: formatChecksum(spec.checksum) } : {}),
+  };
+  const command = o.command ?? path.basename(spec.bin);
+  const before = o.layers.restored(o.layerName).metadata;
+  const layer = o.layers.get(o.layerName, { cache: true, build: Boolean(o.types?.build), launch: Boolean(o.types?.launch) }, metadata);
+  const exe = path.join(layer.path, 'bin', command);
+  if (layer.state === 'reused') {
+    if (isExecutable(exe)) {
+      log.info(`reused ${id} ${spec.version} (cached)`);
+      return { id, path: exe, version: spec.version, source: 'cache', layer };
+    }
+    // Same metadata but no executable: an install that was interrupted. Start again.
+    fs.rmSync(layer.path, { recursive: true, force: true });
+    fs.mkdirSync(layer.path, { recursive: true });
+    log.info(`installing ${id} ${spec.version} (cached layer is incomplete)`);
+  } else {
+    // A new version also changes the uri and checksum: name only the change that explains the others.
+    const reason = before?.version !== undefined && before.version !== spec.version ? `version changed (${String(before.version)} → ${spec.version})` : layer.reason;
+    log.info(`installing ${id} ${spec.version} (${reason})`);
+  }
+
+  try {
+    await download(spec, layer.path, mirror, o);
+    linkExecutable(layer.path, spec.bin, command);
+  } catch (e) {
+    // Never leave metadata that would let a later build reuse half an install.
+    o.layers.remove(o.layerName);
+    throw e;
+  }
+  return { id, path: exe, version: spec.version, source: mirror ? 'mirror' : 'download', layer };
+}
+
+async function resolveSpec(o: InstallToolOptions, arch: string): Promise<DependencySpec> {
+  if (o.spec) {
+    const vars = { version: o.spec.version, arch: o.spec.arch ?? arch };
+    return {
+      ...o.spec,
+      uri: expandTemplate(o.spec.uri, vars),
+      ...(o.spec.checksumUri ? { checksumUri: expandTemplate(o.spec.checksumUri, vars) } : {}),
+    };
+  }
+  const { source } = o;
+  if (!source || o.constraint === undefined) throw new Error('installTool needs a spec, or a source and a constraint');
+  return o.log.step(`resolve ${source.id} "${o.constraint}" from ${source.description}`, () => source.resolve(o.constraint!, arch, o.origin));
+}
+
+/** Downloads, verifies, then unpacks into `dir`. The download sits in `dir` only until unpacked. */
+async function download(spec: DependencySpec, dir: string, mirror: Mirror | undefined, o: InstallToolOptions): Promise<void> {
+  const net = { ...o.network, log: o.log };
+  const from = mirror ? mirrorRef(mirror, spec) : spec.uri;
+  const expected = await expectedChecksums(spec, from, mirror, o);
+  const tmp = path.join(dir, `.download-${crypto.randomBytes(4).toString('hex')}-${fileNameOf(from)}`);
+  const fix = mirror ? `check that the mirror holds ${spec.id}/${spec.version}/${fileNameOf(spec.uri)} (${MIRROR_VARIABLE})` : undefined;
+  try {
+    const got = await o.log.step(`download ${redact(from)}`, () =>
+      downloadFile(from, tmp, { ...net, what: `${spec.id} ${spec.version}`, algorithms: expected.map((c) => c.algorithm), ...(fix ? { fix } : {}) }),
+    );
+    const mismatch = verifyDigests(expected, got.digests);
+    if (mismatch) throw checksumMismatch(spec, from, mismatch.expected, mismatch.actual);
+    o.log.detail(`verified ${expected.map((c) => `${c.algorithm} (${c.source ?? 'pinned'})`).join(', ')}, ${got.bytes} bytes`);
+    await o.log.step(`unpack ${spec.archive === 'none' ? 'binary' : spec.archive}`, () => unpack(tmp, dir, spec));
+  } finally {
+    fs.rmSync(tmp, { force: true });
+  }
+}
+
+/**
+ * Every checksum the download must match: the pinned one, the mirror's (which must agree with a
+ * pinned one of the same algorithm), else the upstream checksum file. None at all is refused.
+ */
+async function expectedChecksums(spec: DependencySpec, from: string, mirror: Mirror | undefined, o: InstallToolOptions): Promise<Checksum[]> {
+  const net = { ...o.network, log: o.log };
+  const out: Checksum[] = spec.checksum ? [spec.checksum] : [];
+  if (mirror) {
+    const m = await mirrorChecksum(from, net);
+    const pinned = m && out.find((c) => c.algorithm === m.algorithm);
+    if (m && pinned && !sameChecksum(pinned, m)) {
+      throw new UserError({
+        id: 'deps/mirror-checksum-conflict',
+        title: `The mirror's checksum for ${spec.id} ${spec.version} differs from the one the buildpack pins`,
+        seen: { what: 'checksum file', value: redact(withSuffix(from, '.sha256')), where: MIRROR_VARIABLE },
+        rule: 'when the buildpack and the mirror both give a checksum, they must agree',
+        fix: `put the release the buildpack pins in the mirror, with its checksum`,
+        details: [`pinned (${pinned.source ?? 'buildpack'}): ${formatChecksum(pinned)}`, `mirror: ${formatChecksum(m)}`],
+      });
+    }
+    if (m && !pinned) out.push(m);
+  }
+  if (out.length === 0 && spec.checksumUri) {
+    const sumUri = spec.checksumUri;
+    const text = await o.log.step(`checksum from ${redact(sumUri)}`, () => fetchText(sumUri, { ...net, what: `the checksum file of ${spec.id} ${spec.version}` }));
+    const c = parseChecksumFile(text ?? '', fileNameOf(spec.uri), redact(sumUri));
+    if (!c) {
+      throw new UserError({
+        id: 'deps/checksum-not-listed',
+        title: `The checksum file of ${spec.id} ${spec.version} does not list ${fileNameOf(spec.uri)}`,
+        seen: { what: 'checksum file', value: redact(sumUri) },
+        rule: 'a checksum file lists `<sha256 or sha512 hex>  <file name>` for the downloaded file',
+        fix: `pin a sha256 for ${spec.id} ${spec.version} in buildpack.toml`,
+      });
+    }
+    out.push(c);
+  }
+  if (out.length === 0) {
+    throw new UserError({
+      id: 'deps/no-checksum',
+      title: `${spec.id} ${spec.version} has no checksum to verify its download`,
+      seen: { what: 'URL', value: redact(from) },
+      rule: 'no checksum is ever invented: a download is verified against a checksum pinned in buildpack.toml, published upstream, or kept by the mirror',
+      fix: `pin a sha256 for ${spec.id} ${spec.version} in buildpack.toml, put ${fileNameOf(from)}.sha256 beside the file in the mirror (${MIRROR_VARIABLE}), or provide the tool with ${operatorVariable(spec.id)}=<path>`,
+    });
+  }
+  return out;
+}
+
+function checksumMismatch(spec: DependencySpec, from: string, expected: Checksum, actual: Checksum): UserError {
+  return new UserError({
+    id: 'deps/checksum-mismatch',
+    title: `The download of ${spec.id} ${spec.version} does not match its checksum`,
+    seen: { what: 'URL', value: redact(from) },
+    rule: 'a downloaded tool is used only when it matches its checksum; the file was deleted',
+    fix: 'retry the build; if it fails again the file at that URL has changed: check the mirror, or report it to the buildpack maintainers',
+    details: [`expected ${formatChecksum(expected)} (${expected.source ?? 'pinned'})`, `actual   ${formatChecksum(actual)}`],
+  });
+}
+
+function isExecutable(file: string): boolean {
+  try {
+    fs.accessSync(file, fs.constants.X_OK);
+    return fs.statSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Makes `<layer>/bin/<command>` the executable, so the lifecycle's PATH (which holds each layer's
+ * bin/) finds it whatever the archive's layout; a relative symlink survives the layer being moved.
+ */
+function linkExecutable(layerPath: string, bin: string, command: string): void {
+  const target = path.join(layerPath, bin);
+  if (!fs.statSync(target, { throwIfNoEntry: false })?.isFile()) {
+    const top = fs.readdirSync(layerPath).filter((n) => !n.startsWith('.download-'));
+    throw new Error(`the unpacked archive has no file "${bin}" (bin in buildpack.toml); it holds: ${top.join(', ') || 'nothing'}`);
+  }
+  // npm tarballs do not always keep the executable bit.
+  fs.chmodSync(target, fs.statSync(target).mode | 0o111);
+  const link = path.join(layerPath, 'bin', command);
+  if (path.resolve(link) === path.resolve(target)) return;
+  fs.mkdirSync(path.dirname(link), { recursive: true });
+  fs.rmSync(link, { force: true });
+  fs.symlinkSync(path.relative(path.dirname(link), target), link);
+}

@@ -1,0 +1,93 @@
+/**
+ * Unpacking a verified artifact into a directory. tar.gz is read by the `tar` package; tar.xz goes
+ * through the system `xz` (the `tar` package has no xz decoder) into the same extractor; zip needs the
+ * system `unzip`. A single-binary artifact ("none") is copied to its `bin` path.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { execa } from 'execa';
+import * as tar from 'tar';
+import { UserError } from '../errors.ts';
+import type { DependencySpec } from './catalog.ts';
+import { operatorVariable } from './operator.ts';
+
+export type UnpackSpec = Pick<DependencySpec, 'id' | 'version' | 'archive' | 'stripComponents' | 'bin'>;
+
+/** Whether `name` is an executable on PATH. */
+export function commandExists(name: string, pathVar: string = process.env.PATH ?? ''): boolean {
+  return pathVar.split(path.delimiter).some((dir) => {
+    try {
+      fs.accessSync(path.join(dir || '.', name), fs.constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+}
+
+function requireCommand(name: string, spec: UnpackSpec): void {
+  if (commandExists(name)) return;
+  throw new UserError({
+    id: 'deps/unpack-tool-missing',
+    title: `${spec.id} ${spec.version} is a ${spec.archive} archive and \`${name}\` is not installed`,
+    seen: { what: 'PATH', value: process.env.PATH ?? '' },
+    rule: `${spec.archive} archives are unpacked with \`${name}\` from the build image`,
+    fix: `add ${name} to the build image, or provide ${spec.id} with ${operatorVariable(spec.id)}=<path>`,
+  });
+}
+
+/** Moves what lies `strip` levels below `from` into `to`, as tar's --strip-components would. */
+function moveStripped(from: string, to: string, strip: number): void {
+  let level = [from];
+  for (let i = 0; i < strip; i++) {
+    level = level.flatMap((d) =>
+      fs
+        .readdirSync(d, { withFileTypes: true })
+        .filter((e) => e.isDirectory())
+        .map((e) => path.join(d, e.name)),
+    );
+  }
+  for (const dir of level) {
+    for (const name of fs.readdirSync(dir)) {
+      const target = path.join(to, name);
+      if (fs.existsSync(target)) fs.cpSync(path.join(dir, name), target, { recursive: true, force: true, verbatimSymlinks: true });
+      else fs.renameSync(path.join(dir, name), target);
+    }
+  }
+}
+
+export async function unpack(file: string, dest: string, spec: UnpackSpec): Promise<void> {
+  fs.mkdirSync(dest, { recursive: true });
+  const strip = spec.stripComponents;
+  switch (spec.archive) {
+    case 'tar.gz':
+      await tar.x({ file, cwd: dest, strip, preserveOwner: false });
+      return;
+    case 'tar.xz': {
+      requireCommand('xz', spec);
+      // stdout streams into the extractor; stderr is kept for the error message.
+      const xz = execa('xz', ['-dc', file], { buffer: { stdout: false }, stdin: 'ignore' });
+      await Promise.all([pipeline(xz.stdout, tar.x({ cwd: dest, strip, preserveOwner: false })), xz]);
+      return;
+    }
+    case 'zip': {
+      requireCommand('unzip', spec);
+      const tmp = fs.mkdtempSync(path.join(dest, '.unzip-'));
+      try {
+        await execa('unzip', ['-q', '-o', file, '-d', tmp], { stdin: 'ignore' });
+        moveStripped(tmp, dest, strip);
+      } finally {
+        fs.rmSync(tmp, { recursive: true, force: true });
+      }
+      return;
+    }
+    case 'none': {
+      const target = path.join(dest, spec.bin);
+      fs.mkdirSync(path.dirname(target), { recursive: true });
+      fs.copyFileSync(file, target);
+      fs.chmodSync(target, 0o755);
+      return;
+    }
+  }
+}
