@@ -1,6 +1,66 @@
+/**
+ * bin/build for `phpserver`: checks the input (instance, PHP version, webroot, worker, Composer files
+ * and extensions) before anything is installed, then installs the application server, the `php`
+ * command and the Composer dependencies, and records what the launch needs.
+ */
 import { runBuild } from '../../../lib/cnb/context.ts';
+import { prependPath } from '../../../lib/cnb/env.ts';
+import { dependenciesOf } from '../../../lib/deps/index.ts';
 import { installLaunch } from '../../../lib/launch/entry.ts';
+import { Logger } from '../../../lib/log.ts';
+import type { PhpServerDecision } from './command.ts';
+import { readComposerProject } from './composer-files.ts';
+import { composerFlags, composerInstall, findComposer } from './composer.ts';
+import { checkExtensions, extensionRequirements } from './extensions.ts';
+import { checkInstance } from './instance.ts';
+import { installPhpCommand } from './php-command.ts';
+import { installServer } from './server-install.ts';
+import { selectServer } from './server-version.ts';
+import { resolveWebroot } from './webroot.ts';
+import { resolveWorker } from './worker.ts';
 
-runBuild((ctx) => {
-  installLaunch(ctx, { runtime: 'phpserver', webroot: ctx.env.CC_WEBROOT ?? '/' });
+runBuild(async (ctx) => {
+  const log = new Logger();
+  const { env, appDir } = ctx;
+
+  checkInstance(env.RBP_INSTANCE_SIZE);
+  const version = selectServer(env.CC_PHP_VERSION);
+  log.info(`application server ${version.server} (PHP ${version.php}, Caddy ${version.caddy})${version.selector === '8.5' ? ' selected by CC_PHP_VERSION=8.5' : ''}`);
+  const webroot = resolveWebroot(appDir, env.CC_WEBROOT);
+  log.info(`webroot: ${webroot.rel === '.' ? '/ (project root)' : `/${webroot.rel}`}`);
+  const worker = resolveWorker(appDir, webroot, env.CC_PHPSERVER_WORKER);
+  if (worker) log.info(`worker mode: ${worker} (CC_PHPSERVER_WORKER)`);
+  const project = readComposerProject(appDir);
+  const flags = composerFlags(env);
+  if (project) {
+    const reqs = extensionRequirements(project.json, project.lock, flags.dev);
+    checkExtensions(reqs, version);
+    const names = [...new Set(reqs.map((r) => r.name))];
+    if (names.length) log.info(`extensions required by Composer files, all available: ${names.join(', ')}`);
+  }
+
+  const specs = dependenciesOf(ctx.descriptor);
+  const server = await installServer({ version, specs, layers: ctx.layers, env, log });
+  const php = await installPhpCommand({ layers: ctx.layers, server, appDir, env, log });
+
+  if (project) {
+    const composer = await findComposer({ appDir, env, layers: ctx.layers, specs, log });
+    // Our own steps see the `php` command: a build layer's env only reaches later buildpacks.
+    const childEnv: Record<string, string> = { ...env };
+    prependPath(childEnv, 'PATH', php.binDir);
+    if (php.phprc) childEnv.PHPRC = php.phprc;
+    await composerInstall({ appDir, project, flags, composer, php: php.php, phpVersion: php.version, env: childEnv, layers: ctx.layers, log });
+  } else {
+    ctx.layers.remove('vendor');
+    log.info('no composer.json: no dependencies to install');
+  }
+
+  const decision: PhpServerDecision = {
+    runtime: 'phpserver',
+    webroot: webroot.rel,
+    server: { id: 'frankenphp', version: server.version, php: server.php, caddy: server.caddy, path: server.path, source: server.source },
+    ...(worker ? { worker } : {}),
+    ...(php.phprc ? { phprc: php.phprc } : {}),
+  };
+  installLaunch(ctx, decision);
 });

@@ -1,10 +1,14 @@
-import fs from 'node:fs';
-import path from 'node:path';
+/** Detect (contract, `phpserver`): the webroot holds an `index.php` or an `index.html`. */
 import { runDetect } from '../../../lib/cnb/context.ts';
+import { findIndex, missingIndexReason, resolveWebroot } from './webroot.ts';
 
 runDetect((ctx) => {
-  const webroot = path.join(ctx.appDir, ctx.env.CC_WEBROOT ?? '/');
-  const index = ['index.php', 'index.html'].find((f) => fs.existsSync(path.join(webroot, f)));
-  if (!index) return { pass: false, reason: `no index.php or index.html in ${webroot}` };
-  return { pass: true, plan: { provides: [{ name: 'phpserver' }], requires: [{ name: 'phpserver' }] } };
+  const webroot = resolveWebroot(ctx.appDir, ctx.env.CC_WEBROOT);
+  const index = findIndex(webroot);
+  if (!index) return { pass: false, reason: missingIndexReason(webroot) };
+  return {
+    pass: true,
+    reason: `found ${webroot.rel === '.' ? '' : `${webroot.rel}/`}${index}`,
+    plan: { provides: [{ name: 'phpserver' }], requires: [{ name: 'phpserver' }] },
+  };
 });

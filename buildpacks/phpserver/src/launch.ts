@@ -1,9 +1,5 @@
-import path from 'node:path';
+/** bin/launch: starts the application server as the build decided and the run environment says. */
 import { readDecision, runLaunch } from '../../../lib/launch/entry.ts';
+import { planPhpServer, type PhpServerDecision } from './command.ts';
 
-runLaunch((env) => {
-  const d = readDecision<{ runtime: string; webroot: string }>();
-  const port = env.CC_PHPSERVER_PORT ?? env.PORT ?? '8080';
-  const root = path.join(process.cwd(), d.webroot);
-  return { argv: [env.RBP_TOOL_FRANKENPHP ?? 'frankenphp', 'php-server', '--root', root, '--listen', `0.0.0.0:${port}`], env: {}, facts: { runtime: 'phpserver', port } };
-});
+runLaunch((env) => planPhpServer(readDecision<PhpServerDecision>(), env, process.cwd()));

@@ -1,0 +1,48 @@
+/**
+ * The launch command (contract, CC_RUN_COMMAND and CC_PHPSERVER_PORT): by default
+ * `<server> php-server --listen 0.0.0.0:<port> --root <webroot>`, with `--worker <script>` in worker
+ * mode; the port is CC_PHPSERVER_PORT (8080), or 9000 behind request-flow middleware.
+ * CC_RUN_COMMAND replaces the whole command and runs through the shell, where `frankenphp` and `php`
+ * are on PATH (`frankenphp php-server --debug --mercure`, `frankenphp run --config Caddyfile`).
+ */
+import path from 'node:path';
+import type { Plan, LaunchDecision } from '../../../lib/launch/entry.ts';
+import { appListenPort } from '../../../lib/launch/ports.ts';
+
+export interface PhpServerDecision extends LaunchDecision {
+  runtime: 'phpserver';
+  /** Relative to the app root; `.` for the root. */
+  webroot: string;
+  server: { id: string; version: string; php: string; caddy: string; path: string; source: string };
+  /** Relative to the app root, validated at build. */
+  worker?: string;
+  /** Directory holding php.ini (PHPRC), when the project has one. */
+  phprc?: string;
+}
+
+/** Simple commands are exec'd by the shell, so SIGTERM reaches the server and not just `sh`. */
+function shellCommand(cmd: string): string[] {
+  return ['/bin/sh', '-c', /[;&|\n]/.test(cmd) ? cmd : `exec ${cmd}`];
+}
+
+export function planPhpServer(d: PhpServerDecision, env: NodeJS.ProcessEnv, appDir: string): Plan {
+  const port = appListenPort(env, 'CC_PHPSERVER_PORT', appDir);
+  const server = env.RBP_TOOL_FRANKENPHP?.trim() || d.server.path;
+  const root = path.resolve(appDir, d.webroot);
+  const worker = d.worker ? path.resolve(appDir, d.worker) : undefined;
+  const processEnv: Record<string, string> = d.phprc ? { PHPRC: d.phprc } : {};
+  const facts = {
+    runtime: 'phpserver',
+    port,
+    webroot: root,
+    server: { ...d.server, path: server },
+    ...(worker ? { worker } : {}),
+    ...(d.phprc ? { phpIni: path.join(d.phprc, 'php.ini') } : {}),
+  };
+  const runCommand = env.CC_RUN_COMMAND?.trim();
+  if (runCommand) {
+    return { argv: shellCommand(runCommand), env: processEnv, cwd: appDir, facts: { ...facts, command: 'CC_RUN_COMMAND' } };
+  }
+  const argv = [server, 'php-server', '--listen', `0.0.0.0:${port}`, '--root', root, ...(worker ? ['--worker', worker] : [])];
+  return { argv, env: processEnv, cwd: appDir, facts: { ...facts, command: worker ? 'php-server (worker mode)' : 'php-server' } };
+}

@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { rendered } from './errors.test-support.ts';
+import { selectServer } from './server-version.ts';
+import { checkInstance } from './instance.ts';
+
+describe('selectServer', () => {
+  it('defaults to 1.9.1 with PHP 8.4.12 and Caddy 2.10.2', () => {
+    expect(selectServer(undefined)).toEqual({ selector: 'default', server: '1.9.1', php: '8.4.12', caddy: '2.10.2' });
+    expect(selectServer('  ')).toMatchObject({ server: '1.9.1' });
+  });
+  it('selects 1.12.3 with PHP 8.5 and Caddy 2.11.3 for CC_PHP_VERSION=8.5', () => {
+    expect(selectServer('8.5')).toEqual({ selector: '8.5', server: '1.12.3', php: '8.5', caddy: '2.11.3' });
+  });
+  it('refuses any other value', () => {
+    for (const v of ['8.4', '8', '8.5.0', 'latest']) expect(() => selectServer(v)).toThrow(/not a PHP version/);
+    expect(rendered(() => selectServer('8.3'))).toMatchInlineSnapshot(`
+      "! ERROR CC_PHP_VERSION=8.3 is not a PHP version this runtime offers
+      !
+      ! Seen: CC_PHP_VERSION: "8.3" (the application environment)
+      ! Rule: CC_PHP_VERSION is unset (PHP 8.4.12 on the application server 1.9.1) or 8.5 (PHP 8.5 on 1.12.3)
+      ! Fix:  unset CC_PHP_VERSION for PHP 8.4.12, or set it to 8.5
+      ! (error id: phpserver/php-version/unsupported)"
+    `);
+  });
+});
+
+describe('checkInstance', () => {
+  it('refuses pico with the contract\'s reason and accepts the others', () => {
+    for (const s of [undefined, 'nano', 'XS', 'M']) expect(() => checkInstance(s)).not.toThrow();
+    expect(rendered(() => checkInstance('pico'))).toMatchInlineSnapshot(`
+      "! ERROR The phpserver runtime cannot run on a pico instance
+      !
+      ! Seen: instance size: "pico" (RBP_INSTANCE_SIZE (rbp build --instance))
+      ! Rule: phpserver cannot be deployed on a pico instance; the default instance size is XS
+      ! Fix:  build for XS or a larger instance (rbp build --instance XS), or serve static files with the static runtime, which runs on pico
+      ! (error id: phpserver/instance/pico)"
+    `);
+  });
+});
