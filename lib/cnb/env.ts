@@ -83,6 +83,14 @@ export function applyLayerRoots(env: EnvMap, layerDir: string, phase: 'build' | 
 /** Applies one layer: its roots, then its env dirs for the phase (and process type at launch). */
 export function applyLayer(env: EnvMap, layerDir: string, phase: 'build' | 'launch', processType?: string): void {
   applyLayerRoots(env, layerDir, phase);
+  applyLayerEnv(env, layerDir, phase, processType);
+}
+
+/**
+ * A layer's env dirs: `env/` then `env.build/` at build; `env/`, `env.launch/`, `env.launch/<type>/`
+ * at launch. (The launcher applies all roots of a buildpack before any of its env dirs.)
+ */
+export function applyLayerEnv(env: EnvMap, layerDir: string, phase: 'build' | 'launch', processType?: string): void {
   applyEnvDir(env, path.join(layerDir, 'env'));
   if (phase === 'build') applyEnvDir(env, path.join(layerDir, 'env.build'));
   else {

@@ -93,6 +93,9 @@ describe('installTool: download and verify', () => {
     expect(log).toMatch(new RegExp(`- download ${a.url}\\n  - done \\(\\d+ms\\)`));
     expect(log).toContain('verified sha256 (buildpack.toml)');
     expect(log).toMatch(/- unpack tar\.gz\n {2}- done \(\d+ms\)/);
+    const sbom = JSON.parse(fs.readFileSync(path.join(layersDir, 'tool.sbom.cdx.json'), 'utf8'));
+    expect(sbom).toMatchObject({ bomFormat: 'CycloneDX', components: [{ name: 'tool', version: '1.0.0', hashes: [{ alg: 'SHA-256', content: a.sha256 }] }] });
+    expect(sbom.components[0].purl).toBe(`pkg:generic/tool@1.0.0?download_url=${encodeURIComponent(a.url)}`);
   });
 
   it('links the executable into <layer>/bin when the archive keeps it elsewhere, under the command name asked for', async () => {

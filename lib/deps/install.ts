@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ociArch } from '../cnb/descriptor.ts';
 import type { Layer, Layers } from '../cnb/layers.ts';
+import { writeSbom } from '../cnb/sbom.ts';
 import { UserError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { expandTemplate, type DependencySpec } from './catalog.ts';
@@ -103,6 +104,7 @@ export async function installTool(o: InstallToolOptions): Promise<InstalledTool>
   if (layer.state === 'reused') {
     if (isExecutable(exe)) {
       log.info(`reused ${id} ${spec.version} (cached)`);
+      writeToolSbom(o, spec, metadata);
       return { id, path: exe, version: spec.version, source: 'cache', layer };
     }
     // Same metadata but no executable: an install that was interrupted. Start again.
@@ -123,7 +125,21 @@ export async function installTool(o: InstallToolOptions): Promise<InstalledTool>
     o.layers.remove(o.layerName);
     throw e;
   }
+  writeToolSbom(o, spec, metadata);
   return { id, path: exe, version: spec.version, source: mirror ? 'mirror' : 'download', layer };
+}
+
+/** `<layer>.sbom.cdx.json`: what the layer holds, where it came from, and its checksum. */
+function writeToolSbom(o: InstallToolOptions, spec: DependencySpec, metadata: ToolLayerMetadata): void {
+  const sha256 = spec.checksum?.algorithm === 'sha256' ? spec.checksum.hex : undefined;
+  writeSbom(o.layers.dir, o.layerName, [
+    {
+      name: metadata.id,
+      version: metadata.version,
+      purl: `pkg:generic/${encodeURIComponent(metadata.id)}@${encodeURIComponent(metadata.version)}?download_url=${encodeURIComponent(metadata.uri)}`,
+      ...(sha256 ? { sha256 } : {}),
+    },
+  ]);
 }
 
 async function resolveSpec(o: InstallToolOptions, arch: string): Promise<DependencySpec> {

@@ -1,5 +1,7 @@
 /**
- * Unpacking a verified artifact into a directory. tar.gz is read by the `tar` package; tar.xz goes
+ * Unpacking a verified artifact into a directory. tar.gz is unpacked by the system `tar` when there is
+ * one (several times faster than the `tar` package on big trees such as Node.js: ~1 s instead of ~9 s),
+ * else by the `tar` package; tar.xz goes
  * through the system `xz` (the `tar` package has no xz decoder) into the same extractor; zip needs the
  * system `unzip`. A single-binary artifact ("none") is copied to its `bin` path.
  */
@@ -62,6 +64,11 @@ export async function unpack(file: string, dest: string, spec: UnpackSpec): Prom
   const strip = spec.stripComponents;
   switch (spec.archive) {
     case 'tar.gz':
+      if (commandExists('tar')) {
+        // --no-same-owner: as root, GNU tar would otherwise keep the archive's uid/gid (node-tar's preserveOwner: false).
+        await execa('tar', ['-xzf', file, '-C', dest, `--strip-components=${strip}`, '--no-same-owner'], { stdin: 'ignore' });
+        return;
+      }
       await tar.x({ file, cwd: dest, strip, preserveOwner: false });
       return;
     case 'tar.xz': {

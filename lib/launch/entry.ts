@@ -1,18 +1,25 @@
 /**
- * The two ends of our launch entrypoint. At build, `installLaunch` copies the buildpack's own
- * bin/launch into a launch layer whose metadata records what the build decided, and declares the
- * process. At run time, `runLaunch` reads that metadata back, lets the runtime plan the command, and
- * either prints the plan (RBP_DRY_RUN=1, for `rbp run --dry-run`) or starts it and supervises it.
+ * The two ends of our launch entrypoint. At build, `installLaunch` checks the request flow (a broken
+ * cache VCL fails the build), copies the buildpack's own bin/launch into a launch layer whose
+ * metadata records what the build decided, and declares the process. At run time, `runLaunch` reads
+ * that metadata back, lets the runtime plan the command, wraps it in the request-flow chain, and
+ * either prints the whole plan (RBP_DRY_RUN=1, for `rbp run --dry-run`) or starts and supervises it.
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import type { BuildContext } from '../cnb/context.ts';
 import { writeLaunchToml, type ProcessDef } from '../cnb/launch.ts';
 import type { Metadata } from '../cnb/layers.ts';
 import { readTomlIfExists } from '../cnb/toml.ts';
-import { isUserError, redactEnv, renderUserError } from '../errors.ts';
+import { isUserError, redactEnv, redactUrl, renderUserError, UserError } from '../errors.ts';
+import { Logger } from '../log.ts';
+import { appListenPort, publicPort, RUNTIME_PORT_VARIABLES } from './ports.ts';
+import { bindable } from './request-flow/allocate.ts';
+import { checkRequestFlowAtBuild } from './request-flow/build-check.ts';
+import { APP_NOT_LISTENING_STATUS, envWithoutOthersSecrets, FAILURE_STATUS, LABEL, type MiddlewareSpec } from './request-flow/middlewares.ts';
+import { planFlow, type FlowPlan } from './request-flow/plan.ts';
+import { blockMember } from './request-flow/block.ts';
+import { exitStatus, spawnMember, supervise, type Member } from './supervisor.ts';
 
 export const LAUNCH_LAYER = 'launch';
 const DRY_RUN_LABEL = 'io.rbp.launch.dry-run';
@@ -22,6 +29,7 @@ export interface LaunchDecision extends Metadata {
 }
 
 export function installLaunch(ctx: BuildContext, decision: LaunchDecision, extra: ProcessDef[] = []): string {
+  checkRequestFlowAtBuild(ctx.appDir, ctx.env);
   // `launch` is a reserved layer name; the entrypoint layer is `launcher`.
   const layer = ctx.layers.fresh('launcher', { launch: true }, decision);
   fs.mkdirSync(path.join(layer.path, 'bin'), { recursive: true });
@@ -44,6 +52,7 @@ export function readDecision<T extends LaunchDecision>(): T {
   return t.metadata;
 }
 
+
 export interface Plan {
   /** What runs, argv[0] looked up on PATH. */
   argv: string[];
@@ -54,23 +63,134 @@ export interface Plan {
   facts: Record<string, unknown>;
 }
 
-export async function runLaunch(planFn: (env: NodeJS.ProcessEnv) => Plan | Promise<Plan>): Promise<void> {
-  let plan: Plan;
-  try {
-    plan = await planFn(process.env);
-  } catch (e) {
-    process.stderr.write(`${isUserError(e) ? renderUserError(e.data) : e instanceof Error ? e.stack : String(e)}\n`);
-    process.exit(isUserError(e) ? 1 : 70);
+const seconds = (v: string | undefined, dflt: number): number => {
+  const n = Number(v);
+  return (v && Number.isFinite(n) && n > 0 ? n : dflt) * 1000;
+};
+
+/** The app's own variables: PORT and its runtime's port variable say 9000 when it is behind middleware. */
+function appEnvOverrides(plan: Plan, flow: FlowPlan | undefined, env: NodeJS.ProcessEnv): Record<string, string> {
+  const out = { ...plan.env };
+  if (!flow) return out;
+  const port = String(flow.appPort);
+  const runtimeVar = RUNTIME_PORT_VARIABLES[String(plan.facts.runtime ?? '')];
+  const vars = new Set(['PORT', ...(runtimeVar ? [runtimeVar] : [])]);
+  for (const v of Object.values(RUNTIME_PORT_VARIABLES)) if (env[v] !== undefined || out[v] !== undefined) vars.add(v);
+  for (const v of vars) out[v] = port;
+  return out;
+}
+
+function appPort(plan: Plan, flow: FlowPlan | undefined, env: NodeJS.ProcessEnv): number {
+  return flow ? flow.appPort : appListenPort(env, RUNTIME_PORT_VARIABLES[String(plan.facts.runtime ?? '')]);
+}
+
+/** The whole plan as `rbp run --dry-run` shows it: every process, its command line, its ports. */
+function dryRunJson(plan: Plan, flow: FlowPlan | undefined, env: NodeJS.ProcessEnv): object {
+  const appEnv = appEnvOverrides(plan, flow, env);
+  const app = { name: 'app', argv: plan.argv, cwd: plan.cwd ?? process.cwd(), listen: appPort(plan, flow, env) };
+  const middlewares = (flow?.middlewares ?? []).map((m) => ({
+    name: m.kind,
+    argv: m.argv.map(redactUrl),
+    cwd: m.cwd,
+    listen: m.listen,
+    forward: m.forward,
+    secrets: m.secrets,
+    ...m.facts,
+  }));
+  const block = flow?.block ? [{ name: 'block', inProcess: true, listen: flow.publicPort, answers: 403 }] : [];
+  return {
+    argv: plan.argv,
+    cwd: plan.cwd ?? process.cwd(),
+    env: redactEnv(appEnv),
+    ...plan.facts,
+    requestFlow: flow
+      ? { publicPort: flow.publicPort, appPort: flow.appPort, block: flow.block, chain: flow.chain, skipped: flow.skipped }
+      : { publicPort: publicPort(env), appPort: app.listen, block: false, chain: [], skipped: [] },
+    // From the public port inward; they start in the reverse order.
+    processes: [...block, ...middlewares, app],
+  };
+}
+
+function middlewareMember(m: MiddlewareSpec): Member {
+  return {
+    name: LABEL[m.kind],
+    shown: m.shown,
+    listen: m.listen,
+    status: () => FAILURE_STATUS[m.kind],
+    start: () => spawnMember(m.argv, { env: m.env, cwd: m.cwd }),
+    cleanup: m.cleanup,
+  };
+}
+
+async function checkPortsFree(flow: FlowPlan): Promise<void> {
+  const ports = [...new Set([flow.publicPort, ...flow.middlewares.map((m) => m.listen), flow.appPort])];
+  for (const port of ports) {
+    if (await bindable(port)) continue;
+    throw new UserError({
+      id: 'request-flow/ports/busy',
+      title: 'A port of the request flow is already in use',
+      seen: { what: 'port', value: String(port) },
+      rule: `The request flow needs the public port ${flow.publicPort}, the app port ${flow.appPort} and the ports between its middlewares free at launch.`,
+      fix: port === flow.appPort ? 'Stop what listens there, or move the app with RBP_APP_PORT.' : 'Stop what listens there, or use another public port (rbp run --port).',
+    });
   }
-  if (process.env.RBP_DRY_RUN === '1') {
-    process.stdout.write(`${JSON.stringify({ argv: plan.argv, cwd: plan.cwd ?? process.cwd(), env: redactEnv(plan.env), ...plan.facts }, null, 2)}\n`);
+}
+
+function fail(e: unknown): never {
+  process.stderr.write(`${isUserError(e) ? renderUserError(e.data) : e instanceof Error ? e.stack : String(e)}\n`);
+  process.exit(isUserError(e) ? 1 : 70);
+}
+
+export async function runLaunch(planFn: (env: NodeJS.ProcessEnv) => Plan | Promise<Plan>): Promise<void> {
+  const env = process.env;
+  let plan: Plan;
+  let flow: FlowPlan | undefined;
+  try {
+    flow = await planFlow(env, process.cwd());
+    plan = await planFn(env);
+  } catch (e) {
+    fail(e);
+  }
+  if (env.RBP_DRY_RUN === '1') {
+    process.stdout.write(`${JSON.stringify(dryRunJson(plan, flow, env), null, 2)}\n`);
     return;
   }
-  const child = spawn(plan.argv[0]!, plan.argv.slice(1), { stdio: 'inherit', cwd: plan.cwd, env: { ...process.env, ...plan.env } });
-  for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(sig, () => child.kill(sig));
-  child.on('error', (e) => {
-    process.stderr.write(`launch: cannot start ${plan.argv[0]}: ${e.message}\n`);
-    process.exit(127);
+  const log = new Logger();
+  // No secret of a middleware reaches the app.
+  const appEnv = envWithoutOthersSecrets({ ...env, ...appEnvOverrides(plan, flow, env) });
+  const app: Member = {
+    name: 'app',
+    shown: plan.argv.map(redactUrl).join(' '),
+    status: (exit) => (exit.error ? 127 : exitStatus(exit)),
+    start: () => spawnMember(plan.argv, { env: appEnv, cwd: plan.cwd, stdin: 'inherit' }),
+  };
+  let members: Member[] = [app];
+  if (flow) {
+    try {
+      await checkPortsFree(flow);
+    } catch (e) {
+      fail(e);
+    }
+    for (const m of flow.middlewares) m.prepare?.();
+    if (flow.skipped.length) log.info(`public access blocked: not starting ${flow.skipped.map((k) => LABEL[k]).join(', ')}`);
+    Object.assign(app, {
+      listen: flow.appPort,
+      notListeningStatus: APP_NOT_LISTENING_STATUS,
+      misplaced: {
+        port: flow.publicPort,
+        message: `listens on the public port ${flow.publicPort}: behind request-flow middleware it must listen on ${flow.appPort} (its PORT variable)`,
+      },
+    });
+    const outer = flow.block ? [blockMember(flow.publicPort)] : flow.middlewares.map(middlewareMember);
+    members = [app, ...outer.reverse()];
+  }
+  const route = flow ? [`:${flow.publicPort}`, ...(flow.block ? ['403 (blocked)'] : flow.chain), `app :${flow.appPort}`].join(' → ') : '';
+  const status = await supervise(members, {
+    log,
+    listenTimeoutMs: seconds(env.RBP_LISTEN_TIMEOUT, 60),
+    stopTimeoutMs: seconds(env.RBP_STOP_TIMEOUT, 10),
+    primary: 'app',
+    ready: flow ? `request flow ready: ${route}` : undefined,
   });
-  child.on('exit', (code, signal) => process.exit(code ?? 128 + (signal ? (os.constants.signals[signal] ?? 0) : 0)));
+  process.exit(status);
 }

@@ -4,8 +4,8 @@
  *   OUT/workspace                 the app after the build (CNB_APP_DIR)
  *   OUT/layers/<bp>/<layer>(.toml) launch layers (CNB_LAYERS_DIR), store.toml
  *   OUT/layers/config/metadata.toml processes and buildpacks
- *   OUT/cache/<bp>/<layer>(.toml)  cache=true layers (unless --cache DIR)
- *   OUT/rbp.toml                  task and instance size
+ *   OUT/rbp.toml                  task, instance size, layer states, timings
+ *   <OUT>.rbp-cache/<bp>/<layer>(.toml) cache=true layers (or --cache DIR)
  * The build happens at OUT's own path, so absolute paths written by buildpacks stay true at launch;
  * the previous OUT waits aside and comes back untouched if anything fails.
  */
@@ -19,6 +19,7 @@ import { EXIT } from '../cnb/exit.ts';
 import { readLaunchToml, type Label } from '../cnb/launch.ts';
 import { readLayerToml } from '../cnb/layers.ts';
 import { readUnmet, writeBuildpackPlan } from '../cnb/plan.ts';
+import { validateSbomFiles } from '../cnb/sbom.ts';
 import { writeToml } from '../cnb/toml.ts';
 import { UserError } from '../errors.ts';
 import { formatDuration, type Logger } from '../log.ts';
@@ -73,9 +74,14 @@ function layerNames(dir: string): string[] {
     .sort();
 }
 
-function inode(p: string): number | undefined {
+/**
+ * Which folder this is: inode and birth time, since a folder removed and made again often gets the
+ * same inode number back.
+ */
+function identity(p: string): string | undefined {
   try {
-    return fs.statSync(p).ino;
+    const st = fs.statSync(p, { bigint: true });
+    return `${st.ino}:${st.birthtimeNs}`;
   } catch {
     return undefined;
   }
@@ -114,9 +120,15 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
   const penv: PhaseEnv = { base: filteredHostEnv(), user: opts.userEnv, operator, platformDir };
 
   const prev = `${out}.rbp-previous`;
-  const explicitCache = opts.cacheDir ? path.resolve(opts.cacheDir) : undefined;
-  const newCache = explicitCache ? `${explicitCache}.rbp-new` : path.join(out, 'cache');
+  // The cache sits beside OUT, not in it: restore moves cached folders out of it, and a failed
+  // build must leave OUT exactly as it was.
+  const cacheDir = opts.cacheDir ? path.resolve(opts.cacheDir) : defaultCacheDir(out);
+  const newCache = `${cacheDir}.rbp-new`;
   let movedAside = false;
+  /** Folders moved from the previous build into this one: moved back if the build fails. */
+  const fromPrevious: [from: string, to: string][] = [];
+  /** Cached folders moved into this build: gone from the cache if it fails (their contents may have changed). */
+  const takenFromCache: string[] = [];
 
   try {
     const detected = await timed('detect', () => detect(opts.order, appDir, penv, log));
@@ -136,14 +148,14 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
       fs.renameSync(out, prev);
       movedAside = true;
     }
-    const cacheSrc = opts.clearCache ? undefined : (explicitCache ?? path.join(prev, 'cache'));
+    const cacheSrc = opts.clearCache ? undefined : cacheDir;
     rmrf(newCache);
     const workspace = path.join(out, 'workspace');
     const layersRoot = path.join(out, 'layers');
     fs.mkdirSync(layersRoot, { recursive: true });
-    copyApp(appDir, workspace, [out, prev, ...(explicitCache ? [explicitCache, newCache] : [])]);
+    copyApp(appDir, workspace, [out, prev, cacheDir, newCache]);
 
-    const restoredInodes = new Map<string, number | undefined>();
+    const restoredIds = new Map<string, string | undefined>();
     await timed('restore', () => {
       if (opts.clearCache) log.info('cache cleared (--clear-cache): nothing restored');
       for (const bp of group) {
@@ -157,16 +169,25 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
           if (!t?.types.cache) continue;
           // [types] is never restored: a buildpack must say again what the layer is.
           writeToml(path.join(dir, `${name}.toml`), { metadata: t.metadata });
-          if (isDir(path.join(fromCache!, name))) {
-            linkTree(path.join(fromCache!, name), path.join(dir, name));
-            restoredInodes.set(`${esc}/${name}`, inode(path.join(dir, name)));
+          const cached = path.join(fromCache!, name);
+          if (isDir(cached)) {
+            // A launch layer's cached folder shares its files with the previous OUT: link them. A
+            // cache-only folder is this build's to change: move it (one rename, whatever its size).
+            if (t.types.launch) linkTree(cached, path.join(dir, name));
+            else {
+              moveTree(cached, path.join(dir, name));
+              takenFromCache.push(path.join(fromCache!, name));
+            }
+            restoredIds.set(`${esc}/${name}`, identity(path.join(dir, name)));
             restoredHere.push(name);
           }
         }
         const prevDir = path.join(prev, 'layers', esc);
         for (const name of movedAside ? layerNames(prevDir) : []) {
           const t = readLayerToml(path.join(prevDir, `${name}.toml`));
-          if (!t?.types.launch || t.types.cache || fs.existsSync(path.join(dir, `${name}.toml`))) continue;
+          // Metadata-only restore is for launch=true, cache=false layers; a build=true one must be
+          // rebuilt (its contents are needed during the build), so nothing of it comes back.
+          if (!t?.types.launch || t.types.cache || t.types.build || fs.existsSync(path.join(dir, `${name}.toml`))) continue;
           writeToml(path.join(dir, `${name}.toml`), { metadata: t.metadata });
           restoredHere.push(`${name} (metadata)`);
         }
@@ -213,7 +234,12 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
           throw new PhaseError(EXIT.buildFailed, `${bpKey(bp)} failed (exit ${r.exitCode ?? r.signal}) after ${formatDuration(performance.now() - t0)}`);
         }
         // Entries this buildpack met leave the plan; [[unmet]] ones go on to the next provider.
-        const unmet = readUnmet(path.join(layersDir, 'build.toml'));
+        let unmet: string[];
+        try {
+          unmet = readUnmet(path.join(layersDir, 'build.toml'));
+        } catch (e) {
+          throw new PhaseError(EXIT.buildFailed, `${bpKey(bp)}: ${(e as Error).message}`);
+        }
         for (const u of unmet) if (!bpPlan.some((e) => e.name === u)) throw new PhaseError(EXIT.buildFailed, `${bpKey(bp)}: build.toml [[unmet]] ${u} is not in its plan`);
         const met = new Set(bpPlan.map((e) => e.name).filter((n) => !unmet.includes(n)));
         entries = entries.filter((e) => !e.requires.some((r) => met.has(r.name)));
@@ -236,6 +262,7 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
         }
         let launch;
         try {
+          validateSbomFiles(layersDir, bp.descriptor.buildpack['sbom-formats']);
           launch = readLaunchToml(path.join(layersDir, 'launch.toml'));
         } catch (e) {
           throw new PhaseError(EXIT.buildFailed, `${bpKey(bp)}: ${(e as Error).message}`);
@@ -276,12 +303,13 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
           const key = `${esc}/${name}`;
           // Kept from the cache when the restored folder is still the same folder; a buildpack that
           // rebuilds a layer removes and recreates it.
-          let state: LayerState = restoredInodes.has(key) && restoredInodes.get(key) === inode(layerDir) ? 'restored' : 'created';
+          let state: LayerState = restoredIds.has(key) && restoredIds.get(key) === identity(layerDir) ? 'restored' : 'created';
           if (t.types.launch && !isDir(layerDir)) {
             if (t.types.cache) throw new PhaseError(EXIT.exportFailed, `layer ${key} has cache = true but has no contents`);
             const prevLayer = path.join(prev, 'layers', esc, name);
             if (!isDir(prevLayer)) throw new PhaseError(EXIT.exportFailed, `cannot reuse layer ${key}: the previous build has no such layer`);
-            linkTree(prevLayer, layerDir);
+            moveTree(prevLayer, layerDir);
+            fromPrevious.push([prevLayer, layerDir]);
             state = 'reused';
           }
           if (t.types.cache) {
@@ -294,8 +322,9 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
             } else log.warn(`layer ${key} has cache = true but no contents: not cached`);
           }
           if (!t.types.launch) {
+            // Not part of the app: its folder, toml and SBOM (a build SBOM for the lifecycle) go.
             rmrf(layerDir);
-            fs.rmSync(path.join(dir, `${name}.toml`));
+            for (const f of fs.readdirSync(dir)) if (f === `${name}.toml` || f.startsWith(`${name}.sbom.`)) rmrf(path.join(dir, f));
           }
           if (t.types.launch || t.types.cache) result.layers.push({ buildpack: bp.descriptor.buildpack.id, name, state, launch: t.types.launch, cache: t.types.cache });
         }
@@ -306,7 +335,7 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
       const md: LaunchMetadata = {
         ...(defaultType ? { 'buildpack-default-process-type': defaultType } : {}),
         buildpacks: group.map((g) => ({ id: g.descriptor.buildpack.id, version: g.descriptor.buildpack.version, api: g.descriptor.api })),
-        processes: [...processes.values()].sort((a, b) => a.type.localeCompare(b.type)),
+        processes: [...processes.values()].sort((a, b) => (a.type < b.type ? -1 : a.type > b.type ? 1 : 0)), // byte order, as the lifecycle
         labels: [...labels.values()],
       };
       writeLaunchMetadata(out, md);
@@ -319,10 +348,9 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
         // Export is still running: its time is what it took up to here.
         timings: { ...phases, export: performance.now() - exportStart },
       });
-      if (explicitCache) {
-        rmrf(explicitCache);
-        fs.renameSync(newCache, explicitCache);
-      }
+      // The new cache holds exactly this build's cached layers.
+      rmrf(cacheDir);
+      fs.renameSync(newCache, cacheDir);
       rmrf(prev);
       movedAside = false;
       for (const p of md.processes) log.info(`process ${p.type}${p.type === defaultType ? ' (default)' : ''}: ${[...p.command, ...p.args].join(' ')}`);
@@ -330,10 +358,16 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
     summarize(result, log);
     return result;
   } catch (e) {
-    // Leave OUT as it was.
+    // Leave OUT as it was: what was moved from it goes back, and the cache no longer claims folders
+    // this build took from it.
+    for (const [from, to] of fromPrevious.reverse()) if (isDir(to)) moveTree(to, from);
     rmrf(out);
     if (movedAside) fs.renameSync(prev, out);
-    if (explicitCache) rmrf(newCache);
+    rmrf(newCache);
+    for (const taken of takenFromCache) {
+      rmrf(taken);
+      rmrf(`${taken}.toml`);
+    }
     if (e instanceof PhaseError) {
       log.line(`ERROR: ${e.message}`);
       log.line(`The previous build in ${out} is unchanged.`);
@@ -344,6 +378,11 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
   } finally {
     rmrf(tmp);
   }
+}
+
+/** `<OUT>.rbp-cache`, beside OUT. */
+export function defaultCacheDir(out: string): string {
+  return `${path.resolve(out)}.rbp-cache`;
 }
 
 /** Copies the application source; OUT and the cache are skipped when they sit inside it. */

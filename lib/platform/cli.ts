@@ -15,6 +15,8 @@ import { healthCheck, healthCheckPaths, waitForPort } from './health.ts';
 import { dryRun, planLaunch, start } from './launcher.ts';
 import { readRbpInfo } from './metadata.ts';
 import { AUTO_ORDER, resolveOrder } from './order.ts';
+import { appPortBehindMiddleware } from '../launch/ports.ts';
+import { isBlocked } from '../launch/request-flow/activation.ts';
 import { writePlatformEnv } from '../cnb/env.ts';
 import fs from 'node:fs';
 
@@ -178,6 +180,8 @@ export async function main(argv: string[], log = new Logger()): Promise<number> 
   } catch (e) {
     if (isUserError(e)) {
       log.error(e.data);
+      // The launcher's "failed before the process started" (lifecycle 80-89).
+      if (e.id.startsWith('platform/launch/')) return EXIT.launchFailed;
       return e.id === 'platform/usage' || e.id.startsWith('platform/') ? EXIT.usage : 1;
     }
     if (e instanceof TypeError && (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
@@ -214,7 +218,13 @@ async function deploy(o: { out: string; port: number; userEnv: Record<string, st
     return EXIT.healthCheckFailed;
   }
   const paths = healthCheckPaths(o.userEnv);
-  const r = await healthCheck(o.port, paths);
+  // With CC_REQUEST_FLOW=block the public port answers 403 by design; the platform's check then
+  // reaches the application on its own port.
+  const blocked = isBlocked(o.userEnv);
+  const checkPort = blocked ? appPortBehindMiddleware({ ...process.env, ...o.userEnv }) : o.port;
+  if (blocked) log.info(`CC_REQUEST_FLOW=block: public access is blocked, so the health check goes to the application's port ${checkPort}`);
+  if (blocked) await waitForPort(checkPort, { timeoutMs: o.timeoutMs, alive: () => alive }).catch(() => undefined);
+  const r = await healthCheck(checkPort, paths);
   for (const l of r.lines) log.line(l);
   if (!r.ok) {
     await stop();

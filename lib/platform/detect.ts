@@ -14,7 +14,7 @@ import type { Logger } from '../log.ts';
 import { resolvePlan, type PlanEntry } from './resolve.ts';
 import type { Order } from './order.ts';
 import { buildProcessEnv } from './env.ts';
-import { targetEnv } from './target.ts';
+import { machineTarget, targetEnv, targetMatches } from './target.ts';
 
 export interface DetectRun {
   code: number;
@@ -82,11 +82,21 @@ function indent(text: string): string {
 export async function detect(order: Order, appDir: string, penv: PhaseEnv, log: Logger): Promise<DetectOutcome> {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-detect-'));
   const runs = new Map<string, Promise<DetectRun>>();
+  const here = machineTarget();
   let anyError = false;
   try {
     for (const group of order) {
       // The lifecycle may run a group's detects in parallel; results are memoised per id@version.
-      for (const e of group) if (!runs.has(bpKey(e.ref))) runs.set(bpKey(e.ref), runDetect(e.ref, appDir, penv, tmp));
+      for (const e of group) {
+        if (runs.has(bpKey(e.ref))) continue;
+        // As the lifecycle: a required buildpack whose [[targets]] exclude this machine is an error
+        // without running its bin/detect (an optional one is left to detect).
+        const targets = e.ref.descriptor.targets;
+        if (!e.optional && !targetMatches(targets, here)) {
+          const error = `unable to satisfy target os/arch constraints; this machine: ${JSON.stringify(here)}, buildpack: ${JSON.stringify(targets)}`;
+          runs.set(bpKey(e.ref), Promise.resolve({ code: -1, output: '', error }));
+        } else runs.set(bpKey(e.ref), runDetect(e.ref, appDir, penv, tmp));
+      }
       const results = await Promise.all(group.map((e) => runs.get(bpKey(e.ref))!));
       let ok = true;
       let groupError = false;
@@ -110,8 +120,9 @@ export async function detect(order: Order, appDir: string, penv: PhaseEnv, log: 
       }
       anyError ||= groupError;
       if (!ok || passed.length === 0) continue;
-      const res = resolvePlan(passed);
-      for (const l of res?.log ?? []) log.detail(l);
+      const trials: string[] = [];
+      const res = resolvePlan(passed, trials);
+      for (const l of trials) log.detail(l);
       if (!res) continue;
       if (res.group.length !== group.length) log.detail(`${res.group.length} of ${group.length} buildpacks participating`);
       return { code: EXIT.ok, group: res.group, entries: res.entries };

@@ -1,6 +1,9 @@
 /**
  * Moving layer folders around without copying file by file: a rename when the folder can go, a tree
- * of hard links when the source must stay (the cache survives a failed build).
+ * of hard links when it must be in two places (a launch layer that is also cached). Linked files
+ * are shared, so a buildpack that rewrites a reused launch+cache layer's files in place and then
+ * fails changes the previous build's copy too; cache-only layers, the ones tools write to (npm's
+ * cache), are moved instead, and dropped from the cache when a build fails.
  */
 import fs from 'node:fs';
 import path from 'node:path';

@@ -1,9 +1,9 @@
 /**
- * `rbp run`: the launcher (cnb-spec.md §9). The base environment is a short include-list of rbp's own,
- * the operator's RBP_* and the user's variables; launch layers' env goes on top (per buildpack, per
- * layer alphabetically: bin → PATH, lib → LD_LIBRARY_PATH, env/, env.launch/, env.launch/<type>/),
- * then exec.d. The process is spawned (Node has no execve), signals are forwarded, and rbp exits with
- * the process's status.
+ * `rbp run`: the launcher (cnb-spec.md §9). The base environment is a short include-list of rbp's
+ * own, the operator's RBP_* and the user's variables; launch layers' env goes on top (per buildpack:
+ * first every launch layer's bin → PATH and lib → LD_LIBRARY_PATH, then every layer's env/,
+ * env.launch/, env.launch/<type>/, layers alphabetically), then exec.d. The process is spawned (Node
+ * has no execve), signals are forwarded, and rbp exits with the process's status.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -11,15 +11,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { parse } from 'smol-toml';
 import { escapeId } from '../cnb/descriptor.ts';
-import { applyLayer, type EnvMap } from '../cnb/env.ts';
+import { applyLayerEnv, applyLayerRoots, type EnvMap } from '../cnb/env.ts';
 import { EXIT } from '../cnb/exit.ts';
 import { readLayerToml } from '../cnb/layers.ts';
 import { redactEnv, UserError } from '../errors.ts';
-import { filteredHostEnv, operatorEnv } from './env.ts';
+import { filteredHostEnv, operatorEnv, TRUST_VARS } from './env.ts';
 import { isDir } from './fsops.ts';
 import { readLaunchMetadata, type ExportedProcess } from './metadata.ts';
 
-const LAUNCH_INCLUDE = ['PATH', 'HOME', 'HOSTNAME', 'USER', 'LANG', 'LC_ALL', 'TZ', 'TERM', 'TMPDIR', 'NO_COLOR'];
+const LAUNCH_INCLUDE = ['PATH', 'HOME', 'HOSTNAME', 'USER', 'LANG', 'LC_ALL', 'TZ', 'TERM', 'TMPDIR', 'NO_COLOR', ...TRUST_VARS];
 
 /** A label our buildpacks set: the process types whose launch entrypoint answers RBP_DRY_RUN with its plan. */
 export const DRY_RUN_LABEL = 'io.rbp.launch.dry-run';
@@ -70,11 +70,30 @@ function runExecD(dir: string, env: EnvMap, cwd: string): void {
   for (const f of fs.readdirSync(dir).sort()) {
     const bin = path.join(dir, f);
     if (!fs.statSync(bin).isFile()) continue;
-    const r = spawnSync(bin, [], { cwd, env, stdio: ['ignore', 'inherit', 'inherit', 'pipe'] });
-    if (r.status !== 0) throw launchError('exec.d', bin, 'An exec.d program must exit 0.', `Fix ${bin}: it exited ${r.status ?? r.signal}.`);
+    // Its output is the launcher's log: stderr, so that stdout stays the app's (and --dry-run's JSON).
+    const r = spawnSync(bin, [], { cwd, env, stdio: ['ignore', 2, 'inherit', 'pipe'] });
+    if (r.status !== 0) throw launchError('exec.d', bin, 'An exec.d program must exit 0.', `Fix ${bin}: ${r.error ? r.error.message : `it exited ${r.status ?? r.signal}`}.`);
     const outText = r.output[3]?.toString() ?? '';
-    for (const [k, v] of Object.entries(parse(outText))) if (typeof v === 'string') env[k] = v;
+    let vars: Record<string, unknown>;
+    try {
+      vars = parse(outText);
+    } catch (e) {
+      throw launchError('exec.d', bin, 'An exec.d program writes TOML to fd 3: NAME = "value" lines.', `Fix ${bin}: ${(e as Error).message.split('\n')[0]}`);
+    }
+    for (const [k, v] of Object.entries(vars)) if (typeof v === 'string') env[k] = v;
   }
+}
+
+/** A buildpack's launch layers in the exported OUT, alphabetically: folders whose .toml says launch = true. */
+function launchLayers(dir: string): string[] {
+  if (!isDir(dir)) return [];
+  return fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith('.toml') && f !== 'store.toml')
+    .map((f) => f.slice(0, -'.toml'.length))
+    .sort()
+    .filter((name) => isDir(path.join(dir, name)) && readLayerToml(path.join(dir, `${name}.toml`))?.types.launch)
+    .map((name) => path.join(dir, name));
 }
 
 export function planLaunch(opts: RunOptions): LaunchPlan {
@@ -101,27 +120,22 @@ export function planLaunch(opts: RunOptions): LaunchPlan {
   Object.assign(env, { RBP_INSTANCE_SIZE: opts.instance, RBP_INSTANCE_MEMORY: String(opts.memory) });
   if (!task) Object.assign(env, { PORT: String(opts.port), RBP_PUBLIC_PORT: String(opts.port) });
   else delete env.PORT;
-  for (const bp of md.buildpacks) {
-    const dir = path.join(out, 'layers', escapeId(bp.id));
-    if (!isDir(dir)) continue;
-    const names = fs
-      .readdirSync(dir)
-      .filter((f) => f.endsWith('.toml') && f !== 'store.toml')
-      .map((f) => f.slice(0, -5))
-      .sort();
-    for (const name of names) {
-      if (!readLayerToml(path.join(dir, `${name}.toml`))?.types.launch || !isDir(path.join(dir, name))) continue;
-      applyLayer(env, path.join(dir, name), 'launch', proc['buildpack-id'] === bp.id ? type : undefined);
-    }
-    for (const name of names) {
-      const layer = path.join(dir, name);
-      runExecD(path.join(layer, 'exec.d'), env, appDir);
-      runExecD(path.join(layer, 'exec.d', type), env, appDir);
-    }
+  // As the lifecycle's launcher: per buildpack, the roots (bin, lib) of all its launch layers, then
+  // their env files, env.launch/<type>/ whichever buildpack declared the process; exec.d once all
+  // env is in place.
+  const layerDirs = md.buildpacks.map((bp) => launchLayers(path.join(out, 'layers', escapeId(bp.id))));
+  for (const dirs of layerDirs) {
+    for (const d of dirs) applyLayerRoots(env, d, 'launch');
+    for (const d of dirs) applyLayerEnv(env, d, 'launch', type);
+  }
+  for (const d of layerDirs.flat()) {
+    runExecD(path.join(d, 'exec.d'), env, appDir);
+    runExecD(path.join(d, 'exec.d', type), env, appDir);
   }
   const cwd = proc['working-dir'] ? path.resolve(appDir, proc['working-dir']) : appDir;
   const [cmd, ...fixed] = proc.command;
-  const bin = lookPath(cmd!, env, cwd);
+  // Looked up before moving to working-dir, as the lifecycle's launcher: a relative command is relative to the app.
+  const bin = lookPath(cmd!, env, appDir);
   if (!bin) throw launchError('process command', cmd!, `The command of process ${type} must be an executable on the launch PATH.`, 'Check the launch layers of the buildpack that declared it.');
   const argv = [bin, ...fixed, ...(opts.args.length ? opts.args : proc.args)];
   const aware = (md.labels ?? []).some((l) => l.key === DRY_RUN_LABEL && l.value.split(',').includes(type));

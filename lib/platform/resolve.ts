@@ -89,8 +89,8 @@ function tryTrial<T>(start: Option<T>[], log: string[]): { deps: Map<string, Dep
   }
 }
 
-export function resolvePlan<T>(passed: Candidate<T>[]): Resolution<T> | undefined {
-  const log: string[] = [];
+/** `log` receives why trials failed, also when none resolves (the caller shows it either way). */
+export function resolvePlan<T>(passed: Candidate<T>[], log: string[] = []): Resolution<T> | undefined {
   const walk = (i: number, acc: Option<T>[]): ReturnType<typeof tryTrial<T>> => {
     if (i === passed.length) return tryTrial(acc, log);
     for (const o of options(passed[i]!)) {

@@ -1,16 +1,149 @@
+/**
+ * Build (contract, node rules 3–11): Node.js (and npm) at the version engines.node or
+ * CC_NODE_VERSION asks for, the package manager the lock file or CC_NODE_BUILD_TOOL names, Deno if
+ * mise.toml asks for it, then the dependencies, installed or reused from the cache, and the launcher.
+ */
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
-import { execa } from 'execa';
 import { runBuild } from '../../../lib/cnb/context.ts';
+import { UserError } from '../../../lib/errors.ts';
 import { installLaunch } from '../../../lib/launch/entry.ts';
 import { Logger } from '../../../lib/log.ts';
+import { cacheEnv, installDependencies, modulesMetadata, PACKAGE_CACHE_LAYER, yarnLinker } from './dependencies.ts';
+import type { NodeDecision } from './launch-plan.ts';
+import { denoFromMise } from './mise.ts';
+import { endOfLife, nodeConstraint } from './node-version.ts';
+import { NOTHING_TO_START_FIX, readPackageJson, startMethod } from './package-json.ts';
+import { chooseTool, devDependenciesChoice, installCommand, managerVersion, parsePackageManager } from './package-manager.ts';
+import { registryAuth } from './registry-auth.ts';
+import { bindingRoot, sshKeyBindings } from './ssh-key.ts';
+import { installManager, installNode, installNpm, type Installed, type ToolEnv } from './tools.ts';
+
+const TOOL_LAYERS = ['pnpm', 'yarn', 'bun', 'deno'];
 
 runBuild(async (ctx) => {
   const log = new Logger();
-  log.section('rbp/node');
-  const lock = fs.existsSync(path.join(ctx.appDir, 'package-lock.json'));
-  await log.step(`Installing dependencies with npm ${lock ? 'ci' : 'install'}`, () =>
-    execa('npm', [lock ? 'ci' : 'install', '--omit=dev', '--no-audit', '--no-fund'], { cwd: ctx.appDir, stdio: 'inherit', env: ctx.env }),
-  );
-  installLaunch(ctx, { runtime: 'node' });
+  const { appDir, env } = ctx;
+  const pkgFile = path.join(appDir, 'package.json');
+  const pkg = readPackageJson(appDir);
+  if (!pkg) {
+    throw new UserError({ id: 'node/package-json/missing', title: 'No package.json', seen: { what: 'package.json', where: appDir }, rule: 'A node application has a package.json at its root.', fix: 'Add a package.json.' });
+  }
+  if (!startMethod(pkg, env)) {
+    throw new UserError({ id: 'node/start/none', title: 'Nothing to start', seen: { what: 'package.json', value: 'no scripts.start, no main', where: pkgFile }, rule: 'A node application starts with CC_RUN_COMMAND, scripts.start or main.', fix: NOTHING_TO_START_FIX });
+  }
+
+  // Every setting is checked before anything is downloaded.
+  const version = nodeConstraint(pkg, env, pkgFile);
+  const choice = chooseTool(appDir, pkg, env);
+  const pm = parsePackageManager(pkg, pkgFile);
+  const wanted = managerVersion(choice, pm);
+  const dev = devDependenciesChoice(env);
+  const auth = registryAuth(env);
+  const bindings = bindingRoot(env, ctx.platformDir);
+  const sshKeys = sshKeyBindings(bindings);
+  const deno = denoFromMise(appDir);
+  const nodeEnv = env.NODE_ENV?.trim() || 'production';
+
+  for (const f of ['.nvmrc']) {
+    if (fs.existsSync(path.join(appDir, f))) {
+      fs.rmSync(path.join(appDir, f), { force: true });
+      log.info(`${f} is ignored and deleted: set engines.node in package.json or CC_NODE_VERSION instead`);
+    }
+  }
+
+  log.info(`Node.js version "${version.constraint}" from ${version.source === 'default' ? 'the default (latest LTS)' : version.source}`);
+  if (version.ignored) log.info(`CC_NODE_VERSION=${version.ignored} is ignored: engines.node in package.json takes precedence`);
+  log.info(`package manager: ${choice.tool} (${choice.because})`);
+  if (choice.deprecated) log.warn(choice.deprecated);
+
+  const tools: ToolEnv = { layers: ctx.layers, env, log, ...(env.RBP_NPM_REGISTRY ? { registry: env.RBP_NPM_REGISTRY } : {}) };
+  const node = await log.step('Node.js', () => installNode(tools, version.constraint, version.origin));
+  log.info(`Node.js ${node.version} (asked: "${version.constraint}" from ${version.source})`);
+  const eol = endOfLife(node.version);
+  if (eol.eol) log.warn(`Node.js ${node.version} is end-of-life since ${eol.end}: it gets no security fixes; move to ${'24'} (the latest LTS)`);
+  const npm = await log.step('npm', () => installNpm(tools, node.version));
+  log.info(`npm ${npm.version} (bundled with Node.js ${node.version})`);
+
+  const bins: Installed[] = [node, npm];
+  let managerVer = npm.version;
+  let bun: Installed | undefined;
+  const used = new Set<string>();
+  if (wanted && choice.manager !== 'npm' && choice.manager !== 'custom') {
+    const id = choice.manager;
+    const m = await log.step(id, () =>
+      installManager(tools, { id, constraint: wanted.constraint, origin: { what: wanted.because.startsWith('packageManager') ? 'packageManager' : id, where: pkgFile }, ...(wanted.hash ? { hash: wanted.hash } : {}) }),
+    );
+    log.info(`${id} ${m.version} (${wanted.because})`);
+    bins.push(m);
+    managerVer = m.version;
+    used.add(id === 'yarn-berry' ? 'yarn' : id);
+    if (id === 'bun') bun = m;
+  }
+  if (deno) {
+    const d = await log.step('Deno', () => installManager(tools, { id: 'deno', constraint: deno.constraint, origin: { what: '[tools] deno', where: deno.file } }));
+    log.info(`Deno ${d.version} (${deno.file}: deno = "${deno.constraint}")`);
+    bins.push(d);
+    used.add('deno');
+  }
+  for (const l of TOOL_LAYERS) if (!used.has(l) && fs.existsSync(path.join(ctx.layersDir, `${l}.toml`))) ctx.layers.remove(l);
+
+  const pnp = choice.manager === 'yarn-berry' && yarnLinker(appDir, env) === 'pnp';
+  const cache = ctx.layers.get(PACKAGE_CACHE_LAYER, { cache: true }, { manager: choice.manager });
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-node-'));
+  const userconfig = path.join(tmp, 'npmrc');
+  fs.writeFileSync(userconfig, '');
+  const command = installCommand(choice, dev, nodeEnv, env);
+  log.info(`development dependencies: ${command.dev} (CC_NODE_DEV_DEPENDENCIES ${dev === 'unset' ? 'unset' : `=${dev}`}, NODE_ENV=${nodeEnv})`);
+  const installEnv: Record<string, string> = {
+    ...env,
+    PATH: [...new Set(bins.map((b) => b.binDir)), env.PATH ?? '/usr/local/bin:/usr/bin:/bin'].join(':'),
+    NODE_ENV: nodeEnv,
+    // The build machine's own ~/.npmrc must not change what gets installed.
+    npm_config_userconfig: userconfig,
+    npm_config_update_notifier: 'false',
+    npm_config_fund: 'false',
+    npm_config_audit: 'false',
+    ...(choice.manager === 'pnpm' ? { npm_config_package_manager_strict: 'false' } : {}),
+    ...cacheEnv(cache.path, choice, env, pnp),
+  };
+  try {
+    await installDependencies({
+      layers: ctx.layers,
+      appDir,
+      pkg,
+      choice,
+      metadata: modulesMetadata({
+        appDir,
+        pkg,
+        choice,
+        managerVersion: managerVer,
+        runtime: bun ? `bun ${bun.version} node ${node.version}` : `node ${node.version}`,
+        dev,
+        nodeEnv,
+        registry: new URL(auth.registry).host,
+        ...(choice.tool === 'custom' ? { custom: env.CC_CUSTOM_BUILD_TOOL } : {}),
+      }),
+      command,
+      pnp,
+      env: installEnv,
+      auth,
+      sshKeys,
+      bindingRoot: bindings,
+      log,
+    });
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+
+  const decision: NodeDecision = {
+    runtime: choice.manager === 'bun' ? 'bun' : 'node',
+    node: node.version,
+    ...(bun ? { bun: bun.version } : {}),
+    manager: `${choice.manager} ${managerVer}`,
+    tool: choice.tool,
+    ...(pnp ? { pnp: true } : {}),
+  };
+  installLaunch(ctx, decision);
 });

@@ -1,13 +1,16 @@
-import fs from 'node:fs';
-import path from 'node:path';
+/**
+ * Detect (contract, node rule 1): a package.json and something to start — scripts.start, main, or
+ * CC_RUN_COMMAND. A package.json with nothing to start (a static site generator's project) is left
+ * to the next runtime.
+ */
 import { runDetect } from '../../../lib/cnb/context.ts';
+import { NOTHING_TO_START_FIX, readPackageJson, startMethod } from './package-json.ts';
 
 runDetect((ctx) => {
-  const file = path.join(ctx.appDir, 'package.json');
-  if (!fs.existsSync(file)) return { pass: false, reason: 'no package.json at the application root' };
-  const pkg = JSON.parse(fs.readFileSync(file, 'utf8')) as { scripts?: { start?: string }; main?: string };
-  if (!pkg.scripts?.start && !pkg.main && !ctx.env.CC_RUN_COMMAND) {
-    return { pass: false, reason: 'package.json has nothing to start: add scripts.start or main, or set CC_RUN_COMMAND' };
-  }
-  return { pass: true, plan: { provides: [{ name: 'node' }], requires: [{ name: 'node' }] } };
+  const pkg = readPackageJson(ctx.appDir);
+  if (!pkg) return { pass: false, reason: 'rbp/node: no package.json at the application root' };
+  const start = startMethod(pkg, ctx.env);
+  if (!start) return { pass: false, reason: `rbp/node: package.json has nothing to start. ${NOTHING_TO_START_FIX}` };
+  const how = start.kind === 'run-command' ? 'CC_RUN_COMMAND' : start.kind === 'start-script' ? 'scripts.start' : `main (${start.file})`;
+  return { pass: true, reason: `rbp/node: package.json, started by ${how}`, plan: { provides: [{ name: 'node' }], requires: [{ name: 'node' }] } };
 });

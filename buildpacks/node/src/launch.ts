@@ -1,8 +1,26 @@
-import fs from 'node:fs';
-import { runLaunch } from '../../../lib/launch/entry.ts';
+/**
+ * The launch entrypoint: runs under the installed Node.js (its layer's bin/ is on the launch PATH).
+ * Plans the start command from what the build decided and the run-time environment, runs prestart
+ * before and poststart after the start script, as npm would.
+ */
+import { spawnSync } from 'node:child_process';
+import { readDecision, runLaunch } from '../../../lib/launch/entry.ts';
+import { planLaunch, type NodeDecision } from './launch-plan.ts';
+import { readPackageJson } from './package-json.ts';
 
 runLaunch((env) => {
-  const pkg = JSON.parse(fs.readFileSync('package.json', 'utf8')) as { scripts?: { start?: string }; main?: string };
-  const argv = env.CC_RUN_COMMAND ? ['/bin/sh', '-c', env.CC_RUN_COMMAND] : pkg.scripts?.start ? ['npm', 'start'] : ['node', pkg.main!];
-  return { argv, env: { NODE_ENV: 'production', PORT: env.PORT ?? '8080' }, facts: { runtime: 'node' } };
+  const appDir = process.cwd();
+  const plan = planLaunch({ env, pkg: readPackageJson(appDir) ?? {}, decision: readDecision<NodeDecision>(), appDir });
+  if (env.RBP_DRY_RUN === '1') return plan;
+  const hookEnv = (event: string) => ({ ...process.env, ...plan.env, npm_lifecycle_event: event });
+  if (plan.hooks.prestart) {
+    const r = spawnSync('/bin/sh', ['-c', plan.hooks.prestart], { stdio: 'inherit', cwd: plan.cwd, env: hookEnv('prestart') });
+    if (r.status !== 0) {
+      process.stderr.write(`launch: the prestart script failed (exit ${r.status ?? r.signal}): ${plan.hooks.prestart}\n`);
+      process.exit(r.status || 1);
+    }
+  }
+  const poststart = plan.hooks.poststart;
+  if (poststart) process.on('exit', () => spawnSync('/bin/sh', ['-c', poststart], { stdio: 'inherit', cwd: plan.cwd, env: hookEnv('poststart') }));
+  return plan;
 });

@@ -1,10 +1,29 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import { runDetect } from '../../../lib/cnb/context.ts';
+import { readConfig } from './config.ts';
+import { allDetectionFiles, renderCommand } from './generators.ts';
+import { installPlan } from './js-install.ts';
+import { show } from './paths.ts';
+import { planSite } from './site-build.ts';
+import { findIndex } from './webroot.ts';
 
+// Contract, `static`: an index in the webroot, CC_BUILD_COMMAND, or a generator of the table.
 runDetect((ctx) => {
-  const webroot = path.join(ctx.appDir, ctx.env.CC_WEBROOT ?? '/');
-  const index = ['index.html', 'index.htm'].find((f) => fs.existsSync(path.join(webroot, f)));
-  if (!index && !ctx.env.CC_BUILD_COMMAND) return { pass: false, reason: `no index.html or index.htm in ${webroot}` };
-  return { pass: true, plan: { provides: [{ name: 'static' }], requires: [{ name: 'static' }] } };
+  const cfg = readConfig(ctx.env, ctx.appDir);
+  const plan = planSite(cfg, ctx.appDir);
+  const provides = { provides: [{ name: 'static' }], requires: [{ name: 'static' }] };
+  if (plan.kind === 'command') return { pass: true, plan: provides, reason: `CC_BUILD_COMMAND: ${plan.command}` };
+  if (plan.kind === 'generator') {
+    const { generator: g, file } = plan.detection;
+    const install = g.runner === 'npm' ? installPlan(ctx.appDir).argv : undefined;
+    return { pass: true, plan: provides, reason: `${g.name} (${file}): ${renderCommand(g, cfg.outDir.rel, install)}` };
+  }
+  const webroot = cfg.webroot ?? { rel: '', abs: ctx.appDir };
+  const index = findIndex(webroot.abs);
+  if (index) return { pass: true, plan: provides, reason: `${show(webroot.rel === '' ? index : `${webroot.rel}/${index}`)}` };
+  return {
+    pass: false,
+    reason:
+      `missing: an index.html or index.htm in ${show(webroot.rel)}${cfg.webroot ? ' (CC_WEBROOT)' : ''}, ` +
+      `a CC_BUILD_COMMAND, or a static site generator file at the root (${allDetectionFiles().join(', ')})`,
+  };
 });

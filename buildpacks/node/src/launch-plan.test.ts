@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest';
+import { execCommand, nodeOptions, planLaunch, type NodeDecision } from './launch-plan.ts';
+
+const GiB = 1024 ** 3;
+const decision: NodeDecision = { runtime: 'node', node: '24.15.0', manager: 'npm 11.12.1', tool: 'npm' };
+
+describe('nodeOptions (contract, node rule 2)', () => {
+  it('sets --max-old-space-size to 3/4 of the memory when NODE_OPTIONS is unset', () => {
+    expect(nodeOptions(undefined, 2 * GiB)).toBe('--max-old-space-size=1536');
+  });
+  it('appends it to other flags', () => {
+    expect(nodeOptions('--enable-source-maps', GiB)).toBe('--enable-source-maps --max-old-space-size=768');
+  });
+  it('leaves a NODE_OPTIONS that already holds it alone', () => {
+    expect(nodeOptions('--max-old-space-size=100 --trace-warnings', 4 * GiB)).toBe('--max-old-space-size=100 --trace-warnings');
+    expect(nodeOptions('--max_old_space_size=100', 4 * GiB)).toBe('--max_old_space_size=100');
+  });
+  it('changes nothing when the memory is unknown', () => {
+    expect(nodeOptions('--x', undefined)).toBe('--x');
+    expect(nodeOptions(undefined, undefined)).toBeUndefined();
+  });
+});
+
+describe('execCommand', () => {
+  it('execs a simple command so signals reach the app', () => {
+    expect(execCommand('node server.js')).toBe('exec node server.js');
+    expect(execCommand('node server.js --port $PORT')).toBe('exec node server.js --port $PORT');
+    expect(execCommand('FOO=bar node a.js')).toBe('FOO=bar exec node a.js');
+  });
+  it('leaves compound commands and an existing exec as they are', () => {
+    expect(execCommand('tsc && node dist/a.js')).toBe('tsc && node dist/a.js');
+    expect(execCommand('node a.js | tee log')).toBe('node a.js | tee log');
+    expect(execCommand('exec node a.js')).toBe('exec node a.js');
+  });
+});
+
+describe('planLaunch', () => {
+  const base = { decision, appDir: '/workspace' };
+  it('CC_RUN_COMMAND > scripts.start > main', () => {
+    const pkg = { main: 'main.js', scripts: { start: 'node start.js' } };
+    expect(planLaunch({ ...base, pkg, env: { CC_RUN_COMMAND: 'node run.js' } }).argv).toEqual(['/bin/sh', '-c', 'exec node run.js']);
+    expect(planLaunch({ ...base, pkg, env: {} }).argv).toEqual(['/bin/sh', '-c', 'exec node start.js']);
+    expect(planLaunch({ ...base, pkg: { main: 'main.js' }, env: {} }).argv).toEqual(['node', 'main.js']);
+    expect(planLaunch({ ...base, decision: { ...decision, runtime: 'bun' }, pkg: { main: 'main.js' }, env: {} }).argv).toEqual(['bun', 'main.js']);
+  });
+  it('NODE_ENV=production, PORT 8080 or 9000 behind middleware, HOST 0.0.0.0, heap from the instance memory', () => {
+    const p = planLaunch({ ...base, pkg: { main: 'a.js' }, env: { RBP_INSTANCE_MEMORY: String(GiB) } });
+    expect(p.env).toMatchObject({ NODE_ENV: 'production', PORT: '8080', HOST: '0.0.0.0', NODE_OPTIONS: '--max-old-space-size=768' });
+    const behind = planLaunch({ ...base, pkg: { main: 'a.js' }, env: { CC_REDIRECTOR_PROJECT_KEY: 'k' } });
+    expect(behind.env.PORT).toBe('9000');
+  });
+  it('runs prestart and poststart around scripts.start only', () => {
+    const pkg = { scripts: { prestart: 'echo pre', start: 'node a.js', poststart: 'echo post' } };
+    expect(planLaunch({ ...base, pkg, env: {} }).hooks).toEqual({ prestart: 'echo pre', poststart: 'echo post' });
+    expect(planLaunch({ ...base, pkg, env: { CC_RUN_COMMAND: 'node b.js' } }).hooks).toEqual({});
+  });
+  it('preloads .pnp.cjs for Yarn Plug-n-Play', () => {
+    const p = planLaunch({ ...base, decision: { ...decision, pnp: true }, pkg: { main: 'a.js' }, env: {} });
+    expect(p.env.NODE_OPTIONS).toBe('--require /workspace/.pnp.cjs');
+  });
+  it('fails clearly when there is nothing to start', () => {
+    expect(() => planLaunch({ ...base, pkg: {}, env: {} })).toThrowError(/Nothing to start/);
+  });
+});

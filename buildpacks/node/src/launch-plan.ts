@@ -1,0 +1,118 @@
+/**
+ * What runs at launch (contract, node rules 1–3): CC_RUN_COMMAND > scripts.start > main, with
+ * NODE_ENV=production, PORT the port the app must listen on (8080, or 9000 behind request-flow
+ * middleware), HOST 0.0.0.0, and NODE_OPTIONS' --max-old-space-size at 3/4 of the instance memory.
+ */
+import path from 'node:path';
+import type { Plan } from '../../../lib/launch/entry.ts';
+import { appListenPort } from '../../../lib/launch/ports.ts';
+import { instanceMemory } from '../../../lib/launch/instance.ts';
+import { startMethod, NOTHING_TO_START_FIX, type PackageJson } from './package-json.ts';
+import { UserError } from '../../../lib/errors.ts';
+
+/** What the build decided, kept in the launcher layer's metadata. */
+export interface NodeDecision extends Record<string, unknown> {
+  runtime: 'node' | 'bun';
+  node: string;
+  bun?: string;
+  manager: string;
+  tool: string;
+  /** Yarn Plug'n'Play: node needs .pnp.cjs preloaded. */
+  pnp?: boolean;
+}
+
+const MiB = 1024 * 1024;
+
+/** Contract, node rule 2: set when absent, appended to other flags, left alone when already there. */
+export function nodeOptions(current: string | undefined, memoryBytes: number | undefined): string | undefined {
+  if (current && /--max[-_]old[-_]space[-_]size/.test(current)) return current;
+  if (!memoryBytes) return current;
+  const flag = `--max-old-space-size=${Math.floor((memoryBytes * 3) / 4 / MiB)}`;
+  return current?.trim() ? `${current.trim()} ${flag}` : flag;
+}
+
+/**
+ * `exec` in front of a simple command, so the shell is replaced by the app and signals reach it
+ * (Debian's sh does not exec the last command by itself). Compound commands stay as they are.
+ */
+export function execCommand(command: string): string {
+  if (/[;&|<>()`$\n\\]|\b(if|for|while|case|until)\b/.test(command.replace(/\$\{?[A-Za-z_][A-Za-z0-9_]*\}?/g, ''))) return command;
+  const m = /^((?:[A-Za-z_][A-Za-z0-9_]*=(?:'[^']*'|"[^"]*"|\S*)\s+)*)(.+)$/s.exec(command.trim());
+  if (!m || /^exec\s/.test(m[2]!)) return command;
+  return `${m[1]}exec ${m[2]}`;
+}
+
+export interface LaunchInput {
+  env: Record<string, string | undefined>;
+  pkg: PackageJson;
+  decision: NodeDecision;
+  appDir: string;
+}
+
+export interface NodePlan extends Plan {
+  /** scripts.prestart / scripts.poststart, run around the start script. */
+  hooks: { prestart?: string; poststart?: string };
+}
+
+export function planLaunch({ env, pkg, decision, appDir }: LaunchInput): NodePlan {
+  const start = startMethod(pkg, env);
+  if (!start) {
+    throw new UserError({
+      id: 'node/start/none',
+      title: 'Nothing to start',
+      seen: { what: 'package.json', value: 'no scripts.start, no main', where: path.join(appDir, 'package.json') },
+      rule: 'The start command is CC_RUN_COMMAND, else scripts.start, else node <main>.',
+      fix: NOTHING_TO_START_FIX,
+    });
+  }
+  const port = appListenPort(env, undefined, appDir);
+  const memory = instanceMemory(env);
+  const options = nodeOptions(env.NODE_OPTIONS, memory);
+  const pnpRequire = decision.pnp ? `--require ${path.join(appDir, '.pnp.cjs')}` : undefined;
+  const withPnp = pnpRequire && !(options ?? '').includes('.pnp.cjs') ? [options, pnpRequire].filter(Boolean).join(' ') : options;
+  const binDirs = [path.join(appDir, 'node_modules', '.bin')];
+  const planEnv: Record<string, string> = {
+    NODE_ENV: 'production',
+    PORT: String(port),
+    HOST: env.HOST ?? '0.0.0.0',
+    PATH: [...binDirs, env.PATH ?? '/usr/local/bin:/usr/bin:/bin'].join(':'),
+    ...(withPnp ? { NODE_OPTIONS: withPnp } : {}),
+  };
+  const hooks: NodePlan['hooks'] = {};
+  let argv: string[];
+  switch (start.kind) {
+    case 'run-command':
+      argv = ['/bin/sh', '-c', execCommand(start.command)];
+      break;
+    case 'start-script':
+      argv = ['/bin/sh', '-c', execCommand(start.command)];
+      if (pkg.scripts?.prestart) hooks.prestart = pkg.scripts.prestart;
+      if (pkg.scripts?.poststart) hooks.poststart = pkg.scripts.poststart;
+      Object.assign(planEnv, {
+        npm_lifecycle_event: 'start',
+        npm_lifecycle_script: start.command,
+        ...(pkg.name ? { npm_package_name: pkg.name } : {}),
+        ...(pkg.version ? { npm_package_version: pkg.version } : {}),
+      });
+      break;
+    case 'main':
+      argv = [decision.runtime === 'bun' ? 'bun' : 'node', start.file];
+      break;
+  }
+  return {
+    argv,
+    env: planEnv,
+    cwd: appDir,
+    hooks,
+    facts: {
+      runtime: decision.runtime,
+      node: decision.node,
+      ...(decision.bun ? { bun: decision.bun } : {}),
+      start: start.kind,
+      port,
+      ...(memory ? { memory } : {}),
+      ...(hooks.prestart ? { prestart: hooks.prestart } : {}),
+      ...(hooks.poststart ? { poststart: hooks.poststart } : {}),
+    },
+  };
+}

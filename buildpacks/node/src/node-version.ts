@@ -1,0 +1,73 @@
+/**
+ * Which Node.js version to install (contract, node rule 6 and "Versioning"): `engines.node` (any
+ * semver range) wins over CC_NODE_VERSION (`<major>`, `<major>.<minor>` or `<major>.<minor>.<patch>`);
+ * with neither, the latest LTS the contract names. End-of-life lines still build, with a warning.
+ */
+import semver from 'semver';
+import schedule from 'node-releases/data/release-schedule/release-schedule.json' with { type: 'json' };
+import { UserError } from '../../../lib/errors.ts';
+import type { ConstraintOrigin } from '../../../lib/deps/resolve.ts';
+import type { PackageJson } from './package-json.ts';
+
+/** Contract, "Versioning": the latest LTS, with the npm it ships. */
+export const DEFAULT_NODE_VERSION = '24.15.0';
+export const DEFAULT_NPM_VERSION = '11.12.1';
+
+export type NodeVersionSource = 'engines.node' | 'CC_NODE_VERSION' | 'default';
+
+export interface NodeConstraint {
+  constraint: string;
+  source: NodeVersionSource;
+  origin: ConstraintOrigin;
+  /** Set when CC_NODE_VERSION was given but engines.node took precedence. */
+  ignored?: string;
+}
+
+const CC_NODE_VERSION_RE = /^\d+(\.\d+){0,2}$/;
+
+export function nodeConstraint(pkg: PackageJson, env: Record<string, string | undefined>, pkgFile = 'package.json'): NodeConstraint {
+  const fromEnv = env.CC_NODE_VERSION?.trim();
+  if (fromEnv !== undefined && fromEnv !== '' && !CC_NODE_VERSION_RE.test(fromEnv)) {
+    throw new UserError({
+      id: 'node/version/invalid',
+      title: 'CC_NODE_VERSION is not a Node.js version',
+      seen: { what: 'CC_NODE_VERSION', value: fromEnv, where: 'the application environment' },
+      rule: 'CC_NODE_VERSION is <major>, <major>.<minor> or <major>.<minor>.<patch>, e.g. 24, 24.15 or 24.15.0.',
+      fix: 'Set CC_NODE_VERSION to a version such as 24, or use a semver range in engines.node of package.json.',
+    });
+  }
+  const engines = pkg.engines?.node?.trim();
+  if (engines) {
+    if (semver.validRange(engines) === null) {
+      throw new UserError({
+        id: 'node/version/engines-invalid',
+        title: 'engines.node in package.json is not a semver range',
+        seen: { what: 'engines.node', value: engines, where: pkgFile },
+        rule: 'engines.node is a semver range: 24, 24.x, ^22.12, >=20 <25, 24.15.0…',
+        fix: 'Write engines.node as a semver range, e.g. "engines": { "node": "24.x" }.',
+      });
+    }
+    return {
+      constraint: engines,
+      source: 'engines.node',
+      origin: { what: 'engines.node', where: pkgFile },
+      ...(fromEnv ? { ignored: fromEnv } : {}),
+    };
+  }
+  if (fromEnv) return { constraint: fromEnv, source: 'CC_NODE_VERSION', origin: { what: 'CC_NODE_VERSION', where: 'the application environment' } };
+  return { constraint: DEFAULT_NODE_VERSION, source: 'default', origin: { what: 'default Node.js version (latest LTS)' } };
+}
+
+interface ScheduleEntry {
+  start: string;
+  end: string;
+  lts?: string;
+  codename?: string;
+}
+
+/** The release line's end of life, from the Node.js release schedule (node-releases). */
+export function endOfLife(version: string, today: Date = new Date()): { eol: boolean; end?: string } {
+  const entry = (schedule as Record<string, ScheduleEntry>)[`v${semver.major(version)}`];
+  if (!entry) return { eol: false };
+  return { eol: new Date(`${entry.end}T23:59:59Z`).getTime() < today.getTime(), end: entry.end };
+}

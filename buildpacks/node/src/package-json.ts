@@ -1,0 +1,88 @@
+/**
+ * package.json: the one file every node app has (contract, node rule 1). It is read once, checked for
+ * the fields the buildpack uses, and turned into the start method (CC_RUN_COMMAND > scripts.start >
+ * main).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { UserError } from '../../../lib/errors.ts';
+
+export interface PackageJson {
+  name?: string;
+  version?: string;
+  main?: string;
+  scripts?: Record<string, string>;
+  engines?: { node?: string };
+  packageManager?: string;
+  dependencies?: Record<string, string>;
+  devDependencies?: Record<string, string>;
+}
+
+export const PACKAGE_JSON = 'package.json';
+
+function invalid(file: string, value: string, rule: string, fix: string, details?: string[]): UserError {
+  return new UserError({
+    id: 'node/package-json/parse',
+    title: 'package.json cannot be used',
+    seen: { what: PACKAGE_JSON, value, where: file },
+    rule,
+    fix,
+    ...(details ? { details } : {}),
+  });
+}
+
+/** The parsed package.json at the app root, or undefined when there is none. */
+export function readPackageJson(appDir: string): PackageJson | undefined {
+  const file = path.join(appDir, PACKAGE_JSON);
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text.replace(/^\uFEFF/, ''));
+  } catch (e) {
+    throw invalid(file, text.length > 60 ? `${text.slice(0, 60)}…` : text, 'package.json is a JSON object.', 'Fix the JSON syntax (an editor or `node -e "require(\'./package.json\')"` shows where).', [
+      (e as Error).message,
+    ]);
+  }
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) {
+    throw invalid(file, JSON.stringify(raw).slice(0, 60), 'package.json is a JSON object.', 'Make the file one JSON object: { "name": …, "scripts": { "start": … } }.');
+  }
+  const pkg = raw as Record<string, unknown>;
+  const mustBe = (field: string, ok: boolean, shape: string) => {
+    if (!ok) throw invalid(file, `${field}: ${JSON.stringify(pkg[field] ?? null)}`.slice(0, 120), `"${field}" in package.json is ${shape}.`, `Correct "${field}" or remove it.`);
+  };
+  const isStringMap = (v: unknown) => v === undefined || (typeof v === 'object' && v !== null && !Array.isArray(v) && Object.values(v).every((x) => typeof x === 'string'));
+  mustBe('main', pkg.main === undefined || typeof pkg.main === 'string', 'a string (the file to run)');
+  mustBe('scripts', isStringMap(pkg.scripts), 'an object of strings (script name → command)');
+  mustBe('engines', pkg.engines === undefined || (typeof pkg.engines === 'object' && pkg.engines !== null && !Array.isArray(pkg.engines)), 'an object');
+  const engines = pkg.engines as Record<string, unknown> | undefined;
+  if (engines?.node !== undefined && typeof engines.node !== 'string') {
+    throw invalid(file, `engines.node: ${JSON.stringify(engines.node)}`, '"engines.node" is a semver range string such as ">=20" or "22.x".', 'Write engines.node as a string.');
+  }
+  mustBe('packageManager', pkg.packageManager === undefined || typeof pkg.packageManager === 'string', 'a string such as "pnpm@10.12.1"');
+  mustBe('dependencies', isStringMap(pkg.dependencies), 'an object of strings (package → version)');
+  mustBe('devDependencies', isStringMap(pkg.devDependencies), 'an object of strings (package → version)');
+  return pkg as PackageJson;
+}
+
+export type StartMethod =
+  | { kind: 'run-command'; command: string }
+  | { kind: 'start-script'; command: string }
+  | { kind: 'main'; file: string };
+
+/** Contract: CC_RUN_COMMAND takes priority over all other start methods, then scripts.start, then main. */
+export function startMethod(pkg: PackageJson, env: Record<string, string | undefined>): StartMethod | undefined {
+  const run = env.CC_RUN_COMMAND?.trim();
+  if (run) return { kind: 'run-command', command: run };
+  const start = pkg.scripts?.start?.trim();
+  if (start) return { kind: 'start-script', command: start };
+  const main = pkg.main?.trim();
+  if (main) return { kind: 'main', file: main };
+  return undefined;
+}
+
+export const NOTHING_TO_START_FIX = 'Add "scripts": { "start": "node server.js" } or "main": "server.js" to package.json, or set CC_RUN_COMMAND.';

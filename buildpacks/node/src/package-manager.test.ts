@@ -1,0 +1,88 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { renderUserError, type UserError } from '../../../lib/errors.ts';
+import { chooseTool, devDependenciesChoice, installCommand, managerVersion, parsePackageManager } from './package-manager.ts';
+
+function app(files: string[]): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-pm-'));
+  for (const f of files) fs.writeFileSync(path.join(dir, f), '');
+  return dir;
+}
+
+function errorOf(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (e) {
+    return renderUserError((e as UserError).data);
+  }
+  throw new Error('no error');
+}
+
+describe('chooseTool (contract, node rule 5)', () => {
+  it('follows the lock file priority yarn.lock → pnpm-lock.yaml → bun.lock, else npm', () => {
+    expect(chooseTool(app(['yarn.lock', 'pnpm-lock.yaml', 'bun.lock']), {}, {}).tool).toBe('yarn');
+    expect(chooseTool(app(['pnpm-lock.yaml', 'bun.lock']), {}, {}).tool).toBe('pnpm');
+    expect(chooseTool(app(['bun.lock', 'package-lock.json']), {}, {}).tool).toBe('bun');
+    expect(chooseTool(app(['package-lock.json']), {}, {}).tool).toBe('npm');
+  });
+  it('takes Yarn Berry with yarn.lock and packageManager yarn@3 or yarn@4; Yarn 1 and 2 are deprecated', () => {
+    expect(chooseTool(app(['yarn.lock']), { packageManager: 'yarn@4.9.1' }, {}).tool).toBe('yarn-berry');
+    expect(chooseTool(app(['yarn.lock']), { packageManager: 'yarn@3.8.7' }, {}).tool).toBe('yarn-berry');
+    expect(chooseTool(app(['yarn.lock']), { packageManager: 'yarn@2.4.3' }, {}).deprecated).toMatch(/Yarn 2.x is deprecated/);
+    expect(chooseTool(app(['yarn.lock']), {}, {}).deprecated).toMatch(/Yarn 1.x is deprecated/);
+  });
+  it('CC_NODE_BUILD_TOOL wins over the lock files', () => {
+    expect(chooseTool(app(['yarn.lock']), {}, { CC_NODE_BUILD_TOOL: 'npm-ci' })).toMatchObject({ tool: 'npm-ci', manager: 'npm', because: 'CC_NODE_BUILD_TOOL' });
+  });
+  it('refuses an unknown value, listing the valid ones', () => {
+    expect(errorOf(() => chooseTool(app([]), {}, { CC_NODE_BUILD_TOOL: 'gradle' }))).toMatchInlineSnapshot(`
+      "! ERROR CC_NODE_BUILD_TOOL names no known package manager
+      !
+      ! Seen: CC_NODE_BUILD_TOOL: "gradle" (the application environment)
+      ! Rule: CC_NODE_BUILD_TOOL is one of bun, npm, npm-install, npm-ci, pnpm, yarn-berry, custom (deprecated: yarn, yarn2).
+      ! Fix:  Set CC_NODE_BUILD_TOOL to one of those values, or unset it to detect the package manager from the lock file.
+      ! (error id: node/build-tool/unknown)"
+    `);
+  });
+});
+
+describe('packageManager', () => {
+  it('parses name, version and hash', () => {
+    expect(parsePackageManager({ packageManager: 'pnpm@10.12.1+sha512.ABCdef' })).toEqual({ name: 'pnpm', version: '10.12.1', hash: { algorithm: 'sha512', hex: 'abcdef' } });
+    expect(parsePackageManager({})).toBeUndefined();
+  });
+  it('refuses a range', () => {
+    expect(errorOf(() => parsePackageManager({ packageManager: 'pnpm@^10' }))).toContain('node/package-manager/field-invalid');
+  });
+  it('gives the version: packageManager, else the defaults', () => {
+    const yarn1 = { tool: 'yarn', manager: 'yarn', because: 'yarn.lock' } as const;
+    const berry = { tool: 'yarn-berry', manager: 'yarn-berry', because: 'x' } as const;
+    expect(managerVersion(yarn1, undefined)?.constraint).toBe('1.22.22');
+    expect(managerVersion(berry, undefined)?.constraint).toBe('4');
+    expect(managerVersion(berry, { name: 'yarn', version: '4.9.1' })?.constraint).toBe('4.9.1');
+    expect(managerVersion({ tool: 'bun', manager: 'bun', because: 'x' }, undefined)?.constraint).toBe('1.3.14');
+  });
+});
+
+describe('installCommand (contract, node rule 8)', () => {
+  const c = (tool: string) => ({ tool, manager: tool.startsWith('npm') ? 'npm' : tool, because: 'x' }) as Parameters<typeof installCommand>[0];
+  it('adds the explicit flag with CC_NODE_DEV_DEPENDENCIES=install', () => {
+    expect(installCommand(c('npm'), 'install', 'production', {}).argv).toContain('--production=false');
+    expect(installCommand(c('npm-ci'), 'install', 'production', {}).argv).toContain('--include=dev');
+    expect(installCommand(c('pnpm'), 'install', 'production', {}).argv.join(' ')).toContain('--prod false');
+    expect(installCommand(c('yarn'), 'install', 'production', {}).argv).toContain('--production=false');
+    expect(installCommand(c('bun'), 'install', 'production', {}).argv).toEqual(['bun', 'install']);
+  });
+  it('unset or ignore: Bun omits dev, the others follow NODE_ENV', () => {
+    expect(installCommand(c('bun'), 'unset', 'development', {}).argv).toEqual(['bun', 'install', '--omit', 'dev']);
+    expect(installCommand(c('npm'), 'ignore', 'production', {}).dev).toBe('excluded');
+    expect(installCommand(c('npm'), 'unset', 'development', {}).dev).toBe('included');
+    expect(installCommand(c('yarn-berry'), 'unset', 'production', {}).then).toEqual(['yarn', 'workspaces', 'focus', '--all', '--production']);
+  });
+  it('rejects other CC_NODE_DEV_DEPENDENCIES values', () => {
+    expect(devDependenciesChoice({})).toBe('unset');
+    expect(errorOf(() => devDependenciesChoice({ CC_NODE_DEV_DEPENDENCIES: 'yes' }))).toContain('node/dev-dependencies/invalid');
+  });
+});

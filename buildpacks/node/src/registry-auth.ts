@@ -1,0 +1,161 @@
+/**
+ * Private registry access (contract, node rule 9 and "Authentication"): NPM_TOKEN becomes
+ * `//<registry_host>/:_authToken=<token>` in an npmrc; CC_NPM_BASIC_AUTH (`user:password`) is
+ * Base64-encoded into `_auth`; CC_NPM_REGISTRY sets the host. The npmrc exists only while the
+ * install runs and is removed whatever happens: a secret never reaches the log, a layer, the cache
+ * or the built app.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { UserError } from '../../../lib/errors.ts';
+
+export const DEFAULT_REGISTRY = 'https://registry.npmjs.org/';
+
+export interface RegistryAuth {
+  /** The registry URL, with a trailing slash; never holds credentials. */
+  registry: string;
+  kind: 'token' | 'basic' | 'none';
+  /** npmrc lines (npm, pnpm, Yarn 1, Bun). Secret. */
+  npmrc: string;
+  /** Variables Yarn Berry reads instead of an npmrc. Secret. */
+  yarnEnv: Record<string, string>;
+}
+
+/** localhost, 127.0.0.0/8 and ::1: a registry on the build machine itself. */
+export function isLoopback(hostname: string): boolean {
+  return hostname === 'localhost' || hostname === '[::1]' || /^127(\.\d{1,3}){3}$/.test(hostname);
+}
+
+/**
+ * CC_NPM_REGISTRY is a host name (`npm.example.com`, `npm.example.com:8443/path`) or a URL. A host
+ * name is reached over https, except a loopback host (localhost, 127.x.y.z, [::1]), which gets http:
+ * such a registry runs next to the build and has no certificate. An explicit `http://` or
+ * `https://` prefix always wins.
+ */
+export function registryUrl(value: string | undefined): string {
+  const v = value?.trim();
+  if (!v) return DEFAULT_REGISTRY;
+  const explicit = /^[a-z][a-z0-9+.-]*:\/\//i.test(v);
+  let u: URL;
+  try {
+    u = new URL(explicit ? v : `https://${v}`);
+    if (!explicit && isLoopback(u.hostname)) u = new URL(`http://${v}`);
+  } catch {
+    throw badRegistry(v);
+  }
+  if ((u.protocol !== 'https:' && u.protocol !== 'http:') || u.username || u.password || !u.hostname) throw badRegistry(v.replace(/\/\/[^@/]*@/, '//***@'));
+  return `${u.origin}${u.pathname.replace(/\/*$/, '/')}`;
+}
+
+function badRegistry(v: string): UserError {
+  return new UserError({
+    id: 'node/registry/invalid',
+    title: 'CC_NPM_REGISTRY is not a registry host',
+    seen: { what: 'CC_NPM_REGISTRY', value: v, where: 'the application environment' },
+    rule: 'CC_NPM_REGISTRY is the host name of an npm registry (npm.example.com, reached over https; a loopback host over http), or its http(s) URL, without credentials.',
+    fix: 'Set CC_NPM_REGISTRY to the host, and put the credentials in NPM_TOKEN or CC_NPM_BASIC_AUTH.',
+  });
+}
+
+/** `https://npm.example.com:8443/path/` → `//npm.example.com:8443/path/`, the key npm scopes credentials with. */
+export function nerfDart(registry: string): string {
+  const u = new URL(registry);
+  return `//${u.host}${u.pathname}`;
+}
+
+export function registryAuth(env: Record<string, string | undefined>): RegistryAuth {
+  const token = env.NPM_TOKEN?.trim();
+  const basic = env.CC_NPM_BASIC_AUTH?.trim();
+  if (token && basic) {
+    throw new UserError({
+      id: 'node/registry/both-auth',
+      title: 'NPM_TOKEN and CC_NPM_BASIC_AUTH are both set',
+      seen: { what: 'NPM_TOKEN, CC_NPM_BASIC_AUTH', value: '***', where: 'the application environment' },
+      rule: 'The registry is authenticated by NPM_TOKEN (a token) or by CC_NPM_BASIC_AUTH (user:password), not both.',
+      fix: 'Unset one of them: keep NPM_TOKEN for token authentication, or CC_NPM_BASIC_AUTH for basic authentication.',
+    });
+  }
+  if (basic !== undefined && basic !== '' && !/^[^:]+:.+$/s.test(basic)) {
+    throw new UserError({
+      id: 'node/registry/basic-auth-invalid',
+      title: 'CC_NPM_BASIC_AUTH is not user:password',
+      seen: { what: 'CC_NPM_BASIC_AUTH', value: '***', where: 'the application environment' },
+      rule: 'CC_NPM_BASIC_AUTH is <user>:<password>, in clear: the buildpack Base64-encodes it.',
+      fix: 'Set CC_NPM_BASIC_AUTH=<user>:<password>.',
+    });
+  }
+  const registry = registryUrl(env.CC_NPM_REGISTRY);
+  const key = nerfDart(registry);
+  const custom = registry !== DEFAULT_REGISTRY;
+  const head = custom ? [`registry=${registry}`] : [];
+  if (token) {
+    return {
+      registry,
+      kind: 'token',
+      npmrc: [...head, `${key}:_authToken=${token}`, ''].join('\n'),
+      yarnEnv: { YARN_NPM_REGISTRY_SERVER: registry.replace(/\/$/, ''), YARN_NPM_AUTH_TOKEN: token, YARN_NPM_ALWAYS_AUTH: 'true' },
+    };
+  }
+  if (basic) {
+    const encoded = Buffer.from(basic, 'utf8').toString('base64');
+    return {
+      registry,
+      kind: 'basic',
+      npmrc: [...head, `${key}:_auth=${encoded}`, `${key}:always-auth=true`, ''].join('\n'),
+      yarnEnv: { YARN_NPM_REGISTRY_SERVER: registry.replace(/\/$/, ''), YARN_NPM_AUTH_IDENT: basic, YARN_NPM_ALWAYS_AUTH: 'true' },
+    };
+  }
+  return { registry, kind: 'none', npmrc: head.length ? `${head.join('\n')}\n` : '', yarnEnv: custom ? { YARN_NPM_REGISTRY_SERVER: registry.replace(/\/$/, '') } : {} };
+}
+
+/**
+ * Runs `fn` with the registry configuration in the app's `.npmrc` (merged after the project's own
+ * lines), then puts the project's file back, or removes ours. Yarn Berry gets variables instead.
+ */
+export async function withRegistryAuth<T>(appDir: string, auth: RegistryAuth, fn: (env: Record<string, string>) => Promise<T>): Promise<T> {
+  if (!auth.npmrc) return fn(auth.yarnEnv);
+  const file = path.join(appDir, '.npmrc');
+  const own = fs.existsSync(file) ? fs.readFileSync(file) : undefined;
+  fs.writeFileSync(file, `${own ? `${own.toString('utf8').replace(/\n?$/, '\n')}` : ''}${auth.npmrc}`, { mode: 0o600 });
+  try {
+    return await fn(auth.yarnEnv);
+  } finally {
+    if (own) fs.writeFileSync(file, own);
+    else fs.rmSync(file, { force: true });
+  }
+}
+
+/** Replaces every secret of `auth` in a text (a tool's output) with ***. */
+export function hideSecrets(text: string, env: Record<string, string | undefined>): string {
+  let out = text;
+  for (const v of [env.NPM_TOKEN, env.CC_NPM_BASIC_AUTH, env.CC_NPM_BASIC_AUTH ? Buffer.from(env.CC_NPM_BASIC_AUTH.trim()).toString('base64') : undefined]) {
+    const s = v?.trim();
+    if (s && s.length >= 4) out = out.split(s).join('***');
+  }
+  return out;
+}
+
+/** What package managers print when a registry answers 401/403 or wants credentials it did not get. */
+const REFUSED = /\bE40[13]\b|\bENEEDAUTH\b|ERR_PNPM_FETCH_40[13]|\b40[13]\b[^\n]*\b(Unauthorized|Forbidden)\b|authorization required/i;
+
+export function registryRefused(output: string): boolean {
+  return REFUSED.test(output);
+}
+
+/** The error when an install failed because the registry refused the request (or wanted credentials). */
+export function registryRefusedError(auth: RegistryAuth, env: Record<string, string | undefined>, command: string): UserError {
+  const host = new URL(auth.registry).host;
+  const source = env.CC_NPM_REGISTRY?.trim() ? 'CC_NPM_REGISTRY' : 'the default registry';
+  const sent = auth.kind === 'token' ? 'NPM_TOKEN was sent' : auth.kind === 'basic' ? 'CC_NPM_BASIC_AUTH was sent' : 'no credentials were sent (NPM_TOKEN and CC_NPM_BASIC_AUTH are unset)';
+  return new UserError({
+    id: 'node/registry/refused',
+    title: `The registry ${host} refused to serve the dependencies: ${sent}`,
+    seen: { what: 'registry', value: auth.registry, where: source },
+    rule: 'A private registry is reached with NPM_TOKEN (a token, written as //<host>/:_authToken) or CC_NPM_BASIC_AUTH (<user>:<password>), not both; CC_NPM_REGISTRY names its host.',
+    fix:
+      auth.kind === 'none'
+        ? `Set NPM_TOKEN (or CC_NPM_BASIC_AUTH=<user>:<password>) on the application to credentials that may read from ${host}, and deploy again.`
+        : `Check that ${auth.kind === 'token' ? 'NPM_TOKEN' : 'CC_NPM_BASIC_AUTH'} is valid for ${host} and may read the packages, and that CC_NPM_REGISTRY names the right host.`,
+    details: [`command: ${command}`],
+  });
+}

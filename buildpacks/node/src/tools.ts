@@ -1,0 +1,205 @@
+/**
+ * Installing the runtime and the package manager programs into cached layers through lib/deps. All
+ * come from npm packages of the registry: official Node.js builds (`node-linux-<arch>`), `npm`,
+ * `pnpm`, `yarn` (1.x), `@yarnpkg/cli-dist` (Berry), `@oven/bun-linux-<arch>`,
+ * `@deno/linux-<arch>-glibc`. Every download is checked against the registry's integrity (or the
+ * packageManager hash). A layer whose metadata already names the wanted exact version is reused
+ * without asking the registry.
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import semver from 'semver';
+import type { Layers } from '../../../lib/cnb/layers.ts';
+import { ociArch } from '../../../lib/cnb/descriptor.ts';
+import type { DependencySpec } from '../../../lib/deps/catalog.ts';
+import { checksumFromHex, checksumFromSri, formatChecksum, type Checksum } from '../../../lib/deps/checksum.ts';
+import { fetchText } from '../../../lib/deps/download.ts';
+import { installTool, type InstalledTool } from '../../../lib/deps/install.ts';
+import { NPM_REGISTRY, packumentUrl } from '../../../lib/deps/npm.ts';
+import { pickVersion, type ConstraintOrigin } from '../../../lib/deps/resolve.ts';
+import { UserError } from '../../../lib/errors.ts';
+import type { Logger } from '../../../lib/log.ts';
+import { bundledNpmVersion, type NpmDocument } from './npm-version.ts';
+
+export interface Packument {
+  versions: Record<string, { dist?: { tarball?: string; integrity?: string; shasum?: string }; engines?: { node?: string } }>;
+  time?: Record<string, string>;
+  'dist-tags'?: Record<string, string>;
+}
+
+export interface ToolEnv {
+  layers: Layers;
+  env: Record<string, string | undefined>;
+  log: Logger;
+  /** Where tool packages come from: RBP_NPM_REGISTRY (operator), else the public registry. */
+  registry?: string;
+}
+
+const documents = new Map<string, Promise<Packument>>();
+
+/** The full package document (it has `time`, which the abbreviated one lacks). Fetched once per build. */
+export function packument(pkg: string, t: ToolEnv): Promise<Packument> {
+  const url = packumentUrl(t.registry ?? NPM_REGISTRY, pkg);
+  let doc = documents.get(url);
+  if (!doc) {
+    doc = fetchText(url, { what: `the npm package document of ${pkg}`, log: t.log }).then((text) => {
+      try {
+        return JSON.parse(text ?? '') as Packument;
+      } catch (e) {
+        throw new UserError({
+          id: 'node/tools/registry-document',
+          title: `The registry did not answer with the package document of ${pkg}`,
+          seen: { what: 'URL', value: url },
+          rule: 'tools are installed from npm packages; the registry answers GET /<package> with JSON',
+          fix: 'check RBP_NPM_REGISTRY, or that this machine reaches the npm registry',
+          details: [(e as Error).message],
+        });
+      }
+    });
+    documents.set(url, doc);
+  }
+  return doc;
+}
+
+export function nodePackage(arch = ociArch()): string {
+  return `node-linux-${arch === 'arm64' ? 'arm64' : 'x64'}`;
+}
+export function bunPackage(arch = ociArch()): string {
+  return `@oven/bun-linux-${arch === 'arm64' ? 'aarch64' : 'x64'}`;
+}
+export function denoPackage(arch = ociArch()): string {
+  return `@deno/linux-${arch === 'arm64' ? 'arm64' : 'x64'}-glibc`;
+}
+
+/** The DependencySpec of `pkg@version` from its document; `pinned` (a packageManager hash) must agree with the registry. */
+export function specOf(doc: Packument, pkg: string, id: string, version: string, bin: string, pinned?: Checksum): DependencySpec {
+  const v = doc.versions[version];
+  const tarball = v?.dist?.tarball;
+  if (!v || !tarball) throw new Error(`${pkg}@${version} has no tarball in the registry document`);
+  const registry = v.dist?.integrity ? checksumFromSri(v.dist.integrity, 'npm registry dist.integrity') : undefined;
+  if (pinned && registry && pinned.algorithm === registry.algorithm && pinned.hex !== registry.hex) {
+    throw new UserError({
+      id: 'node/package-manager/hash-mismatch',
+      title: `The packageManager hash does not match ${pkg}@${version}`,
+      seen: { what: 'packageManager', value: `${id}@${version}+${pinned.algorithm}.${pinned.hex.slice(0, 16)}…`, where: 'package.json' },
+      rule: 'the hash after + in packageManager is the digest of the package the registry serves',
+      fix: `check the field (corepack use ${id}@${version} writes it), or remove the hash`,
+      details: [`registry: ${formatChecksum(registry)}`],
+    });
+  }
+  return { id, version, uri: tarball, checksum: pinned ?? registry!, archive: 'tar.gz', stripComponents: 1, bin };
+}
+
+/** A spec rebuilt from a restored layer's metadata, when it already holds `version` (no registry round trip). */
+function cachedSpec(t: ToolEnv, layer: string, id: string, bin: string, accept: (md: Record<string, unknown>) => boolean): DependencySpec | undefined {
+  const md = t.layers.restored(layer).metadata;
+  if (!md || md.id !== id || typeof md.version !== 'string' || typeof md.uri !== 'string' || typeof md.sha !== 'string' || !accept(md)) return undefined;
+  const [algo, hex] = md.sha.split(':');
+  const checksum = checksumFromHex(hex ?? '', algo as Checksum['algorithm']);
+  if (!checksum) return undefined;
+  return { id, version: md.version, uri: md.uri, checksum, archive: 'tar.gz', stripComponents: 1, bin, arch: typeof md.arch === 'string' ? md.arch : ociArch() };
+}
+
+export interface Installed {
+  version: string;
+  /** The directory holding the command (on PATH for the build's commands). */
+  binDir: string;
+  tool: InstalledTool;
+}
+
+function result(tool: InstalledTool, version: string): Installed {
+  return { version: tool.version ?? version, binDir: path.dirname(tool.path), tool };
+}
+
+/** Node.js itself: launch and build, cached per version. */
+export async function installNode(t: ToolEnv, constraint: string, origin: ConstraintOrigin): Promise<Installed> {
+  const pkg = nodePackage();
+  const exact = semver.valid(constraint) ?? undefined;
+  let spec = exact ? cachedSpec(t, 'node', 'node', 'bin/node', (md) => md.version === exact) : undefined;
+  if (!spec) {
+    const doc = await t.log.step(`resolve Node.js "${constraint}" from the registry (${pkg})`, () => packument(pkg, t));
+    const version = pickVersion(Object.keys(doc.versions), constraint, 'node', origin);
+    spec = specOf(doc, pkg, 'node', version, 'bin/node');
+  }
+  const tool = await installTool({ layers: t.layers, layerName: 'node', spec, types: { build: true, launch: true }, env: t.env, log: t.log, command: 'node' });
+  return result(tool, spec.version);
+}
+
+/** The npm Node.js ships with; its layer remembers which Node it was chosen for. */
+export async function installNpm(t: ToolEnv, nodeVersion: string): Promise<Installed> {
+  const restored = t.layers.restored('npm').metadata;
+  let spec = restored?.node === nodeVersion ? cachedSpec(t, 'npm', 'npm', 'bin/npm-cli.js', () => true) : undefined;
+  if (restored && 'node' in restored) {
+    // `node` is ours, not lib/deps': without it the restored metadata is what installTool compares.
+    const { node: _node, ...rest } = restored;
+    t.layers.writeToml('npm', {}, rest);
+  }
+  if (!spec) {
+    const [npmDoc, nodeDoc] = await t.log.step(`find the npm bundled with Node.js ${nodeVersion}`, () => Promise.all([packument('npm', t), packument(nodePackage(), t)]));
+    const released = nodeDoc.time?.[nodeVersion];
+    const version = bundledNpmVersion(nodeVersion, npmDoc as NpmDocument, released ? new Date(released) : undefined);
+    if (!version) throw new Error(`no npm version in the registry runs on Node.js ${nodeVersion}`);
+    spec = specOf(npmDoc, 'npm', 'npm', version, 'bin/npm-cli.js');
+  }
+  const tool = await installTool({ layers: t.layers, layerName: 'npm', spec, types: { build: true, launch: true }, env: t.env, log: t.log, command: 'npm' });
+  // The layer's metadata says which Node.js this npm was chosen for, so the next build need not ask again.
+  if (tool.layer) t.layers.writeToml('npm', tool.layer.types, { ...tool.layer.metadata, node: nodeVersion });
+  return result(tool, spec.version);
+}
+
+export interface ManagerRequest {
+  id: 'pnpm' | 'yarn' | 'yarn-berry' | 'bun' | 'deno';
+  constraint: string;
+  origin: ConstraintOrigin;
+  hash?: { algorithm: string; hex: string };
+}
+
+const MANAGER_PACKAGES: Record<ManagerRequest['id'], { pkg: () => string; layer: string; command: string; bin: (version: string) => string }> = {
+  pnpm: { pkg: () => 'pnpm', layer: 'pnpm', command: 'pnpm', bin: (v) => (semver.major(v) >= 11 ? 'bin/pnpm.mjs' : 'bin/pnpm.cjs') },
+  yarn: { pkg: () => 'yarn', layer: 'yarn', command: 'yarn', bin: () => 'bin/yarn.js' },
+  'yarn-berry': { pkg: () => '@yarnpkg/cli-dist', layer: 'yarn', command: 'yarn', bin: () => 'bin/yarn.js' },
+  bun: { pkg: () => bunPackage(), layer: 'bun', command: 'bun', bin: () => 'bin/bun' },
+  deno: { pkg: () => denoPackage(), layer: 'deno', command: 'deno', bin: () => 'deno' },
+};
+
+/** pnpm, Yarn, Bun or Deno, at the version packageManager (or mise.toml) asks for, else the default. */
+export async function installManager(t: ToolEnv, req: ManagerRequest): Promise<Installed> {
+  const p = MANAGER_PACKAGES[req.id];
+  const pkg = p.pkg();
+  const exact = semver.valid(req.constraint) ?? undefined;
+  const hashChecksum = req.hash && req.id !== 'yarn-berry' ? checksumFromHex(req.hash.hex, req.hash.algorithm as Checksum['algorithm']) : undefined;
+  let spec =
+    exact && !req.hash ? cachedSpec(t, p.layer, req.id === 'yarn-berry' ? 'yarn' : req.id, p.bin(exact), (md) => md.version === exact && String(md.uri).includes(`/${pkg}/-/`)) : undefined;
+  if (!spec) {
+    const doc = await t.log.step(`resolve ${req.id} "${req.constraint}" from the registry (${pkg})`, () => packument(pkg, t));
+    const version = pickVersion(Object.keys(doc.versions), req.constraint, req.id, req.origin);
+    spec = specOf(doc, pkg, req.id === 'yarn-berry' ? 'yarn' : req.id, version, p.bin(version), hashChecksum);
+    if (req.hash && !hashChecksum && req.id !== 'yarn-berry' && req.hash.algorithm === 'sha1' && doc.versions[version]?.dist?.shasum !== req.hash.hex) {
+      throw hashMismatch(req, version, `registry sha1 ${doc.versions[version]?.dist?.shasum}`);
+    }
+  }
+  const tool = await installTool({ layers: t.layers, layerName: p.layer, spec, types: { build: true, launch: true }, env: t.env, log: t.log, command: p.command });
+  // Yarn ≥ 2: the packageManager hash covers the single yarn.js, not the package tarball.
+  if (req.id === 'yarn-berry' && req.hash && tool.layer) {
+    const file = path.join(tool.layer.path, 'bin', 'yarn.js');
+    const got = crypto.createHash(req.hash.algorithm).update(fs.readFileSync(file)).digest('hex');
+    if (got !== req.hash.hex) {
+      t.layers.remove(p.layer);
+      throw hashMismatch(req, spec.version, `yarn.js ${req.hash.algorithm} ${got}`);
+    }
+    t.log.detail(`verified yarn.js against the packageManager hash (${req.hash.algorithm})`);
+  }
+  return result(tool, spec.version);
+}
+
+function hashMismatch(req: ManagerRequest, version: string, actual: string): UserError {
+  return new UserError({
+    id: 'node/package-manager/hash-mismatch',
+    title: `The packageManager hash does not match ${req.id} ${version}`,
+    seen: { what: 'packageManager', value: `${req.id}@${version}+${req.hash!.algorithm}.${req.hash!.hex.slice(0, 16)}…`, where: 'package.json' },
+    rule: 'the hash after + in packageManager is the digest of what the registry serves for that version',
+    fix: `check the field (corepack use ${req.id === 'yarn-berry' ? 'yarn' : req.id}@${version} writes it), or remove the hash`,
+    details: [`actual: ${actual}`],
+  });
+}

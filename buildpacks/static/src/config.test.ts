@@ -1,0 +1,50 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { renderUserError, UserError } from '../../../lib/errors.ts';
+import { readConfig } from './config.ts';
+
+const appDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-cfg-'));
+
+function errorOf(env: Record<string, string>): string {
+  try {
+    readConfig(env, appDir);
+  } catch (e) {
+    if (e instanceof UserError) return renderUserError(e.data);
+    throw e;
+  }
+  throw new Error('expected a UserError');
+}
+
+describe('static configuration', () => {
+  it('reads defaults, and a leading / as the root', () => {
+    const c = readConfig({ CC_WEBROOT: '/public/', CC_STATIC_CADDYFILE: 'conf/Caddyfile', CC_BUILD_COMMAND: ' ' }, appDir);
+    expect(c.webroot?.rel).toBe('public');
+    expect(c.caddyfile?.rel).toBe('conf/Caddyfile');
+    expect(c.outDir.rel).toBe('cc_static_autobuilt');
+    expect(c.buildCommand).toBeUndefined();
+    expect(readConfig({ CC_WEBROOT: '/' }, appDir).webroot?.rel).toBe('');
+  });
+
+  it('refuses a webroot outside the root', () => {
+    expect(errorOf({ CC_WEBROOT: '/../../etc' })).toMatchInlineSnapshot(`
+      "! ERROR CC_WEBROOT points outside the application root
+      !
+      ! Seen: CC_WEBROOT: "/../../etc" (the application environment)
+      ! Rule: CC_WEBROOT is a path relative to the application root (a leading / means the root); it cannot leave it
+      ! Fix:  set CC_WEBROOT to a folder or file inside the project, for example /public
+      ! (error id: static/path/outside-root)"
+    `);
+  });
+
+  it('refuses a symlinked webroot that leads outside the root', () => {
+    fs.symlinkSync(os.tmpdir(), path.join(appDir, 'escape'));
+    expect(() => readConfig({ CC_WEBROOT: 'escape' }, appDir)).toThrow(/outside the application root/);
+  });
+
+  it('refuses an unknown CC_STATIC_SERVER and an output folder that is the root', () => {
+    expect(errorOf({ CC_STATIC_SERVER: 'nginx' })).toContain('static/server/unknown');
+    expect(errorOf({ CC_STATIC_AUTOBUILD_OUTDIR: '/' })).toContain('static/outdir/root');
+  });
+});

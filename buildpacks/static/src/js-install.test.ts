@@ -1,0 +1,46 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { Layers } from '../../../lib/cnb/layers.ts';
+import { installPlan, nodeModulesCache } from './js-install.ts';
+
+function app(files: Record<string, string>): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-js-'));
+  for (const [f, c] of Object.entries(files)) fs.writeFileSync(path.join(dir, f), c);
+  return dir;
+}
+
+describe('JavaScript generator installs', () => {
+  it('use the project lock file, else the contract npm i', () => {
+    expect(installPlan(app({ 'package.json': '{}' })).argv).toEqual(['npm', 'i']);
+    expect(installPlan(app({ 'package-lock.json': '{}' })).argv).toEqual(['npm', 'ci']);
+    expect(installPlan(app({ 'pnpm-lock.yaml': '' })).argv).toEqual(['corepack', 'pnpm', 'install', '--frozen-lockfile']);
+    expect(installPlan(app({ 'yarn.lock': '', 'package.json': '{}' })).argv).toEqual(['corepack', 'yarn', 'install', '--frozen-lockfile']);
+    expect(installPlan(app({ 'yarn.lock': '', 'package.json': '{"packageManager":"yarn@4.9.1"}' })).argv).toEqual(['corepack', 'yarn', 'install', '--immutable']);
+    expect(installPlan(app({ 'bun.lock': '' })).argv).toEqual(['bun', 'install', '--frozen-lockfile']);
+  });
+
+  it('keep node_modules between builds while the lock file is unchanged', () => {
+    const layersDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-layers-'));
+    const a = app({ 'package.json': '{"name":"a"}' });
+    const plan = installPlan(a);
+    const first = nodeModulesCache(new Layers(layersDir), a, plan);
+    expect(first.restored).toBe(false);
+    fs.mkdirSync(path.join(a, 'node_modules/pkg'), { recursive: true });
+    fs.writeFileSync(path.join(a, 'node_modules/pkg/index.js'), 'x');
+    first.keep();
+    expect(fs.existsSync(path.join(a, 'node_modules'))).toBe(false);
+
+    const b = app({ 'package.json': '{"name":"a"}' });
+    const second = nodeModulesCache(new Layers(layersDir), b, installPlan(b));
+    expect(second).toMatchObject({ restored: true, reason: 'package.json unchanged' });
+    expect(fs.readFileSync(path.join(b, 'node_modules/pkg/index.js'), 'utf8')).toBe('x');
+    second.keep();
+
+    const c = app({ 'package.json': '{"name":"a","dependencies":{"x":"1"}}' });
+    const third = nodeModulesCache(new Layers(layersDir), c, installPlan(c));
+    expect(third.restored).toBe(false);
+    expect(third.reason).toMatch(/package\.json changed/);
+  });
+});

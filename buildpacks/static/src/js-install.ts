@@ -1,0 +1,95 @@
+/**
+ * Dependencies of the JavaScript generators. The contract writes `npm i`; with a lock file the
+ * project's own lock decides instead (npm ci, pnpm or Yarn through corepack, Bun), so the build gets
+ * the versions the project tested. Between builds, node_modules is kept in a cache layer keyed on the
+ * lock file (or package.json) and the Node.js version: when neither changed, the install is skipped.
+ * npm's download cache is a second cache layer, so a changed lock file still installs from disk.
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Layers } from '../../../lib/cnb/layers.ts';
+
+export interface InstallPlan {
+  argv: string[];
+  /** The lock file that decided, or undefined (`npm i`). */
+  lockFile: string | undefined;
+}
+
+function readJson(file: string): Record<string, unknown> | undefined {
+  try {
+    return JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The install command for the project's lock file; `npm i` (the contract's) without one. */
+export function installPlan(appDir: string): InstallPlan {
+  const has = (f: string) => fs.existsSync(path.join(appDir, f));
+  if (has('package-lock.json')) return { argv: ['npm', 'ci'], lockFile: 'package-lock.json' };
+  if (has('npm-shrinkwrap.json')) return { argv: ['npm', 'ci'], lockFile: 'npm-shrinkwrap.json' };
+  if (has('pnpm-lock.yaml')) return { argv: ['corepack', 'pnpm', 'install', '--frozen-lockfile'], lockFile: 'pnpm-lock.yaml' };
+  if (has('yarn.lock')) {
+    const pm = readJson(path.join(appDir, 'package.json'))?.packageManager;
+    const berry = has('.yarnrc.yml') || (typeof pm === 'string' && /^yarn@[2-9]/.test(pm));
+    return { argv: ['corepack', 'yarn', 'install', berry ? '--immutable' : '--frozen-lockfile'], lockFile: 'yarn.lock' };
+  }
+  if (has('bun.lock')) return { argv: ['bun', 'install', '--frozen-lockfile'], lockFile: 'bun.lock' };
+  if (has('bun.lockb')) return { argv: ['bun', 'install', '--frozen-lockfile'], lockFile: 'bun.lockb' };
+  return { argv: ['npm', 'i'], lockFile: undefined };
+}
+
+function sha256(file: string): string {
+  return crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex');
+}
+
+export interface NodeModulesCache {
+  /** Whether node_modules was put back from the cache (the install can be skipped). */
+  restored: boolean;
+  reason: string;
+  /** Moves the app's node_modules into the cache layer for the next build. */
+  keep(): void;
+}
+
+/**
+ * Restores node_modules from the `node_modules` cache layer when the lock file (or package.json),
+ * the install command and the Node.js version are what they were; otherwise the layer starts empty.
+ * Folders are moved, never copied: the layer and the app are on the same file system.
+ */
+export function nodeModulesCache(layers: Layers, appDir: string, plan: InstallPlan): NodeModulesCache {
+  const keyFile = plan.lockFile ?? 'package.json';
+  const keyPath = path.join(appDir, keyFile);
+  const metadata = {
+    install: plan.argv.join(' '),
+    [keyFile]: fs.existsSync(keyPath) ? sha256(keyPath) : 'absent',
+    node: process.version,
+  };
+  const layer = layers.get('node_modules', { cache: true }, metadata);
+  const cached = path.join(layer.path, 'node_modules');
+  const own = path.join(appDir, 'node_modules');
+  let restored = false;
+  let reason = layer.reason;
+  if (fs.existsSync(own)) {
+    reason = 'the project has its own node_modules';
+  } else if (layer.state === 'reused' && fs.existsSync(cached)) {
+    fs.renameSync(cached, own);
+    restored = true;
+    reason = `${keyFile} unchanged`;
+  }
+  return {
+    restored,
+    reason,
+    keep: () => {
+      if (!fs.existsSync(own)) return;
+      fs.rmSync(cached, { recursive: true, force: true });
+      fs.renameSync(own, cached);
+    },
+  };
+}
+
+/** npm's download cache, kept between builds whatever changed. */
+export function npmCacheDir(layers: Layers): string {
+  const layer = layers.get('npm-cache', { cache: true }, { tool: 'npm' });
+  return layer.path;
+}

@@ -1,0 +1,80 @@
+/**
+ * Which web server serves the site (contract, `static` rule 5) and its command line.
+ *
+ * Precedence, decided at build (the server binary is installed then): CC_STATIC_SERVER=caddy forces
+ * `caddy file-server` (a variable beats a file); else a valid Caddyfile runs `caddy run` with it; else
+ * Static Web Server. At launch, CC_RUN_COMMAND replaces all of them, and the port
+ * (CC_STATIC_PORT, 9000 behind a request-flow middleware) and CC_STATIC_FLAGS are read from the run
+ * environment, so they change without a rebuild.
+ */
+import path from 'node:path';
+import { parse } from 'shell-quote';
+import type { LaunchDecision, Plan } from '../../../lib/launch/entry.ts';
+import { appListenPort } from '../../../lib/launch/ports.ts';
+import { UserError } from '../../../lib/errors.ts';
+
+export const SWS_VERSION = '2.42.0';
+export const CADDY_VERSION = '2.11.2';
+
+export type ServerMode = 'static-web-server' | 'caddy-run' | 'caddy-file-server';
+
+export interface StaticDecision extends LaunchDecision {
+  runtime: 'static';
+  /** The served folder, relative to the app root ('' = the root). */
+  webroot: string;
+  mode: ServerMode;
+  /** The server executable (an installed layer's or the operator's). */
+  bin: string;
+  /** caddy-run: the Caddyfile, relative to the root. */
+  caddyfile?: string;
+  /** static-web-server: the project's sws.toml, relative to the root. */
+  swsConfig?: string;
+}
+
+/** CC_STATIC_FLAGS split as a POSIX shell would; anything but words (pipes, globs) is refused. */
+export function parseFlags(raw: string | undefined): string[] {
+  if (!raw?.trim()) return [];
+  const words = parse(raw, (name) => `$${name}`);
+  const bad = words.find((w) => typeof w !== 'string');
+  if (bad !== undefined) {
+    throw new UserError({
+      id: 'static/flags/invalid',
+      title: 'CC_STATIC_FLAGS holds shell syntax, not only flags',
+      seen: { what: 'CC_STATIC_FLAGS', value: raw, where: 'the application environment' },
+      rule: 'CC_STATIC_FLAGS is a list of command-line flags for the web server, split like a shell does; operators, redirections and globs are not allowed',
+      fix: 'keep only flags and their values (quote values holding spaces or *), or use CC_RUN_COMMAND for a full command',
+      details: [`found: ${JSON.stringify(bad)}`],
+    });
+  }
+  return words as string[];
+}
+
+/** The command that serves the site, from the build's decision and the run environment. */
+export function serverPlan(d: StaticDecision, env: NodeJS.ProcessEnv, appDir: string): Plan {
+  const port = appListenPort(env, 'CC_STATIC_PORT', appDir);
+  const root = path.join(appDir, d.webroot);
+  const facts = { runtime: 'static', port, webroot: `/${d.webroot}` };
+  // The port as {$PORT} for a Caddyfile, and for a run command.
+  const penv = { PORT: String(port) };
+  const run = env.CC_RUN_COMMAND?.trim();
+  if (run) return { argv: ['/bin/sh', '-c', run], env: penv, cwd: appDir, facts: { ...facts, server: 'CC_RUN_COMMAND' } };
+  const flags = parseFlags(env.CC_STATIC_FLAGS);
+  switch (d.mode) {
+    case 'caddy-run':
+      return {
+        argv: [d.bin, 'run', '--config', path.join(appDir, d.caddyfile!), '--adapter', 'caddyfile', ...flags],
+        env: penv,
+        cwd: appDir,
+        facts: { ...facts, server: 'caddy', caddyfile: `/${d.caddyfile}` },
+      };
+    case 'caddy-file-server':
+      return { argv: [d.bin, 'file-server', '--root', root, '--listen', `:${port}`, ...flags], env: penv, cwd: appDir, facts: { ...facts, server: 'caddy' } };
+    case 'static-web-server':
+      return {
+        argv: [d.bin, '--host', '0.0.0.0', '--port', String(port), '--root', root, ...(d.swsConfig ? ['--config-file', path.join(appDir, d.swsConfig)] : []), ...flags],
+        env: penv,
+        cwd: appDir,
+        facts: { ...facts, server: 'static-web-server' },
+      };
+  }
+}

@@ -1,0 +1,149 @@
+/**
+ * The build phase of a static site (contract, `static` rules 1–3): CC_BUILD_COMMAND when set, with no
+ * detection; otherwise the generator of the table detected at the root, built into the auto-build
+ * folder; otherwise nothing: the files are served as they are.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { execa } from 'execa';
+import type { BuildContext } from '../../../lib/cnb/context.ts';
+import { UserError } from '../../../lib/errors.ts';
+import type { Logger } from '../../../lib/log.ts';
+import type { StaticConfig } from './config.ts';
+import { detectGenerator, renderCommand, renderStep, type Detection, type Step, type ToolName } from './generators.ts';
+import { chooseHugoVersion, today } from './hugo-version.ts';
+import { installPlan, nodeModulesCache, npmCacheDir } from './js-install.ts';
+import { show } from './paths.ts';
+import { installStaticTool, mkdocsPrefix } from './tools.ts';
+
+export type SitePlan =
+  | { kind: 'command'; command: string }
+  | { kind: 'generator'; detection: Detection }
+  | { kind: 'none' };
+
+export function planSite(cfg: StaticConfig, appDir: string): SitePlan {
+  if (cfg.buildCommand) return { kind: 'command', command: cfg.buildCommand };
+  const detection = detectGenerator(appDir);
+  return detection ? { kind: 'generator', detection } : { kind: 'none' };
+}
+
+/** One line saying what the build will do and why. */
+export function describePlan(plan: SitePlan, cfg: StaticConfig): string {
+  switch (plan.kind) {
+    case 'command':
+      return `CC_BUILD_COMMAND is set: running it, no generator detection`;
+    case 'generator': {
+      const d = plan.detection;
+      const others = d.alsoMatched.length ? ` (also found ${d.alsoMatched.map((o) => `${o.file} for ${o.name}`).join(', ')}; ${d.generator.name} comes first in the table)` : '';
+      return `auto-build: ${d.generator.name} detected from ${d.file}${others}, building into ${show(cfg.outDir.rel)}`;
+    }
+    case 'none':
+      return 'no CC_BUILD_COMMAND and no static site generator detected: serving the files as they are';
+  }
+}
+
+function failed(what: string, command: string, exitCode: number | undefined, variable?: string): UserError {
+  return new UserError({
+    id: variable ? 'static/build-command/failed' : 'static/generator/failed',
+    title: `${what} failed${exitCode !== undefined ? ` (exit ${exitCode})` : ''}`,
+    seen: { what: variable ?? 'build command', value: command },
+    rule: 'the site is built in the build phase; a failing build stops the deployment',
+    fix: variable ? `fix ${variable} or the project so that the command succeeds; its output is above` : 'fix the project so that the generator succeeds; its output is above',
+  });
+}
+
+async function run(argv: string[], cwd: string, env: Record<string, string>, log: Logger): Promise<number | undefined> {
+  const child = execa(argv[0]!, argv.slice(1), { cwd, env, extendEnv: false, reject: false, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe', buffer: false });
+  child.stdout?.on('data', (d: Buffer) => log.raw(d));
+  child.stderr?.on('data', (d: Buffer) => log.raw(d));
+  const r = await child;
+  if (r.failed && r.exitCode === undefined) log.line(r.shortMessage ?? `cannot run ${argv[0]}`);
+  return r.exitCode ?? 127;
+}
+
+export async function runCommand(ctx: BuildContext, command: string, log: Logger): Promise<void> {
+  const env = stringEnv(ctx.env);
+  const code = await log.step(`running CC_BUILD_COMMAND: ${command}`, () => run(['/bin/sh', '-c', command], ctx.appDir, env, log));
+  if (code !== 0) throw failed('CC_BUILD_COMMAND', command, code, 'CC_BUILD_COMMAND');
+}
+
+function stringEnv(env: Record<string, string | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined) out[k] = v;
+  return out;
+}
+
+async function toolPrefix(ctx: BuildContext, tool: ToolName, cfg: StaticConfig, log: Logger): Promise<string[]> {
+  switch (tool) {
+    case 'mkdocs':
+      return mkdocsPrefix(ctx.env, log);
+    case 'hugo': {
+      const choice = chooseHugoVersion(cfg.hugoVersion, today(ctx.env));
+      log.info(`Hugo ${choice.version}: ${choice.reason}`);
+      const t = await installStaticTool(ctx, { id: 'hugo', label: 'Hugo', constraint: choice.version, launch: false, versionArgs: ['version'], purpose: 'Hugo builds sites with hugo.toml, hugo.yaml or hugo.json' }, log);
+      return [t.path];
+    }
+    case 'zola': {
+      const t = await installStaticTool(ctx, { id: 'zola', label: 'Zola', constraint: '0.22', launch: false, versionArgs: ['--version'], purpose: 'Zola builds sites with config.toml' }, log);
+      return [t.path];
+    }
+    case 'mdbook': {
+      const t = await installStaticTool(ctx, { id: 'mdbook', label: 'mdBook', constraint: '0.4', launch: false, versionArgs: ['--version'], purpose: 'mdBook builds books with book.toml' }, log);
+      return [t.path];
+    }
+  }
+}
+
+/** Builds with the detected generator into the auto-build folder, which is emptied first. */
+export async function runGenerator(ctx: BuildContext, d: Detection, cfg: StaticConfig, log: Logger): Promise<void> {
+  const g = d.generator;
+  const out = cfg.outDir.rel;
+  const env = stringEnv(ctx.env);
+  const prefixes: Partial<Record<ToolName, string[]>> = {};
+  let keepNodeModules = () => {};
+  let install: string[] | undefined;
+  if (g.runner === 'npm') {
+    const plan = installPlan(ctx.appDir);
+    install = plan.argv;
+    log.info(`build command: ${renderCommand(g, out, install)}`);
+    log.detail(`install: ${plan.lockFile ? `${plan.lockFile} found, so the project's lock decides` : 'no lock file, so the contract’s `npm i`'}`);
+    Object.assign(env, { npm_config_cache: npmCacheDir(ctx.layers), npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' });
+    const cache = nodeModulesCache(ctx.layers, ctx.appDir, plan);
+    keepNodeModules = cache.keep;
+    if (cache.restored) log.info(`node_modules restored from the cache (${cache.reason}): install skipped`);
+    else {
+      log.detail(`node_modules not cached (${cache.reason})`);
+      const code = await log.step(`installing: ${plan.argv.join(' ')}`, () => run(plan.argv, ctx.appDir, env, log));
+      if (code !== 0) throw failed(`${g.name} dependency install`, plan.argv.join(' '), code);
+    }
+  } else {
+    prefixes[g.runner] = await toolPrefix(ctx, g.runner, cfg, log);
+    log.info(`build command: ${renderCommand(g, out, undefined, prefixes)}`);
+  }
+  if (fs.existsSync(cfg.outDir.abs)) {
+    log.detail(`emptying ${show(out)} before the build`);
+    fs.rmSync(cfg.outDir.abs, { recursive: true, force: true });
+  }
+  try {
+    for (const step of g.steps(out)) await runStep(step, ctx.appDir, env, prefixes, g.name, log);
+  } finally {
+    keepNodeModules();
+  }
+}
+
+async function runStep(step: Step, appDir: string, env: Record<string, string>, prefixes: Partial<Record<ToolName, string[]>>, name: string, log: Logger): Promise<void> {
+  const shown = renderStep(step, prefixes);
+  if ('move' in step) {
+    const from = path.join(appDir, step.move.from);
+    if (!fs.existsSync(from)) throw failed(`${name} build`, shown, undefined);
+    await log.step(shown, () => {
+      fs.mkdirSync(path.dirname(path.join(appDir, step.move.to)), { recursive: true });
+      fs.renameSync(from, path.join(appDir, step.move.to));
+    });
+    return;
+  }
+  const [cmd, ...args] = step.run;
+  const argv = cmd && cmd in prefixes ? [...prefixes[cmd as ToolName]!, ...args] : step.run;
+  const code = await log.step(shown, () => run(argv, appDir, env, log));
+  if (code !== 0) throw failed(`${name} build`, shown, code);
+}

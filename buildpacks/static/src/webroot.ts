@@ -1,0 +1,35 @@
+/**
+ * The served folder (contract, `static` rules 2–3 and CC_WEBROOT): CC_WEBROOT when set, else the
+ * auto-build folder when a generator ran, else the root. It must hold an index.html or index.htm.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { UserError } from '../../../lib/errors.ts';
+import type { StaticConfig } from './config.ts';
+import { show, type RootPath } from './paths.ts';
+
+export const INDEX_FILES = ['index.html', 'index.htm'] as const;
+
+export function chooseWebroot(cfg: StaticConfig, appDir: string, autoBuilt: boolean): RootPath & { why: string } {
+  if (cfg.webroot) return { ...cfg.webroot, why: autoBuilt ? 'CC_WEBROOT is set (it wins over the auto-build folder)' : 'CC_WEBROOT is set' };
+  if (autoBuilt) return { ...cfg.outDir, why: 'the auto-build output folder' };
+  return { rel: '', abs: appDir, why: 'the default, the project root' };
+}
+
+export function findIndex(dir: string): string | undefined {
+  return INDEX_FILES.find((f) => fs.statSync(path.join(dir, f), { throwIfNoEntry: false })?.isFile());
+}
+
+export function requireIndex(webroot: RootPath & { why: string }, after: string): string {
+  const index = findIndex(webroot.abs);
+  if (index) return index;
+  const exists = fs.statSync(webroot.abs, { throwIfNoEntry: false })?.isDirectory();
+  throw new UserError({
+    id: 'static/webroot/no-index',
+    title: `The served folder ${show(webroot.rel)} has no index.html or index.htm`,
+    seen: { what: 'webroot', value: show(webroot.rel), where: webroot.why },
+    rule: `the served folder must hold an index.html or index.htm ${after}`,
+    details: [exists ? `${show(webroot.rel)} holds: ${fs.readdirSync(webroot.abs).slice(0, 12).join(', ') || 'nothing'}` : `${show(webroot.rel)} does not exist`],
+    fix: 'add an index.html, set CC_WEBROOT to the folder that holds it, or fix the build so that it writes one',
+  });
+}

@@ -1,0 +1,68 @@
+/**
+ * Which request-flow middlewares are active (contract, "Request flow" rule 2): each by the presence
+ * of its variable or file, and `custom` by CC_REQUEST_FLOW naming it with CC_REQUEST_FLOW_CUSTOM set.
+ * Nothing here throws: the chain planner (chain.ts) turns bad combinations into user errors.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+
+/** The app's configuration folder for this project, and the cache configuration inside it. */
+export const CONFIG_DIR = '.rbp';
+export const CACHE_VCL = `${CONFIG_DIR}/cache.vcl`;
+
+export type MiddlewareKind = 'accessproxy' | 'redirector' | 'cache' | 'custom';
+/** The items CC_REQUEST_FLOW may name (the access proxy cannot be named: it is always first). */
+export const NAMEABLE = ['redirector', 'cache', 'custom'] as const;
+export type Nameable = (typeof NAMEABLE)[number];
+export const BLOCK = 'block';
+
+/** Each secret reaches only the middleware that needs it: not the app, not the other middlewares. */
+export const MIDDLEWARE_SECRETS: Record<string, MiddlewareKind> = {
+  ACCESSPROXY_CHALLENGE_SECRET: 'accessproxy',
+  CC_REDIRECTOR_PROJECT_KEY: 'redirector',
+};
+
+export interface CacheVcl {
+  /** Absolute path. */
+  path: string;
+  /** How it was chosen: the variable CC_CACHE_FILE or the file .rbp/cache.vcl. */
+  source: 'CC_CACHE_FILE' | typeof CACHE_VCL;
+  /** As the user wrote it, for messages. */
+  shown: string;
+}
+
+const set = (v: string | undefined): v is string => v !== undefined && v !== '';
+
+/** The cache configuration: CC_CACHE_FILE (relative to the app) wins over .rbp/cache.vcl. */
+export function cacheVcl(env: NodeJS.ProcessEnv, appDir: string): CacheVcl | undefined {
+  if (set(env.CC_CACHE_FILE)) return { path: path.resolve(appDir, env.CC_CACHE_FILE), source: 'CC_CACHE_FILE', shown: env.CC_CACHE_FILE };
+  const file = path.join(appDir, CACHE_VCL);
+  return fs.existsSync(file) ? { path: file, source: CACHE_VCL, shown: CACHE_VCL } : undefined;
+}
+
+/** CC_REQUEST_FLOW split on commas, trimmed, empty items dropped. */
+export function flowItems(env: NodeJS.ProcessEnv): string[] {
+  return (env.CC_REQUEST_FLOW ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+export function isBlocked(env: NodeJS.ProcessEnv): boolean {
+  return flowItems(env).includes(BLOCK);
+}
+
+/** The middlewares whose activation is present, in no particular order. */
+export function activeMiddlewares(env: NodeJS.ProcessEnv, appDir: string): Set<MiddlewareKind> {
+  const active = new Set<MiddlewareKind>();
+  if (set(env.ACCESSPROXY_CHALLENGE_SECRET)) active.add('accessproxy');
+  if (set(env.CC_REDIRECTOR_PROJECT_KEY)) active.add('redirector');
+  if (cacheVcl(env, appDir)) active.add('cache');
+  if (flowItems(env).includes('custom') && set(env.CC_REQUEST_FLOW_CUSTOM)) active.add('custom');
+  return active;
+}
+
+/** Whether the app sits behind anything: a middleware, or the block answering on the public port. */
+export function isActive(env: NodeJS.ProcessEnv, appDir: string = process.cwd()): boolean {
+  return isBlocked(env) || activeMiddlewares(env, appDir).size > 0;
+}

@@ -1,0 +1,153 @@
+/**
+ * The command line, environment and failure status of each middleware.
+ *
+ * - custom: CC_REQUEST_FLOW_CUSTOM with @@LISTEN_PORT@@ and @@FORWARD_PORT@@ replaced, run by /bin/sh.
+ * - cache: Varnish in the foreground with the project's VCL, its backend the next hop (vcl.ts).
+ * - redirector, accessproxy: programs the operator provides; their command templates take the same
+ *   placeholders and are set by RBP_REDIRECTOR_COMMAND and RBP_ACCESSPROXY_COMMAND.
+ * Each secret reaches only its own middleware, through the environment, never a command line.
+ */
+import os from 'node:os';
+import path from 'node:path';
+import fs from 'node:fs';
+import { redactUrl, UserError } from '../../errors.ts';
+import { instanceMemory } from '../instance.ts';
+import { cacheVcl, MIDDLEWARE_SECRETS, type MiddlewareKind } from './activation.ts';
+import { findVarnishd, prepareVarnishDir, varnishDirFiles, wrapperVcl } from './vcl.ts';
+
+export const LISTEN_PLACEHOLDER = '@@LISTEN_PORT@@';
+export const FORWARD_PLACEHOLDER = '@@FORWARD_PORT@@';
+
+/** Operator programs: the variable holding the template, and its default. */
+export const OPERATOR_TEMPLATES: Record<'redirector' | 'accessproxy', { variable: string; default: string; secret: string }> = {
+  redirector: {
+    variable: 'RBP_REDIRECTOR_COMMAND',
+    default: 'redirectionio-agent --listen 0.0.0.0:@@LISTEN_PORT@@ --forward http://127.0.0.1:@@FORWARD_PORT@@',
+    secret: 'CC_REDIRECTOR_PROJECT_KEY',
+  },
+  accessproxy: {
+    variable: 'RBP_ACCESSPROXY_COMMAND',
+    default: 'accessproxy --listen 0.0.0.0:@@LISTEN_PORT@@ --upstream http://127.0.0.1:@@FORWARD_PORT@@',
+    secret: 'ACCESSPROXY_CHALLENGE_SECRET',
+  },
+};
+
+/**
+ * The launcher's exit status when a member of the chain fails (exits, or never listens), so the
+ * status alone says which one failed. The app's own failure gives the app's own status.
+ */
+export const FAILURE_STATUS: Record<MiddlewareKind | 'block', number> = {
+  accessproxy: 91,
+  redirector: 92,
+  cache: 93,
+  custom: 94,
+  block: 95,
+};
+/** The app did not listen on its port in time. */
+export const APP_NOT_LISTENING_STATUS = 96;
+
+export const LABEL: Record<MiddlewareKind, string> = {
+  accessproxy: 'access proxy',
+  redirector: 'redirection proxy',
+  cache: 'cache proxy',
+  custom: 'custom middleware',
+};
+
+export interface MiddlewareSpec {
+  kind: MiddlewareKind;
+  argv: string[];
+  cwd: string;
+  env: Record<string, string>;
+  listen: number;
+  forward: number;
+  /** What the log and the dry run show for the command (ports filled, URL credentials hidden). */
+  shown: string;
+  /** The secrets (by name) this middleware receives. */
+  secrets: string[];
+  /** Extra facts for the dry run (the generated VCL). */
+  facts?: Record<string, unknown>;
+  /** Files to write before it starts, and to remove after it stops. */
+  prepare?: () => void;
+  cleanup?: () => void;
+}
+
+export function fillPorts(template: string, listen: number, forward: number): string {
+  return template.replaceAll(LISTEN_PLACEHOLDER, String(listen)).replaceAll(FORWARD_PLACEHOLDER, String(forward));
+}
+
+/** The environment without the secrets that belong to other middlewares (all of them, for the app). */
+export function envWithoutOthersSecrets(env: Record<string, string | undefined>, owner?: MiddlewareKind): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) {
+    if (v === undefined) continue;
+    const belongsTo = MIDDLEWARE_SECRETS[k];
+    if (belongsTo && belongsTo !== owner) continue;
+    out[k] = v;
+  }
+  return out;
+}
+
+function secretsOf(kind: MiddlewareKind, env: Record<string, string>): string[] {
+  return Object.keys(MIDDLEWARE_SECRETS).filter((k) => MIDDLEWARE_SECRETS[k] === kind && env[k] !== undefined);
+}
+
+/** Varnish's storage: RBP_VARNISH_STORAGE, else an eighth of the instance memory, 16 MiB to 1 GiB. */
+export function varnishStorage(env: NodeJS.ProcessEnv): string {
+  if (env.RBP_VARNISH_STORAGE) return env.RBP_VARNISH_STORAGE;
+  const memory = instanceMemory(env) ?? 2 ** 30;
+  const mib = Math.min(1024, Math.max(16, Math.floor(memory / 8 / 2 ** 20)));
+  return `malloc,${mib}m`;
+}
+
+export interface HopPorts {
+  listen: number;
+  forward: number;
+  /** The hop listening on the public port binds all interfaces; inner hops bind loopback. */
+  isPublic: boolean;
+}
+
+export function middlewareSpec(kind: MiddlewareKind, hop: HopPorts, env: NodeJS.ProcessEnv, appDir: string): MiddlewareSpec {
+  const base = envWithoutOthersSecrets(env, kind);
+  const { listen, forward } = hop;
+  const common = { kind, cwd: appDir, env: base, listen, forward, secrets: secretsOf(kind, base) };
+  switch (kind) {
+    case 'custom': {
+      const cmd = fillPorts(env.CC_REQUEST_FLOW_CUSTOM ?? '', listen, forward);
+      return { ...common, argv: ['/bin/sh', '-c', cmd], shown: redactUrl(cmd) };
+    }
+    case 'redirector':
+    case 'accessproxy': {
+      const t = OPERATOR_TEMPLATES[kind];
+      const cmd = fillPorts(env[t.variable] || t.default, listen, forward);
+      return { ...common, argv: ['/bin/sh', '-c', cmd], shown: redactUrl(cmd) };
+    }
+    case 'cache':
+      return cacheSpec(common, hop, env, appDir);
+  }
+}
+
+function cacheSpec(common: Omit<MiddlewareSpec, 'argv' | 'shown'>, hop: HopPorts, env: NodeJS.ProcessEnv, appDir: string): MiddlewareSpec {
+  const vcl = cacheVcl(env, appDir)!;
+  const varnishd = findVarnishd(env);
+  if (!varnishd) {
+    throw new UserError({
+      id: 'request-flow/cache/varnishd-missing',
+      title: 'The cache proxy needs Varnish, which is not installed',
+      seen: { what: vcl.source, value: vcl.shown },
+      rule: 'The cache proxy is Varnish (varnishd) run with the project VCL; it must be installed where the app runs.',
+      fix: 'Install Varnish (Debian: apt-get install varnish), or set RBP_TOOL_VARNISHD to its path.',
+    });
+  }
+  // One directory per varnishd: its state (-n), the generated VCL and a copy of the project's.
+  const dir = path.join(os.tmpdir(), `rbp-varnish-${process.pid}-${hop.listen}`);
+  const { wrapper, state, copy } = varnishDirFiles(dir);
+  const argv = [varnishd, '-F', '-a', hop.isPublic ? `:${hop.listen}` : `127.0.0.1:${hop.listen}`, '-f', wrapper, '-s', varnishStorage(env), '-n', state, '-T', 'none'];
+  return {
+    ...common,
+    argv,
+    shown: argv.join(' '),
+    facts: { vcl: vcl.shown, generatedVcl: wrapperVcl(copy, hop.forward) },
+    prepare: () => void prepareVarnishDir(dir, vcl, hop.forward),
+    cleanup: () => fs.rmSync(dir, { recursive: true, force: true }),
+  };
+}

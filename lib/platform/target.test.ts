@@ -1,0 +1,52 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { machineTarget, targetEnv, targetMatches, type MachineTarget } from './target.ts';
+
+const here: MachineTarget = { os: 'linux', arch: 'amd64', distro: { name: 'ubuntu', version: '22.04' } };
+
+describe('target matching (lifecycle TargetSatisfiedForBuild)', () => {
+  it('no [[targets]]: any Linux machine', () => {
+    expect(targetMatches(undefined, here)).toBe(true);
+    expect(targetMatches([], { ...here, os: 'windows' })).toBe(false);
+  });
+
+  it('os and arch must be equal; an omitted field is a wildcard', () => {
+    expect(targetMatches([{ os: 'linux', arch: 'amd64' }], here)).toBe(true);
+    expect(targetMatches([{ os: 'linux' }], here)).toBe(true);
+    expect(targetMatches([{ os: 'windows' }], here)).toBe(false);
+    expect(targetMatches([{ os: 'linux', arch: 'arm64' }], here)).toBe(false);
+    expect(targetMatches([{ os: 'linux', arch: 'arm64' }, { arch: 'amd64' }], here)).toBe(true);
+  });
+
+  it('variant: empty on either side matches; `arch-variant` is read too', () => {
+    expect(targetMatches([{ arch: 'arm', variant: 'v7' }], { os: 'linux', arch: 'arm' })).toBe(true);
+    expect(targetMatches([{ arch: 'arm', variant: 'v7' }], { os: 'linux', arch: 'arm', variant: 'v6' })).toBe(false);
+    expect(targetMatches([{ arch: 'arm', 'arch-variant': 'v6' } as never], { os: 'linux', arch: 'arm', variant: 'v6' })).toBe(true);
+  });
+
+  it('distros: one must match when listed', () => {
+    expect(targetMatches([{ os: 'linux', distros: [{ name: 'debian', version: '12' }, { name: 'ubuntu', version: '22.04' }] }], here)).toBe(true);
+    expect(targetMatches([{ os: 'linux', distros: [{ name: 'ubuntu', version: '24.04' }] }], here)).toBe(false);
+    expect(targetMatches([{ os: 'linux', distros: [{ name: 'ubuntu' }] }], here)).toBe(true);
+    expect(targetMatches([{ os: 'linux', distros: [{ name: 'alpine' }] }], { os: 'linux', arch: 'amd64' })).toBe(true);
+  });
+});
+
+describe('this machine', () => {
+  it('reads the distro from os-release, quoted or not', () => {
+    const f = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'target-')), 'os-release');
+    fs.writeFileSync(f, 'NAME="Debian GNU/Linux"\nID=debian\nVERSION_ID="12"\n');
+    const t = machineTarget(f);
+    expect(t.distro).toEqual({ name: 'debian', version: '12' });
+    expect(targetEnv(t)).toMatchObject({ CNB_TARGET_OS: 'linux', CNB_TARGET_DISTRO_NAME: 'debian', CNB_TARGET_DISTRO_VERSION: '12' });
+    expect(targetEnv(t).CNB_TARGET_ARCH).toMatch(/^(amd64|arm64|arm|386|\w+)$/);
+  });
+
+  it('leaves the distro unset without os-release, and CNB_TARGET_DISTRO_* out of the env', () => {
+    const t = machineTarget('/nonexistent/os-release');
+    expect(t.distro).toBeUndefined();
+    expect(Object.keys(targetEnv(t)).sort()).toEqual(['CNB_TARGET_ARCH', 'CNB_TARGET_OS']);
+  });
+});

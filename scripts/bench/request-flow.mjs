@@ -1,0 +1,134 @@
+// Request-flow benchmarks: latency and throughput of the app directly vs. through the chain with
+// only a pass-through custom middleware (fixtures/flow-app/middleware.mjs, a Node HTTP proxy), and
+// the launch entrypoint's own memory (RSS) while the app runs, with and without a middleware.
+// The app is fixtures/flow-app built with the test buildpack fixtures/flow-buildpack (runLaunch).
+import { execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as esbuild from 'esbuild';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const rbp = path.join(root, 'dist', 'rbp.js');
+
+async function bundleBuildpack(dir) {
+  const src = path.join(root, 'fixtures', 'flow-buildpack');
+  fs.mkdirSync(path.join(dir, 'bin'), { recursive: true });
+  fs.copyFileSync(path.join(src, 'buildpack.toml'), path.join(dir, 'buildpack.toml'));
+  fs.writeFileSync(path.join(dir, 'package.json'), '{ "type": "commonjs" }\n');
+  for (const entry of ['detect', 'build', 'launch']) {
+    const outfile = path.join(dir, 'bin', entry);
+    await esbuild.build({ entryPoints: [path.join(src, 'src', `${entry}.ts`)], outfile, bundle: true, platform: 'node', target: 'node20', format: 'cjs', logLevel: 'warning', banner: { js: '#!/usr/bin/env node' } });
+    fs.chmodSync(outfile, 0o755);
+  }
+}
+
+function freePort() {
+  return new Promise((resolve) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitFor(port, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const r = await fetch(`http://127.0.0.1:${port}/`);
+      await r.arrayBuffer();
+      return;
+    } catch {
+      if (Date.now() > deadline) throw new Error(`port ${port} did not answer`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
+/** `concurrency` keep-alive clients hammer GET / for `ms`; latencies in ms. */
+async function load(port, { ms = 3000, concurrency = 8 } = {}) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+  const latencies = [];
+  const end = performance.now() + ms;
+  const one = () =>
+    new Promise((resolve, reject) => {
+      const t0 = performance.now();
+      http
+        .get({ host: '127.0.0.1', port, path: '/', agent }, (res) => {
+          res.resume();
+          res.on('end', () => resolve(performance.now() - t0));
+        })
+        .on('error', reject);
+    });
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < end) latencies.push(await one());
+    }),
+  );
+  const elapsed = (performance.now() - t0) / 1000;
+  agent.destroy();
+  latencies.sort((a, b) => a - b);
+  const q = (p) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))];
+  return { rps: latencies.length / elapsed, p50: q(0.5), p99: q(0.99) };
+}
+
+function launcherRssMiB(rbpPid) {
+  const pids = execFileSync('ps', ['-o', 'pid=', '--ppid', String(rbpPid)], { encoding: 'utf8' }).trim().split(/\s+/);
+  const pid = pids.find((p) => fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('/launcher/bin/launch'));
+  if (!pid) throw new Error('launch entrypoint process not found');
+  const kb = Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))[1]);
+  return kb / 1024;
+}
+
+async function withRun(out, env, fn) {
+  const port = await freePort();
+  const appPort = await freePort();
+  const args = ['run', out, '--port', String(port), ...Object.entries(env).flatMap(([k, v]) => ['--env', `${k}=${v}`])];
+  const child = spawn('node', [rbp, ...args], { stdio: 'ignore', env: { ...process.env, RBP_APP_PORT: String(appPort) } });
+  try {
+    await waitFor(port);
+    await new Promise((r) => setTimeout(r, 300));
+    return await fn({ port, appPort, rbpPid: child.pid });
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+  }
+}
+
+export async function run({ ms = 3000, concurrency = 8 } = {}) {
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-bench-flow-'));
+  try {
+    const bp = path.join(work, 'bp');
+    await bundleBuildpack(bp);
+    const out = path.join(work, 'out');
+    execFileSync('node', [rbp, 'build', path.join(root, 'fixtures', 'flow-app'), '--out', out, '--buildpack', bp], { stdio: 'ignore' });
+    const custom = { CC_REQUEST_FLOW: 'custom', CC_REQUEST_FLOW_CUSTOM: 'node middleware.mjs custom @@LISTEN_PORT@@ @@FORWARD_PORT@@' };
+    const chained = await withRun(out, custom, async ({ port, appPort, rbpPid }) => {
+      await load(appPort, { ms: 500, concurrency }); // warm-up
+      const direct = await load(appPort, { ms, concurrency });
+      const through = await load(port, { ms, concurrency });
+      return { direct, through, rss: launcherRssMiB(rbpPid) };
+    });
+    const alone = await withRun(out, {}, async ({ rbpPid }) => launcherRssMiB(rbpPid));
+    return {
+      'direct: requests/s': chained.direct.rps,
+      'direct: p50 latency (ms)': chained.direct.p50,
+      'direct: p99 latency (ms)': chained.direct.p99,
+      'through custom pass-through: requests/s': chained.through.rps,
+      'through custom pass-through: p50 latency (ms)': chained.through.p50,
+      'through custom pass-through: p99 latency (ms)': chained.through.p99,
+      'throughput ratio (through / direct)': chained.through.rps / chained.direct.rps,
+      'launcher RSS with one middleware (MiB)': chained.rss,
+      'launcher RSS without middleware (MiB)': alone,
+      [`load`]: `${concurrency} keep-alive clients, ${ms / 1000}s each`,
+    };
+  } finally {
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+}
