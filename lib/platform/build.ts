@@ -116,7 +116,7 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-build-'));
   const platformDir = path.join(tmp, 'platform');
   writePlatformEnv(platformDir, opts.userEnv);
-  const operator = { ...operatorEnv(), RBP_INSTANCE_SIZE: opts.instance, RBP_INSTANCE_MEMORY: String(opts.instanceMemory) };
+  const operator = { RBP_LAUNCHER_NODE: process.env.RBP_LAUNCHER_NODE ?? process.execPath, ...operatorEnv(), RBP_INSTANCE_SIZE: opts.instance, RBP_INSTANCE_MEMORY: String(opts.instanceMemory) };
   const penv: PhaseEnv = { base: filteredHostEnv(), user: opts.userEnv, operator, platformDir };
 
   const prev = `${out}.rbp-previous`;

@@ -30,6 +30,8 @@ Usage:
                  [--memory SIZE] [--dry-run] [-- ARGS...]
   rbp deploy APP [build options] [--out OUT] [--port PORT] [--check] [--timeout SECONDS]
 
+--buildpack DIR may be a composite buildpack: its components are found by id@version among the
+other --buildpack directories, beside it (<dir>/<escaped-id>/<version>/) and ours.
 Without --type or --buildpack the buildpacks are tried in this order: ${AUTO_ORDER.join(', ')}.
 Instance sizes: ${Object.entries(INSTANCE_SIZES)
   .map(([k, v]) => `${k} (${v >= 1 << 30 ? `${v / (1 << 30)} GiB` : `${v / (1 << 20)} MiB`})`)

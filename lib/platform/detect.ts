@@ -1,6 +1,7 @@
 /**
  * The detect phase: run every buildpack's bin/detect (once per id@version), then resolve each group
- * of the order in turn; the first group that passes wins (cnb-spec.md §3, §8).
+ * of the order in turn; the first group that passes wins (cnb-spec.md §3, §8). Composite buildpacks
+ * are expanded into flat groups as the lifecycle does (expand.ts).
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -12,7 +13,8 @@ import type { EnvMap } from '../cnb/env.ts';
 import { EXIT } from '../cnb/exit.ts';
 import type { Logger } from '../log.ts';
 import { resolvePlan, type PlanEntry } from './resolve.ts';
-import type { Order } from './order.ts';
+import type { GroupEntry, Order } from './order.ts';
+import { orderTrials, type GroupOutcome } from './expand.ts';
 import { buildProcessEnv } from './env.ts';
 import { machineTarget, targetEnv, targetMatches } from './target.ts';
 
@@ -83,51 +85,61 @@ export async function detect(order: Order, appDir: string, penv: PhaseEnv, log: 
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-detect-'));
   const runs = new Map<string, Promise<DetectRun>>();
   const here = machineTarget();
-  let anyError = false;
-  try {
-    for (const group of order) {
-      // The lifecycle may run a group's detects in parallel; results are memoised per id@version.
-      for (const e of group) {
-        if (runs.has(bpKey(e.ref))) continue;
-        // As the lifecycle: a required buildpack whose [[targets]] exclude this machine is an error
-        // without running its bin/detect (an optional one is left to detect).
-        const targets = e.ref.descriptor.targets;
-        if (!e.optional && !targetMatches(targets, here)) {
-          const error = `unable to satisfy target os/arch constraints; this machine: ${JSON.stringify(here)}, buildpack: ${JSON.stringify(targets)}`;
-          runs.set(bpKey(e.ref), Promise.resolve({ code: -1, output: '', error }));
-        } else runs.set(bpKey(e.ref), runDetect(e.ref, appDir, penv, tmp));
-      }
-      const results = await Promise.all(group.map((e) => runs.get(bpKey(e.ref))!));
-      let ok = true;
-      let groupError = false;
-      const passed = [];
-      for (const [i, e] of group.entries()) {
-        const r = results[i]!;
-        const key = bpKey(e.ref);
-        if (r.code === EXIT.ok) {
-          log.info(`pass: ${key}`);
-          if (r.output.trim()) log.line(indent(r.output));
-          passed.push({ key, item: e.ref, optional: e.optional, plan: r.plan ?? {} });
-        } else if (r.code === EXIT.detectFail) {
-          log.info(`${e.optional ? 'skip' : 'fail'}: ${key}${r.output.trim() ? `: ${r.output.trim().split('\n').join(' / ')}` : ''}`);
-          ok &&= e.optional;
-        } else {
-          log.info(`err:  ${key} (exit ${r.code})${r.error ? `: ${r.error}` : ''}`);
-          if (r.output.trim()) log.line(indent(r.output));
-          ok &&= e.optional;
-          if (!e.optional) groupError = true;
-        }
-      }
-      anyError ||= groupError;
-      if (!ok || passed.length === 0) continue;
-      const trials: string[] = [];
-      const res = resolvePlan(passed, trials);
-      for (const l of trials) log.detail(l);
-      if (!res) continue;
-      if (res.group.length !== group.length) log.detail(`${res.group.length} of ${group.length} buildpacks participating`);
-      return { code: EXIT.ok, group: res.group, entries: res.entries };
+  // With composites the groups tried are not the ones written: say which one each result is for.
+  const headers = order.some((g) => g.some((e) => e.order));
+  let found: DetectOutcome | undefined;
+  const tryGroup = async (group: GroupEntry[], n: number): Promise<GroupOutcome> => {
+    if (headers) log.info(`try #${n}: ${group.map((e) => `${bpKey(e.ref)}${e.optional ? ' (optional)' : ''}`).join(', ') || '(no buildpacks)'}`);
+    // The lifecycle may run a group's detects in parallel; results are memoised per id@version.
+    for (const e of group) {
+      if (runs.has(bpKey(e.ref))) continue;
+      // As the lifecycle: a required buildpack whose [[targets]] exclude this machine is an error
+      // without running its bin/detect (an optional one is left to detect).
+      const targets = e.ref.descriptor.targets;
+      if (!e.optional && !targetMatches(targets, here)) {
+        const error = `unable to satisfy target os/arch constraints; this machine: ${JSON.stringify(here)}, buildpack: ${JSON.stringify(targets)}`;
+        runs.set(bpKey(e.ref), Promise.resolve({ code: -1, output: '', error }));
+      } else runs.set(bpKey(e.ref), runDetect(e.ref, appDir, penv, tmp));
     }
-    return { code: anyError ? EXIT.detectError : EXIT.detectNoGroup };
+    const results = await Promise.all(group.map((e) => runs.get(bpKey(e.ref))!));
+    let ok = true;
+    let groupError = false;
+    const passed = [];
+    for (const [i, e] of group.entries()) {
+      const r = results[i]!;
+      const key = bpKey(e.ref);
+      if (r.code === EXIT.ok) {
+        log.info(`pass: ${key}`);
+        if (r.output.trim()) log.line(indent(r.output));
+        passed.push({ key, item: e.ref, optional: e.optional, plan: r.plan ?? {} });
+      } else if (r.code === EXIT.detectFail) {
+        log.info(`${e.optional ? 'skip' : 'fail'}: ${key}${r.output.trim() ? `: ${r.output.trim().split('\n').join(' / ')}` : ''}`);
+        ok &&= e.optional;
+      } else {
+        log.info(`err:  ${key} (exit ${r.code})${r.error ? `: ${r.error}` : ''}`);
+        if (r.output.trim()) log.line(indent(r.output));
+        ok &&= e.optional;
+        // As the lifecycle: any error, an optional buildpack's too, makes a failed group an error (21).
+        groupError = true;
+      }
+    }
+    if (!ok) return groupError ? 'error' : 'fail';
+    if (passed.length === 0) return 'fail';
+    const trials: string[] = [];
+    const res = resolvePlan(passed, trials);
+    for (const l of trials) log.detail(l);
+    if (!res) return 'fail';
+    if (res.group.length !== group.length) log.detail(`${res.group.length} of ${group.length} buildpacks participating`);
+    found = { code: EXIT.ok, group: res.group, entries: res.entries };
+    return 'pass';
+  };
+  try {
+    const trials = orderTrials(order);
+    let n = 0;
+    let step = trials.next();
+    while (!step.done) step = trials.next(await tryGroup(step.value, ++n));
+    if (step.value === 'pass' && found) return found;
+    return { code: step.value === 'error' ? EXIT.detectError : EXIT.detectNoGroup };
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
   }

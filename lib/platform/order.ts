@@ -3,11 +3,21 @@
  * of any CNB buildpacks, `--order FILE` is an order.toml whose entries name buildpacks by `path`
  * (relative to the file, an rbp extension) or by `id` among ours and the given directories.
  * With none of these, our three buildpacks are tried one group each, in AUTO_ORDER.
+ *
+ * A composite (meta) buildpack — a buildpack.toml with `[[order]]` and no bin/ — is resolved here
+ * into its component buildpacks (recursively); detect.ts expands the order as the lifecycle does
+ * (expand.ts). Components are found by id@version, in this order:
+ * 1. the buildpacks given with `--buildpack`;
+ * 2. beside the composite, in the platform layout `<dir>/<escaped-id>/<version>/` or
+ *    `<dir>/<escaped-id>/` (where `<dir>` is the composite's parent, or the layout root when the
+ *    composite itself sits at `<root>/<escaped-id>/<version>/`), then any sibling directory of
+ *    the composite holding that id@version (a checkout of buildpacks side by side);
+ * 3. our own buildpacks (dist/buildpacks).
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { readDescriptor, type BuildpackRef } from '../cnb/descriptor.ts';
+import { escapeId, readDescriptor, type BuildpackRef, type OrderEntry } from '../cnb/descriptor.ts';
 import { readToml } from '../cnb/toml.ts';
 import { UserError } from '../errors.ts';
 
@@ -25,6 +35,8 @@ export const AUTO_ORDER: readonly Runtime[] = ['node', 'static', 'phpserver'];
 export interface GroupEntry {
   ref: BuildpackRef;
   optional: boolean;
+  /** A composite buildpack's own order, its components resolved; absent for a component buildpack. */
+  order?: Order;
 }
 export type Order = GroupEntry[][];
 
@@ -46,28 +58,34 @@ export function ourBuildpack(name: Runtime): BuildpackRef {
   return readDescriptor(dir);
 }
 
-export function loadBuildpackDir(dir: string): BuildpackRef {
+/** Our buildpacks that are built (a missing one only matters when something names it). */
+function ourBuiltBuildpacks(): BuildpackRef[] {
+  return RUNTIMES.flatMap((r) => {
+    try {
+      return [ourBuildpack(r)];
+    } catch {
+      return [];
+    }
+  });
+}
+
+export function isComposite(ref: BuildpackRef): boolean {
+  // As the lifecycle: a buildpack is a composite when its [[order]] is not empty.
+  return (ref.descriptor.order?.length ?? 0) > 0;
+}
+
+export function loadBuildpackDir(dir: string, what = '--buildpack'): BuildpackRef {
   const abs = path.resolve(dir);
   if (!fs.existsSync(path.join(abs, 'buildpack.toml'))) {
     throw new UserError({
       id: 'platform/buildpack/not-found',
       title: 'Not a buildpack directory',
-      seen: { what: '--buildpack', value: dir },
-      rule: 'A buildpack directory holds buildpack.toml and bin/detect, bin/build.',
-      fix: 'Point --buildpack at the root of a CNB buildpack.',
+      seen: { what, value: dir },
+      rule: 'A buildpack directory holds buildpack.toml, and bin/detect, bin/build unless it is a composite with an [[order]].',
+      fix: 'Point it at the root of a CNB buildpack.',
     });
   }
-  const ref = readDescriptor(abs);
-  if (ref.descriptor.order) {
-    throw new UserError({
-      id: 'platform/buildpack/composite',
-      title: 'Composite buildpacks are not run directly',
-      seen: { what: '--buildpack', value: dir },
-      rule: 'A composite buildpack has an [[order]] of other buildpacks, found by id.',
-      fix: 'Give its component buildpacks with --buildpack DIR, or describe the order with --order FILE.',
-    });
-  }
-  return ref;
+  return readDescriptor(abs);
 }
 
 export function parseType(value: string): Runtime {
@@ -81,25 +99,159 @@ export function parseType(value: string): Runtime {
   });
 }
 
-export function orderFromFile(file: string, known: BuildpackRef[]): Order {
-  const t = readToml<{ order?: { group?: { id?: string; path?: string; optional?: boolean }[] }[] }>(file);
-  const base = path.dirname(path.resolve(file));
-  const byId = new Map(known.map((r) => [r.descriptor.buildpack.id, r]));
-  for (const r of RUNTIMES) {
-    try {
-      const ref = ourBuildpack(r);
-      if (!byId.has(ref.descriptor.buildpack.id)) byId.set(ref.descriptor.buildpack.id, ref);
-    } catch {
-      /* not built: only an error if the order names it */
+const key = (ref: BuildpackRef) => `${ref.descriptor.buildpack.id}@${ref.descriptor.buildpack.version}`;
+const wanted = (e: { id: string; version?: string }) => (e.version ? `${e.id}@${e.version}` : e.id);
+
+function matches(ref: BuildpackRef, id: string, version: string | undefined): boolean {
+  return ref.descriptor.buildpack.id === id && (version === undefined || ref.descriptor.buildpack.version === version);
+}
+
+function readIfBuildpack(dir: string): BuildpackRef | undefined {
+  if (!fs.existsSync(path.join(dir, 'buildpack.toml'))) return undefined;
+  try {
+    return readDescriptor(dir);
+  } catch {
+    return undefined; // someone else's broken buildpack.toml is not ours to report while searching
+  }
+}
+
+/** Where component buildpacks are looked for: buildpacks already loaded, then directories. */
+interface Pool {
+  given: BuildpackRef[];
+  ours: BuildpackRef[];
+}
+
+/** Platform-layout roots a buildpack in `dir` looks beside: its parent, or the layout root above it. */
+function layoutRoots(ref: BuildpackRef): string[] {
+  const parent = path.dirname(ref.dir);
+  const roots = [parent];
+  const { id, version } = ref.descriptor.buildpack;
+  if (path.basename(ref.dir) === version && path.basename(parent) === escapeId(id)) roots.unshift(path.dirname(parent));
+  return roots;
+}
+
+/** `<root>/<escaped-id>/<version>/` then `<root>/<escaped-id>/`, for each root. */
+function inLayout(roots: string[], id: string, version: string | undefined, tried: string[]): BuildpackRef | undefined {
+  for (const root of roots) {
+    const dirs = version ? [path.join(root, escapeId(id), version), path.join(root, escapeId(id))] : [path.join(root, escapeId(id))];
+    for (const dir of dirs) {
+      tried.push(dir);
+      const ref = readIfBuildpack(dir);
+      if (ref && matches(ref, id, version)) return ref;
     }
   }
+  return undefined;
+}
+
+function inSiblings(dir: string, id: string, version: string | undefined, tried: string[]): BuildpackRef | undefined {
+  tried.push(`${dir}/*/`);
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir).sort();
+  } catch {
+    return undefined;
+  }
+  for (const name of names) {
+    const ref = readIfBuildpack(path.join(dir, name));
+    if (ref && matches(ref, id, version)) return ref;
+  }
+  return undefined;
+}
+
+function findComponent(e: OrderEntry, composite: BuildpackRef, pool: Pool): BuildpackRef {
+  const tried = pool.given.map((r) => `--buildpack ${r.dir}`);
+  let found = pool.given.find((r) => matches(r, e.id, e.version));
+  found ??= inLayout(layoutRoots(composite), e.id, e.version, tried);
+  found ??= inSiblings(path.dirname(composite.dir), e.id, e.version, tried);
+  if (!found) {
+    tried.push(`our buildpacks in ${ourBuildpacksDir()}`);
+    found = pool.ours.find((r) => matches(r, e.id, e.version));
+  }
+  if (found) return found;
+  const otherVersions = [...pool.given, ...pool.ours].filter((r) => r.descriptor.buildpack.id === e.id).map((r) => `(${key(r)} is at ${r.dir}: another version)`);
+  throw new UserError({
+    id: 'platform/buildpack/component-not-found',
+    title: `Component buildpack ${wanted(e)} of composite ${key(composite)} not found`,
+    seen: { what: `[[order.group]] id = ${JSON.stringify(e.id)}${e.version ? `, version = ${JSON.stringify(e.version)}` : ''}`, where: path.join(composite.dir, 'buildpack.toml') },
+    rule: 'A composite buildpack names its components by id and version; rbp looks for each in:',
+    details: [...tried, ...otherVersions],
+    fix: `Give ${wanted(e)} with --buildpack DIR, or put it beside the composite, at ${path.join(layoutRoots(composite)[0]!, escapeId(e.id), e.version ?? '<version>')}.`,
+  });
+}
+
+function badOrder(ref: BuildpackRef, problem: string): UserError {
+  return new UserError({
+    id: 'platform/buildpack/order-invalid',
+    title: `Invalid [[order]] in composite buildpack ${key(ref)}`,
+    seen: { what: 'buildpack.toml', value: problem, where: path.join(ref.dir, 'buildpack.toml') },
+    rule: 'Each [[order]] holds [[order.group]] entries, each with a string id and version and an optional boolean optional.',
+    fix: 'Correct the composite buildpack\'s buildpack.toml.',
+  });
+}
+
+/** A group entry; for a composite, its components resolved recursively (a cycle is an error). */
+function resolveEntry(ref: BuildpackRef, optional: boolean, pool: Pool, path_: string[] = [], memo = new Map<string, Order>()): GroupEntry {
+  if (!isComposite(ref)) return { ref, optional };
+  const k = key(ref);
+  if (path_.includes(k)) {
+    throw new UserError({
+      id: 'platform/buildpack/order-cycle',
+      title: `Composite buildpack ${k} contains itself`,
+      seen: { what: 'composite buildpacks', value: [...path_, k].join(' → '), where: path.join(ref.dir, 'buildpack.toml') },
+      rule: 'A composite buildpack may contain other composites, but not itself through any of them.',
+      fix: 'Remove the entry that leads back to it.',
+    });
+  }
+  let order = memo.get(k);
+  if (!order) {
+    order = ref.descriptor.order!.map((g, i) => {
+      if (!g || !Array.isArray(g.group)) throw badOrder(ref, `[[order]] #${i + 1} has no [[order.group]] list`);
+      return g.group.map((e) => {
+        if (typeof e?.id !== 'string') throw badOrder(ref, `an entry of [[order]] #${i + 1} has no id`);
+        if (e.version !== undefined && typeof e.version !== 'string') throw badOrder(ref, `${e.id}: version must be a string`);
+        return resolveEntry(findComponent(e, ref, pool), e.optional === true, pool, [...path_, k], memo);
+      });
+    });
+    memo.set(k, order);
+  }
+  return { ref, optional, order };
+}
+
+interface OrderFileEntry {
+  id?: string;
+  version?: string;
+  path?: string;
+  optional?: boolean;
+}
+
+export function orderFromFile(file: string, known: BuildpackRef[]): Order {
+  const t = readToml<{ order?: { group?: OrderFileEntry[] }[] }>(file);
+  const base = path.dirname(path.resolve(file));
+  const pool: Pool = { given: known, ours: ourBuiltBuildpacks() };
+  // As /cnb/order.toml beside /cnb/buildpacks/: ids are also looked up in the platform layout there.
+  const roots = [base, path.join(base, 'buildpacks')];
   return (t.order ?? []).map((g) =>
     (g.group ?? []).map((e) => {
+      const tried: string[] = [];
       let ref: BuildpackRef | undefined;
-      if (e.path) ref = loadBuildpackDir(path.resolve(base, e.path));
-      else if (e.id) ref = byId.get(e.id);
-      if (!ref) throw new Error(`${file}: no buildpack for ${JSON.stringify(e)}`);
-      return { ref, optional: e.optional === true };
+      if (e.path) ref = loadBuildpackDir(path.resolve(base, e.path), `${file}: path`);
+      else if (typeof e.id === 'string') {
+        tried.push(...known.map((r) => `--buildpack ${r.dir}`));
+        ref = known.find((r) => matches(r, e.id!, e.version)) ?? inLayout(roots, e.id, e.version, tried);
+        tried.push(`our buildpacks in ${ourBuildpacksDir()}`);
+        ref ??= pool.ours.find((r) => matches(r, e.id!, e.version));
+      }
+      if (!ref) {
+        throw new UserError({
+          id: 'platform/order/not-found',
+          title: e.id ? `Buildpack ${wanted(e as { id: string; version?: string })} of the order not found` : 'Order entry names no buildpack',
+          seen: { what: '[[order.group]]', value: JSON.stringify(e), where: path.resolve(file) },
+          rule: e.id ? 'An order entry names a buildpack by id (and version), looked for in:' : 'An order entry has an id (and version), or a path to a buildpack directory.',
+          details: tried,
+          fix: 'Give the buildpack with --buildpack DIR, or name it by path = "DIR" relative to the order file.',
+        });
+      }
+      return resolveEntry(ref, e.optional === true, pool);
     }),
   );
 }
@@ -114,9 +266,12 @@ export function resolveOrder(opts: { type?: string; buildpacks?: string[]; order
       fix: 'Drop --type, or drop --buildpack/--order.',
     });
   }
-  const dirs = (opts.buildpacks ?? []).map(loadBuildpackDir);
+  const dirs = (opts.buildpacks ?? []).map((d) => loadBuildpackDir(d));
   if (opts.orderFile) return orderFromFile(opts.orderFile, dirs);
-  if (dirs.length) return [dirs.map((ref) => ({ ref, optional: false }))];
+  if (dirs.length) {
+    const pool: Pool = { given: dirs, ours: dirs.some(isComposite) ? ourBuiltBuildpacks() : [] };
+    return [dirs.map((ref) => resolveEntry(ref, false, pool))];
+  }
   if (opts.type) return [[{ ref: ourBuildpack(parseType(opts.type)), optional: false }]];
   return AUTO_ORDER.map((r) => [{ ref: ourBuildpack(r), optional: false }]);
 }

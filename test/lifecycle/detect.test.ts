@@ -138,6 +138,8 @@ describe('order.toml: groups and optional buildpacks', () => {
     const app = scriptedApp({ 'a/detect': 'exit 100', 'b/detect': 'exit 2' });
     expect((await rbp(['detect', app, '--order', orderFile([[{ bp: 'a' }], [{ bp: 'b' }]])])).exitCode).toBe(21);
     expect((await rbp(['detect', app, '--order', orderFile([[{ bp: 'a' }], [{ bp: 'b', optional: true }]])])).exitCode).toBe(20);
+    // A required buildpack failed and an optional one errored: the lifecycle counts the error (21).
+    expect((await rbp(['detect', app, '--order', orderFile([[{ bp: 'a' }, { bp: 'b', optional: true }]])])).exitCode).toBe(21);
   });
 });
 
