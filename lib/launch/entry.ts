@@ -1,7 +1,8 @@
 /**
  * The two ends of our launch entrypoint. At build, `installLaunch` checks the request flow (a broken
  * cache VCL fails the build), copies the buildpack's own bin/launch into a launch layer whose
- * metadata records what the build decided, and declares the process. At run time, `runLaunch` reads
+ * metadata records what the build decided, and declares the process: that launch run by a Node.js
+ * the run image is known to have, else one installed for it (launcher-node.ts). At run time, `runLaunch` reads
  * that metadata back, lets the runtime plan the command, wraps it in the request-flow chain, and
  * either prints the whole plan (RBP_DRY_RUN=1, for `rbp run --dry-run`) or starts and supervises it.
  */
@@ -13,6 +14,7 @@ import type { Metadata } from '../cnb/layers.ts';
 import { readTomlIfExists } from '../cnb/toml.ts';
 import { isUserError, redactEnv, redactUrl, renderUserError, UserError } from '../errors.ts';
 import { Logger } from '../log.ts';
+import { forgetLauncherNode, installLauncherNode, knownLauncherNode } from './launcher-node.ts';
 import { appListenPort, publicPort, RUNTIME_PORT_VARIABLES } from './ports.ts';
 import { bindable } from './request-flow/allocate.ts';
 import { checkRequestFlowAtBuild } from './request-flow/build-check.ts';
@@ -28,15 +30,45 @@ export interface LaunchDecision extends Metadata {
   runtime: string;
 }
 
-export function installLaunch(ctx: BuildContext, decision: LaunchDecision, extra: ProcessDef[] = []): string {
+export interface LaunchOptions {
+  /**
+   * The runtime's own Node.js, installed in one of its launch layers (the node runtime's): the
+   * launcher runs on it when it is recent enough, and nothing else is installed.
+   */
+  node?: string;
+  /** Processes beside `web`. */
+  processes?: ProcessDef[];
+  log?: Logger;
+}
+
+/**
+ * Checks the request flow, picks the Node.js the launcher runs on (launcher-node.ts), copies bin/launch
+ * into the `launcher` layer and declares `web` as `<node> <launcher>/bin/launch`. Returns that launch path.
+ *
+ * Not `async` on purpose: when the node is known (the runtime's, or RBP_LAUNCHER_NODE, which rbp
+ * always sets) everything is done, and every error thrown, before it returns, so a build that calls
+ * it without `await` still works. Only installing the launcher's own Node.js needs the promise.
+ */
+export function installLaunch(ctx: BuildContext, decision: LaunchDecision, opts: LaunchOptions = {}): Promise<string> {
   checkRequestFlowAtBuild(ctx.appDir, ctx.env);
+  const log = opts.log ?? new Logger();
+  const known = knownLauncherNode({ runtimeNode: opts.node, env: ctx.env, log });
+  if (known) {
+    forgetLauncherNode(ctx.layers, log);
+    return Promise.resolve(writeLauncher(ctx, decision, known.path, opts.processes ?? []));
+  }
+  return installLauncherNode({ layers: ctx.layers, env: ctx.env, log }).then((node) => writeLauncher(ctx, decision, node.path, opts.processes ?? []));
+}
+
+function writeLauncher(ctx: BuildContext, decision: LaunchDecision, node: string, extra: ProcessDef[]): string {
   // `launch` is a reserved layer name; the entrypoint layer is `launcher`.
   const layer = ctx.layers.fresh('launcher', { launch: true }, decision);
   fs.mkdirSync(path.join(layer.path, 'bin'), { recursive: true });
   const target = path.join(layer.path, 'bin', 'launch');
   fs.copyFileSync(path.join(ctx.buildpackDir, 'bin', 'launch'), target);
   fs.chmodSync(target, 0o755);
-  const processes: ProcessDef[] = [{ type: 'web', command: [target], args: [], default: true }, ...extra];
+  // An absolute node: the run image's PATH may hold no node, or another one.
+  const processes: ProcessDef[] = [{ type: 'web', command: [node, target], args: [], default: true }, ...extra];
   writeLaunchToml(path.join(ctx.layersDir, 'launch.toml'), {
     labels: [{ key: DRY_RUN_LABEL, value: processes.map((p) => p.type).join(',') }],
     processes,

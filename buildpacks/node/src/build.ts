@@ -64,7 +64,7 @@ runBuild(async (ctx) => {
   const eol = endOfLife(node.version);
   if (eol.eol) log.warn(`Node.js ${node.version} is end-of-life since ${eol.end}: it gets no security fixes; move to ${'24'} (the latest LTS)`);
   const npm = await log.step('npm', () => installNpm(tools, node.version));
-  log.info(`npm ${npm.version} (bundled with Node.js ${node.version})`);
+  log.info(`npm ${npm.version} (${npm.tool.source === 'operator' ? 'provided by the operator' : `bundled with Node.js ${node.version}`})`);
 
   const bins: Installed[] = [node, npm];
   let managerVer = npm.version;
@@ -145,5 +145,5 @@ runBuild(async (ctx) => {
     tool: choice.tool,
     ...(pnp ? { pnp: true } : {}),
   };
-  installLaunch(ctx, decision);
+  await installLaunch(ctx, decision, { node: node.tool.path });
 });

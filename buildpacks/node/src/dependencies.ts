@@ -8,6 +8,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
 import { execa } from 'execa';
 import { parse as parseYaml } from 'yaml';
 import type { Layers } from '../../../lib/cnb/layers.ts';
@@ -212,12 +213,24 @@ async function run(r: InstallRequest, argv: string[], env: Record<string, string
   r.log.info(`$ ${hideSecrets(shown, env)}`);
   const child = execa(argv[0]!, argv.slice(1), { cwd: r.appDir, env, extendEnv: false, reject: false, stdin: 'ignore', all: true, buffer: false });
   let tail = '';
+  // Whole lines only: a secret split across two chunks would escape the masking.
+  let pending = '';
+  const decoder = new StringDecoder('utf8');
+  const emit = (text: string) => {
+    const shownText = hideSecrets(text, env);
+    tail = (tail + shownText).slice(-16_384);
+    r.log.raw(shownText.replace(/^(?=.)/gm, '    '));
+  };
   child.all?.on('data', (d: Buffer) => {
-    const text = hideSecrets(d.toString('utf8'), env);
-    tail = (tail + text).slice(-16_384);
-    r.log.raw(text.replace(/^(?=.)/gm, '    '));
+    pending += decoder.write(d);
+    const end = pending.lastIndexOf('\n') + 1;
+    if (end === 0) return;
+    emit(pending.slice(0, end));
+    pending = pending.slice(end);
   });
   const res = await child;
+  pending += decoder.end();
+  if (pending) emit(`${pending}\n`);
   if (res.exitCode !== 0 && what === 'install' && registryRefused(tail)) throw registryRefusedError(r.auth, r.env, hideSecrets(shown, env));
   if (res.exitCode !== 0 && what === 'install' && sshRefused(tail)) throw sshRefusedError(r.sshKeys ?? [], r.bindingRoot ?? 'the bindings directory', hideSecrets(shown, env));
   if (res.exitCode !== 0) {

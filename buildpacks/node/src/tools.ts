@@ -16,7 +16,8 @@ import type { DependencySpec } from '../../../lib/deps/catalog.ts';
 import { checksumFromHex, checksumFromSri, formatChecksum, type Checksum } from '../../../lib/deps/checksum.ts';
 import { fetchText } from '../../../lib/deps/download.ts';
 import { installTool, type InstalledTool } from '../../../lib/deps/install.ts';
-import { NPM_REGISTRY, packumentUrl } from '../../../lib/deps/npm.ts';
+import { NPM_REGISTRY, npmRegistrySource, packumentUrl } from '../../../lib/deps/npm.ts';
+import { operatorVariable } from '../../../lib/deps/operator.ts';
 import { pickVersion, type ConstraintOrigin } from '../../../lib/deps/resolve.ts';
 import { UserError } from '../../../lib/errors.ts';
 import type { Logger } from '../../../lib/log.ts';
@@ -112,9 +113,22 @@ function result(tool: InstalledTool, version: string): Installed {
   return { version: tool.version ?? version, binDir: path.dirname(tool.path), tool };
 }
 
+/**
+ * The operator's own binary (RBP_TOOL_<ID>): lib/deps uses it as is and warns when its version is not
+ * the one asked for. Nothing is resolved first, so an image that carries its tools builds offline.
+ */
+async function operatorTool(t: ToolEnv, id: string, pkg: string, constraint: string, origin: ConstraintOrigin | undefined, bin: string): Promise<Installed | undefined> {
+  if (!t.env[operatorVariable(id)]?.trim()) return undefined;
+  const source = npmRegistrySource({ pkg, id, bin, ...(t.registry ? { registry: t.registry } : {}), log: t.log });
+  const tool = await installTool({ layers: t.layers, layerName: id, source, constraint, ...(origin ? { origin } : {}), types: { build: true, launch: true }, env: t.env, log: t.log, command: id });
+  return result(tool, tool.version ?? constraint);
+}
+
 /** Node.js itself: launch and build, cached per version. */
 export async function installNode(t: ToolEnv, constraint: string, origin: ConstraintOrigin): Promise<Installed> {
   const pkg = nodePackage();
+  const own = await operatorTool(t, 'node', pkg, constraint, origin, 'bin/node');
+  if (own) return own;
   const exact = semver.valid(constraint) ?? undefined;
   let spec = exact ? cachedSpec(t, 'node', 'node', 'bin/node', (md) => md.version === exact) : undefined;
   if (!spec) {
@@ -128,6 +142,8 @@ export async function installNode(t: ToolEnv, constraint: string, origin: Constr
 
 /** The npm Node.js ships with; its layer remembers which Node it was chosen for. */
 export async function installNpm(t: ToolEnv, nodeVersion: string): Promise<Installed> {
+  const own = await operatorTool(t, 'npm', 'npm', '*', undefined, 'bin/npm-cli.js');
+  if (own) return own;
   const restored = t.layers.restored('npm').metadata;
   let spec = restored?.node === nodeVersion ? cachedSpec(t, 'npm', 'npm', 'bin/npm-cli.js', () => true) : undefined;
   if (restored && 'node' in restored) {

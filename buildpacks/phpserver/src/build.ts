@@ -62,5 +62,5 @@ runBuild(async (ctx) => {
     ...(worker ? { worker } : {}),
     ...(php.phprc ? { phprc: php.phprc } : {}),
   };
-  installLaunch(ctx, decision);
+  await installLaunch(ctx, decision);
 });

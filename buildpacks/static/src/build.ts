@@ -59,5 +59,5 @@ runBuild(async (ctx) => {
   const decision: StaticDecision = { runtime: 'static', webroot: webroot.rel, mode: server.mode, bin: server.bin };
   if (server.caddyfile) decision.caddyfile = server.caddyfile;
   if (server.swsConfig) decision.swsConfig = server.swsConfig;
-  installLaunch(ctx, decision);
+  await installLaunch(ctx, decision);
 });

@@ -1,0 +1,155 @@
+/**
+ * The Node.js that runs our launch entrypoint: bin/launch is a Node.js script, and the run image of a
+ * static or PHP app may have no Node.js at all. In order:
+ * 1. the runtime's own Node.js, when its buildpack gives it (the node runtime installs one into a
+ *    launch layer), if it is recent enough to run the launcher;
+ * 2. the run image's, named by the operator with RBP_LAUNCHER_NODE (rbp sets it to its own node for
+ *    local builds): used as is, nothing is downloaded;
+ * 3. else Node.js of the contract's LTS line, installed from the npm registry's official builds into
+ *    the launch layer `launcher-node`, cached, and reused while the resolved release is unchanged.
+ * The launch process is then `<node> <launcher>/bin/launch`: no `#!/usr/bin/env node` lookup at run time.
+ */
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { ociArch } from '../cnb/descriptor.ts';
+import type { Layers } from '../cnb/layers.ts';
+import { installTool, type ToolOrigin } from '../deps/install.ts';
+import { npmRegistrySource } from '../deps/npm.ts';
+import { operatorVariable } from '../deps/operator.ts';
+import { UserError } from '../errors.ts';
+import type { Logger } from '../log.ts';
+
+export const LAUNCHER_NODE_VARIABLE = 'RBP_LAUNCHER_NODE';
+export const LAUNCHER_NODE_LAYER = 'launcher-node';
+/** The contract's LTS line (Node.js 24). */
+export const LAUNCHER_NODE_LINE = '24.x';
+/** bin/launch is bundled for node20: older releases may lack what it uses. */
+export const LAUNCHER_NODE_MIN_MAJOR = 20;
+
+export interface LauncherNode {
+  /** Absolute path of the node executable the launch process starts with. */
+  path: string;
+  version: string | undefined;
+  source: 'runtime' | 'operator' | ToolOrigin;
+}
+
+/** The official Node.js build published on the npm registry for this architecture. */
+export function nodePackage(arch = ociArch()): string {
+  return `node-linux-${arch === 'arm64' ? 'arm64' : 'x64'}`;
+}
+
+export type NodeProbe = { ok: true; version: string } | { ok: false; problem: string; version?: string };
+
+/** Runs `file --version`: a Node.js the launcher can run on, or why not. */
+export function probeNode(file: string): NodeProbe {
+  let stat: fs.Stats | undefined;
+  try {
+    stat = fs.statSync(file);
+    fs.accessSync(file, fs.constants.X_OK);
+  } catch {
+    return { ok: false, problem: stat ? `${file} is not executable` : `${file} does not exist` };
+  }
+  if (!stat.isFile()) return { ok: false, problem: `${file} is not a file` };
+  const r = spawnSync(file, ['--version'], { encoding: 'utf8', timeout: 15_000, stdio: ['ignore', 'pipe', 'pipe'] });
+  const out = `${r.stdout ?? ''}`.trim();
+  const m = /^v(\d+)\.\d+\.\d+/.exec(out);
+  if (r.error || r.status !== 0 || !m) {
+    const said = r.error ? r.error.message : `\`${file} --version\` printed ${JSON.stringify(out.split('\n')[0] ?? '')}`;
+    return { ok: false, problem: `${file} is not a Node.js executable that runs here (${said})` };
+  }
+  const version = m[0].slice(1);
+  if (Number(m[1]) < LAUNCHER_NODE_MIN_MAJOR) return { ok: false, version, problem: `${file} is Node.js ${version}; the launcher needs ${LAUNCHER_NODE_MIN_MAJOR} or later` };
+  return { ok: true, version };
+}
+
+/** RBP_LAUNCHER_NODE, with an empty value meaning unset. */
+export function operatorLauncherNode(env: Record<string, string | undefined>): string | undefined {
+  return env[LAUNCHER_NODE_VARIABLE]?.trim() || undefined;
+}
+
+/**
+ * The runtime's Node.js, else the operator's: one the run image is known to carry, so nothing needs
+ * installing. Synchronous on purpose (see installLaunch). Undefined when the launcher needs its own.
+ */
+export function knownLauncherNode(opts: { runtimeNode?: string; env: Record<string, string | undefined>; log: Logger }): LauncherNode | undefined {
+  const { runtimeNode, env, log } = opts;
+  if (runtimeNode) {
+    const p = probeNode(runtimeNode);
+    if (p.ok) {
+      log.info(`launcher: Node.js ${p.version} of the runtime (${runtimeNode})`);
+      return { path: runtimeNode, version: p.version, source: 'runtime' };
+    }
+    log.info(`launcher: not the runtime's Node.js: ${p.problem}`);
+  }
+  const value = operatorLauncherNode(env);
+  if (!value) return undefined;
+  const p: NodeProbe = path.isAbsolute(value) ? probeNode(value) : { ok: false, problem: `${value} is not an absolute path` };
+  if (!p.ok) {
+    throw new UserError({
+      id: 'launch/launcher-node/unusable',
+      title: `${LAUNCHER_NODE_VARIABLE} does not name a Node.js the launcher can run on`,
+      seen: { what: LAUNCHER_NODE_VARIABLE, value, where: 'the operator configuration' },
+      rule: `${LAUNCHER_NODE_VARIABLE} is the absolute path of a Node.js ${LAUNCHER_NODE_MIN_MAJOR} or later that the run image provides (and the build image too: the build checks it there)`,
+      fix: `point ${LAUNCHER_NODE_VARIABLE} at such a node executable, or unset it to let the build install Node.js ${LAUNCHER_NODE_LINE} for the launcher`,
+      details: [p.problem],
+    });
+  }
+  log.info(`launcher: Node.js ${p.version} of the run image (${LAUNCHER_NODE_VARIABLE}=${value})`);
+  return { path: value, version: p.version, source: 'operator' };
+}
+
+/** Drops a `launcher-node` layer left by an earlier build: it would be exported and cached for nothing. */
+export function forgetLauncherNode(layers: Layers, log: Logger): void {
+  const before = layers.restored(LAUNCHER_NODE_LAYER);
+  if (!before.metadata && !before.hasContents) return;
+  layers.remove(LAUNCHER_NODE_LAYER);
+  log.detail(`layer ${LAUNCHER_NODE_LAYER} of an earlier build removed: the launcher does not need its own Node.js`);
+}
+
+/** Node.js of the LTS line in the launch layer `launcher-node`, reused while its metadata (release, checksum) is unchanged. */
+export async function installLauncherNode(opts: { layers: Layers; env: Record<string, string | undefined>; log: Logger }): Promise<LauncherNode> {
+  const { layers, log } = opts;
+  log.info(`no Node.js in the run image given by ${LAUNCHER_NODE_VARIABLE}: installing Node.js ${LAUNCHER_NODE_LINE} for the launcher`);
+  // RBP_TOOL_NODE names a node of the build image, which says nothing about the run image.
+  const env = { ...opts.env, [operatorVariable('node')]: undefined };
+  const registry = env.RBP_NPM_REGISTRY?.trim() || undefined;
+  const tool = await log.step(`Node.js ${LAUNCHER_NODE_LINE} for the launcher (layer ${LAUNCHER_NODE_LAYER})`, async () => {
+    const t = await installTool({
+      layers,
+      layerName: LAUNCHER_NODE_LAYER,
+      source: npmRegistrySource({ pkg: nodePackage(), id: 'node', bin: 'bin/node', log, ...(registry ? { registry } : {}) }),
+      constraint: LAUNCHER_NODE_LINE,
+      origin: { what: 'the launcher (Node.js LTS line of the contract)' },
+      types: { launch: true },
+      env,
+      log,
+      command: 'node',
+    });
+    if (t.layer && t.source !== 'cache') trimNodeLayer(t.layer.path, log);
+    return t;
+  });
+  log.info(`launcher: Node.js ${tool.version} ${tool.source === 'cache' ? `reused from the cache (layer ${LAUNCHER_NODE_LAYER}: ${tool.layer?.reason})` : `installed into the layer ${LAUNCHER_NODE_LAYER}`}`);
+  return { path: tool.path, version: tool.version, source: tool.source };
+}
+
+/** What the official build carries that running a script never uses: C headers (for native addons) and docs. */
+const UNUSED = ['include', 'share', 'CHANGELOG.md', 'README.md'];
+
+/** Keeps the image small: the headers alone are a third of the release. */
+function trimNodeLayer(dir: string, log: Logger): void {
+  let bytes = 0;
+  for (const name of UNUSED) {
+    const p = path.join(dir, name);
+    if (!fs.existsSync(p)) continue;
+    bytes += sizeOf(p);
+    fs.rmSync(p, { recursive: true, force: true });
+  }
+  if (bytes) log.detail(`left out ${UNUSED.join(', ')} (headers and docs the launcher does not use): ${Math.round(bytes / 1e6)} MB`);
+}
+
+function sizeOf(p: string): number {
+  const st = fs.lstatSync(p);
+  if (!st.isDirectory()) return st.size;
+  return fs.readdirSync(p).reduce((n, f) => n + sizeOf(path.join(p, f)), 0);
+}
