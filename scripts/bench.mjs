@@ -30,7 +30,8 @@ for (const name of suites) {
   try {
     const mod = await import(pathToFileURL(path.join(dir, `${name}.mjs`)).href);
     const results = await mod.run();
-    for (const [k, v] of Object.entries(results)) lines.push(`| ${k} | ${fmt(v)} |`);
+    const cell = (x) => String(x).replaceAll('|', '\\|');
+    for (const [k, v] of Object.entries(results)) lines.push(`| ${cell(k)} | ${cell(fmt(v))} |`);
     console.log(results);
   } catch (e) {
     failed++;
