@@ -3,10 +3,10 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Layers } from '../cnb/layers.ts';
 import { readToml } from '../cnb/toml.ts';
-import { isUserError, type UserError } from '../errors.ts';
 import type { DependencySpec } from './catalog.ts';
 import { installTool, type InstallToolOptions } from './install.ts';
 import { captureLog, makeArchive, run, startServer, tempDir, type Artifact, type TestServer } from './test-support.ts';
+import { rejectedUserError as userError } from '../../test/helpers/user-error.ts';
 
 let root: string;
 let layersDir: string;
@@ -60,16 +60,6 @@ function install(spec: DependencySpec, extra: Partial<InstallToolOptions> = {}) 
     network: { backoffMs: 5 },
     ...extra,
   });
-}
-
-async function userError(p: Promise<unknown>): Promise<UserError> {
-  try {
-    await p;
-  } catch (e) {
-    if (isUserError(e)) return e as UserError;
-    throw e;
-  }
-  throw new Error('expected a UserError');
 }
 
 function expectNoLayer(): void {

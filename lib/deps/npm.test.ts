@@ -2,10 +2,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Layers } from '../cnb/layers.ts';
-import { isUserError, type UserError } from '../errors.ts';
 import { installTool } from './install.ts';
 import { NPM_ACCEPT, npmRegistrySource, packumentUrl } from './npm.ts';
 import { captureLog, makeArchive, run, startServer, tempDir, type Artifact, type TestServer } from './test-support.ts';
+import { rejectedUserError as userError } from '../../test/helpers/user-error.ts';
 
 const PKG = '@fake/tool-linux-x64';
 const DOC_PATH = '/@fake%2ftool-linux-x64';
@@ -44,16 +44,6 @@ afterEach(async () => {
   await server.close();
   fs.rmSync(root, { recursive: true, force: true });
 });
-
-async function userError(p: Promise<unknown>): Promise<UserError> {
-  try {
-    await p;
-  } catch (e) {
-    if (isUserError(e)) return e as UserError;
-    throw e;
-  }
-  throw new Error('expected a UserError');
-}
 
 describe('npmRegistrySource', () => {
   it('escapes scoped package names as npm does', () => {

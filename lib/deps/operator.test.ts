@@ -2,11 +2,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Layers } from '../cnb/layers.ts';
-import { isUserError, type UserError } from '../errors.ts';
 import type { DependencySpec } from './catalog.ts';
 import { installTool } from './install.ts';
 import { findOperatorTool, operatorVariable } from './operator.ts';
 import { captureLog, tempDir } from './test-support.ts';
+import { rejectedUserError as userError } from '../../test/helpers/user-error.ts';
 
 let root: string;
 let cap: ReturnType<typeof captureLog>;
@@ -34,16 +34,6 @@ const caddy: DependencySpec = {
   archive: 'tar.gz',
   bin: 'caddy',
 };
-
-async function userError(p: Promise<unknown>): Promise<UserError> {
-  try {
-    await p;
-  } catch (e) {
-    if (isUserError(e)) return e as UserError;
-    throw e;
-  }
-  throw new Error('expected a UserError');
-}
 
 function install(env: Record<string, string>, layersDir = path.join(root, 'layers')) {
   return installTool({ layers: new Layers(layersDir), layerName: 'caddy', spec: caddy, env, log: cap.log, versionArgs: ['version'] });

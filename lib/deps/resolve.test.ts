@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { isUserError, type UserError } from '../errors.ts';
 import type { DependencySpec } from './catalog.ts';
 import { catalogSource, nearestFirst, pickVersion, resolveVersion } from './resolve.ts';
+import { thrownUserError as userError } from '../../test/helpers/user-error.ts';
 
 function spec(version: string, extra: Partial<DependencySpec> = {}): DependencySpec {
   return {
@@ -16,16 +16,6 @@ function spec(version: string, extra: Partial<DependencySpec> = {}): DependencyS
 }
 
 const catalog = ['1.4.0', '2.6.2', '2.10.2', '2.11.2', '2.11.3', '3.0.0-beta.1'].map((v) => spec(v));
-
-function userError(fn: () => unknown): UserError {
-  try {
-    fn();
-  } catch (e) {
-    if (isUserError(e)) return e as UserError;
-    throw e;
-  }
-  throw new Error('expected a UserError');
-}
 
 describe('resolveVersion', () => {
   it.each([

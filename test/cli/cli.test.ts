@@ -3,18 +3,9 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { collectEnv, parseEnvFile } from '../../lib/platform/cli-env.ts';
 import { INSTANCE_SIZES, parseInstance, parseMemory, instanceMemory } from '../../lib/launch/instance.ts';
-import { renderUserError, UserError } from '../../lib/errors.ts';
+import { UserError } from '../../lib/errors.ts';
 import { rbp, tmpDir } from '../helpers/rbp.ts';
-
-function userErrorOf(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof UserError) return renderUserError(e.data);
-    throw e;
-  }
-  throw new Error('expected a UserError');
-}
+import { renderedUserError as userErrorOf } from '../helpers/user-error.ts';
 
 describe('--env and --env-file', () => {
   it('reads dotenv lines: comments, export, quotes; later flags win', () => {

@@ -7,7 +7,7 @@
  */
 import path from 'node:path';
 import { execa } from 'execa';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { copyFixture, freePort, rbp, tmpDir } from '../helpers/rbp.ts';
 import { build, caddyTool, envArgs, runChecks, serve, spec, workspaceEntries } from './helpers.ts';
 

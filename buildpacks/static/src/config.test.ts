@@ -2,19 +2,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { renderUserError, UserError } from '../../../lib/errors.ts';
 import { readConfig } from './config.ts';
+import { renderedUserError } from '../../../test/helpers/user-error.ts';
 
 const appDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-cfg-'));
 
 function errorOf(env: Record<string, string>): string {
-  try {
-    readConfig(env, appDir);
-  } catch (e) {
-    if (e instanceof UserError) return renderUserError(e.data);
-    throw e;
-  }
-  throw new Error('expected a UserError');
+  return renderedUserError(() => readConfig(env, appDir));
 }
 
 describe('static configuration', () => {

@@ -1,20 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { renderUserError, UserError } from '../../../lib/errors.ts';
 import { acceptedHugoVersions, chooseHugoVersion, HUGO_VERSIONS, today } from './hugo-version.ts';
+import { renderedUserError as errorOf } from '../../../test/helpers/user-error.ts';
 
 const BEFORE = new Date('2026-06-14T23:59:59Z');
 const AFTER = new Date('2026-06-15T00:00:00Z');
 const TODAY = new Date('2026-11-22T12:00:00Z');
-
-function errorOf(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof UserError) return renderUserError(e.data);
-    throw e;
-  }
-  throw new Error('expected a UserError');
-}
 
 describe('CC_HUGO_VERSION', () => {
   it('accepts every listed version before June 15th 2026, with 0.149 by default', () => {
