@@ -1,4 +1,5 @@
 /** Test helpers: run the built rbp CLI, find free ports, make temporary directories. */
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -52,4 +53,55 @@ export function copyFixture(name: string): string {
 export async function have(cmd: string): Promise<boolean> {
   const r = await execa('sh', ['-c', `command -v ${cmd}`], { reject: false });
   return r.exitCode === 0;
+}
+
+/** `--env K=V` arguments for rbp. */
+export function envArgs(env: Record<string, string> = {}): string[] {
+  return Object.entries(env).flatMap(([k, v]) => ['--env', `${k}=${v}`]);
+}
+
+/** Waits until something answers HTTP on the port; fails early when `alive()` says the app is gone. */
+export async function waitForHttp(port: number, alive: () => boolean, timeoutMs = 30_000): Promise<void> {
+  const t0 = Date.now();
+  while (Date.now() - t0 < timeoutMs) {
+    if (!alive()) throw new Error('the app exited before it listened');
+    try {
+      await fetch(`http://127.0.0.1:${port}/`);
+      return;
+    } catch {
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  throw new Error(`nothing answered on port ${port} within ${timeoutMs}ms`);
+}
+
+export interface Served {
+  status: number | null;
+  signal: NodeJS.Signals | null;
+  output: string;
+}
+
+/** Starts `rbp run OUT` on a free port, runs `checks`, sends SIGTERM and returns how rbp exited. */
+export async function serve(out: string, env: Record<string, string>, checks: (port: number) => Promise<void>, extraArgs: string[] = []): Promise<Served> {
+  const port = await freePort();
+  const child = spawn('node', [RBP, 'run', out, '--port', String(port), ...extraArgs, ...envArgs(env)], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+  let output = '';
+  child.stdout.on('data', (d) => (output += d));
+  child.stderr.on('data', (d) => (output += d));
+  let alive = true;
+  const exited = new Promise<{ status: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (status, signal) => {
+      alive = false;
+      resolve({ status, signal });
+    }),
+  );
+  try {
+    await waitForHttp(port, () => alive).catch((e: Error) => {
+      throw new Error(`${e.message}\n${output}`);
+    });
+    await checks(port);
+  } finally {
+    if (alive) child.kill('SIGTERM');
+  }
+  return { ...(await exited), output };
 }

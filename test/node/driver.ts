@@ -4,12 +4,13 @@
  * served for real over HTTP and stopped with SIGTERM. Node.js and npm come from a cache seeded once
  * per test file by a cold build, hard-linked into each case's own cache, as a warm builder would have.
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FIXTURES, RBP, freePort, rbp, tmpDir } from '../helpers/rbp.ts';
+import { FIXTURES, envArgs, freePort, rbp, serve, tmpDir } from '../helpers/rbp.ts';
+
+export { envArgs, serve, type Served } from '../helpers/rbp.ts';
 
 export interface HttpCheck {
   path: string;
@@ -38,58 +39,8 @@ export interface FixtureSpec {
   cases: Case[];
 }
 
-export function envArgs(env: Record<string, string> = {}): string[] {
-  return Object.entries(env).flatMap(([k, v]) => ['--env', `${k}=${v}`]);
-}
-
 export function readSpec(name: string): FixtureSpec {
   return JSON.parse(fs.readFileSync(path.join(FIXTURES, name, 'test.json'), 'utf8')) as FixtureSpec;
-}
-
-async function waitForHttp(port: number, alive: () => boolean, timeoutMs = 30_000): Promise<void> {
-  const t0 = Date.now();
-  while (Date.now() - t0 < timeoutMs) {
-    if (!alive()) throw new Error('the app exited before it listened');
-    try {
-      await fetch(`http://127.0.0.1:${port}/`);
-      return;
-    } catch {
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
-  throw new Error(`nothing answered on port ${port} within ${timeoutMs}ms`);
-}
-
-export interface Served {
-  status: number | null;
-  signal: NodeJS.Signals | null;
-  output: string;
-}
-
-/** Starts `rbp run OUT`, runs `checks`, sends SIGTERM and returns how rbp exited. */
-export async function serve(out: string, env: Record<string, string>, checks: (port: number) => Promise<void>, extraArgs: string[] = []): Promise<Served> {
-  const port = await freePort();
-  const child = spawn('node', [RBP, 'run', out, '--port', String(port), ...extraArgs, ...envArgs(env)], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
-  let output = '';
-  child.stdout.on('data', (d) => (output += d));
-  child.stderr.on('data', (d) => (output += d));
-  let alive = true;
-  const exited = new Promise<{ status: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.on('exit', (status, signal) => {
-      alive = false;
-      resolve({ status, signal });
-    }),
-  );
-  try {
-    await waitForHttp(port, () => alive).catch((e: Error) => {
-      throw new Error(`${e.message}\n${output}`);
-    });
-    await checks(port);
-  } finally {
-    if (alive) child.kill('SIGTERM');
-  }
-  const r = await exited;
-  return { ...r, output };
 }
 
 export async function httpChecks(port: number, checks: HttpCheck[]): Promise<void> {

@@ -5,12 +5,11 @@
  * application server run when a real binary is provided (RBP_TOOL_FRANKENPHP=/path/to/frankenphp)
  * and are reported skipped otherwise; a CC_RUN_COMMAND case that needs no server is served for real.
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { execaSync } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FIXTURES, RBP, copyFixture, freePort, rbp, tmpDir } from '../helpers/rbp.ts';
+import { FIXTURES, copyFixture, freePort, rbp, serve as serveOut, tmpDir, type Served } from '../helpers/rbp.ts';
 import { COMPOSER, PHP, envArgs, makeMirror, operatorEnv } from './support.ts';
 
 interface HttpCheck {
@@ -73,48 +72,16 @@ function fill(s: string, vars: Record<string, string>): string {
   return s.replace(/\{(server|app|port)\}/g, (_, k: string) => vars[k]!);
 }
 
-async function waitForHttp(port: number, alive: () => boolean, timeoutMs = 20_000): Promise<void> {
-  const t0 = Date.now();
-  while (Date.now() - t0 < timeoutMs) {
-    if (!alive()) throw new Error('the app exited before it listened');
-    try {
-      await fetch(`http://127.0.0.1:${port}/`);
-      return;
-    } catch {
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
-  throw new Error(`nothing answered on port ${port} within ${timeoutMs}ms`);
-}
-
 /** Starts `rbp run OUT`, checks each path, then sends SIGTERM and returns rbp's exit status. */
-async function serve(out: string, env: Record<string, string>, checks: HttpCheck[]): Promise<{ status: number | null; signal: NodeJS.Signals | null }> {
-  const port = await freePort();
-  const child = spawn('node', [RBP, 'run', out, '--port', String(port), ...envArgs(env)], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
-  let output = '';
-  child.stdout.on('data', (d) => (output += d));
-  child.stderr.on('data', (d) => (output += d));
-  let alive = true;
-  const exited = new Promise<{ status: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.on('exit', (status, signal) => {
-      alive = false;
-      resolve({ status, signal });
-    }),
-  );
-  try {
-    await waitForHttp(port, () => alive).catch((e: Error) => {
-      throw new Error(`${e.message}\n${output}`);
-    });
+async function serve(out: string, env: Record<string, string>, checks: HttpCheck[]): Promise<Served> {
+  return serveOut(out, env, async (port) => {
     for (const c of checks) {
       const res = await fetch(`http://127.0.0.1:${port}${c.path}`);
       const body = await res.text();
       expect(res.status, `GET ${c.path}: ${body}`).toBe(c.status);
       if (c.contains) expect(body).toContain(c.contains);
     }
-  } finally {
-    child.kill('SIGTERM');
-  }
-  return exited;
+  });
 }
 
 for (const name of fixtures) {

@@ -9,7 +9,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ociArch } from '../../lib/cnb/descriptor.ts';
-import { tmpDir } from '../helpers/rbp.ts';
+import { envArgs, tmpDir } from '../helpers/rbp.ts';
 
 export const SERVER_VERSIONS = ['1.9.1', '1.12.3'];
 
@@ -48,7 +48,4 @@ export function operatorEnv(mirror: string, extra: Record<string, string> = {}):
   return { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', RBP_DEPENDENCY_MIRROR: mirror, RBP_TOOL_PHP: PHP, RBP_TOOL_COMPOSER: COMPOSER, ...extra };
 }
 
-/** `--env K=V` arguments. */
-export function envArgs(env: Record<string, string> = {}): string[] {
-  return Object.entries(env).flatMap(([k, v]) => ['--env', `${k}=${v}`]);
-}
+export { envArgs };

@@ -7,7 +7,7 @@ import { execa, type ResultPromise } from 'execa';
 import fs from 'node:fs';
 import path from 'node:path';
 import * as esbuild from 'esbuild';
-import { FIXTURES, RBP, rbp, tmpDir, type RbpResult } from '../helpers/rbp.ts';
+import { envArgs, FIXTURES, RBP, rbp, tmpDir, type RbpResult } from '../helpers/rbp.ts';
 
 let bundled: Promise<string> | undefined;
 
@@ -45,10 +45,6 @@ export async function buildFlowApp(fixture: string, opts: { runtime?: string; en
   const envArgs = Object.entries({ FLOW_RUNTIME: opts.runtime ?? 'node', ...opts.env }).flatMap(([k, v]) => ['--env', `${k}=${v}`]);
   const result = await rbp(['build', path.join(FIXTURES, fixture), '--out', out, '--buildpack', bp, ...envArgs]);
   return { out, result };
-}
-
-export function envArgs(env: Record<string, string>): string[] {
-  return Object.entries(env).flatMap(([k, v]) => ['--env', `${k}=${v}`]);
 }
 
 /** `rbp run --dry-run`: the launch entrypoint's own plan. */
@@ -112,3 +108,5 @@ export async function waitOutput(run: Running, text: string | RegExp, timeoutMs 
 export function get(port: number, p = '/'): Promise<Response> {
   return fetch(`http://127.0.0.1:${port}${p}`);
 }
+
+export { envArgs };

@@ -11,7 +11,7 @@ import { execa } from 'execa';
 import fg from 'fast-glob';
 import * as tar from 'tar';
 import { ociArch } from '../../lib/cnb/descriptor.ts';
-import { FIXTURES, RBP, rbp, tmpDir, type RbpResult } from '../helpers/rbp.ts';
+import { envArgs, FIXTURES, RBP, rbp, tmpDir, type RbpResult } from '../helpers/rbp.ts';
 
 export interface HttpCheck {
   path: string;
@@ -60,10 +60,6 @@ export async function swsMirror(): Promise<string> {
   const sha = crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex');
   fs.writeFileSync(`${file}.sha256`, `${sha}  ${top}.tar.gz\n`);
   return mirror;
-}
-
-export function envArgs(env: Record<string, string>): string[] {
-  return Object.entries(env).flatMap(([k, v]) => ['--env', `${k}=${v}`]);
 }
 
 export async function build(app: string, out: string, env: Record<string, string>, operator: Record<string, string>, cache?: string): Promise<RbpResult> {
@@ -128,3 +124,5 @@ export async function runChecks(s: Served, checks: HttpCheck[]): Promise<void> {
     if (c.header) expect(r.headers.get(c.header[0])).toBe(c.header[1]);
   }
 }
+
+export { envArgs };
