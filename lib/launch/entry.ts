@@ -4,7 +4,9 @@
  * metadata records what the build decided, and declares the process: that launch run by a Node.js
  * the run image is known to have, else one installed for it (launcher-node.ts). At run time, `runLaunch` reads
  * that metadata back, lets the runtime plan the command, wraps it in the request-flow chain, and
- * either prints the whole plan (RBP_DRY_RUN=1, for `rbp run --dry-run`) or starts and supervises it.
+ * either prints the whole plan (RBP_DRY_RUN=1, for `rbp run --dry-run`) or starts it: replacing itself
+ * with the app when nothing needs supervising and Node.js has process.execve (exec.ts), else
+ * supervising the app and its middlewares (supervisor.ts).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -22,6 +24,7 @@ import { APP_NOT_LISTENING_STATUS, envWithoutOthersSecrets, FAILURE_STATUS, LABE
 import { planFlow, type FlowPlan } from './request-flow/plan.ts';
 import { blockMember } from './request-flow/block.ts';
 import { exitStatus, spawnMember, supervise, type Member } from './supervisor.ts';
+import { chooseMode, execveOf, stepAside, type LaunchMode } from './exec.ts';
 
 export const LAUNCH_LAYER = 'launch';
 const DRY_RUN_LABEL = 'io.rbp.launch.dry-run';
@@ -93,6 +96,11 @@ export interface Plan {
   cwd?: string;
   /** Facts for the dry-run output and the log (ports, webroot, server). */
   facts: Record<string, unknown>;
+  /**
+   * Why the launcher must stay beside the app (e.g. a hook that runs after it exits): set, the app
+   * is always supervised; unset, the launcher replaces itself with the app when it can (exec.ts).
+   */
+  supervise?: string;
 }
 
 const seconds = (v: string | undefined, dflt: number): number => {
@@ -116,9 +124,27 @@ function appPort(plan: Plan, flow: FlowPlan | undefined, env: NodeJS.ProcessEnv)
   return flow ? flow.appPort : appListenPort(env, RUNTIME_PORT_VARIABLES[String(plan.facts.runtime ?? '')]);
 }
 
-/** The whole plan as `rbp run --dry-run` shows it: every process, its command line, its ports. */
+/** The app's whole environment, as it is started: no secret of a middleware reaches it. */
+function appEnvironment(plan: Plan, flow: FlowPlan | undefined, env: NodeJS.ProcessEnv): Record<string, string> {
+  return envWithoutOthersSecrets({ ...env, ...appEnvOverrides(plan, flow, env) });
+}
+
+function launchMode(plan: Plan, flow: FlowPlan | undefined, env: NodeJS.ProcessEnv): LaunchMode {
+  return chooseMode({
+    argv: plan.argv,
+    env: appEnvironment(plan, flow, env),
+    cwd: plan.cwd ?? process.cwd(),
+    supervise: plan.supervise,
+    flow,
+    execve: execveOf() !== undefined,
+    nodeVersion: process.versions.node,
+  });
+}
+
+/** The whole plan as `rbp run --dry-run` shows it: every process, its command line, its ports, how it is started. */
 function dryRunJson(plan: Plan, flow: FlowPlan | undefined, env: NodeJS.ProcessEnv): object {
   const appEnv = appEnvOverrides(plan, flow, env);
+  const mode = launchMode(plan, flow, env);
   const app = { name: 'app', argv: plan.argv, cwd: plan.cwd ?? process.cwd(), listen: appPort(plan, flow, env) };
   const middlewares = (flow?.middlewares ?? []).map((m) => ({
     name: m.kind,
@@ -135,6 +161,9 @@ function dryRunJson(plan: Plan, flow: FlowPlan | undefined, env: NodeJS.ProcessE
     cwd: plan.cwd ?? process.cwd(),
     env: redactEnv(appEnv),
     ...plan.facts,
+    // exec: the launch process becomes the app; supervise: it starts the app and stays beside it.
+    mode: mode.mode,
+    modeWhy: mode.why,
     requestFlow: flow
       ? { publicPort: flow.publicPort, appPort: flow.appPort, block: flow.block, chain: flow.chain, skipped: flow.skipped }
       : { publicPort: publicPort(env), appPort: app.listen, block: false, chain: [], skipped: [] },
@@ -188,8 +217,16 @@ export async function runLaunch(planFn: (env: NodeJS.ProcessEnv) => Plan | Promi
     return;
   }
   const log = new Logger();
-  // No secret of a middleware reaches the app.
-  const appEnv = envWithoutOthersSecrets({ ...env, ...appEnvOverrides(plan, flow, env) });
+  const appEnv = appEnvironment(plan, flow, env);
+  const mode = launchMode(plan, flow, env);
+  const execve = execveOf();
+  if (mode.mode === 'exec' && execve) {
+    // Returns only when Node.js refused before replacing anything.
+    const e = stepAside(mode.file, plan.argv, appEnv, plan.cwd ?? process.cwd(), execve);
+    log.warn(`could not replace the launcher with ${mode.file} (${e.message}): supervising it instead`);
+  } else {
+    log.info(`the launcher stays to supervise: ${mode.why}`);
+  }
   const app: Member = {
     name: 'app',
     shown: plan.argv.map(redactUrl).join(' '),

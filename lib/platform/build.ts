@@ -38,6 +38,8 @@ export interface BuildOptions {
   cacheDir?: string;
   clearCache?: boolean;
   userEnv: EnvMap;
+  /** Service binding directories (each with a `type` file), given to buildpacks as `<platform>/bindings/<name>`. */
+  bindings?: string[];
   task?: string;
   instance: string;
   instanceMemory: number;
@@ -116,6 +118,7 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-build-'));
   const platformDir = path.join(tmp, 'platform');
   writePlatformEnv(platformDir, opts.userEnv);
+  linkBindings(platformDir, opts.bindings ?? []);
   const operator = { RBP_LAUNCHER_NODE: process.env.RBP_LAUNCHER_NODE ?? process.execPath, ...operatorEnv(), RBP_INSTANCE_SIZE: opts.instance, RBP_INSTANCE_MEMORY: String(opts.instanceMemory) };
   const penv: PhaseEnv = { base: filteredHostEnv(), user: opts.userEnv, operator, platformDir };
 
@@ -377,6 +380,31 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
     throw e;
   } finally {
     rmrf(tmp);
+  }
+}
+
+/**
+ * Service bindings (CNB platform spec): `<platform>/bindings/<name>/` holds a `type` file and one
+ * file per secret. They are linked, not copied, so their secrets are written nowhere new.
+ */
+function linkBindings(platformDir: string, dirs: string[]): void {
+  if (!dirs.length) return;
+  const root = path.join(platformDir, 'bindings');
+  fs.mkdirSync(root, { recursive: true });
+  for (const dir of dirs) {
+    const abs = path.resolve(dir);
+    const name = path.basename(abs);
+    const problem = !isDir(abs) ? 'is not a directory' : !fs.existsSync(path.join(abs, 'type')) ? 'has no `type` file' : fs.existsSync(path.join(root, name)) ? `has the same name as another binding (${name})` : undefined;
+    if (problem) {
+      throw new UserError({
+        id: 'platform/binding/invalid',
+        title: 'Invalid service binding',
+        seen: { what: '--binding', value: dir },
+        rule: `A binding is a directory named after the binding, holding a \`type\` file and one file per value; this one ${problem}.`,
+        fix: 'Point --binding at such a directory, for example bindings/git-deploy with the files type (ssh-key) and ssh-privatekey.',
+      });
+    }
+    fs.symlinkSync(abs, path.join(root, name));
   }
 }
 

@@ -25,7 +25,7 @@ export const USAGE = `rbp — a local Cloud Native Buildpacks lifecycle, no Dock
 Usage:
   rbp detect APP [--type T | --buildpack DIR... | --order FILE] [--env K=V]... [--env-file F]
   rbp build  APP --out OUT [--type T | --buildpack DIR... | --order FILE] [--cache DIR] [--clear-cache]
-                 [--env K=V]... [--env-file F] [--task CMD] [--instance SIZE]
+                 [--env K=V]... [--env-file F] [--binding DIR]... [--task CMD] [--instance SIZE]
   rbp run    OUT [--process TYPE] [--port PORT] [--env K=V]... [--env-file F] [--instance SIZE]
                  [--memory SIZE] [--dry-run] [-- ARGS...]
   rbp deploy APP [build options] [--out OUT] [--port PORT] [--check] [--timeout SECONDS]
@@ -57,6 +57,7 @@ const buildOpts = {
   'clear-cache': { type: 'boolean' },
   task: { type: 'string' },
   instance: { type: 'string' },
+  binding: { type: 'string', multiple: true },
 } as const;
 const runOpts = {
   process: { type: 'string' },
@@ -139,6 +140,7 @@ export async function main(argv: string[], log = new Logger()): Promise<number> 
           cacheDir: values.cache,
           clearCache: values['clear-cache'],
           userEnv,
+          bindings: values.binding,
           task: values.task,
           instance,
           instanceMemory: INSTANCE_SIZES[instance]!,

@@ -14,7 +14,7 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { copyFixture, freePort, rbp, tmpDir } from '../helpers/rbp.ts';
-import { cacheFrom, envArgs, httpChecks, seedCache, serve } from './driver.ts';
+import { cacheFrom, httpChecks, seedCache, serve } from './driver.ts';
 
 const SSHD = '/usr/sbin/sshd';
 const canRun = fs.existsSync(SSHD) && process.getuid?.() === 0;
@@ -127,7 +127,7 @@ describe('fixtures/node-git-ssh: a git dependency over SSH with a private key', 
     const dir = path.join(work, 'with-key');
     const out = path.join(dir, 'out');
     const cache = await cacheFrom(seed, path.join(dir, 'cache'));
-    const r = await rbp(['build', app, '--out', out, '--type', 'node', '--cache', cache, ...envArgs({ SERVICE_BINDING_ROOT: bindings })]);
+    const r = await rbp(['build', app, '--out', out, '--type', 'node', '--cache', cache, '--binding', path.join(bindings, 'git-deploy')]);
     expect(r.exitCode, `${r.all}\nsshd:\n${sshdLog}`).toBe(0);
     expect(r.all).toContain('git over SSH uses the private key of binding git-deploy (type ssh-key), for the install only');
     expect(sshdLog).toMatch(/Accepted publickey for \S+ from 127\.0\.0\.1/);

@@ -104,6 +104,8 @@ export function planLaunch({ env, pkg, decision, appDir }: LaunchInput): NodePla
     env: planEnv,
     cwd: appDir,
     hooks,
+    // launch.ts runs poststart when the launcher exits: it must outlive the app, not become it.
+    ...(hooks.poststart ? { supervise: 'scripts.poststart runs after the app exits' } : {}),
     facts: {
       runtime: decision.runtime,
       node: decision.node,

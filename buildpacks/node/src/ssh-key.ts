@@ -8,7 +8,7 @@
  * directory under `$SERVICE_BINDING_ROOT` (else `<platform>/bindings`) whose `type` file says
  * `ssh-key`; it holds the key in `ssh-privatekey` (the key name of a Kubernetes `kubernetes.io/ssh-auth`
  * secret, so such a secret can be mounted as it is) and, optionally, `known_hosts`. Several such
- * bindings give several keys. With rbp: `rbp build APP --env SERVICE_BINDING_ROOT=<dir> ...`.
+ * bindings give several keys. With rbp: `rbp build APP --binding <dir>/git-deploy ...`.
  *
  * The key is copied (mode 0600, in a 0700 directory of the system temp dir: never in the app, a layer
  * or the cache) and `GIT_SSH_COMMAND` points ssh at it for the install only; the copy is deleted when
