@@ -2,8 +2,9 @@
  * `rbp run`: the launcher (cnb-spec.md §9). The base environment is a short include-list of rbp's
  * own, the operator's RBP_* and the user's variables; launch layers' env goes on top (per buildpack:
  * first every launch layer's bin → PATH and lib → LD_LIBRARY_PATH, then every layer's env/,
- * env.launch/, env.launch/<type>/, layers alphabetically), then exec.d. The process is spawned (Node
- * has no execve), signals are forwarded, and rbp exits with the process's status.
+ * env.launch/, env.launch/<type>/, layers alphabetically), then exec.d. The process is spawned
+ * (rbp stays to forward signals and report the status; our own launch entrypoint then replaces
+ * itself with the app when nothing needs supervising), and rbp exits with the process's status.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';

@@ -1,0 +1,284 @@
+/**
+ * The launcher steps aside (DESIGN, the launch entrypoint, step 3): with nothing to supervise and a
+ * Node.js that has process.execve, the launch process becomes the app. Real builds, real processes:
+ * rbp's child is looked at in /proc, and signals and exit statuses go through rbp as on a platform.
+ * - node-hello on the node runtime's Node.js 24: exec mode, rbp's child IS `node server.js`;
+ * - prestart only: it runs, then the launcher steps aside;
+ * - node-prepoststart: poststart runs after the app exits, so the launcher stays (supervise);
+ * - a static site on RBP_LAUNCHER_NODE = this Node.js (20 here: no execve): supervise, and why.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { chooseMode, execveProblem, resolveCommand } from '../../lib/launch/exec.ts';
+import { copyFixture, envArgs, FIXTURES, freePort, RBP, rbp, ROOT, tmpDir } from '../helpers/rbp.ts';
+import { caddyTool } from '../static/helpers.ts';
+
+const trust: Record<string, string> = process.env.NODE_EXTRA_CA_CERTS ? { NODE_EXTRA_CA_CERTS: process.env.NODE_EXTRA_CA_CERTS } : {};
+const caddy = await caddyTool();
+if (!caddy) console.warn('execve tests: no caddy on this machine (apt-get install caddy, or RBP_TOOL_CADDY): the static launcher case is skipped');
+/** This Node.js: the tests' own, given to the static build as RBP_LAUNCHER_NODE. */
+const THIS_NODE_HAS_EXECVE = typeof (process as unknown as { execve?: unknown }).execve === 'function';
+
+async function buildNode(app: string): Promise<string> {
+  const out = path.join(tmpDir('rbp-execve-'), 'out');
+  const r = await rbp(['build', app, '--out', out, '--type', 'node', ...envArgs(trust)]);
+  expect(r.exitCode, r.all).toBe(0);
+  return out;
+}
+
+interface LaunchPlanJson {
+  argv: string[];
+  env: Record<string, string>;
+  mode: 'exec' | 'supervise';
+  modeWhy: string;
+}
+
+async function dryRun(out: string, port: number): Promise<{ env: Record<string, string>; argv: string[]; launch: LaunchPlanJson }> {
+  const r = await rbp(['run', out, '--dry-run', '--port', String(port)]);
+  expect(r.exitCode, r.all).toBe(0);
+  return JSON.parse(r.stdout) as { env: Record<string, string>; argv: string[]; launch: LaunchPlanJson };
+}
+
+interface Run {
+  rbp: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+/** `rbp run OUT --port P` in the background, answering HTTP. */
+async function startRun(out: string, port: number, extraEnv: Record<string, string> = {}): Promise<Run> {
+  const child = spawn('node', [RBP, 'run', out, '--port', String(port)], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1', ...extraEnv } });
+  let output = '';
+  child.stdout!.on('data', (d) => (output += d));
+  child.stderr!.on('data', (d) => (output += d));
+  let alive = true;
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => ((alive = false), r(code))));
+  const t0 = Date.now();
+  for (;;) {
+    if (!alive) throw new Error(`rbp run exited before the app listened:\n${output}`);
+    if (Date.now() - t0 > 30_000) throw new Error(`nothing answered on ${port}:\n${output}`);
+    try {
+      await fetch(`http://127.0.0.1:${port}/`);
+      break;
+    } catch {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  return { rbp: child, output: () => output, exited };
+}
+
+function childrenOf(pid: number): number[] {
+  const r = spawnSync('ps', ['-o', 'pid=', '--ppid', String(pid)], { encoding: 'utf8' });
+  return r.stdout.split('\n').map((s) => s.trim()).filter(Boolean).map(Number);
+}
+
+function cmdline(pid: number): string[] {
+  return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').slice(0, -1);
+}
+
+function environ(pid: number): Record<string, string> {
+  const entries = fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean);
+  return Object.fromEntries(entries.map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)]));
+}
+
+/** The only child of rbp: the launch process, or what it became. */
+function rbpChild(run: Run): number {
+  const kids = childrenOf(run.rbp.pid!);
+  expect(kids).toHaveLength(1);
+  return kids[0]!;
+}
+
+describe('a node app with nothing to supervise (the runtime’s Node.js 24)', () => {
+  let out = '';
+  beforeAll(async () => {
+    out = await buildNode(path.join(FIXTURES, 'node-hello'));
+  }, 300_000);
+
+  it('dry run: mode exec, and why', async () => {
+    const d = await dryRun(out, await freePort());
+    expect(d.argv[1]).toBe(path.join(out, 'layers/rbp_node/launcher/bin/launch'));
+    expect(d.launch.argv).toEqual(['/bin/sh', '-c', 'exec node server.js']);
+    expect(d.launch.mode).toBe('exec');
+    expect(d.launch.modeWhy).toBe('nothing to supervise: the launcher replaces itself with /bin/sh (process.execve)');
+  });
+
+  it('rbp’s child is the app itself, with the environment the spawned app would get', async () => {
+    const port = await freePort();
+    const plan = await dryRun(out, port);
+    const run = await startRun(out, port);
+    try {
+      const pid = rbpChild(run);
+      expect(cmdline(pid)).toEqual(['node', 'server.js']);
+      expect(cmdline(pid).join(' ')).not.toContain('launcher/bin/launch');
+      expect(childrenOf(pid)).toEqual([]);
+      expect(fs.readlinkSync(`/proc/${pid}/cwd`)).toBe(path.join(out, 'workspace'));
+      // rbp's launch environment with the plan's variables on top; PWD is the shell's own
+      // (sh -c 'exec node server.js' exports it).
+      const { PWD, ...seen } = environ(pid);
+      expect(PWD).toBe(path.join(out, 'workspace'));
+      expect(seen).toEqual({ ...plan.env, ...plan.launch.env });
+      expect(run.output()).toContain('- exec /bin/sh (the launcher steps aside: nothing to supervise)\n');
+      expect(run.output()).not.toContain('starting app');
+      expect(await (await fetch(`http://127.0.0.1:${port}/`)).text()).toMatch(/^hello from node v24\.\d+\.\d+ \(production\)/);
+    } finally {
+      run.rbp.kill('SIGTERM');
+    }
+    // SIGTERM to rbp reaches the app, which closes its server and exits 0: rbp's status.
+    expect(await run.exited).toBe(0);
+  });
+
+  it('rbp exits with the app’s status: 128+9 when the app is killed', async () => {
+    const run = await startRun(out, await freePort());
+    const pid = rbpChild(run);
+    expect(cmdline(pid)).toEqual(['node', 'server.js']);
+    process.kill(pid, 'SIGKILL');
+    expect(await run.exited).toBe(137);
+  });
+
+  it('on the runtime’s Node.js: the app gets SIGPIPE and SIGXFSZ at their defaults, and a refused exec returns', () => {
+    const node = path.join(out, 'layers/rbp_node/node/bin/node');
+    const exec = (args: string) =>
+      spawnSync(node, ['--input-type=module', '-e', `import { stepAside } from ${JSON.stringify(path.join(ROOT, 'lib/launch/exec.ts'))};
+        const e = stepAside('/bin/sh', ${args}, { ONLY: 'this' }, '/tmp', process.execve.bind(process));
+        console.log('still here:', e.code);`], { encoding: 'utf8' });
+    // Node.js ignores both; an ignored signal would stay ignored across execve.
+    const r = exec(`['sh', '-c', 'grep SigIgn /proc/self/status; pwd; env | grep -v ^PWD=']`);
+    expect(r.stdout).toBe('- exec sh (the launcher steps aside: nothing to supervise)\nSigIgn:\t0000000000000000\n/tmp\nONLY=this\n');
+    // A NUL byte in an argument: process.execve throws before replacing anything; runLaunch then supervises.
+    const refused = exec(`['sh', '-c', 'exit 0\\0']`);
+    expect(refused.stdout).toContain('still here: ERR_INVALID_ARG_VALUE');
+  });
+});
+
+describe('prestart only: it runs first, then the launcher steps aside', () => {
+  let out = '';
+  beforeAll(async () => {
+    const app = copyFixture('node-prepoststart');
+    const pkgFile = path.join(app, 'package.json');
+    const pkg = JSON.parse(fs.readFileSync(pkgFile, 'utf8')) as { scripts: Record<string, string> };
+    delete pkg.scripts.poststart;
+    fs.writeFileSync(pkgFile, JSON.stringify(pkg));
+    out = await buildNode(app);
+  }, 300_000);
+
+  it('serves with the prestart marker from the process the launcher became', async () => {
+    const port = await freePort();
+    expect((await dryRun(out, port)).launch.mode).toBe('exec');
+    const run = await startRun(out, port);
+    try {
+      expect(cmdline(rbpChild(run))).toEqual(['node', 'server.js']);
+      const info = (await (await fetch(`http://127.0.0.1:${port}/info`)).json()) as { marker: string };
+      expect(info.marker).toBe('prestart-ran');
+    } finally {
+      run.rbp.kill('SIGTERM');
+    }
+    expect(await run.exited).toBe(0);
+  });
+});
+
+describe('a node app with a poststart script stays supervised', () => {
+  let out = '';
+  beforeAll(async () => {
+    out = await buildNode(copyFixture('node-prepoststart'));
+  }, 300_000);
+
+  it('dry run: mode supervise, because of poststart', async () => {
+    const d = await dryRun(out, await freePort());
+    expect(d.launch.mode).toBe('supervise');
+    expect(d.launch.modeWhy).toBe('scripts.poststart runs after the app exits');
+  });
+
+  it('rbp’s child is the launcher, and poststart runs after SIGTERM', async () => {
+    const run = await startRun(out, await freePort());
+    try {
+      const launcher = rbpChild(run);
+      expect(cmdline(launcher)).toEqual([path.join(out, 'layers/rbp_node/node/bin/node'), path.join(out, 'layers/rbp_node/launcher/bin/launch')]);
+      expect(childrenOf(launcher).map(cmdline)).toEqual([['node', 'server.js']]);
+      expect(run.output()).toContain('- the launcher stays to supervise: scripts.poststart runs after the app exits');
+    } finally {
+      run.rbp.kill('SIGTERM');
+    }
+    expect(await run.exited).toBe(0);
+    expect(fs.readFileSync(path.join(out, 'workspace', 'poststart.txt'), 'utf8').trim()).toBe('poststart-ran');
+  });
+});
+
+describe.skipIf(!caddy)('a static site whose launcher runs on RBP_LAUNCHER_NODE (this Node.js)', () => {
+  let out = '';
+  const operator = (): Record<string, string> => ({ RBP_TOOL_CADDY: caddy!, RBP_LAUNCHER_NODE: process.execPath });
+  beforeAll(async () => {
+    out = path.join(tmpDir('rbp-execve-static-'), 'out');
+    const r = await rbp(['build', copyFixture('launcher-static'), '--out', out, '--type', 'static', ...envArgs({ CC_STATIC_SERVER: 'caddy' })], { env: operator() });
+    expect(r.exitCode, r.all).toBe(0);
+  }, 300_000);
+
+  it(`dry run: ${THIS_NODE_HAS_EXECVE ? 'exec' : 'supervise, since Node.js ' + process.versions.node + ' has no process.execve'}`, async () => {
+    const d = await dryRun(out, await freePort());
+    expect(d.argv[0]).toBe(process.execPath);
+    expect(d.launch.argv[0]).toBe(caddy);
+    if (THIS_NODE_HAS_EXECVE) {
+      expect(d.launch.mode).toBe('exec');
+    } else {
+      expect(d.launch.mode).toBe('supervise');
+      expect(d.launch.modeWhy).toBe(`Node.js ${process.versions.node} (the launcher's) has no process.execve (22.15+, 23.11+)`);
+    }
+  });
+
+  it('serves; rbp’s child is the launcher (or caddy itself when this Node.js has execve)', async () => {
+    const run = await startRun(out, await freePort(), operator());
+    try {
+      const pid = rbpChild(run);
+      if (THIS_NODE_HAS_EXECVE) {
+        expect(cmdline(pid)[0]).toBe(caddy);
+      } else {
+        expect(cmdline(pid)).toEqual([process.execPath, path.join(out, 'layers/rbp_static/launcher/bin/launch')]);
+        expect(childrenOf(pid).map((p) => cmdline(p)[0])).toEqual([caddy]);
+      }
+    } finally {
+      run.rbp.kill('SIGTERM');
+    }
+    expect(await run.exited).toBe(0);
+  });
+});
+
+describe('chooseMode', () => {
+  const base = { env: { PATH: '/usr/bin:/bin' }, cwd: '/', execve: true, nodeVersion: '24.15.0' };
+
+  it('exec when nothing needs supervising; argv[0] found on the app’s PATH', () => {
+    expect(chooseMode({ ...base, argv: ['sh', '-c', 'FOO="a b" exec node server.js'] })).toEqual({
+      mode: 'exec',
+      file: resolveCommand('sh', '/usr/bin:/bin', '/'),
+      why: `nothing to supervise: the launcher replaces itself with ${resolveCommand('sh', '/usr/bin:/bin', '/')} (process.execve)`,
+    });
+  });
+
+  it('supervise, with every reason, when something needs the launcher', () => {
+    const m = chooseMode({ ...base, execve: false, nodeVersion: '20.20.2', supervise: 'scripts.poststart runs after the app exits', flow: { block: false, chain: ['custom', 'cache'] }, argv: ['/bin/sh', '-c', 'node a.js && node b.js'] });
+    expect(m).toEqual({
+      mode: 'supervise',
+      why: [
+        'request flow: custom → cache in front of the app',
+        'scripts.poststart runs after the app exits',
+        'the shell command does not end in exec: only the supervisor stops its whole process group',
+        "Node.js 20.20.2 (the launcher's) has no process.execve (22.15+, 23.11+)",
+      ].join('; '),
+    });
+    expect(chooseMode({ ...base, flow: { block: true, chain: [] }, argv: ['/bin/true'] }).why).toBe('public access is blocked: the launcher answers 403 in front of the app');
+    expect(chooseMode({ ...base, argv: ['/bin/sh', '-c', 'exec a | b'] }).mode).toBe('supervise');
+  });
+
+  it('supervise when execve could not start the command (a failed execve aborts Node.js)', () => {
+    expect(chooseMode({ ...base, argv: ['no-such-command-here'] }).why).toBe("no-such-command-here is not on the app's PATH");
+    const dir = tmpDir();
+    const script = path.join(dir, 'run');
+    fs.writeFileSync(script, 'echo no shebang\n', { mode: 0o755 });
+    expect(execveProblem(script)).toBe(`${script} is neither a binary nor a #! script`);
+    expect(chooseMode({ ...base, argv: ['run'], env: { PATH: dir } }).why).toBe(`${script} is neither a binary nor a #! script`);
+    fs.writeFileSync(script, '#!/bin/sh\necho hi\n');
+    expect(chooseMode({ ...base, argv: ['run'], env: { PATH: dir } }).mode).toBe('exec');
+    fs.chmodSync(script, 0o644);
+    expect(execveProblem(script)).toBe(`${script} is not an executable file`);
+  });
+});
