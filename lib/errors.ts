@@ -64,9 +64,14 @@ export function isSecretName(name: string): boolean {
   return SECRET_VARIABLES.has(name) || /(TOKEN|SECRET|PASSWORD|PASSWD|_KEY|CREDENTIALS?)$/i.test(name);
 }
 
-/** Replaces credentials inside URLs (`https://user:pass@host`) with `***`. */
+const SECRET_PARAM = /^(token|access_token|auth|key|api_key|apikey|secret|password|sig|signature|x-amz-signature|x-amz-credential|x-amz-security-token)$/i;
+
+/** Hides credentials in every URL in `text`: `user:pass@` → `user:***@`, `token@` → `***@`, `?token=x` → `?token=***`. */
 export function redactUrl(text: string): string {
-  return text.replace(/([a-z][a-z0-9+.-]*:\/\/)([^/\s:@]+):([^/\s@]+)@/gi, '$1$2:***@');
+  return text
+    .replace(/([a-z][a-z0-9+.-]*:\/\/)([^/\s:@]+):([^/\s@]+)@/gi, '$1$2:***@')
+    .replace(/([a-z][a-z0-9+.-]*:\/\/)([^/\s:@]+)@/gi, '$1***@')
+    .replace(/([?&])([^=&\s#]+)=([^&\s#]*)/g, (m, sep: string, k: string) => (SECRET_PARAM.test(k) ? `${sep}${k}=***` : m));
 }
 
 export function redactEnv(env: Record<string, string | undefined>): Record<string, string> {

@@ -2,7 +2,6 @@
  * What a buildpack executable is given by the lifecycle (cnb-spec.md §1), and the wrappers that
  * turn a detect/build function into an executable with the right exit codes and error rendering.
  */
-import path from 'node:path';
 import { readDescriptor, type BuildpackDescriptor } from './descriptor.ts';
 import { readPlatformEnv, type EnvMap } from './env.ts';
 import { readBuildpackPlan, writeBuildPlan, type BuildPlan, type BuildpackPlan } from './plan.ts';
@@ -89,8 +88,4 @@ export async function runBuild(fn: (ctx: BuildContext) => Promise<void> | void):
     code = fail(e);
   }
   process.exit(code);
-}
-
-export function launchTomlPath(ctx: BuildContext): string {
-  return path.join(ctx.layersDir, 'launch.toml');
 }

@@ -20,6 +20,12 @@ export interface LaunchToml {
   slices?: { paths: string[] }[];
 }
 
+/**
+ * A label our buildpacks set (rbp's own convention): the process types whose launch entrypoint
+ * answers RBP_DRY_RUN=1 with its plan, which `rbp run --dry-run` then shows.
+ */
+export const DRY_RUN_LABEL = 'io.rbp.launch.dry-run';
+
 const TYPE_RE = /^[A-Za-z0-9._-]+$/;
 
 export function validateLaunch(launch: LaunchToml, where = 'launch.toml'): LaunchToml {

@@ -17,14 +17,8 @@ export function parseLocation(ref: string): Location {
   return { kind: 'file', path: path.resolve(ref) };
 }
 
-const SECRET_PARAM = /^(token|access_token|auth|key|api_key|apikey|secret|password|sig|signature|x-amz-signature|x-amz-credential|x-amz-security-token)$/i;
-
-/** Hides credentials in every URL in `text`: `user:pass@` → `user:***@`, `token@` → `***@`, `?token=x` → `?token=***`. */
-export function redact(text: string): string {
-  return redactUrl(text)
-    .replace(/([a-z][a-z0-9+.-]*:\/\/)([^/\s:@]+)@/gi, '$1***@')
-    .replace(/([?&])([^=&\s#]+)=([^&\s#]*)/g, (m, sep: string, k: string) => (SECRET_PARAM.test(k) ? `${sep}${k}=***` : m));
-}
+/** Hides credentials in every URL in `text` (lib/errors.ts redactUrl). */
+export const redact = redactUrl;
 
 /**
  * fetch() refuses URLs that carry credentials: they move to an Authorization header. fetch drops that

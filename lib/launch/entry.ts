@@ -8,6 +8,7 @@
  * with the app when nothing needs supervising and Node.js has process.execve (exec.ts), else
  * supervising the app and its middlewares (supervisor.ts).
  */
+import { DRY_RUN_LABEL } from '../cnb/launch.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { BuildContext } from '../cnb/context.ts';
@@ -26,8 +27,6 @@ import { blockMember } from './request-flow/block.ts';
 import { exitStatus, spawnMember, supervise, type Member } from './supervisor.ts';
 import { chooseMode, execveOf, stepAside, type LaunchMode } from './exec.ts';
 
-export const LAUNCH_LAYER = 'launch';
-const DRY_RUN_LABEL = 'io.rbp.launch.dry-run';
 
 export interface LaunchDecision extends Metadata {
   runtime: string;
@@ -53,8 +52,8 @@ export interface LaunchOptions {
  * it without `await` still works. Only installing the launcher's own Node.js needs the promise.
  */
 export function installLaunch(ctx: BuildContext, decision: LaunchDecision, opts: LaunchOptions = {}): Promise<string> {
-  checkRequestFlowAtBuild(ctx.appDir, ctx.env);
   const log = opts.log ?? new Logger();
+  checkRequestFlowAtBuild(ctx.appDir, ctx.env, log);
   const known = knownLauncherNode({ runtimeNode: opts.node, env: ctx.env, log });
   if (known) {
     forgetLauncherNode(ctx.layers, log);

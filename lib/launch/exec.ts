@@ -128,3 +128,19 @@ export function stepAside(file: string, argv: string[], env: Record<string, stri
     return e instanceof Error ? e : new Error(String(e));
   }
 }
+
+/**
+ * `exec` in front of a simple command, so the shell is replaced by the app and signals reach it
+ * (Debian's sh does not exec the last command by itself). Compound commands stay as they are.
+ */
+export function execCommand(command: string): string {
+  if (/[;&|<>()`$\n\\]|\b(if|for|while|case|until)\b/.test(command.replace(/\$\{?[A-Za-z_][A-Za-z0-9_]*\}?/g, ''))) return command;
+  const m = /^((?:[A-Za-z_][A-Za-z0-9_]*=(?:'[^']*'|"[^"]*"|\S*)\s+)*)(.+)$/s.exec(command.trim());
+  if (!m || /^exec\s/.test(m[2]!)) return command;
+  return `${m[1]}exec ${m[2]}`;
+}
+
+/** `/bin/sh -c` with `exec` put in front of a simple command (see execCommand). */
+export function shellCommand(command: string): string[] {
+  return ['/bin/sh', '-c', execCommand(command)];
+}

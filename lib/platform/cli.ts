@@ -85,6 +85,15 @@ function parsePort(v: string | undefined): number {
   return n;
 }
 
+function parseTimeout(v: string | undefined): number {
+  if (v === undefined) return 60;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0) {
+    throw new UserError({ id: 'platform/timeout/invalid', title: 'Invalid timeout', seen: { what: '--timeout', value: v }, rule: 'The timeout is a number of seconds greater than 0.', fix: 'Use for example --timeout 120.' });
+  }
+  return n;
+}
+
 function defaultDeployOut(app: string): string {
   const abs = path.resolve(app);
   const base = process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
@@ -132,6 +141,7 @@ export async function main(argv: string[], log = new Logger()): Promise<number> 
         const instance = parseInstance(values.instance ?? DEFAULT_INSTANCE);
         const userEnv = collectEnv(values['env-file'], values.env);
         const port = parsePort((values as { port?: string }).port);
+        const timeoutMs = parseTimeout((values as { timeout?: string }).timeout) * 1000;
         const order = resolveOrder({ type: values.type, buildpacks: values.buildpack, orderFile: values.order });
         const r = await build({
           appDir: app,
@@ -147,8 +157,7 @@ export async function main(argv: string[], log = new Logger()): Promise<number> 
           log,
         });
         if (r.code !== 0 || cmd === 'build') return r.code;
-        const v = values as { check?: boolean; timeout?: string };
-        return deploy({ out, port, userEnv, instance, check: Boolean(v.check), timeoutMs: Number(v.timeout ?? 60) * 1000, log });
+        return deploy({ out, port, userEnv, instance, check: Boolean((values as { check?: boolean }).check), timeoutMs, log });
       }
       case 'run': {
         const { values, positionals } = parseArgs({ args: rest, options: { ...common, ...runOpts }, allowPositionals: true });

@@ -8,22 +8,20 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { parse } from 'smol-toml';
 import { escapeId } from '../cnb/descriptor.ts';
 import { applyLayerEnv, applyLayerRoots, type EnvMap } from '../cnb/env.ts';
 import { EXIT } from '../cnb/exit.ts';
+import { DRY_RUN_LABEL } from '../cnb/launch.ts';
 import { readLayerToml } from '../cnb/layers.ts';
 import { redactEnv, UserError } from '../errors.ts';
+import { exitStatus } from '../launch/supervisor.ts';
 import { filteredHostEnv, operatorEnv, TRUST_VARS } from './env.ts';
 import { isDir } from './fsops.ts';
 import { readLaunchMetadata, type ExportedProcess } from './metadata.ts';
 
 const LAUNCH_INCLUDE = ['PATH', 'HOME', 'HOSTNAME', 'USER', 'LANG', 'LC_ALL', 'TZ', 'TERM', 'TMPDIR', 'NO_COLOR', ...TRUST_VARS];
-
-/** A label our buildpacks set: the process types whose launch entrypoint answers RBP_DRY_RUN with its plan. */
-export const DRY_RUN_LABEL = 'io.rbp.launch.dry-run';
 
 export interface RunOptions {
   outDir: string;
@@ -178,7 +176,7 @@ export function start(plan: LaunchPlan, stdio: 'inherit' | 'pipe' = 'inherit'): 
     });
     child.on('exit', (code, signal) => {
       for (const [s, h] of handlers) process.off(s, h);
-      resolve(code ?? 128 + (signal ? (os.constants.signals[signal] ?? 0) : 0));
+      resolve(exitStatus({ code, signal }));
     });
   });
   return { child, exited, stop: (sig = 'SIGTERM') => child.kill(sig) };

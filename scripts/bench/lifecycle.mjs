@@ -5,15 +5,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { median } from '../bench-lib.mjs';
 import { parse } from 'smol-toml';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const rbp = path.join(root, 'dist', 'rbp.js');
-
-function median(xs) {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-}
 
 function time(fn) {
   const t0 = performance.now();

@@ -4,11 +4,10 @@
 // The app is fixtures/flow-app built with the test buildpack fixtures/flow-buildpack (runLaunch).
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
-import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort, load, untilOk } from '../bench-lib.mjs';
 import * as esbuild from 'esbuild';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -26,58 +25,6 @@ async function bundleBuildpack(dir) {
   }
 }
 
-function freePort() {
-  return new Promise((resolve) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitFor(port, timeoutMs = 30_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      const r = await fetch(`http://127.0.0.1:${port}/`);
-      await r.arrayBuffer();
-      return;
-    } catch {
-      if (Date.now() > deadline) throw new Error(`port ${port} did not answer`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-}
-
-/** `concurrency` keep-alive clients hammer GET / for `ms`; latencies in ms. */
-async function load(port, { ms = 3000, concurrency = 8 } = {}) {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
-  const latencies = [];
-  const end = performance.now() + ms;
-  const one = () =>
-    new Promise((resolve, reject) => {
-      const t0 = performance.now();
-      http
-        .get({ host: '127.0.0.1', port, path: '/', agent }, (res) => {
-          res.resume();
-          res.on('end', () => resolve(performance.now() - t0));
-        })
-        .on('error', reject);
-    });
-  const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (performance.now() < end) latencies.push(await one());
-    }),
-  );
-  const elapsed = (performance.now() - t0) / 1000;
-  agent.destroy();
-  latencies.sort((a, b) => a - b);
-  const q = (p) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))];
-  return { rps: latencies.length / elapsed, p50: q(0.5), p99: q(0.99) };
-}
-
 function launcherRssMiB(rbpPid) {
   const pids = execFileSync('ps', ['-o', 'pid=', '--ppid', String(rbpPid)], { encoding: 'utf8' }).trim().split(/\s+/);
   const pid = pids.find((p) => fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('/launcher/bin/launch'));
@@ -92,7 +39,7 @@ async function withRun(out, env, fn) {
   const args = ['run', out, '--port', String(port), ...Object.entries(env).flatMap(([k, v]) => ['--env', `${k}=${v}`])];
   const child = spawn('node', [rbp, ...args], { stdio: 'ignore', env: { ...process.env, RBP_APP_PORT: String(appPort) } });
   try {
-    await waitFor(port);
+    await untilOk(port);
     await new Promise((r) => setTimeout(r, 300));
     return await fn({ port, appPort, rbpPid: child.pid });
   } finally {

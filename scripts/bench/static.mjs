@@ -5,74 +5,15 @@
 // Static Web Server cannot be installed on the machine these numbers come from.
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
-import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort, load, stop, untilOk } from '../bench-lib.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const rbp = path.join(root, 'dist', 'rbp.js');
 
-function freePort() {
-  return new Promise((resolve) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 /** Polls GET / until it answers 200; returns the milliseconds it took. */
-async function firstOk(port, t0, timeoutMs = 30_000) {
-  for (;;) {
-    try {
-      const r = await fetch(`http://127.0.0.1:${port}/`);
-      await r.arrayBuffer();
-      if (r.status === 200) return performance.now() - t0;
-    } catch {
-      /* not listening yet */
-    }
-    if (performance.now() - t0 > timeoutMs) throw new Error(`port ${port} did not answer 200`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
-
-/** `concurrency` keep-alive clients GET / for `ms`; requests per second. */
-async function throughput(port, { ms = 3000, concurrency = 8 } = {}) {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
-  let done = 0;
-  const end = performance.now() + ms;
-  const one = () =>
-    new Promise((resolve, reject) => {
-      http
-        .get({ host: '127.0.0.1', port, path: '/', agent }, (res) => {
-          res.resume();
-          res.on('end', resolve);
-        })
-        .on('error', reject);
-    });
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (performance.now() < end) {
-        await one();
-        done++;
-      }
-    }),
-  );
-  agent.destroy();
-  return done / (ms / 1000);
-}
-
-function stop(child) {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null) return resolve();
-    child.once('exit', resolve);
-    child.kill('SIGTERM');
-  });
-}
-
 export async function run() {
   const caddy = process.env.RBP_TOOL_CADDY ?? execFileSync('sh', ['-c', 'command -v caddy || true']).toString().trim();
   if (!caddy) return { skipped: 'no caddy (RBP_TOOL_CADDY or apt-get install caddy)' };
@@ -88,7 +29,7 @@ export async function run() {
     const port = await freePort();
     const t0 = performance.now();
     const child = spawn('node', [rbp, 'run', out, '--port', String(port), '--env', 'CC_STATIC_SERVER=caddy'], { env, stdio: 'ignore' });
-    startups.push(await firstOk(port, t0));
+    startups.push(await untilOk(port, t0));
     if (i < 4) await stop(child);
     else launched = { child, port };
   }
@@ -101,16 +42,16 @@ export async function run() {
   const argv = plan.argv;
   const t0 = performance.now();
   const byHand = spawn(argv[0], argv.slice(1), { cwd: plan.cwd, stdio: 'ignore', env: { ...process.env, HOME: tmp } });
-  results['caddy by hand to first 200 (ms)'] = await firstOk(handPort, t0);
+  results['caddy by hand to first 200 (ms)'] = await untilOk(handPort, t0);
 
-  await throughput(launched.port, { ms: 500 }); // warm-up
-  await throughput(handPort, { ms: 500 });
+  await load(launched.port, { ms: 500 }); // warm-up
+  await load(handPort, { ms: 500 });
   // Alternated, so that neither side gets the machine's quieter moments.
   let viaRbp = 0;
   let direct = 0;
   for (let i = 0; i < 3; i++) {
-    viaRbp += (await throughput(launched.port, { ms: 2000 })) / 3;
-    direct += (await throughput(handPort, { ms: 2000 })) / 3;
+    viaRbp += (await load(launched.port, { ms: 2000 })).rps / 3;
+    direct += (await load(handPort, { ms: 2000 })).rps / 3;
   }
   results['launched: requests/s'] = Math.round(viaRbp);
   results['by hand: requests/s'] = Math.round(direct);

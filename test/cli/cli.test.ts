@@ -98,6 +98,13 @@ describe('rbp command line', () => {
     expect(p.stdout).toContain('! Seen: --port: "70000"');
   });
 
+  it('refuses a --timeout that is not a positive number, instead of waiting forever', async () => {
+    const r = await rbp(['deploy', tmpDir(), '--timeout', 'abc']);
+    expect(r.exitCode).toBe(2);
+    expect(r.stdout).toContain('! Seen: --timeout: "abc"');
+    expect(r.stdout).toContain('! Rule: The timeout is a number of seconds greater than 0.');
+  });
+
   it('says how to build when rbp run is given a directory with no build', async () => {
     const r = await rbp(['run', tmpDir()]);
     expect(r.exitCode).toBe(2);

@@ -62,8 +62,8 @@ export async function swsMirror(): Promise<string> {
   return mirror;
 }
 
-export async function build(app: string, out: string, env: Record<string, string>, operator: Record<string, string>, cache?: string): Promise<RbpResult> {
-  return rbp(['build', app, '--type', 'static', '--out', out, ...(cache ? ['--cache', cache] : []), ...envArgs(env)], { env: operator });
+export async function build(app: string, out: string, env: Record<string, string>, operator: Record<string, string>, cache?: string, extraArgs: string[] = []): Promise<RbpResult> {
+  return rbp(['build', app, '--type', 'static', '--out', out, ...(cache ? ['--cache', cache] : []), ...extraArgs, ...envArgs(env)], { env: operator });
 }
 
 /** `rbp run OUT --dry-run`: the launch plan of our entrypoint. */

@@ -98,7 +98,7 @@ describe.skipIf(!caddy).each(['static-caddyfile', 'static-caddy-forced'])('%s (C
 
   it('CC_RUN_COMMAND takes priority over the server', async () => {
     const plan = await dryRun(out, 18081, { ...s.env, CC_RUN_COMMAND: 'echo custom $PORT' });
-    expect(plan.argv).toEqual(['/bin/sh', '-c', 'echo custom $PORT']);
+    expect(plan.argv).toEqual(['/bin/sh', '-c', 'exec echo custom $PORT']);
     expect(plan.env.PORT).toBe('18081');
   });
 });

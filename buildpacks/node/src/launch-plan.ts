@@ -3,6 +3,7 @@
  * NODE_ENV=production, PORT the port the app must listen on (8080, or 9000 behind request-flow
  * middleware), HOST 0.0.0.0, and NODE_OPTIONS' --max-old-space-size at 3/4 of the instance memory.
  */
+import { execCommand, shellCommand } from '../../../lib/launch/exec.ts';
 import path from 'node:path';
 import type { Plan } from '../../../lib/launch/entry.ts';
 import { appListenPort } from '../../../lib/launch/ports.ts';
@@ -31,16 +32,6 @@ export function nodeOptions(current: string | undefined, memoryBytes: number | u
   return current?.trim() ? `${current.trim()} ${flag}` : flag;
 }
 
-/**
- * `exec` in front of a simple command, so the shell is replaced by the app and signals reach it
- * (Debian's sh does not exec the last command by itself). Compound commands stay as they are.
- */
-export function execCommand(command: string): string {
-  if (/[;&|<>()`$\n\\]|\b(if|for|while|case|until)\b/.test(command.replace(/\$\{?[A-Za-z_][A-Za-z0-9_]*\}?/g, ''))) return command;
-  const m = /^((?:[A-Za-z_][A-Za-z0-9_]*=(?:'[^']*'|"[^"]*"|\S*)\s+)*)(.+)$/s.exec(command.trim());
-  if (!m || /^exec\s/.test(m[2]!)) return command;
-  return `${m[1]}exec ${m[2]}`;
-}
 
 export interface LaunchInput {
   env: Record<string, string | undefined>;
@@ -82,10 +73,10 @@ export function planLaunch({ env, pkg, decision, appDir }: LaunchInput): NodePla
   let argv: string[];
   switch (start.kind) {
     case 'run-command':
-      argv = ['/bin/sh', '-c', execCommand(start.command)];
+      argv = shellCommand(start.command);
       break;
     case 'start-script':
-      argv = ['/bin/sh', '-c', execCommand(start.command)];
+      argv = shellCommand(start.command);
       if (pkg.scripts?.prestart) hooks.prestart = pkg.scripts.prestart;
       if (pkg.scripts?.poststart) hooks.poststart = pkg.scripts.poststart;
       Object.assign(planEnv, {
@@ -118,3 +109,5 @@ export function planLaunch({ env, pkg, decision, appDir }: LaunchInput): NodePla
     },
   };
 }
+
+export { execCommand };

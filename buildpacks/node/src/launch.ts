@@ -5,6 +5,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { readDecision, runLaunch } from '../../../lib/launch/entry.ts';
+import { envWithoutOthersSecrets } from '../../../lib/launch/request-flow/middlewares.ts';
 import { planLaunch, type NodeDecision } from './launch-plan.ts';
 import { readPackageJson } from './package-json.ts';
 
@@ -12,7 +13,8 @@ runLaunch((env) => {
   const appDir = process.cwd();
   const plan = planLaunch({ env, pkg: readPackageJson(appDir) ?? {}, decision: readDecision<NodeDecision>(), appDir });
   if (env.RBP_DRY_RUN === '1') return plan;
-  const hookEnv = (event: string) => ({ ...process.env, ...plan.env, npm_lifecycle_event: event });
+  // The hooks are the app's own scripts: like the app, they never see the middlewares' secrets.
+  const hookEnv = (event: string) => envWithoutOthersSecrets({ ...process.env, ...plan.env, npm_lifecycle_event: event });
   if (plan.hooks.prestart) {
     const r = spawnSync('/bin/sh', ['-c', plan.hooks.prestart], { stdio: 'inherit', cwd: plan.cwd, env: hookEnv('prestart') });
     if (r.status !== 0) {

@@ -86,3 +86,44 @@ describe('installCommand (contract, node rule 8)', () => {
     expect(errorOf(() => devDependenciesChoice({ CC_NODE_DEV_DEPENDENCIES: 'yes' }))).toContain('node/dev-dependencies/invalid');
   });
 });
+
+describe('explicit CC_NODE_BUILD_TOOL values (contract, node rule 4)', () => {
+  // A lock file of another manager is present each time: the variable wins over detection.
+  const explicit = (value: string) => chooseTool(app(['pnpm-lock.yaml']), {}, { CC_NODE_BUILD_TOOL: value });
+  it('bun uses Bun as package manager, omitting dev dependencies by default', () => {
+    const c = explicit('bun');
+    expect(c).toEqual({ tool: 'bun', manager: 'bun', because: 'CC_NODE_BUILD_TOOL' });
+    expect(installCommand(c, 'unset', 'production', {}).argv).toEqual(['bun', 'install', '--omit', 'dev']);
+  });
+  it('npm and npm-install both use npm install', () => {
+    for (const v of ['npm', 'npm-install']) {
+      const c = explicit(v);
+      expect(c).toEqual({ tool: v, manager: 'npm', because: 'CC_NODE_BUILD_TOOL' });
+      expect(installCommand(c, 'unset', 'production', {}).argv).toEqual(['npm', 'install', '--no-audit', '--no-fund']);
+    }
+  });
+  it('pnpm uses pnpm', () => {
+    const c = explicit('pnpm');
+    expect(c).toEqual({ tool: 'pnpm', manager: 'pnpm', because: 'CC_NODE_BUILD_TOOL' });
+    expect(installCommand(c, 'unset', 'production', {}).argv).toEqual(['pnpm', 'install', '--prod']);
+  });
+  it('yarn-berry uses Yarn Berry, latest 4.x by default, without a deprecation', () => {
+    const c = explicit('yarn-berry');
+    expect(c).toEqual({ tool: 'yarn-berry', manager: 'yarn-berry', because: 'CC_NODE_BUILD_TOOL' });
+    expect(managerVersion(c, undefined)?.constraint).toBe('4');
+    expect(installCommand(c, 'unset', 'production', {}).argv).toEqual(['yarn', 'install']);
+  });
+  it('the deprecated yarn is accepted: Yarn 1.22.22 with the deprecation warning', () => {
+    const c = explicit('yarn');
+    expect(c).toMatchObject({ tool: 'yarn', manager: 'yarn', because: 'CC_NODE_BUILD_TOOL' });
+    expect(c.deprecated).toMatch(/^Yarn 1\.x is deprecated/);
+    expect(managerVersion(c, undefined)?.constraint).toBe('1.22.22');
+    expect(installCommand(c, 'unset', 'production', {}).argv).toEqual(['yarn', 'install', '--non-interactive']);
+  });
+  it('the deprecated yarn2 is accepted: Yarn 2.x through Berry, with the deprecation warning', () => {
+    const c = explicit('yarn2');
+    expect(c).toMatchObject({ tool: 'yarn2', manager: 'yarn-berry', because: 'CC_NODE_BUILD_TOOL' });
+    expect(c.deprecated).toMatch(/^Yarn 2\.x is deprecated/);
+    expect(managerVersion(c, undefined)?.constraint).toBe('2');
+  });
+});

@@ -5,6 +5,7 @@
  * install runs and is removed whatever happens: a secret never reaches the log, a layer, the cache
  * or the built app.
  */
+import { maskSecrets } from '../../../lib/mask.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 import { UserError } from '../../../lib/errors.ts';
@@ -125,15 +126,8 @@ export async function withRegistryAuth<T>(appDir: string, auth: RegistryAuth, fn
   }
 }
 
-/** Replaces every secret of `auth` in a text (a tool's output) with ***. */
-export function hideSecrets(text: string, env: Record<string, string | undefined>): string {
-  let out = text;
-  for (const v of [env.NPM_TOKEN, env.CC_NPM_BASIC_AUTH, env.CC_NPM_BASIC_AUTH ? Buffer.from(env.CC_NPM_BASIC_AUTH.trim()).toString('base64') : undefined]) {
-    const s = v?.trim();
-    if (s && s.length >= 4) out = out.split(s).join('***');
-  }
-  return out;
-}
+/** The values of secret variables (NPM_TOKEN, CC_NPM_BASIC_AUTH and its Base64) replaced by `***`. */
+export const hideSecrets = maskSecrets;
 
 /** What package managers print when a registry answers 401/403 or wants credentials it did not get. */
 const REFUSED = /\bE40[13]\b|\bENEEDAUTH\b|ERR_PNPM_FETCH_40[13]|\b40[13]\b[^\n]*\b(Unauthorized|Forbidden)\b|authorization required/i;

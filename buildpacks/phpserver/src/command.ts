@@ -5,6 +5,7 @@
  * CC_RUN_COMMAND replaces the whole command and runs through the shell, where `frankenphp` and `php`
  * are on PATH (`frankenphp php-server --debug --mercure`, `frankenphp run --config Caddyfile`).
  */
+import { shellCommand } from '../../../lib/launch/exec.ts';
 import path from 'node:path';
 import type { Plan, LaunchDecision } from '../../../lib/launch/entry.ts';
 import { appListenPort } from '../../../lib/launch/ports.ts';
@@ -18,11 +19,6 @@ export interface PhpServerDecision extends LaunchDecision {
   worker?: string;
   /** Directory holding php.ini (PHPRC), when the project has one. */
   phprc?: string;
-}
-
-/** Simple commands are exec'd by the shell, so SIGTERM reaches the server and not just `sh`. */
-function shellCommand(cmd: string): string[] {
-  return ['/bin/sh', '-c', /[;&|\n]/.test(cmd) ? cmd : `exec ${cmd}`];
 }
 
 export function planPhpServer(d: PhpServerDecision, env: NodeJS.ProcessEnv, appDir: string): Plan {

@@ -5,6 +5,7 @@
  * the root is the Composer used. vendor/ is cached keyed on the lock file, the PHP version and the
  * flags: a rebuild with none of them changed restores it and does not run Composer.
  */
+import { maskedLines } from '../../../lib/mask.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
@@ -123,11 +124,14 @@ export async function composerInstall(o: ComposerInstallOptions): Promise<'resto
       buffer: false,
       all: true,
     });
-    child.all?.on('data', (d: Buffer) => {
-      output.push(d.toString());
-      log.raw(d);
+    const out = maskedLines(o.env, (text) => {
+      output.push(text);
+      log.raw(text);
     });
-    return child;
+    child.all?.on('data', (d: Buffer) => out.write(d));
+    const done = await child;
+    out.end();
+    return done;
   });
   if (r.exitCode !== 0) {
     o.layers.remove('vendor');

@@ -34,7 +34,7 @@ describe('the server command line', () => {
   it('CC_RUN_COMMAND takes priority over every server', () => {
     for (const d of [sws, caddyRun, fileServer]) {
       const p = serverPlan(d, { CC_RUN_COMMAND: 'python3 -m http.server $PORT', CC_STATIC_PORT: '8383' }, APP);
-      expect(p.argv).toEqual(['/bin/sh', '-c', 'python3 -m http.server $PORT']);
+      expect(p.argv).toEqual(['/bin/sh', '-c', 'exec python3 -m http.server $PORT']);
       expect(p.env.PORT).toBe('8383');
     }
   });

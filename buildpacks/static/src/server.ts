@@ -7,6 +7,7 @@
  * (CC_STATIC_PORT, 9000 behind a request-flow middleware) and CC_STATIC_FLAGS are read from the run
  * environment, so they change without a rebuild.
  */
+import { shellCommand } from '../../../lib/launch/exec.ts';
 import path from 'node:path';
 import { parse } from 'shell-quote';
 import type { LaunchDecision, Plan } from '../../../lib/launch/entry.ts';
@@ -57,7 +58,7 @@ export function serverPlan(d: StaticDecision, env: NodeJS.ProcessEnv, appDir: st
   // The port as {$PORT} for a Caddyfile, and for a run command.
   const penv = { PORT: String(port) };
   const run = env.CC_RUN_COMMAND?.trim();
-  if (run) return { argv: ['/bin/sh', '-c', run], env: penv, cwd: appDir, facts: { ...facts, server: 'CC_RUN_COMMAND' } };
+  if (run) return { argv: shellCommand(run), env: penv, cwd: appDir, facts: { ...facts, server: 'CC_RUN_COMMAND' } };
   const flags = parseFlags(env.CC_STATIC_FLAGS);
   switch (d.mode) {
     case 'caddy-run':

@@ -3,6 +3,7 @@
  * detection; otherwise the generator of the table detected at the root, built into the auto-build
  * folder; otherwise nothing: the files are served as they are.
  */
+import { maskedLines, maskSecrets } from '../../../lib/mask.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
@@ -53,17 +54,18 @@ function failed(what: string, command: string, exitCode: number | undefined, var
 }
 
 async function run(argv: string[], cwd: string, env: Record<string, string>, log: Logger): Promise<number | undefined> {
-  const child = execa(argv[0]!, argv.slice(1), { cwd, env, extendEnv: false, reject: false, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe', buffer: false });
-  child.stdout?.on('data', (d: Buffer) => log.raw(d));
-  child.stderr?.on('data', (d: Buffer) => log.raw(d));
+  const child = execa(argv[0]!, argv.slice(1), { cwd, env, extendEnv: false, reject: false, stdin: 'ignore', all: true, buffer: false });
+  const out = maskedLines(env, (text) => log.raw(text));
+  child.all?.on('data', (d: Buffer) => out.write(d));
   const r = await child;
+  out.end();
   if (r.failed && r.exitCode === undefined) log.line(r.shortMessage ?? `cannot run ${argv[0]}`);
   return r.exitCode ?? 127;
 }
 
 export async function runCommand(ctx: BuildContext, command: string, log: Logger): Promise<void> {
   const env = stringEnv(ctx.env);
-  const code = await log.step(`running CC_BUILD_COMMAND: ${command}`, () => run(['/bin/sh', '-c', command], ctx.appDir, env, log));
+  const code = await log.step(`running CC_BUILD_COMMAND: ${maskSecrets(command, env)}`, () => run(['/bin/sh', '-c', command], ctx.appDir, env, log));
   if (code !== 0) throw failed('CC_BUILD_COMMAND', command, code, 'CC_BUILD_COMMAND');
 }
 
