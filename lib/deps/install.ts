@@ -19,6 +19,7 @@ import { findOperatorTool, operatorVariable } from './operator.ts';
 import type { ConstraintOrigin, DependencySource } from './resolve.ts';
 import { unpack } from './unpack.ts';
 import { fileNameOf, redact, withSuffix } from './url.ts';
+import { isExecutableFile } from '../fsx.ts';
 
 export interface InstallToolOptions {
   layers: Layers;
@@ -102,7 +103,7 @@ export async function installTool(o: InstallToolOptions): Promise<InstalledTool>
   const layer = o.layers.get(o.layerName, { cache: true, build: Boolean(o.types?.build), launch: Boolean(o.types?.launch) }, metadata);
   const exe = path.join(layer.path, 'bin', command);
   if (layer.state === 'reused') {
-    if (isExecutable(exe)) {
+    if (isExecutableFile(exe)) {
       log.info(`reused ${id} ${spec.version} (cached)`);
       writeToolSbom(o, spec, metadata);
       return { id, path: exe, version: spec.version, source: 'cache', layer };
@@ -234,15 +235,6 @@ function checksumMismatch(spec: DependencySpec, from: string, expected: Checksum
     fix: 'retry the build; if it fails again the file at that URL has changed: check the mirror, or report it to the buildpack maintainers',
     details: [`expected ${formatChecksum(expected)} (${expected.source ?? 'pinned'})`, `actual   ${formatChecksum(actual)}`],
   });
-}
-
-function isExecutable(file: string): boolean {
-  try {
-    fs.accessSync(file, fs.constants.X_OK);
-    return fs.statSync(file).isFile();
-  } catch {
-    return false;
-  }
 }
 
 /**

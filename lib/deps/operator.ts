@@ -10,6 +10,7 @@ import semver from 'semver';
 import { UserError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { normalizeConstraint } from './resolve.ts';
+import { isExecutableFile } from '../fsx.ts';
 
 /** `static-web-server` → `RBP_TOOL_STATIC_WEB_SERVER`. */
 export function operatorVariable(id: string): string {
@@ -33,16 +34,6 @@ export interface OperatorTool {
   path: string;
   /** Undefined when the tool did not print a version. */
   version: string | undefined;
-}
-
-function isExecutableFile(file: string): boolean {
-  try {
-    if (!fs.statSync(file).isFile()) return false;
-    fs.accessSync(file, fs.constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** Runs the tool to learn its version. */

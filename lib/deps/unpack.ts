@@ -13,19 +13,13 @@ import * as tar from 'tar';
 import { UserError } from '../errors.ts';
 import type { DependencySpec } from './catalog.ts';
 import { operatorVariable } from './operator.ts';
+import { findOnPath } from '../fsx.ts';
 
 export type UnpackSpec = Pick<DependencySpec, 'id' | 'version' | 'archive' | 'stripComponents' | 'bin'>;
 
 /** Whether `name` is an executable on PATH. */
 export function commandExists(name: string, pathVar: string = process.env.PATH ?? ''): boolean {
-  return pathVar.split(path.delimiter).some((dir) => {
-    try {
-      fs.accessSync(path.join(dir || '.', name), fs.constants.X_OK);
-      return true;
-    } catch {
-      return false;
-    }
-  });
+  return findOnPath(name, pathVar) !== undefined;
 }
 
 function requireCommand(name: string, spec: UnpackSpec): void {

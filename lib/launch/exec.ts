@@ -15,7 +15,7 @@
  *   cause we can see is checked first.
  */
 import fs from 'node:fs';
-import path from 'node:path';
+import { findOnPath, isExecutableFile } from '../fsx.ts';
 
 export type LaunchMode = { mode: 'exec'; why: string; file: string } | { mode: 'supervise'; why: string };
 
@@ -27,29 +27,9 @@ export function execveOf(proc: NodeJS.Process = process): Execve | undefined {
   return typeof f === 'function' ? (f.bind(proc) as Execve) : undefined;
 }
 
-/** `cmd` as execvp would find it on `pathVar`: an absolute path, or undefined when not found. */
-export function resolveCommand(cmd: string, pathVar: string | undefined, cwd: string): string | undefined {
-  if (cmd.includes('/')) return path.resolve(cwd, cmd);
-  for (const dir of (pathVar ?? '').split(':')) {
-    // An empty PATH entry means the working directory, as execvp reads it.
-    const f = path.resolve(cwd, dir, cmd);
-    if (executableFile(f)) return f;
-  }
-  return undefined;
-}
-
-function executableFile(f: string): boolean {
-  try {
-    fs.accessSync(f, fs.constants.X_OK);
-    return fs.statSync(f).isFile();
-  } catch {
-    return false;
-  }
-}
-
 /** Why execve could not start `file`, or undefined when it can: ELF or a `#!` script, executable. */
 export function execveProblem(file: string): string | undefined {
-  if (!executableFile(file)) return `${file} is not an executable file`;
+  if (!isExecutableFile(file)) return `${file} is not an executable file`;
   const head = Buffer.alloc(4);
   let fd: number | undefined;
   try {
@@ -144,3 +124,6 @@ export function execCommand(command: string): string {
 export function shellCommand(command: string): string[] {
   return ['/bin/sh', '-c', execCommand(command)];
 }
+
+/** Where the process's command is (lib/fsx.ts findOnPath). */
+export const resolveCommand = findOnPath;

@@ -56,10 +56,4 @@ export function rmrf(p: string): void {
   fs.rmSync(p, { recursive: true, force: true });
 }
 
-export function isDir(p: string): boolean {
-  try {
-    return fs.statSync(p).isDirectory();
-  } catch {
-    return false;
-  }
-}
+export { isDir } from '../fsx.ts';

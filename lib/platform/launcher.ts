@@ -20,6 +20,7 @@ import { exitStatus } from '../launch/supervisor.ts';
 import { filteredHostEnv, operatorEnv, TRUST_VARS } from './env.ts';
 import { isDir } from './fsops.ts';
 import { readLaunchMetadata, type ExportedProcess } from './metadata.ts';
+import { findOnPath } from '../fsx.ts';
 
 const LAUNCH_INCLUDE = ['PATH', 'HOME', 'HOSTNAME', 'USER', 'LANG', 'LC_ALL', 'TZ', 'TERM', 'TMPDIR', 'NO_COLOR', ...TRUST_VARS];
 
@@ -46,21 +47,6 @@ export interface LaunchPlan {
 
 function launchError(what: string, value: string, rule: string, fix: string): UserError {
   return new UserError({ id: 'platform/launch/process', title: 'Cannot launch the application', seen: { what, value }, rule, fix });
-}
-
-export function lookPath(cmd: string, env: EnvMap, cwd: string): string | undefined {
-  if (cmd.includes('/')) return path.resolve(cwd, cmd);
-  for (const dir of (env.PATH ?? '').split(':')) {
-    if (!dir) continue;
-    const f = path.join(dir, cmd);
-    try {
-      fs.accessSync(f, fs.constants.X_OK);
-      if (fs.statSync(f).isFile()) return f;
-    } catch {
-      /* keep looking */
-    }
-  }
-  return undefined;
 }
 
 /** exec.d (cnb-spec.md §5): each executable writes `NAME = "value"` TOML on fd 3; each key is set. */
@@ -134,7 +120,7 @@ export function planLaunch(opts: RunOptions): LaunchPlan {
   const cwd = proc['working-dir'] ? path.resolve(appDir, proc['working-dir']) : appDir;
   const [cmd, ...fixed] = proc.command;
   // Looked up before moving to working-dir, as the lifecycle's launcher: a relative command is relative to the app.
-  const bin = lookPath(cmd!, env, appDir);
+  const bin = findOnPath(cmd!, env.PATH, appDir);
   if (!bin) throw launchError('process command', cmd!, `The command of process ${type} must be an executable on the launch PATH.`, 'Check the launch layers of the buildpack that declared it.');
   const argv = [bin, ...fixed, ...(opts.args.length ? opts.args : proc.args)];
   const aware = (md.labels ?? []).some((l) => l.key === DRY_RUN_LABEL && l.value.split(',').includes(type));

@@ -15,6 +15,7 @@ import { UserError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
 import { formatDuration } from '../../log.ts';
 import type { CacheVcl } from './activation.ts';
+import { isExecutableFile } from '../../fsx.ts';
 
 /** Any port compiles the same; the build does not know the run's ports. */
 const CHECK_PORT = 9000;
@@ -33,23 +34,14 @@ export function wrapperVcl(projectVcl: string, backendPort: number, backendHost 
   ].join('\n');
 }
 
-function executable(f: string): boolean {
-  try {
-    fs.accessSync(f, fs.constants.X_OK);
-    return fs.statSync(f).isFile();
-  } catch {
-    return false;
-  }
-}
-
 /**
  * RBP_TOOL_VARNISHD (used only if executable), else varnishd on PATH, else where Debian puts it
  * (sbin is not always on PATH).
  */
 export function findVarnishd(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  if (env.RBP_TOOL_VARNISHD) return executable(env.RBP_TOOL_VARNISHD) ? env.RBP_TOOL_VARNISHD : undefined;
+  if (env.RBP_TOOL_VARNISHD) return isExecutableFile(env.RBP_TOOL_VARNISHD) ? env.RBP_TOOL_VARNISHD : undefined;
   const dirs = [...(env.PATH ?? '').split(':').filter(Boolean), '/usr/sbin', '/usr/local/sbin'];
-  return dirs.map((d) => path.join(d, 'varnishd')).find(executable);
+  return dirs.map((d) => path.join(d, 'varnishd')).find(isExecutableFile);
 }
 
 /**
