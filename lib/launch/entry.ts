@@ -82,7 +82,15 @@ function writeLauncher(ctx: BuildContext, decision: LaunchDecision, node: string
 export function readDecision<T extends LaunchDecision>(): T {
   const layerDir = path.dirname(path.dirname(process.argv[1] ?? __filename));
   const t = readTomlIfExists<{ metadata?: T }>(`${layerDir}.toml`);
-  if (!t?.metadata) throw new Error(`launch: no build metadata at ${layerDir}.toml; was this app built with the buildpack?`);
+  if (!t?.metadata) {
+    throw new UserError({
+      id: 'launch/decision/missing',
+      title: 'The launch entrypoint has no build metadata',
+      seen: { what: 'layer metadata', value: `${layerDir}.toml` },
+      rule: 'The launch entrypoint runs from the launcher layer its buildpack wrote at build; that layer records what the build decided.',
+      fix: 'Start the app through its launch process (rbp run OUT, or the image entrypoint), after a build with the buildpack.',
+    });
+  }
   return t.metadata;
 }
 

@@ -53,7 +53,13 @@ export function ourBuildpacksDir(): string {
 export function ourBuildpack(name: Runtime): BuildpackRef {
   const dir = path.join(ourBuildpacksDir(), name);
   if (!fs.existsSync(path.join(dir, 'buildpack.toml'))) {
-    throw new Error(`buildpack ${name} is not built at ${dir}: run npm run build`);
+    throw new UserError({
+      id: 'platform/buildpack/not-built',
+      title: `The ${name} buildpack is not built`,
+      seen: { what: 'buildpack directory', value: dir },
+      rule: 'rbp runs our buildpacks from dist/buildpacks/, which npm run build makes (or RBP_BUILDPACKS_DIR).',
+      fix: 'Run npm run build in the runtime-buildpacks checkout, then try again.',
+    });
   }
   return readDescriptor(dir);
 }

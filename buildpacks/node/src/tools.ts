@@ -155,7 +155,15 @@ export async function installNpm(t: ToolEnv, nodeVersion: string): Promise<Insta
     const [npmDoc, nodeDoc] = await t.log.step(`find the npm bundled with Node.js ${nodeVersion}`, () => Promise.all([packument('npm', t), packument(nodePackage(), t)]));
     const released = nodeDoc.time?.[nodeVersion];
     const version = bundledNpmVersion(nodeVersion, npmDoc as NpmDocument, released ? new Date(released) : undefined);
-    if (!version) throw new Error(`no npm version in the registry runs on Node.js ${nodeVersion}`);
+    if (!version) {
+      throw new UserError({
+        id: 'node/npm/none-for-node',
+        title: `No npm for Node.js ${nodeVersion}`,
+        seen: { what: 'Node.js version', value: nodeVersion, where: t.registry ?? 'the npm registry' },
+        rule: 'The npm installed with Node.js is the newest of the line that Node.js release bundles, published before it, whose engines accept it.',
+        fix: 'Pick another Node.js version (engines.node or CC_NODE_VERSION), or check that RBP_NPM_REGISTRY carries the npm package.',
+      });
+    }
     spec = specOf(npmDoc, 'npm', 'npm', version, 'bin/npm-cli.js');
   }
   const tool = await installTool({ layers: t.layers, layerName: 'npm', spec, types: { build: true, launch: true }, env: t.env, log: t.log, command: 'npm' });

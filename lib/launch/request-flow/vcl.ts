@@ -96,7 +96,15 @@ export function checkVcl(vcl: CacheVcl, log: Logger, env: NodeJS.ProcessEnv = pr
     const { wrapper, state } = prepareVarnishDir(tmp, vcl, CHECK_PORT);
     // -C prints the generated C on stdout: only the exit status and stderr matter.
     const r = spawnSync(varnishd, ['-C', '-n', state, '-f', wrapper], { encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'] });
-    if (r.error) throw new Error(`cannot run ${varnishd}: ${r.error.message}`);
+    if (r.error) {
+      throw new UserError({
+        id: 'request-flow/cache/varnishd-unusable',
+        title: 'Varnish cannot be run to check the cache configuration',
+        seen: { what: env.RBP_TOOL_VARNISHD ? 'RBP_TOOL_VARNISHD' : 'varnishd', value: varnishd },
+        rule: 'A cache VCL is compiled with varnishd -C at build, so a broken one fails the build and not the launch.',
+        fix: `Point RBP_TOOL_VARNISHD at a working varnishd, or reinstall Varnish (${r.error.message}).`,
+      });
+    }
     if (r.status !== 0) {
       throw new UserError({
         id: 'request-flow/cache/vcl',
