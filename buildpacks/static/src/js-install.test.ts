@@ -21,6 +21,13 @@ describe('JavaScript generator installs', () => {
     expect(installPlan(app({ 'bun.lock': '' })).argv).toEqual(['bun', 'install', '--frozen-lockfile']);
   });
 
+  it('weighs lock files in the node runtime order (rule 5): yarn.lock, pnpm-lock.yaml, bun.lock, then npm', () => {
+    expect(installPlan(app({ 'package-lock.json': '{}', 'yarn.lock': '', 'package.json': '{}' })).lockFile).toBe('yarn.lock');
+    expect(installPlan(app({ 'package-lock.json': '{}', 'pnpm-lock.yaml': '' })).lockFile).toBe('pnpm-lock.yaml');
+    expect(installPlan(app({ 'package-lock.json': '{}', 'bun.lock': '' })).lockFile).toBe('bun.lock');
+    expect(installPlan(app({ 'pnpm-lock.yaml': '', 'yarn.lock': '', 'package.json': '{}' })).lockFile).toBe('yarn.lock');
+  });
+
   it('keep node_modules between builds while the lock file is unchanged', () => {
     const layersDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-layers-'));
     const a = app({ 'package.json': '{"name":"a"}' });

@@ -24,19 +24,23 @@ function readJson(file: string): Record<string, unknown> | undefined {
   }
 }
 
-/** The install command for the project's lock file; `npm i` (the contract's) without one. */
+/**
+ * The install command for the project's lock file; `npm i` (the contract's) without one. Lock files
+ * count in the node runtime's order (contract, node rule 5: yarn.lock, then pnpm-lock.yaml, then
+ * bun.lock), npm's own last, so a project installs the same way under both runtimes.
+ */
 export function installPlan(appDir: string): InstallPlan {
   const has = (f: string) => fs.existsSync(path.join(appDir, f));
-  if (has('package-lock.json')) return { argv: ['npm', 'ci'], lockFile: 'package-lock.json' };
-  if (has('npm-shrinkwrap.json')) return { argv: ['npm', 'ci'], lockFile: 'npm-shrinkwrap.json' };
-  if (has('pnpm-lock.yaml')) return { argv: ['corepack', 'pnpm', 'install', '--frozen-lockfile'], lockFile: 'pnpm-lock.yaml' };
   if (has('yarn.lock')) {
     const pm = readJson(path.join(appDir, 'package.json'))?.packageManager;
     const berry = has('.yarnrc.yml') || (typeof pm === 'string' && /^yarn@[2-9]/.test(pm));
     return { argv: ['corepack', 'yarn', 'install', berry ? '--immutable' : '--frozen-lockfile'], lockFile: 'yarn.lock' };
   }
+  if (has('pnpm-lock.yaml')) return { argv: ['corepack', 'pnpm', 'install', '--frozen-lockfile'], lockFile: 'pnpm-lock.yaml' };
   if (has('bun.lock')) return { argv: ['bun', 'install', '--frozen-lockfile'], lockFile: 'bun.lock' };
   if (has('bun.lockb')) return { argv: ['bun', 'install', '--frozen-lockfile'], lockFile: 'bun.lockb' };
+  if (has('package-lock.json')) return { argv: ['npm', 'ci'], lockFile: 'package-lock.json' };
+  if (has('npm-shrinkwrap.json')) return { argv: ['npm', 'ci'], lockFile: 'npm-shrinkwrap.json' };
   return { argv: ['npm', 'i'], lockFile: undefined };
 }
 
