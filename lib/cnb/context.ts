@@ -36,16 +36,26 @@ function baseContext(): DetectContext {
   const env: EnvMap = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
   Object.assign(env, readPlatformEnv(platformDir));
-  return { appDir: process.cwd(), platformDir, buildpackDir, descriptor: readDescriptor(buildpackDir).descriptor, env };
+  let descriptor: BuildpackDescriptor | undefined;
+  // Read on first use: most detects never look at it, and detect runs on every build.
+  return {
+    appDir: process.cwd(),
+    platformDir,
+    buildpackDir,
+    get descriptor() {
+      return (descriptor ??= readDescriptor(buildpackDir).descriptor);
+    },
+    env,
+  };
 }
 
 export function detectContext(): DetectContext & { planPath: string } {
-  return { ...baseContext(), planPath: need('CNB_BUILD_PLAN_PATH') };
+  return Object.assign(baseContext(), { planPath: need('CNB_BUILD_PLAN_PATH') });
 }
 
 export function buildContext(): BuildContext {
   const layersDir = need('CNB_LAYERS_DIR');
-  return { ...baseContext(), layersDir, layers: new Layers(layersDir), plan: readBuildpackPlan(need('CNB_BP_PLAN_PATH')) };
+  return Object.assign(baseContext(), { layersDir, layers: new Layers(layersDir), plan: readBuildpackPlan(need('CNB_BP_PLAN_PATH')) });
 }
 
 export type DetectResult = { pass: true; plan?: BuildPlan; reason?: string } | { pass: false; reason: string };

@@ -10,7 +10,15 @@ export interface MachineTarget {
   distro?: { name?: string; version?: string };
 }
 
+let thisMachine: MachineTarget | undefined;
+
+/** This machine's target; /etc/os-release is read once per process. */
 export function machineTarget(osRelease = '/etc/os-release'): MachineTarget {
+  if (osRelease === '/etc/os-release') return (thisMachine ??= readTarget(osRelease));
+  return readTarget(osRelease);
+}
+
+function readTarget(osRelease: string): MachineTarget {
   const t: MachineTarget = { os: 'linux', arch: ociArch() };
   try {
     const rel = fs.readFileSync(osRelease, 'utf8');
