@@ -253,6 +253,14 @@ describe('what reaches bin/build', () => {
     expect(r.stdout).toContain(`RBP_INSTANCE_MEMORY=[${2 * 1024 ** 3}]`);
   });
 
+  it('without --instance the instance is XS (1 GiB), the contract default', async () => {
+    const app = scriptedApp({ 'a/detect': passWith(), 'a/build': show('RBP_INSTANCE_SIZE', 'RBP_INSTANCE_MEMORY') });
+    const r = await rbp(['build', app, '--out', out(), ...bpArgs('a')]);
+    expect(r.exitCode, r.all).toBe(0);
+    expect(r.stdout).toContain('RBP_INSTANCE_SIZE=[XS]');
+    expect(r.stdout).toContain('RBP_INSTANCE_MEMORY=[1073741824]');
+  });
+
   it('user --env variables are never written into OUT', async () => {
     const secret = 'user-value-4d1f8a77';
     const app = scriptedApp({

@@ -123,6 +123,7 @@ describe('limit 2: static runs on a pico instance', () => {
     const out = path.join(tmpDir(), 'out');
     const r = await build(copyFixture('static-index-html'), out, {}, operator(), undefined, ['--instance', 'pico']);
     expect(r.exitCode, r.all).toBe(0);
+    expect(fs.readFileSync(path.join(out, 'rbp.toml'), 'utf8')).toMatch(/^instance = "pico"$/m);
     const plan = await dryRun(out, 18080);
     expect(plan.argv[0]).toBe(swsBin(out));
   });

@@ -43,6 +43,13 @@ describe('planLaunch', () => {
     expect(planLaunch({ ...base, pkg: { main: 'main.js' }, env: {} }).argv).toEqual(['node', 'main.js']);
     expect(planLaunch({ ...base, decision: { ...decision, runtime: 'bun' }, pkg: { main: 'main.js' }, env: {} }).argv).toEqual(['bun', 'main.js']);
   });
+  it('with Bun, a start script runs under Bun, which also runs its prestart and poststart', () => {
+    const pkg = { scripts: { prestart: 'echo pre', start: 'node a.js', poststart: 'echo post' } };
+    const p = planLaunch({ ...base, decision: { ...decision, runtime: 'bun' }, pkg, env: {} });
+    expect(p.argv).toEqual(['bun', '--bun', 'run', 'start']);
+    expect(p.hooks).toEqual({});
+    expect(p.supervise).toBeUndefined();
+  });
   it('NODE_ENV=production, PORT 8080 or 9000 behind middleware, HOST 0.0.0.0, heap from the instance memory', () => {
     const p = planLaunch({ ...base, pkg: { main: 'a.js' }, env: { RBP_INSTANCE_MEMORY: String(GiB) } });
     expect(p.env).toMatchObject({ NODE_ENV: 'production', PORT: '8080', HOST: '0.0.0.0', NODE_OPTIONS: '--max-old-space-size=768' });

@@ -76,6 +76,12 @@ export function planLaunch({ env, pkg, decision, appDir }: LaunchInput): NodePla
       argv = shellCommand(start.command);
       break;
     case 'start-script':
+      if (decision.runtime === 'bun') {
+        // Bun is the runtime too (rule 4): `bun --bun run start` runs prestart, start and poststart
+        // itself, with `node` in the scripts meaning Bun.
+        argv = ['bun', '--bun', 'run', 'start'];
+        break;
+      }
       argv = shellCommand(start.command);
       if (pkg.scripts?.prestart) hooks.prestart = pkg.scripts.prestart;
       if (pkg.scripts?.poststart) hooks.poststart = pkg.scripts.poststart;

@@ -3,6 +3,22 @@ import { rendered } from './errors.test-support.ts';
 import { availableExtensions, checkExtensions, extensionRequirements, INCLUDED_EXTENSIONS } from './extensions.ts';
 import { SERVER_VERSIONS } from './server-version.ts';
 
+/** Copied verbatim from the contract ("Included PHP extensions (exact names)"). */
+const CONTRACT_LIST =
+  'amqp, apcu, ast, bcmath, brotli, bz2, calendar, ctype, curl, dba, dom, exif, fileinfo, filter, ftp, gd, gmp, gettext, iconv, igbinary, imagick, intl, ldap, lz4, mbregex, mbstring, memcache, memcached, mysqli, mysqlnd, opcache, openssl, password-argon2, parallel, pcntl, pdo, pdo_mysql, pdo_pgsql, pdo_sqlite, pdo_sqlsrv, pgsql, phar, posix, protobuf, readline, redis, session, shmop, simplexml, soap, sockets, sodium, sqlite3, ssh2, sysvmsg, sysvsem, sysvshm, tidy, tokenizer, xlswriter, xml, xmlreader, xmlwriter, xz, zip, zlib, yaml, zstd'.split(', ');
+
+describe('extension names, verbatim from the contract', () => {
+  it('INCLUDED_EXTENSIONS is the contract list, name for name and in order', () => {
+    expect([...INCLUDED_EXTENSIONS]).toEqual(CONTRACT_LIST);
+  });
+  it('the default server has all of them; with CC_PHP_VERSION=8.5 exactly memcache and pdo_sqlsrv are gone', () => {
+    const d = availableExtensions(SERVER_VERSIONS.default);
+    const n = availableExtensions(SERVER_VERSIONS['8.5']);
+    for (const e of CONTRACT_LIST) expect(d.has(e), e).toBe(true);
+    expect(CONTRACT_LIST.filter((e) => n.has(e))).toEqual(CONTRACT_LIST.filter((e) => e !== 'memcache' && e !== 'pdo_sqlsrv'));
+  });
+});
+
 describe('extensions', () => {
   it('holds the contract\'s list; 8.5 lacks memcache and pdo_sqlsrv', () => {
     expect(INCLUDED_EXTENSIONS).toHaveLength(68);
