@@ -136,10 +136,11 @@ function appEnvironment(plan: Plan, flow: FlowPlan | undefined, env: NodeJS.Proc
   return envWithoutOthersSecrets({ ...env, ...appEnvOverrides(plan, flow, env) });
 }
 
-function launchMode(plan: Plan, flow: FlowPlan | undefined, env: NodeJS.ProcessEnv): LaunchMode {
+/** `appEnv` is the app's whole environment (appEnvironment), built once by the caller. */
+function launchMode(plan: Plan, flow: FlowPlan | undefined, appEnv: Record<string, string>): LaunchMode {
   return chooseMode({
     argv: plan.argv,
-    env: appEnvironment(plan, flow, env),
+    env: appEnv,
     cwd: plan.cwd ?? process.cwd(),
     supervise: plan.supervise,
     flow,
@@ -151,7 +152,7 @@ function launchMode(plan: Plan, flow: FlowPlan | undefined, env: NodeJS.ProcessE
 /** The whole plan as `rbp run --dry-run` shows it: every process, its command line, its ports, how it is started. */
 function dryRunJson(plan: Plan, flow: FlowPlan | undefined, env: NodeJS.ProcessEnv): object {
   const appEnv = appEnvOverrides(plan, flow, env);
-  const mode = launchMode(plan, flow, env);
+  const mode = launchMode(plan, flow, appEnvironment(plan, flow, env));
   const app = { name: 'app', argv: plan.argv, cwd: plan.cwd ?? process.cwd(), listen: appPort(plan, flow, env) };
   const middlewares = (flow?.middlewares ?? []).map((m) => ({
     name: m.kind,
@@ -225,7 +226,7 @@ export async function runLaunch(planFn: (env: NodeJS.ProcessEnv) => Plan | Promi
   }
   const log = new Logger();
   const appEnv = appEnvironment(plan, flow, env);
-  const mode = launchMode(plan, flow, env);
+  const mode = launchMode(plan, flow, appEnv);
   const execve = execveOf();
   if (mode.mode === 'exec' && execve) {
     // Returns only when Node.js refused before replacing anything.
