@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The reference CNB lifecycle (buildpacks/lifecycle) from the Go module proxy:
+#   scripts/tools/lifecycle.sh [VERSION]   (default 0.20.8: Platform API up to 0.13, Buildpack API 0.10)
+# Installs <cache>/lifecycle/<version>/lifecycle and, beside it, the phase links a builder image has
+# at /cnb/lifecycle (detector, analyzer, restorer, builder, exporter, launcher, creator, rebaser):
+# the one binary picks its phase from its own name. Prints the path of the `lifecycle` binary.
+source "$(dirname "$0")/lib.sh"
+version="${1:-0.20.8}"
+tool_cached lifecycle "$version" lifecycle && exit 0
+stage="$(tool_stage lifecycle "$version")"
+command -v go >/dev/null || die "lifecycle $version: needs Go (go not found on PATH)"
+say "lifecycle $version: building github.com/buildpacks/lifecycle/cmd/lifecycle@v$version"
+GOBIN="$stage/bin" CGO_ENABLED=0 GOFLAGS=-trimpath go install "github.com/buildpacks/lifecycle/cmd/lifecycle@v$version" >&2 \
+  || die "lifecycle $version: go install failed (is v$version on the Go module proxy?)"
+mv "$stage/bin/lifecycle" "$stage/lifecycle" && rmdir "$stage/bin"
+for phase in detector analyzer restorer builder exporter launcher creator rebaser extender; do
+  ln -s lifecycle "$stage/$phase"
+done
+tool_commit lifecycle "$version" lifecycle
