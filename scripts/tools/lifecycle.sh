@@ -7,7 +7,7 @@
 source "$(dirname "$0")/lib.sh"
 version="${1:-0.20.8}"
 tool_cached lifecycle "$version" lifecycle && exit 0
-stage="$(tool_stage lifecycle "$version")"
+tool_stage lifecycle "$version" >/dev/null; stage="$STAGE"
 command -v go >/dev/null || die "lifecycle $version: needs Go (go not found on PATH)"
 say "lifecycle $version: building github.com/buildpacks/lifecycle/cmd/lifecycle@v$version"
 GOBIN="$stage/bin" CGO_ENABLED=0 GOFLAGS=-trimpath go install "github.com/buildpacks/lifecycle/cmd/lifecycle@v$version" >&2 \
