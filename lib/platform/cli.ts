@@ -15,6 +15,7 @@ import { healthCheck, healthCheckPaths, waitForPort } from './health.ts';
 import { dryRun, planLaunch, start } from './launcher.ts';
 import { readRbpInfo } from './metadata.ts';
 import { AUTO_ORDER, resolveOrder } from './order.ts';
+import { packageOurs } from '../package/ours.ts';
 import { appPortBehindMiddleware } from '../launch/ports.ts';
 import { isBlocked } from '../launch/request-flow/activation.ts';
 import { writePlatformEnv } from '../cnb/env.ts';
@@ -29,8 +30,9 @@ Usage:
   rbp run    OUT [--process TYPE] [--port PORT] [--env K=V]... [--env-file F] [--instance SIZE]
                  [--memory SIZE] [--dry-run] [-- ARGS...]
   rbp deploy APP [build options] [--out OUT] [--port PORT] [--check] [--timeout SECONDS]
+  rbp package --out DIR        our buildpacks as CNB buildpackages (DIR/rbp-<name>.cnb, rbp-auto.cnb)
 
---buildpack DIR may be a composite buildpack: its components are found by id@version among the
+--buildpack DIR may be a buildpackage (x.cnb or an OCI layout folder) or a composite buildpack: its components are found by id@version among the
 other --buildpack directories, beside it (<dir>/<escaped-id>/<version>/) and ours.
 Without --type or --buildpack the buildpacks are tried in this order: ${AUTO_ORDER.join(', ')}.
 Instance sizes: ${Object.entries(INSTANCE_SIZES)
@@ -180,6 +182,15 @@ export async function main(argv: string[], log = new Logger()): Promise<number> 
           return 0;
         }
         return await start(plan).exited;
+      }
+      case 'package': {
+        const { values, positionals } = parseArgs({ args: rest, options: { out: { type: 'string' }, help: { type: 'boolean', short: 'h' } }, allowPositionals: true });
+        if (values.help) return (log.line(USAGE), 0);
+        if (positionals.length) throw usage(`rbp package takes no positional argument, got ${positionals.join(' ')}`);
+        if (!values.out) throw usage('rbp package needs --out DIR');
+        log.section('Package');
+        await packageOurs(path.resolve(values.out), log);
+        return 0;
       }
       case undefined:
       case 'help':

@@ -14,6 +14,7 @@
  *    the composite holding that id@version (a checkout of buildpacks side by side);
  * 3. our own buildpacks (dist/buildpacks).
  */
+import { isBuildpackage, openBuildpackage } from '../package/buildpackage.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -81,7 +82,8 @@ export function isComposite(ref: BuildpackRef): boolean {
 }
 
 export function loadBuildpackDir(dir: string, what = '--buildpack'): BuildpackRef {
-  const abs = path.resolve(dir);
+  // A buildpackage (`x.cnb` or an OCI layout folder) is unpacked and its entry buildpack used.
+  const abs = isBuildpackage(dir) ? openBuildpackage(dir) : path.resolve(dir);
   if (!fs.existsSync(path.join(abs, 'buildpack.toml'))) {
     throw new UserError({
       id: 'platform/buildpack/not-found',

@@ -1,0 +1,179 @@
+/**
+ * OCI image layouts (https://github.com/opencontainers/image-spec/blob/main/image-layout.md): write
+ * one image (layers from folders, a config with labels, a manifest, index.json) into a folder, pack
+ * that folder into an uncompressed tar archive (the `.cnb` form of a buildpackage), and read one
+ * back. Layers are reproducible: entries sorted, mtimes fixed, owners 0 — the same input gives the
+ * same digests, so a platform that already has a layer does not fetch it again.
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import zlib from 'node:zlib';
+import * as tar from 'tar';
+
+export const MEDIA = {
+  index: 'application/vnd.oci.image.index.v1+json',
+  manifest: 'application/vnd.oci.image.manifest.v1+json',
+  config: 'application/vnd.oci.image.config.v1+json',
+  layerGzip: 'application/vnd.oci.image.layer.v1.tar+gzip',
+} as const;
+
+/** The date every layer entry and the image carry, as pack does for reproducible buildpackages. */
+export const REPRODUCIBLE_DATE = new Date('1980-01-01T00:00:01Z');
+
+export interface Descriptor {
+  mediaType: string;
+  digest: string;
+  size: number;
+  annotations?: Record<string, string>;
+  platform?: { os: string; architecture: string };
+}
+
+export interface Layer extends Descriptor {
+  /** sha256 of the uncompressed tar, the config's rootfs.diff_ids entry. */
+  diffID: string;
+}
+
+export interface ImageConfig {
+  architecture: string;
+  os: string;
+  created?: string;
+  config: { Labels?: Record<string, string>; Env?: string[]; Entrypoint?: string[]; Cmd?: string[]; WorkingDir?: string; User?: string };
+  rootfs: { type: 'layers'; diff_ids: string[] };
+  history?: { created?: string; created_by?: string; empty_layer?: boolean }[];
+}
+
+export interface Manifest {
+  schemaVersion: 2;
+  mediaType: string;
+  config: Descriptor;
+  layers: Descriptor[];
+}
+
+const sha256 = (data: Buffer | string) => `sha256:${crypto.createHash('sha256').update(data).digest('hex')}`;
+
+async function fileDigest(file: string): Promise<string> {
+  const h = crypto.createHash('sha256');
+  await pipeline(fs.createReadStream(file), h);
+  return `sha256:${h.digest('hex')}`;
+}
+
+/** Every path under `dir` (relative, folders before their contents), sorted bytewise. */
+function walkSorted(dir: string, rel = ''): string[] {
+  const out: string[] = [];
+  for (const name of fs.readdirSync(path.join(dir, rel)).sort()) {
+    const p = rel ? `${rel}/${name}` : name;
+    out.push(p);
+    const st = fs.lstatSync(path.join(dir, p));
+    if (st.isDirectory()) out.push(...walkSorted(dir, p));
+  }
+  return out;
+}
+
+export class OciLayoutWriter {
+  readonly blobs: string;
+
+  constructor(readonly dir: string) {
+    this.blobs = path.join(dir, 'blobs', 'sha256');
+    fs.mkdirSync(this.blobs, { recursive: true });
+    fs.writeFileSync(path.join(dir, 'oci-layout'), `${JSON.stringify({ imageLayoutVersion: '1.0.0' })}\n`);
+  }
+
+  writeBlob(data: Buffer | string, mediaType: string): Descriptor {
+    const digest = sha256(data);
+    fs.writeFileSync(path.join(this.blobs, digest.slice('sha256:'.length)), data);
+    return { mediaType, digest, size: Buffer.byteLength(data) };
+  }
+
+  /**
+   * A gzip layer holding everything under `root` (paths in the layer are relative to `root`, so
+   * `root/cnb/...` becomes `/cnb/...` in the image).
+   */
+  async addLayer(root: string): Promise<Layer> {
+    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-layer-'));
+    try {
+      const raw = path.join(tmp, 'layer.tar');
+      await tar.c({ cwd: root, file: raw, portable: true, mtime: REPRODUCIBLE_DATE, noDirRecurse: true, noPax: true }, walkSorted(root));
+      const diffID = await fileDigest(raw);
+      const gz = path.join(tmp, 'layer.tar.gz');
+      // mtime 0 in the gzip header and a fixed level keep the compressed digest reproducible too.
+      await pipeline(fs.createReadStream(raw), zlib.createGzip({ level: 6 }), fs.createWriteStream(gz));
+      const digest = await fileDigest(gz);
+      const size = fs.statSync(gz).size;
+      fs.renameSync(gz, path.join(this.blobs, digest.slice('sha256:'.length)));
+      return { mediaType: MEDIA.layerGzip, digest, size, diffID };
+    } finally {
+      fs.rmSync(tmp, { recursive: true, force: true });
+    }
+  }
+
+  /** Writes the config, the manifest and index.json (one image, tagged `refName`). */
+  finish(config: ImageConfig, layers: Layer[], refName = 'latest'): { manifest: Descriptor; config: Descriptor } {
+    const cfg = this.writeBlob(JSON.stringify(config), MEDIA.config);
+    const manifest: Manifest = {
+      schemaVersion: 2,
+      mediaType: MEDIA.manifest,
+      config: cfg,
+      layers: layers.map(({ mediaType, digest, size }) => ({ mediaType, digest, size })),
+    };
+    const m = this.writeBlob(JSON.stringify(manifest), MEDIA.manifest);
+    const index = {
+      schemaVersion: 2,
+      mediaType: MEDIA.index,
+      manifests: [{ ...m, annotations: { 'org.opencontainers.image.ref.name': refName }, platform: { os: config.os, architecture: config.architecture } }],
+    };
+    fs.writeFileSync(path.join(this.dir, 'index.json'), JSON.stringify(index));
+    return { manifest: m, config: cfg };
+  }
+}
+
+/** Packs a layout folder into an uncompressed tar archive (`.cnb`), written aside then renamed. */
+export async function archiveLayout(layoutDir: string, file: string): Promise<void> {
+  const tmp = `${file}.partial-${process.pid}`;
+  try {
+    await tar.c({ cwd: layoutDir, file: tmp, portable: true, mtime: REPRODUCIBLE_DATE, noDirRecurse: true, noPax: true }, walkSorted(layoutDir));
+    fs.renameSync(tmp, file);
+  } finally {
+    fs.rmSync(tmp, { force: true });
+  }
+}
+
+export interface ReadImage {
+  layoutDir: string;
+  manifest: Manifest;
+  config: ImageConfig;
+  /** Blob path of each layer, in manifest order. */
+  layerFiles: string[];
+}
+
+function readJson<T>(file: string): T {
+  return JSON.parse(fs.readFileSync(file, 'utf8')) as T;
+}
+
+const blobPath = (layoutDir: string, digest: string) => path.join(layoutDir, 'blobs', ...digest.split(':'));
+
+/** Reads the first image of a layout folder. Throws a plain Error on a malformed layout. */
+export function readLayout(layoutDir: string): ReadImage {
+  const index = readJson<{ manifests?: Descriptor[] }>(path.join(layoutDir, 'index.json'));
+  const first = index.manifests?.[0];
+  if (!first) throw new Error('index.json lists no image');
+  let manifest = readJson<Manifest & { manifests?: Descriptor[] }>(blobPath(layoutDir, first.digest));
+  // A nested index (one image per platform): take the first image.
+  if (manifest.manifests?.[0]) manifest = readJson<Manifest>(blobPath(layoutDir, manifest.manifests[0].digest));
+  const config = readJson<ImageConfig>(blobPath(layoutDir, manifest.config.digest));
+  return { layoutDir, manifest, config, layerFiles: manifest.layers.map((l) => blobPath(layoutDir, l.digest)) };
+}
+
+/** Unpacks an image's layers, in order, into `root` (no whiteouts: buildpackage layers add files only). */
+export async function unpackLayers(image: ReadImage, root: string): Promise<void> {
+  fs.mkdirSync(root, { recursive: true });
+  for (const file of image.layerFiles) await tar.x({ file, cwd: root, preserveOwner: false });
+}
+
+/** Extracts a layout archive (`.cnb`) into `dir`. */
+export async function extractArchive(file: string, dir: string): Promise<void> {
+  fs.mkdirSync(dir, { recursive: true });
+  await tar.x({ file, cwd: dir, preserveOwner: false });
+}

@@ -1,0 +1,46 @@
+/**
+ * `rbp package --out DIR`: our buildpacks as CNB buildpackages — DIR/rbp-<name>.cnb for each, and
+ * DIR/rbp-auto.cnb, the composite `rbp/auto` whose order is rbp's automatic order (AUTO_ORDER: one
+ * group per runtime, tried in that order), so a builder gets the same choice rbp makes.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { BuildpackRef } from '../cnb/descriptor.ts';
+import type { Logger } from '../log.ts';
+import { AUTO_ORDER, ourBuildpack } from '../platform/order.ts';
+import { compositeDescriptor, writeBuildpackage, writeComposite } from './buildpackage.ts';
+
+export const AUTO_ID = 'rbp/auto';
+
+/** The composite rbp/auto, written into a fresh folder under `dir`. */
+export function autoBuildpack(members: BuildpackRef[], dir: string): BuildpackRef {
+  const versions = [...new Set(members.map((m) => m.descriptor.buildpack.version))];
+  // One version for the composite: the members' when they agree (they are released together).
+  const version = versions.length === 1 ? versions[0]! : versions.sort().at(-1)!;
+  return writeComposite(compositeDescriptor(AUTO_ID, version, `runtime-buildpacks (${members.map((m) => m.descriptor.buildpack.id).join(', ')}, first that detects)`, members), dir);
+}
+
+export async function packageOurs(outDir: string, log: Logger): Promise<string[]> {
+  fs.mkdirSync(outDir, { recursive: true });
+  const members = AUTO_ORDER.map((r) => ourBuildpack(r));
+  const files: string[] = [];
+  for (const [i, ref] of members.entries()) {
+    const started = Date.now();
+    const file = path.join(outDir, `rbp-${AUTO_ORDER[i]}.cnb`);
+    await writeBuildpackage(ref, [], file);
+    log.info(`${file}: ${ref.descriptor.buildpack.id}@${ref.descriptor.buildpack.version} (${(fs.statSync(file).size / 1e6).toFixed(1)} MB, ${Date.now() - started} ms)`);
+    files.push(file);
+  }
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-auto-'));
+  try {
+    const auto = autoBuildpack(members, tmp);
+    const file = path.join(outDir, 'rbp-auto.cnb');
+    await writeBuildpackage(auto, members, file);
+    log.info(`${file}: ${AUTO_ID}@${auto.descriptor.buildpack.version}, order ${AUTO_ORDER.join(' | ')} (${(fs.statSync(file).size / 1e6).toFixed(1)} MB)`);
+    files.push(file);
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+  return files;
+}
