@@ -8,6 +8,7 @@
  * with the app when nothing needs supervising and Node.js has process.execve (exec.ts), else
  * supervising the app and its middlewares (supervisor.ts).
  */
+import { read } from '../config/read.ts';
 import { DRY_RUN_LABEL } from '../cnb/launch.ts';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -110,10 +111,7 @@ export interface Plan {
   supervise?: string;
 }
 
-const seconds = (v: string | undefined, dflt: number): number => {
-  const n = Number(v);
-  return (v && Number.isFinite(n) && n > 0 ? n : dflt) * 1000;
-};
+const millis = (env: NodeJS.ProcessEnv, name: string): number => read<number>(env, name)!.value * 1000;
 
 /** The app's own variables: PORT and its runtime's port variable say 9000 when it is behind middleware. */
 function appEnvOverrides(plan: Plan, flow: FlowPlan | undefined, env: NodeJS.ProcessEnv): Record<string, string> {
@@ -264,8 +262,8 @@ export async function runLaunch(planFn: (env: NodeJS.ProcessEnv) => Plan | Promi
   const route = flow ? [`:${flow.publicPort}`, ...(flow.block ? ['403 (blocked)'] : flow.chain), `app :${flow.appPort}`].join(' → ') : '';
   const status = await supervise(members, {
     log,
-    listenTimeoutMs: seconds(env.RBP_LISTEN_TIMEOUT, 60),
-    stopTimeoutMs: seconds(env.RBP_STOP_TIMEOUT, 10),
+    listenTimeoutMs: millis(env, 'RBP_LISTEN_TIMEOUT'),
+    stopTimeoutMs: millis(env, 'RBP_STOP_TIMEOUT'),
     primary: 'app',
     ready: flow ? `request flow ready: ${route}` : undefined,
   });

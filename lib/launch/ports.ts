@@ -5,6 +5,7 @@
  * middlewares chain from the public port inward. RBP_APP_PORT (operator configuration) moves that
  * 9000 for runs that must not collide, such as tests running side by side.
  */
+import { readPort } from '../config/read.ts';
 import { isActive } from './request-flow/activation.ts';
 
 export const PUBLIC_PORT = 8080;
@@ -13,18 +14,14 @@ export const APP_PORT_BEHIND_MIDDLEWARE = 9000;
 /** The runtime port variables the contract names; the runtime `node` has none (it reads PORT). */
 export const RUNTIME_PORT_VARIABLES: Record<string, string> = { phpserver: 'CC_PHPSERVER_PORT', static: 'CC_STATIC_PORT' };
 
-function portValue(v: string | undefined): number | undefined {
-  const n = Number(v);
-  return v !== undefined && v !== '' && Number.isInteger(n) && n > 0 && n < 65536 ? n : undefined;
-}
-
+// An invalid port variable is the variable's user error (lib/config), never a silent 8080.
 export function publicPort(env: NodeJS.ProcessEnv): number {
-  return portValue(env.RBP_PUBLIC_PORT) ?? PUBLIC_PORT;
+  return readPort(env, 'RBP_PUBLIC_PORT')?.value ?? PUBLIC_PORT;
 }
 
 /** 9000, or the operator's RBP_APP_PORT. */
 export function appPortBehindMiddleware(env: NodeJS.ProcessEnv): number {
-  return portValue(env.RBP_APP_PORT) ?? APP_PORT_BEHIND_MIDDLEWARE;
+  return readPort(env, 'RBP_APP_PORT')?.value ?? APP_PORT_BEHIND_MIDDLEWARE;
 }
 
 /**
@@ -38,5 +35,7 @@ export function middlewareActive(env: NodeJS.ProcessEnv, appDir: string = proces
 /** The port the application itself must listen on; `runtimeVar` is CC_STATIC_PORT, CC_PHPSERVER_PORT or none. */
 export function appListenPort(env: NodeJS.ProcessEnv, runtimeVar?: string, appDir?: string): number {
   if (middlewareActive(env, appDir)) return appPortBehindMiddleware(env);
-  return (runtimeVar ? portValue(env[runtimeVar]) : undefined) ?? publicPort(env);
+  const own = runtimeVar ? readPort(env, runtimeVar) : undefined;
+  // The runtime's port variable counts when set; its declared default (8080) is the public port's.
+  return own?.source === 'env' ? own.value : publicPort(env);
 }

@@ -3,6 +3,7 @@
  * of its variable or file, and `custom` by CC_REQUEST_FLOW naming it with CC_REQUEST_FLOW_CUSTOM set.
  * Nothing here throws: the chain planner (chain.ts) turns bad combinations into user errors.
  */
+import { raw } from '../../config/read.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -31,13 +32,15 @@ export interface CacheVcl {
   shown: string;
 }
 
-const set = (v: string | undefined): v is string => v !== undefined && v !== '';
+// Whitespace only counts as unset, as everywhere (lib/config): `CC_REDIRECTOR_PROJECT_KEY=" "` activates nothing.
+const set = (v: string | undefined): v is string => v !== undefined && v.trim() !== '';
 
 /** The cache configuration: CC_CACHE_FILE (relative to the app) wins over .rbp/cache.vcl. */
 export function cacheVcl(env: NodeJS.ProcessEnv, appDir: string): CacheVcl | undefined {
-  if (set(env.CC_CACHE_FILE)) return { path: path.resolve(appDir, env.CC_CACHE_FILE), source: 'CC_CACHE_FILE', shown: env.CC_CACHE_FILE };
-  const file = path.join(appDir, CACHE_VCL);
-  return fs.existsSync(file) ? { path: file, source: CACHE_VCL, shown: CACHE_VCL } : undefined;
+  const file = raw(env, 'CC_CACHE_FILE');
+  if (file) return { path: path.resolve(appDir, file), source: 'CC_CACHE_FILE', shown: file };
+  const inApp = path.join(appDir, CACHE_VCL);
+  return fs.existsSync(inApp) ? { path: inApp, source: CACHE_VCL, shown: CACHE_VCL } : undefined;
 }
 
 /** CC_REQUEST_FLOW split on commas, trimmed, empty items dropped. */

@@ -1,0 +1,63 @@
+/**
+ * Every variable of the contract and every operator setting of rbp, declared once: its kind, its
+ * default, the rule it comes from, when it is read (build, launch or both) and which runtime reads
+ * it. The README's variable tables are rendered from this list (test/config/readme.test.ts keeps
+ * them equal); read.ts parses values by these declarations.
+ */
+import type { VariableSpec } from './kinds.ts';
+
+const NODE_BUILD_TOOLS = ['bun', 'npm', 'npm-install', 'npm-ci', 'pnpm', 'yarn-berry', 'custom', 'yarn', 'yarn2'] as const;
+const HUGO = ['0.147', '0.148', '0.149', '0.150', '0.151', '0.152', '0.159', '0.160', '0.161'] as const;
+
+export const VARIABLES: readonly VariableSpec[] = [
+  // Common to the three runtimes (contract, "Variables common to all three runtimes").
+  { name: 'CC_WEBROOT', kind: { type: 'app-path' }, default: '/', scope: 'common', phase: 'both', rule: 'contract, common variables', meaning: 'Directory served.' },
+  { name: 'CC_RUN_COMMAND', kind: { type: 'command' }, scope: 'common', phase: 'launch', rule: 'contract, common variables', meaning: 'Replaces the default start/serve command.' },
+  { name: 'CC_HEALTH_CHECK_PATH', kind: { type: 'url-path' }, default: '/', scope: 'common', phase: 'launch', rule: 'contract, deployment health check', meaning: 'One path to check at deployment.' },
+  { name: 'CC_REQUEST_FLOW', kind: { type: 'list', separator: ',' }, scope: 'common', phase: 'launch', rule: 'contract, request flow rule 3', meaning: 'Order of the request-flow chain (redirector, cache, custom), or block.' },
+  { name: 'CC_REQUEST_FLOW_CUSTOM', kind: { type: 'command' }, scope: 'common', phase: 'launch', rule: 'contract, request flow rule 3', meaning: 'Custom middleware command with @@LISTEN_PORT@@ and @@FORWARD_PORT@@.' },
+  { name: 'ACCESSPROXY_CHALLENGE_SECRET', kind: { type: 'secret' }, scope: 'common', phase: 'launch', rule: 'contract, request flow rule 2', meaning: 'Presence activates the challenge access proxy.' },
+  { name: 'CC_CACHE_FILE', kind: { type: 'app-path' }, scope: 'common', phase: 'launch', rule: 'contract, request flow rule 2', meaning: 'Cache proxy configuration file (else .rbp/cache.vcl).' },
+  { name: 'CC_REDIRECTOR_PROJECT_KEY', kind: { type: 'secret' }, scope: 'common', phase: 'launch', rule: 'contract, request flow rule 2', meaning: 'Presence activates the redirection proxy.' },
+
+  // phpserver (contract, "phpserver variables and files").
+  { name: 'CC_PHP_VERSION', kind: { type: 'enum', values: ['8.4', '8.5'] }, scope: 'phpserver', phase: 'build', rule: 'contract, phpserver versioning', meaning: '8.5 selects the newer server version; 8.4 (or unset) the default.' },
+  { name: 'CC_PHP_COMPOSER_FLAGS', kind: { type: 'flags' }, default: '--no-interaction --no-progress --no-scripts', scope: 'phpserver', phase: 'build', rule: 'contract, phpserver variables', meaning: 'Replaces the base Composer flags.' },
+  { name: 'CC_PHP_DEV_DEPENDENCIES', kind: { type: 'enum', values: ['install'] }, scope: 'phpserver', phase: 'build', rule: 'contract, phpserver variables', meaning: 'install removes --no-dev.' },
+  { name: 'CC_PHPSERVER_WORKER', kind: { type: 'app-path' }, scope: 'phpserver', phase: 'launch', rule: 'contract, phpserver variables; limit 3', meaning: 'Worker script kept in memory; inside the webroot.' },
+  { name: 'CC_PHPSERVER_PORT', kind: { type: 'port' }, default: '8080', scope: 'phpserver', phase: 'launch', rule: 'contract, ports exposed by the application', meaning: 'Listening port without middleware.' },
+
+  // static (contract, "static variables and files").
+  { name: 'CC_BUILD_COMMAND', kind: { type: 'command' }, scope: 'static', phase: 'build', rule: 'contract, static rule 1', meaning: 'Run in the build phase; no generator detection.' },
+  { name: 'CC_OVERRIDE_BUILDCACHE', kind: { type: 'path-list', separator: ':' }, scope: 'static', phase: 'build', rule: 'contract, static rule 4', meaning: 'Build cache content.' },
+  { name: 'CC_STATIC_SERVER', kind: { type: 'enum', values: ['caddy'] }, scope: 'static', phase: 'launch', rule: 'contract, static rule 5', meaning: 'caddy forces `caddy file-server`.' },
+  { name: 'CC_STATIC_CADDYFILE', kind: { type: 'app-path' }, default: './Caddyfile', scope: 'static', phase: 'both', rule: 'contract, static rule 5', meaning: 'Location of the Caddyfile.' },
+  { name: 'CC_STATIC_FLAGS', kind: { type: 'flags' }, scope: 'static', phase: 'launch', rule: 'contract, static variables', meaning: 'Extra flags for the web server.' },
+  { name: 'CC_STATIC_PORT', kind: { type: 'port' }, default: '8080', scope: 'static', phase: 'launch', rule: 'contract, ports exposed by the application', meaning: 'Listening port without middleware.' },
+  { name: 'CC_STATIC_AUTOBUILD_OUTDIR', kind: { type: 'app-path' }, default: 'cc_static_autobuilt', scope: 'static', phase: 'build', rule: 'contract, static rule 2', meaning: 'Auto-build output folder.' },
+  { name: 'CC_HUGO_VERSION', kind: { type: 'enum', values: HUGO }, default: '0.149', scope: 'static', phase: 'build', rule: 'contract, static versioning; limit 6', meaning: 'Hugo version; from June 15th only 0.160 and later.' },
+
+  // node (contract, "node variables and files").
+  { name: 'NODE_ENV', kind: { type: 'string' }, default: 'production', scope: 'node', phase: 'both', rule: 'contract, node rule 1', meaning: 'production for production mode.' },
+  { name: 'NODE_OPTIONS', kind: { type: 'flags' }, scope: 'node', phase: 'launch', rule: 'contract, node rule 2', meaning: 'Gets --max-old-space-size (3/4 of the memory) unless it has one.' },
+  { name: 'CC_NODE_BUILD_TOOL', kind: { type: 'enum', values: NODE_BUILD_TOOLS }, default: 'npm', scope: 'node', phase: 'build', rule: 'contract, node rules 4 and 5', meaning: 'Package manager (detected from the lock file, else npm).' },
+  { name: 'CC_CUSTOM_BUILD_TOOL', kind: { type: 'command' }, scope: 'node', phase: 'build', rule: 'contract, node rule 4', meaning: 'Command used with CC_NODE_BUILD_TOOL=custom.' },
+  { name: 'CC_NODE_VERSION', kind: { type: 'version', pattern: /^\d+(\.\d+){0,2}$/, shape: '<major>, <major>.<minor> or <major>.<minor>.<patch>' }, scope: 'node', phase: 'build', rule: 'contract, node rule 6', meaning: 'Node.js version (engines.node wins); latest LTS when unset.' },
+  { name: 'CC_BUN_INSTALL_CACHE_DIR', kind: { type: 'app-path' }, scope: 'node', phase: 'build', rule: 'contract, node variables', meaning: 'Bun cache directory.' },
+  { name: 'CC_NODE_DEV_DEPENDENCIES', kind: { type: 'enum', values: ['install', 'ignore'] }, scope: 'node', phase: 'build', rule: 'contract, node rule 8', meaning: 'install includes development dependencies.' },
+  { name: 'NPM_TOKEN', kind: { type: 'secret' }, scope: 'node', phase: 'build', rule: 'contract, node rule 9', meaning: 'Registry auth token (not with CC_NPM_BASIC_AUTH).' },
+  { name: 'CC_NPM_BASIC_AUTH', kind: { type: 'secret' }, scope: 'node', phase: 'build', rule: 'contract, node rule 9', meaning: '<user>:<password> for the registry.' },
+  { name: 'CC_NPM_REGISTRY', kind: { type: 'host' }, scope: 'node', phase: 'build', rule: 'contract, node rule 9', meaning: 'Registry host.' },
+
+  // rbp's own operator settings (never in the contract; set in rbp's environment or the build-config env).
+  { name: 'RBP_DEPENDENCY_MIRROR', kind: { type: 'string' }, scope: 'operator', phase: 'build', rule: 'rbp operator setting', meaning: 'URL or folder holding <id>/<version>/<file> (+ .sha256): offline builds.' },
+  { name: 'RBP_NPM_REGISTRY', kind: { type: 'string' }, scope: 'operator', phase: 'build', rule: 'rbp operator setting', meaning: 'Where Node.js, npm, pnpm, Yarn, Bun and Deno packages come from.' },
+  { name: 'RBP_NOW', kind: { type: 'date' }, scope: 'operator', phase: 'build', rule: 'rbp operator setting', meaning: 'The date the Hugo June 15th rule is judged on (default today).' },
+  { name: 'RBP_PUBLIC_PORT', kind: { type: 'port' }, default: '8080', scope: 'operator', phase: 'launch', rule: 'contract, common rule 2 (rbp run --port moves it locally)', meaning: 'The public port.' },
+  { name: 'RBP_APP_PORT', kind: { type: 'port' }, default: '9000', scope: 'operator', phase: 'launch', rule: 'contract, ports exposed by the application (moved for side-by-side runs)', meaning: 'The app port behind request-flow middleware.' },
+  { name: 'RBP_REDIRECTOR_COMMAND', kind: { type: 'command' }, scope: 'operator', phase: 'launch', rule: 'rbp operator setting', meaning: 'Command template of the redirection proxy (@@LISTEN_PORT@@, @@FORWARD_PORT@@).' },
+  { name: 'RBP_ACCESSPROXY_COMMAND', kind: { type: 'command' }, scope: 'operator', phase: 'launch', rule: 'rbp operator setting', meaning: 'Command template of the access proxy (@@LISTEN_PORT@@, @@FORWARD_PORT@@).' },
+  { name: 'RBP_VARNISH_STORAGE', kind: { type: 'string' }, scope: 'operator', phase: 'launch', rule: 'rbp operator setting', meaning: 'Cache proxy storage (varnishd -s; default an eighth of the instance memory, 16 MiB to 1 GiB).' },
+  { name: 'RBP_LISTEN_TIMEOUT', kind: { type: 'seconds' }, default: '60', scope: 'operator', phase: 'launch', rule: 'rbp operator setting', meaning: 'How long the launcher waits for a hop to listen.' },
+  { name: 'RBP_STOP_TIMEOUT', kind: { type: 'seconds' }, default: '10', scope: 'operator', phase: 'launch', rule: 'rbp operator setting', meaning: 'How long the launcher waits for processes to stop.' },
+];
