@@ -89,13 +89,13 @@ export class OciLayoutWriter {
 
   /**
    * A gzip layer holding everything under `root` (paths in the layer are relative to `root`, so
-   * `root/cnb/...` becomes `/cnb/...` in the image).
+   * `root/cnb/...` becomes `/cnb/...` in the image), under `prefix` when given (`layers/rbp_node`).
    */
-  async addLayer(root: string): Promise<Layer> {
+  async addLayer(root: string, prefix?: string): Promise<Layer> {
     const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-layer-'));
     try {
       const raw = path.join(tmp, 'layer.tar');
-      await tar.c({ cwd: root, file: raw, portable: true, mtime: REPRODUCIBLE_DATE, noDirRecurse: true, noPax: true }, walkSorted(root));
+      await tar.c({ cwd: root, file: raw, portable: true, mtime: REPRODUCIBLE_DATE, noDirRecurse: true, noPax: true, ...(prefix ? { prefix } : {}) }, walkSorted(root));
       const diffID = await fileDigest(raw);
       const gz = path.join(tmp, 'layer.tar.gz');
       // mtime 0 in the gzip header and a fixed level keep the compressed digest reproducible too.
@@ -109,8 +109,20 @@ export class OciLayoutWriter {
     }
   }
 
+  /** Takes a layer blob of another layout as is (a hard link, or a copy across file systems). */
+  adoptBlob(fromLayout: string, d: Descriptor): void {
+    const src = path.join(fromLayout, 'blobs', ...d.digest.split(':'));
+    const dst = path.join(this.blobs, d.digest.slice('sha256:'.length));
+    if (fs.existsSync(dst)) return;
+    try {
+      fs.linkSync(src, dst);
+    } catch {
+      fs.copyFileSync(src, dst);
+    }
+  }
+
   /** Writes the config, the manifest and index.json (one image, tagged `refName`). */
-  finish(config: ImageConfig, layers: Layer[], refName = 'latest'): { manifest: Descriptor; config: Descriptor } {
+  finish(config: ImageConfig, layers: Descriptor[], refName = 'latest'): { manifest: Descriptor; config: Descriptor } {
     const cfg = this.writeBlob(JSON.stringify(config), MEDIA.config);
     const manifest: Manifest = {
       schemaVersion: 2,

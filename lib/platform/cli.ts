@@ -16,6 +16,7 @@ import { dryRun, planLaunch, start } from './launcher.ts';
 import { readRbpInfo } from './metadata.ts';
 import { AUTO_ORDER, resolveOrder } from './order.ts';
 import { packageOurs } from '../package/ours.ts';
+import { referenceLauncher, runImageLayout, writeAppImage } from '../package/app-image.ts';
 import { appPortBehindMiddleware } from '../launch/ports.ts';
 import { isBlocked } from '../launch/request-flow/activation.ts';
 import { writePlatformEnv } from '../cnb/env.ts';
@@ -27,6 +28,7 @@ Usage:
   rbp detect APP [--type T | --buildpack DIR... | --order FILE] [--env K=V]... [--env-file F]
   rbp build  APP --out OUT [--type T | --buildpack DIR... | --order FILE] [--cache DIR] [--clear-cache]
                  [--env K=V]... [--env-file F] [--binding DIR]... [--task CMD] [--instance SIZE]
+                 [--image DIR [--run-image DIR]]
   rbp run    OUT [--process TYPE] [--port PORT] [--env K=V]... [--env-file F] [--instance SIZE]
                  [--memory SIZE] [--dry-run] [-- ARGS...]
   rbp deploy APP [build options] [--out OUT] [--port PORT] [--check] [--timeout SECONDS]
@@ -60,6 +62,8 @@ const buildOpts = {
   task: { type: 'string' },
   instance: { type: 'string' },
   binding: { type: 'string', multiple: true },
+  image: { type: 'string' },
+  'run-image': { type: 'string' },
 } as const;
 const runOpts = {
   process: { type: 'string' },
@@ -158,6 +162,10 @@ export async function main(argv: string[], log = new Logger()): Promise<number> 
           instanceMemory: INSTANCE_SIZES[instance]!,
           log,
         });
+        if (r.code === 0 && values.image) {
+          log.section('Image');
+          await writeAppImage({ out, image: path.resolve(values.image), runImage: runImageLayout(values['run-image']), launcher: referenceLauncher(), log });
+        }
         if (r.code !== 0 || cmd === 'build') return r.code;
         return deploy({ out, port, userEnv, instance, check: Boolean((values as { check?: boolean }).check), timeoutMs, log });
       }

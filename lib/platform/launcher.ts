@@ -70,7 +70,7 @@ function runExecD(dir: string, env: EnvMap, cwd: string): void {
 }
 
 /** A buildpack's launch layers in the exported OUT, alphabetically: folders whose .toml says launch = true. */
-function launchLayers(dir: string): string[] {
+export function launchLayers(dir: string): string[] {
   if (!isDir(dir)) return [];
   return fs
     .readdirSync(dir)

@@ -18,6 +18,7 @@ tools=(
   "RBP_TOOL_MKDOCS           mkdocs.sh"
   "RBP_TOOL_FRANKENPHP       frankenphp.sh"
   "RBP_TOOL_LIFECYCLE        lifecycle.sh"
+  "RBP_RUN_IMAGE             run-image.sh"
 )
 
 for line in "${tools[@]}"; do
@@ -28,7 +29,7 @@ for line in "${tools[@]}"; do
     exit 1
   fi
   exe="$(printf '%s\n' "$out" | tail -n 1)"
-  [ -x "$exe" ] || { echo "scripts/tools/env.sh: $script printed '$exe', which is not an executable" >&2; exit 1; }
+  [ -e "$exe" ] || { echo "scripts/tools/env.sh: $script printed '$exe', which does not exist" >&2; exit 1; }
   echo "scripts/tools: $name=$exe ($(( $(date +%s) - start )) s)" >&2
   printf 'export %s=%q\n' "$name" "$exe"
 done

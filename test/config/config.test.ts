@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isSet, raw, read, readPort } from '../../lib/config/read.ts';
+import { isSet, raw, read } from '../../lib/config/read.ts';
 import { BEGIN, END, renderVariableTables } from '../../lib/config/table.ts';
 import { VARIABLES } from '../../lib/config/variables.ts';
 import { renderUserError, type UserError } from '../../lib/errors.ts';
