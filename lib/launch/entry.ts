@@ -15,7 +15,7 @@ import path from 'node:path';
 import type { BuildContext } from '../cnb/context.ts';
 import { writeLaunchToml, type ProcessDef } from '../cnb/launch.ts';
 import type { Metadata } from '../cnb/layers.ts';
-import { readTomlIfExists } from '../cnb/toml.ts';
+import { readTomlIfExists, writeToml } from '../cnb/toml.ts';
 import { isUserError, redactEnv, redactUrl, renderUserError, UserError } from '../errors.ts';
 import { Logger } from '../log.ts';
 import { forgetLauncherNode, installLauncherNode, knownLauncherNode } from './launcher-node.ts';
@@ -67,6 +67,9 @@ function writeLauncher(ctx: BuildContext, decision: LaunchDecision, node: string
   // `launch` is a reserved layer name; the entrypoint layer is `launcher`.
   const layer = ctx.layers.fresh('launcher', { launch: true }, decision);
   fs.mkdirSync(path.join(layer.path, 'bin'), { recursive: true });
+  // The decision also goes inside the layer: an app image holds layer folders, not their .toml
+  // (the lifecycle keeps layer metadata in an image label), and the entrypoint must find it there.
+  writeToml(path.join(layer.path, DECISION_FILE), { metadata: decision } as unknown as Record<string, unknown>);
   const target = path.join(layer.path, 'bin', 'launch');
   fs.copyFileSync(path.join(ctx.buildpackDir, 'bin', 'launch'), target);
   fs.chmodSync(target, 0o755);
@@ -79,15 +82,18 @@ function writeLauncher(ctx: BuildContext, decision: LaunchDecision, node: string
   return target;
 }
 
-/** The metadata of the layer this launch entrypoint was copied into. */
+/** Inside the launcher layer: what the build decided, as the layer's metadata also says. */
+export const DECISION_FILE = 'decision.toml';
+
+/** What the build decided, from the launcher layer this launch entrypoint was copied into. */
 export function readDecision<T extends LaunchDecision>(): T {
   const layerDir = path.dirname(path.dirname(process.argv[1] ?? __filename));
-  const t = readTomlIfExists<{ metadata?: T }>(`${layerDir}.toml`);
+  const t = readTomlIfExists<{ metadata?: T }>(path.join(layerDir, DECISION_FILE));
   if (!t?.metadata) {
     throw new UserError({
       id: 'launch/decision/missing',
       title: 'The launch entrypoint has no build metadata',
-      seen: { what: 'layer metadata', value: `${layerDir}.toml` },
+      seen: { what: 'launch decision', value: path.join(layerDir, DECISION_FILE) },
       rule: 'The launch entrypoint runs from the launcher layer its buildpack wrote at build; that layer records what the build decided.',
       fix: 'Start the app through its launch process (rbp run OUT, or the image entrypoint), after a build with the buildpack.',
     });

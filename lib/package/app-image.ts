@@ -4,7 +4,8 @@
  *   - the run image's layers, as they are;
  *   - the launcher (the reference lifecycle's cmd/launcher) at /cnb/lifecycle/launcher and one
  *     /cnb/process/<type> link per process, the entrypoint being the default process's link;
- *   - one layer per launch layer, at /layers/<escaped buildpack id>/<layer>/ with its .toml;
+ *   - one layer per launch layer, at /layers/<escaped buildpack id>/<layer>/ (its .toml is not in
+ *     the image: the lifecycle keeps layer metadata in the io.buildpacks.lifecycle.metadata label);
  *   - /layers/config/metadata.toml; the app at /workspace;
  *   - Env CNB_LAYERS_DIR=/layers, CNB_APP_DIR=/workspace, CNB_PLATFORM_API, PATH with /cnb/process
  *     first; the lifecycle's labels (io.buildpacks.lifecycle.metadata, io.buildpacks.build.metadata,
@@ -102,8 +103,8 @@ export async function writeAppImage(o: AppImageOptions): Promise<{ layers: numbe
       for (const dir of launchLayers(bpDir)) {
         const name = path.basename(dir);
         const root = path.join(tmp, 'bp', escapeId(bp.id), name);
+        // As the lifecycle's exporter: the layer's folder only; its .toml lives in the image label.
         copyTree(dir, path.join(root, name));
-        fs.copyFileSync(`${dir}.toml`, path.join(root, `${name}.toml`));
         const l = await w.addLayer(root, `${LAYERS_DIR.slice(1)}/${escapeId(bp.id)}`);
         layers.push(l);
         diffIds.push(l.diffID);

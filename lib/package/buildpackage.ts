@@ -33,7 +33,7 @@ interface LayerInfo {
 const key = (d: BuildpackDescriptor) => `${d.buildpack.id}@${d.buildpack.version}`;
 
 /** Copies a buildpack folder into `<root>/cnb/buildpacks/<escaped id>/<version>/`. */
-function stageBuildpack(ref: BuildpackRef, root: string): void {
+export function stageBuildpack(ref: BuildpackRef, root: string): void {
   const { id, version } = ref.descriptor.buildpack;
   const dest = path.join(root, 'cnb', 'buildpacks', escapeId(id), version);
   fs.mkdirSync(path.dirname(dest), { recursive: true });

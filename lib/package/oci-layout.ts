@@ -91,11 +91,12 @@ export class OciLayoutWriter {
    * A gzip layer holding everything under `root` (paths in the layer are relative to `root`, so
    * `root/cnb/...` becomes `/cnb/...` in the image), under `prefix` when given (`layers/rbp_node`).
    */
-  async addLayer(root: string, prefix?: string): Promise<Layer> {
+  async addLayer(root: string, prefix?: string, opts: { keepOwners?: boolean } = {}): Promise<Layer> {
     const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-layer-'));
     try {
       const raw = path.join(tmp, 'layer.tar');
-      await tar.c({ cwd: root, file: raw, portable: true, mtime: REPRODUCIBLE_DATE, noDirRecurse: true, noPax: true, ...(prefix ? { prefix } : {}) }, walkSorted(root));
+      // portable drops owners (all root); keepOwners records them (a builder's folders owned by its user).
+      await tar.c({ cwd: root, file: raw, portable: !opts.keepOwners, mtime: REPRODUCIBLE_DATE, noDirRecurse: true, noPax: true, ...(prefix ? { prefix } : {}) }, walkSorted(root));
       const diffID = await fileDigest(raw);
       const gz = path.join(tmp, 'layer.tar.gz');
       // mtime 0 in the gzip header and a fixed level keep the compressed digest reproducible too.
@@ -121,7 +122,24 @@ export class OciLayoutWriter {
     }
   }
 
-  /** Writes the config, the manifest and index.json (one image, tagged `refName`). */
+  private readonly images: Descriptor[] = [];
+
+  /** Adds another layout's image (manifest, config, layers) as is, tagged `refName`. */
+  adoptImage(fromLayout: string, image: { manifest: Manifest; config: ImageConfig }, manifestDigest: string, refName: string): void {
+    for (const l of image.manifest.layers) this.adoptBlob(fromLayout, l);
+    this.adoptBlob(fromLayout, image.manifest.config);
+    const m = { mediaType: MEDIA.manifest, digest: manifestDigest, size: 0 };
+    this.adoptBlob(fromLayout, m);
+    m.size = fs.statSync(path.join(this.blobs, manifestDigest.slice('sha256:'.length))).size;
+    this.addToIndex(m, refName, image.config);
+  }
+
+  private addToIndex(m: Descriptor, refName: string, config: ImageConfig): void {
+    this.images.push({ ...m, annotations: { 'org.opencontainers.image.ref.name': refName }, platform: { os: config.os, architecture: config.architecture } });
+    fs.writeFileSync(path.join(this.dir, 'index.json'), JSON.stringify({ schemaVersion: 2, mediaType: MEDIA.index, manifests: this.images }));
+  }
+
+  /** Writes the config and the manifest, and lists the image in index.json, tagged `refName`. */
   finish(config: ImageConfig, layers: Descriptor[], refName = 'latest'): { manifest: Descriptor; config: Descriptor } {
     const cfg = this.writeBlob(JSON.stringify(config), MEDIA.config);
     const manifest: Manifest = {
@@ -131,12 +149,7 @@ export class OciLayoutWriter {
       layers: layers.map(({ mediaType, digest, size }) => ({ mediaType, digest, size })),
     };
     const m = this.writeBlob(JSON.stringify(manifest), MEDIA.manifest);
-    const index = {
-      schemaVersion: 2,
-      mediaType: MEDIA.index,
-      manifests: [{ ...m, annotations: { 'org.opencontainers.image.ref.name': refName }, platform: { os: config.os, architecture: config.architecture } }],
-    };
-    fs.writeFileSync(path.join(this.dir, 'index.json'), JSON.stringify(index));
+    this.addToIndex(m, refName, config);
     return { manifest: m, config: cfg };
   }
 }
@@ -154,6 +167,7 @@ export async function archiveLayout(layoutDir: string, file: string): Promise<vo
 
 export interface ReadImage {
   layoutDir: string;
+  manifestDigest: string;
   manifest: Manifest;
   config: ImageConfig;
   /** Blob path of each layer, in manifest order. */
@@ -166,16 +180,23 @@ function readJson<T>(file: string): T {
 
 const blobPath = (layoutDir: string, digest: string) => path.join(layoutDir, 'blobs', ...digest.split(':'));
 
-/** Reads the first image of a layout folder. Throws a plain Error on a malformed layout. */
-export function readLayout(layoutDir: string): ReadImage {
+/**
+ * Reads an image of a layout folder: the one tagged `refName`, else the first. Throws a plain
+ * Error on a malformed layout.
+ */
+export function readLayout(layoutDir: string, refName?: string): ReadImage {
   const index = readJson<{ manifests?: Descriptor[] }>(path.join(layoutDir, 'index.json'));
-  const first = index.manifests?.[0];
+  const first = (refName ? index.manifests?.find((m) => m.annotations?.['org.opencontainers.image.ref.name'] === refName) : undefined) ?? index.manifests?.[0];
   if (!first) throw new Error('index.json lists no image');
-  let manifest = readJson<Manifest & { manifests?: Descriptor[] }>(blobPath(layoutDir, first.digest));
+  let digest = first.digest;
+  let manifest = readJson<Manifest & { manifests?: Descriptor[] }>(blobPath(layoutDir, digest));
   // A nested index (one image per platform): take the first image.
-  if (manifest.manifests?.[0]) manifest = readJson<Manifest>(blobPath(layoutDir, manifest.manifests[0].digest));
+  if (manifest.manifests?.[0]) {
+    digest = manifest.manifests[0].digest;
+    manifest = readJson<Manifest>(blobPath(layoutDir, digest));
+  }
   const config = readJson<ImageConfig>(blobPath(layoutDir, manifest.config.digest));
-  return { layoutDir, manifest, config, layerFiles: manifest.layers.map((l) => blobPath(layoutDir, l.digest)) };
+  return { layoutDir, manifestDigest: digest, manifest, config, layerFiles: manifest.layers.map((l) => blobPath(layoutDir, l.digest)) };
 }
 
 /** Unpacks an image's layers, in order, into `root` (no whiteouts: buildpackage layers add files only). */

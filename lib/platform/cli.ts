@@ -16,6 +16,7 @@ import { dryRun, planLaunch, start } from './launcher.ts';
 import { readRbpInfo } from './metadata.ts';
 import { AUTO_ORDER, resolveOrder } from './order.ts';
 import { packageOurs } from '../package/ours.ts';
+import { writeBuilder } from '../package/builder.ts';
 import { referenceLauncher, runImageLayout, writeAppImage } from '../package/app-image.ts';
 import { appPortBehindMiddleware } from '../launch/ports.ts';
 import { isBlocked } from '../launch/request-flow/activation.ts';
@@ -33,6 +34,7 @@ Usage:
                  [--memory SIZE] [--dry-run] [-- ARGS...]
   rbp deploy APP [build options] [--out OUT] [--port PORT] [--check] [--timeout SECONDS]
   rbp package --out DIR        our buildpacks as CNB buildpackages (DIR/rbp-<name>.cnb, rbp-auto.cnb)
+  rbp builder --out DIR [--run-image DIR]   a CNB builder (OCI layout: tags builder and run; builder.toml)
 
 --buildpack DIR may be a buildpackage (x.cnb or an OCI layout folder) or a composite buildpack: its components are found by id@version among the
 other --buildpack directories, beside it (<dir>/<escaped-id>/<version>/) and ours.
@@ -198,6 +200,16 @@ export async function main(argv: string[], log = new Logger()): Promise<number> 
         if (!values.out) throw usage('rbp package needs --out DIR');
         log.section('Package');
         await packageOurs(path.resolve(values.out), log);
+        return 0;
+      }
+      case 'builder': {
+        const { values, positionals } = parseArgs({ args: rest, options: { out: { type: 'string' }, 'run-image': { type: 'string' }, help: { type: 'boolean', short: 'h' } }, allowPositionals: true });
+        if (values.help) return (log.line(USAGE), 0);
+        if (positionals.length) throw usage(`rbp builder takes no positional argument, got ${positionals.join(' ')}`);
+        if (!values.out) throw usage('rbp builder needs --out DIR');
+        log.section('Builder');
+        const lifecycleDir = path.dirname(referenceLauncher());
+        await writeBuilder({ out: path.resolve(values.out), runImage: runImageLayout(values['run-image']), lifecycleDir, lifecycleVersion: path.basename(lifecycleDir), node: process.execPath, log });
         return 0;
       }
       case undefined:

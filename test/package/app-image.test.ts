@@ -7,14 +7,13 @@
  * and the reference launcher (scripts/tools/lifecycle.sh, RBP_TOOL_LIFECYCLE): in CI all are there
  * and a missing one fails; elsewhere the test says what is missing and is skipped.
  */
-import crypto from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
 import { referenceLauncher, runImageLayout } from '../../lib/package/app-image.ts';
 import { FIXTURES, freePort, have, rbp, tmpDir } from '../helpers/rbp.ts';
+import { body200, cleanupPodman, logs, lowerTmp, runDetached, stop } from './podman.ts';
 
 const runImage = runImageLayout();
 const launcher = referenceLauncher();
@@ -25,22 +24,7 @@ const missing = [
 ];
 const inCi = Boolean(process.env.CI);
 if (missing.length && !inCi) console.warn(`app-image.test.ts skipped: missing ${missing.join(', ')}`);
-
-// This sandbox may not raise resource limits inside a container: podman's default ulimits are
-// turned off for the containers these tests start (containers.conf, default_ulimits = []).
-const conf = path.join(tmpDir('rbp-podman-'), 'containers.conf');
-fs.writeFileSync(conf, '[containers]\ndefault_ulimits = []\n');
-const podmanEnv = { ...process.env, CONTAINERS_CONF: conf };
-const started: string[] = [];
-const cleanup: string[] = [];
-afterAll(async () => {
-  for (const id of started) {
-    const image = await execa('podman', ['inspect', id, '--format', '{{.Image}}'], { env: podmanEnv, reject: false });
-    await execa('podman', ['rm', '-f', id], { env: podmanEnv, reject: false });
-    if (image.exitCode === 0) await execa('podman', ['rmi', '-f', image.stdout.trim()], { env: podmanEnv, reject: false });
-  }
-  for (const dir of cleanup) fs.rmSync(dir, { recursive: true, force: true });
-});
+afterAll(cleanupPodman);
 
 describe.skipIf(missing.length > 0 && !inCi)('rbp build --image DIR', () => {
   it('CI has everything the app image needs', () => {
@@ -48,11 +32,8 @@ describe.skipIf(missing.length > 0 && !inCi)('rbp build --image DIR', () => {
   });
 
   it('writes an OCI image of the node app that podman runs: 200 from the default process, clean stop on SIGTERM', async () => {
-    const work = tmpDir('rbp-image-');
-    // podman names an oci: image after its path, and image names are lower case.
-    const image = path.join(os.tmpdir(), `rbp-image-${crypto.randomBytes(6).toString('hex')}`);
-    cleanup.push(image);
-    const r = await rbp(['build', path.join(FIXTURES, 'node-hello'), '--out', path.join(work, 'out'), '--image', image]);
+    const image = path.join(lowerTmp('rbp-image-'), 'image');
+    const r = await rbp(['build', path.join(FIXTURES, 'node-hello'), '--out', path.join(tmpDir('rbp-image-'), 'out'), '--image', image]);
     expect(r.exitCode, r.all).toBe(0);
     expect(r.stdout).toMatch(/app image: .*\(OCI layout, \d+ layers, sha256:[0-9a-f]{12}…, entrypoint \/cnb\/process\/web\)/);
 
@@ -68,17 +49,9 @@ describe.skipIf(missing.length > 0 && !inCi)('rbp build --image DIR', () => {
     expect(JSON.parse(info.config.Labels['io.buildpacks.build.metadata']!).processes[0].type).toBe('web');
 
     const port = await freePort();
-    const run = await execa('podman', ['--runtime', 'runc', 'run', '-d', '--network', 'host', '-e', `RBP_PUBLIC_PORT=${port}`, `oci:${image}:latest`], { env: podmanEnv });
-    const id = run.stdout.trim().split('\n').at(-1)!;
-    started.push(id);
-    let body = '';
-    for (let i = 0; i < 100 && !body; i++) {
-      body = await fetch(`http://127.0.0.1:${port}/`).then((x) => (x.status === 200 ? x.text() : ''), () => '');
-      if (!body) await new Promise((res) => setTimeout(res, 200));
-    }
-    expect(body).toContain('hello from node v24.15.0 (production)');
-    await execa('podman', ['stop', '-t', '10', id], { env: podmanEnv });
-    const exit = await execa('podman', ['inspect', id, '--format', '{{.State.ExitCode}}'], { env: podmanEnv });
-    expect(exit.stdout.trim()).toBe('0');
+    const id = await runDetached(`oci:${image}:latest`, ['-e', `RBP_PUBLIC_PORT=${port}`]);
+    const body = await body200(port);
+    expect(body, await logs(id)).toContain('hello from node v24.15.0 (production)');
+    expect(await stop(id)).toBe('0');
   }, 300_000);
 });

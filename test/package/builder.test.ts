@@ -1,0 +1,121 @@
+/**
+ * The builder (issue "Ship it", item 2), validated as a platform uses it: `rbp builder --out DIR`
+ * writes the builder and run images; podman runs the reference lifecycle's `creator` inside the
+ * builder image on a fixture app, exporting the app image to an OCI layout; podman runs that app
+ * image, which answers 200 and stops cleanly on SIGTERM. A node fixture (Node.js installed by the
+ * buildpack from the npm registry) and a static fixture (Static Web Server given by the operator,
+ * as a build-config variable naming a binary the run container mounts).
+ * Needs podman, runc, skopeo, the run image and the reference lifecycle (scripts/tools/): in CI all
+ * are there and a missing one fails; elsewhere the suite says what is missing and is skipped.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { execa } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { referenceLauncher, runImageLayout } from '../../lib/package/app-image.ts';
+import { FIXTURES, freePort, have, rbp } from '../helpers/rbp.ts';
+import { body200, cleanupPodman, forgetImage, logs, lowerTmp, podman, runDetached, stop } from './podman.ts';
+
+const runImage = runImageLayout();
+const launcher = referenceLauncher();
+const missing = [
+  ...(await Promise.all(['podman', 'runc', 'skopeo'].map(async (t) => ((await have(t)) ? [] : [`${t} (apt-get install ${t})`])))).flat(),
+  ...(fs.existsSync(path.join(runImage, 'index.json')) ? [] : [`the run image at ${runImage} (scripts/tools/run-image.sh)`]),
+  ...(fs.existsSync(launcher) ? [] : [`the reference lifecycle at ${path.dirname(launcher)} (scripts/tools/lifecycle.sh)`]),
+];
+const inCi = Boolean(process.env.CI);
+if (missing.length && !inCi) console.warn(`builder.test.ts skipped: missing ${missing.join(', ')}`);
+const sws = process.env.RBP_TOOL_STATIC_WEB_SERVER;
+if (!sws && !inCi) console.warn('builder.test.ts: RBP_TOOL_STATIC_WEB_SERVER is not set (scripts/tools/static-web-server.sh): the static case is skipped');
+const toolCache = process.env.RBP_TOOLS_CACHE || path.join(os.homedir(), '.cache', 'rbp-tools');
+
+let dir: string;
+beforeAll(async () => {
+  if (missing.length && !inCi) return;
+  dir = path.join(lowerTmp('rbp-builder-'), 'builder');
+  const r = await rbp(['builder', '--out', dir]);
+  expect(r.exitCode, r.all).toBe(0);
+  // `podman run oci:DIR:builder` stores the builder image under a name made from its path.
+  forgetImage(`localhost${dir}`);
+}, 300_000);
+afterAll(cleanupPodman);
+
+/**
+ * The platform's part: the app (owned by the build user), the layout repository holding the run
+ * image where the lifecycle looks for it, a cache, the operator's build-config env; then creator.
+ */
+async function create(fixture: string, operatorEnv: Record<string, string>, mounts: string[]) {
+  const work = lowerTmp('rbp-create-');
+  const app = path.join(work, 'app');
+  fs.cpSync(path.join(FIXTURES, fixture), app, { recursive: true });
+  const repo = path.join(work, 'repo');
+  const runDest = path.join(repo, 'index.docker.io', 'library', 'run', 'latest');
+  fs.mkdirSync(runDest, { recursive: true });
+  await execa('skopeo', ['copy', '-q', `oci:${dir}:run`, `oci:${runDest}`]);
+  fs.mkdirSync(path.join(work, 'cache'));
+  const bc = path.join(work, 'build-config', 'env');
+  fs.mkdirSync(bc, { recursive: true });
+  // This machine's CA trust (a proxy's CA) reaches the buildpacks as an operator setting would.
+  const ca = process.env.NODE_EXTRA_CA_CERTS;
+  const env = { ...operatorEnv, ...(ca ? { NODE_EXTRA_CA_CERTS: ca } : {}) };
+  for (const [k, v] of Object.entries(env)) fs.writeFileSync(path.join(bc, k), v);
+  await execa('chown', ['-R', '1000:1000', work]);
+  const volumes = [
+    ...['-v', `${app}:/workspace`, '-v', `${repo}:/layout-repo`, '-v', `${path.join(work, 'cache')}:/cache`, '-v', `${path.dirname(bc)}:/cnb/build-config:ro`],
+    ...(ca ? ['-v', `${ca}:${ca}:ro`] : []),
+    ...mounts,
+  ];
+  const r = await podman(['run', '--rm', '--network', 'host', ...volumes, '-e', 'CNB_EXPERIMENTAL_MODE=warn', `oci:${dir}:builder`, '/cnb/lifecycle/creator', '-layout', '-layout-dir', '/layout-repo', '-run-image', 'run', '-cache-dir', '/cache', 'app'], { timeout: 600_000 });
+  return { ...r, image: path.join(repo, 'index.docker.io', 'library', 'app', 'latest') };
+}
+
+describe.skipIf(missing.length > 0 && !inCi)('rbp builder --out DIR', () => {
+  it('CI has everything the builder needs', () => {
+    expect(missing).toEqual([]);
+  });
+
+  it('writes the builder image with the labels pack and kpack read, the run image, and builder.toml', async () => {
+    const info = JSON.parse((await execa('skopeo', ['inspect', `oci:${dir}:builder`])).stdout) as { Labels: Record<string, string> };
+    const md = JSON.parse(info.Labels['io.buildpacks.builder.metadata']!) as { buildpacks: { id: string }[]; stack: { runImage: { image: string } }; lifecycle: { version: string } };
+    expect(md.buildpacks.map((b) => b.id)).toEqual(['rbp/node', 'rbp/static', 'rbp/phpserver']);
+    expect(md.stack.runImage.image).toBe('run');
+    expect(md.lifecycle.version).toBe('0.20.8');
+    expect(JSON.parse(info.Labels['io.buildpacks.buildpack.order']!)).toEqual([
+      { group: [{ id: 'rbp/node', version: expect.any(String) }] },
+      { group: [{ id: 'rbp/static', version: expect.any(String) }] },
+      { group: [{ id: 'rbp/phpserver', version: expect.any(String) }] },
+    ]);
+    expect(Object.keys(JSON.parse(info.Labels['io.buildpacks.buildpack.layers']!)).sort()).toEqual(['rbp/node', 'rbp/phpserver', 'rbp/static']);
+    const config = JSON.parse((await execa('skopeo', ['inspect', '--config', `oci:${dir}:builder`])).stdout) as { config: { Env: string[]; User: string } };
+    expect(config.config.User).toBe('1000:1000');
+    expect(config.config.Env).toEqual(expect.arrayContaining(['CNB_USER_ID=1000', 'CNB_GROUP_ID=1000']));
+    expect((await execa('skopeo', ['inspect', `oci:${dir}:run`])).exitCode).toBe(0);
+    expect(fs.readFileSync(path.join(dir, 'builder.toml'), 'utf8')).toContain('uri = "buildpacks/rbp-node.cnb"');
+  });
+
+  it('the lifecycle in the builder builds a node app into an image podman runs: 200, clean stop', async () => {
+    const r = await create('node-hello', {}, []);
+    expect(r.exitCode, r.all).toBe(0);
+    expect(r.all).toContain('===> DETECTING');
+    expect(r.all).toMatch(/rbp\/node\s+\S+/);
+    const port = await freePort();
+    const id = await runDetached(`oci:${r.image}`, ['-e', `RBP_PUBLIC_PORT=${port}`]);
+    const body = await body200(port);
+    expect(body, await logs(id)).toContain('hello from node v24.15.0 (production)');
+    expect(await stop(id)).toBe('0');
+  }, 600_000);
+
+  it.skipIf(!sws && !inCi)('and a static site served by the Static Web Server the operator gave', async () => {
+    expect(sws, 'RBP_TOOL_STATIC_WEB_SERVER').toBeTruthy();
+    const mount = ['-v', `${toolCache}:${toolCache}:ro`];
+    const r = await create('static-index-html', { RBP_TOOL_STATIC_WEB_SERVER: sws! }, mount);
+    expect(r.exitCode, r.all).toBe(0);
+    expect(r.all).toMatch(/rbp\/static\s+\S+/);
+    const port = await freePort();
+    const id = await runDetached(`oci:${r.image}`, ['-e', `RBP_PUBLIC_PORT=${port}`, ...mount]);
+    const body = await body200(port);
+    expect(body, await logs(id)).toMatch(/<html/i);
+    expect(await stop(id)).toBe('0');
+  }, 600_000);
+});
