@@ -24,22 +24,24 @@ tool_cached() {
 }
 
 # tool_stage TOOL VERSION: a fresh, empty staging folder beside the final one (same file system, so
-# the final rename is atomic). Removed on exit unless tool_commit moved it into place.
+# the final rename is atomic): `<version>.partial`, wiped first, so an interrupted earlier run leaves
+# nothing that counts. Works inside `$(...)` too (it prints the folder); sets STAGE when called plainly.
 tool_stage() {
   local home; home="$(tool_home "$1" "$2")"
   mkdir -p "$(dirname "$home")"
-  STAGE="$(mktemp -d "$home.partial.XXXXXX")"
-  trap 'rm -rf "$STAGE"' EXIT
+  rm -rf "$home.partial"
+  mkdir "$home.partial"
+  STAGE="$home.partial"
   printf '%s' "$STAGE"
 }
 
-# tool_commit TOOL VERSION RELATIVE_EXE: marks STAGE complete, moves it into place, prints the exe.
+# tool_commit TOOL VERSION RELATIVE_EXE: marks the staging folder complete, moves it into place and
+# prints the executable.
 tool_commit() {
-  local home; home="$(tool_home "$1" "$2")"
-  [ -x "$STAGE/$3" ] || die "$1 $2: the build finished but $3 is not there"
-  date -u +%FT%TZ > "$STAGE/.complete"
+  local home stage; home="$(tool_home "$1" "$2")"; stage="$home.partial"
+  [ -x "$stage/$3" ] || die "$1 $2: the build finished but $3 is not there"
+  date -u +%FT%TZ > "$stage/.complete"
   rm -rf "$home"
-  mv "$STAGE" "$home"
-  trap - EXIT
+  mv "$stage" "$home"
   printf '%s\n' "$home/$3"
 }

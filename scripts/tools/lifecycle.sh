@@ -7,11 +7,17 @@
 source "$(dirname "$0")/lib.sh"
 version="${1:-0.20.8}"
 tool_cached lifecycle "$version" lifecycle && exit 0
-stage="$(tool_stage lifecycle "$version")"
+tool_stage lifecycle "$version" >/dev/null; stage="$STAGE"
 command -v go >/dev/null || die "lifecycle $version: needs Go (go not found on PATH)"
 say "lifecycle $version: building github.com/buildpacks/lifecycle/cmd/lifecycle@v$version"
-GOBIN="$stage/bin" CGO_ENABLED=0 GOFLAGS=-trimpath go install "github.com/buildpacks/lifecycle/cmd/lifecycle@v$version" >&2 \
-  || die "lifecycle $version: go install failed (is v$version on the Go module proxy?)"
+# Not `go install pkg@version`: that also asks the proxy for the module's version list (to report a
+# deprecation), which the proxy here refuses (403). Download the one version and build inside it.
+moddir="$(go mod download -json "github.com/buildpacks/lifecycle@v$version" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')" \
+  || die "lifecycle $version: go mod download failed (is v$version on the Go module proxy?)"
+[ -d "$moddir" ] || die "lifecycle $version: go mod download gave no module folder"
+mkdir -p "$stage/bin"
+(cd "$moddir" && CGO_ENABLED=0 go build -trimpath -o "$stage/bin/lifecycle" ./cmd/lifecycle) >&2 \
+  || die "lifecycle $version: go build failed"
 mv "$stage/bin/lifecycle" "$stage/lifecycle" && rmdir "$stage/bin"
 for phase in detector analyzer restorer builder exporter launcher creator rebaser extender; do
   ln -s lifecycle "$stage/$phase"
