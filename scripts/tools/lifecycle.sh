@@ -2,7 +2,7 @@
 # The reference CNB lifecycle (buildpacks/lifecycle) from the Go module proxy:
 #   scripts/tools/lifecycle.sh [VERSION]   (default 0.20.8: Platform API up to 0.13, Buildpack API 0.10)
 # Installs <cache>/lifecycle/<version>/lifecycle and, beside it, the phase links a builder image has
-# at /cnb/lifecycle (detector, analyzer, restorer, builder, exporter, launcher, creator, rebaser):
+# at /cnb/lifecycle (detector, analyzer, restorer, builder, exporter, creator, rebaser) and the launcher:
 # the one binary picks its phase from its own name. Prints the path of the `lifecycle` binary.
 source "$(dirname "$0")/lib.sh"
 version="${1:-0.20.8}"
@@ -16,10 +16,12 @@ moddir="$(go mod download -json "github.com/buildpacks/lifecycle@v$version" | se
   || die "lifecycle $version: go mod download failed (is v$version on the Go module proxy?)"
 [ -d "$moddir" ] || die "lifecycle $version: go mod download gave no module folder"
 mkdir -p "$stage/bin"
-(cd "$moddir" && CGO_ENABLED=0 go build -trimpath -o "$stage/bin/lifecycle" ./cmd/lifecycle) >&2 \
+# The launcher is its own program (cmd/launcher), as in a builder image's /cnb/lifecycle/launcher.
+(cd "$moddir" && CGO_ENABLED=0 go build -trimpath -o "$stage/bin/lifecycle" ./cmd/lifecycle \
+  && CGO_ENABLED=0 go build -trimpath -o "$stage/bin/launcher" ./cmd/launcher) >&2 \
   || die "lifecycle $version: go build failed"
-mv "$stage/bin/lifecycle" "$stage/lifecycle" && rmdir "$stage/bin"
-for phase in detector analyzer restorer builder exporter launcher creator rebaser extender; do
+mv "$stage/bin/lifecycle" "$stage/bin/launcher" "$stage/" && rmdir "$stage/bin"
+for phase in detector analyzer restorer builder exporter creator rebaser extender; do
   ln -s lifecycle "$stage/$phase"
 done
 tool_commit lifecycle "$version" lifecycle
