@@ -14,6 +14,12 @@
  * - No analyzed.toml or run.toml is needed: without them the detector warns and takes the target from
  *   this machine's /etc/os-release. Platform API 0.13: `-build-config` and the env filtering as a
  *   builder image has them.
+ * - analyzer, restorer and exporter write and read an OCI layout (`-layout -layout-dir`, Platform API
+ *   >= 0.12, an experimental feature: CNB_EXPERIMENTAL_MODE=warn) and a volume cache (`-cache-dir`,
+ *   which must exist). The exporter needs a run image with at least one layer in the layout
+ *   (`<layout>/index.docker.io/library/run/latest`, made here with umoci) and the analyzer's
+ *   analyzed.toml naming it; `-uid/-gid` are the user namespace's 1000. The exported image is
+ *   unpacked with umoci: its `/layers` holds what a running container has (launch layers only).
  * - The launcher is its own program (cmd/launcher). It starts the default process only when called
  *   through a link named for that type (an image's /cnb/process/<type>): called as `launcher` with no
  *   arguments it fails "when there is no default process a command is required".
@@ -24,6 +30,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { parse } from 'smol-toml';
+import * as tar from 'tar';
 import { tmpDir } from '../helpers/rbp.ts';
 
 export const PLATFORM_API = '0.13';
@@ -56,6 +63,9 @@ function lc(): string {
 
 export interface Layout {
   root: string;
+  /** OCI layout of the run image and the app image; the volume cache. */
+  layout: string;
+  cache: string;
   app: string;
   layers: string;
   platform: string;
@@ -89,25 +99,33 @@ export interface LayoutOptions {
   userEnv?: Record<string, string>;
   /** The operator's: `<build-config>/env/K` (the lifecycle's CNB_BUILD_CONFIG_DIR). */
   operatorEnv?: Record<string, string>;
+  /** A rebuild: beside the previous build, with its OCI layout (previous image, run image) and cache. */
+  previous?: Layout;
   /** `<platform>/bindings/<name>/` sources, linked. */
   bindings?: string[];
 }
 
 /** A platform layout around `app` (used in place: the builder writes into it). */
 export function makeLayout(app: string, opts: LayoutOptions): Layout {
-  const root = tmpDir('rbp-reflc-');
+  // A rebuild lives beside the previous build (same root, so the relative layout path stays valid).
+  const root = opts.previous?.root ?? tmpDir('rbp-reflc-');
+  const gen = opts.previous ? `-${fs.readdirSync(root).filter((n) => n.startsWith('layers')).length + 1}` : '';
+  const layers = path.join(root, `layers${gen}`);
   const l: Layout = {
     root,
+    layout: path.join(root, 'oci'),
+    cache: path.join(root, 'cache'),
     app,
-    layers: path.join(root, 'layers'),
-    platform: path.join(root, 'platform'),
-    buildpacks: path.join(root, 'buildpacks'),
-    buildConfig: path.join(root, 'build-config'),
-    order: path.join(root, 'order.toml'),
-    group: path.join(root, 'layers', 'group.toml'),
-    plan: path.join(root, 'layers', 'plan.toml'),
+    layers,
+    platform: path.join(root, `platform${gen}`),
+    buildpacks: path.join(root, `buildpacks${gen}`),
+    buildConfig: path.join(root, `build-config${gen}`),
+    order: path.join(root, `order${gen}.toml`),
+    group: path.join(layers, 'group.toml'),
+    plan: path.join(layers, 'plan.toml'),
   };
   fs.mkdirSync(l.layers, { recursive: true });
+  fs.mkdirSync(l.cache, { recursive: true });
   writeEnvDir(path.join(l.platform, 'env'), opts.userEnv ?? {});
   writeEnvDir(path.join(l.buildConfig, 'env'), opts.operatorEnv ?? {});
   for (const b of opts.bindings ?? []) {
@@ -139,7 +157,7 @@ export interface PhaseResult {
 
 /** The environment a platform gives the phases: PATH, HOME, the Platform API, no colour. */
 function phaseEnv(l: Layout, extra: Record<string, string> = {}): Record<string, string> {
-  return { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/root', CNB_PLATFORM_API: PLATFORM_API, CNB_BUILD_CONFIG_DIR: l.buildConfig, CNB_NO_COLOR: 'true', ...extra };
+  return { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/root', CNB_PLATFORM_API: PLATFORM_API, CNB_BUILD_CONFIG_DIR: l.buildConfig, CNB_NO_COLOR: 'true', CNB_EXPERIMENTAL_MODE: 'warn', ...extra };
 }
 
 /** argv for a phase that must not run as root: through a user namespace when we are root. */
@@ -239,4 +257,76 @@ export function startLauncher(l: Layout, o: LaunchOptions = {}): { child: ChildP
       await exited;
     },
   };
+}
+
+const RUN_REF = 'run:latest';
+/**
+ * The layout folder relative to the phases' working folder (the layout root): the lifecycle turns
+ * `<layout-dir>/<registry>/<repo>/<tag>` into an image identifier, which an absolute path breaks
+ * ("could not parse reference").
+ */
+const rel = (l: Layout) => path.relative(l.root, l.layout);
+const APP_REF = 'app:latest';
+const ID = ['-uid', '1000', '-gid', '1000'];
+
+/** A minimal run image (one layer holding /etc/rbp-run-image) in the layout, as the exporter needs one. */
+async function ensureRunImage(l: Layout): Promise<void> {
+  const image = path.join(l.layout, 'index.docker.io', 'library', 'run', 'latest');
+  if (fs.existsSync(path.join(image, 'index.json'))) return;
+  fs.mkdirSync(path.dirname(image), { recursive: true });
+  const rootless = process.getuid?.() === 0 ? [] : ['--rootless'];
+  await execa('umoci', ['init', '--layout', image]);
+  await execa('umoci', ['new', '--image', `${image}:latest`]);
+  const bundle = tmpDir('rbp-run-image-');
+  fs.rmSync(bundle, { recursive: true });
+  await execa('umoci', ['unpack', ...rootless, '--image', `${image}:latest`, bundle]);
+  fs.mkdirSync(path.join(bundle, 'rootfs', 'etc'), { recursive: true });
+  fs.writeFileSync(path.join(bundle, 'rootfs', 'etc', 'rbp-run-image'), 'run image of the reference lifecycle tests\n');
+  await execa('umoci', ['repack', '--image', `${image}:latest`, bundle]);
+  fs.rmSync(bundle, { recursive: true, force: true });
+}
+
+/** analyzer: analyzed.toml from the layout (previous app image, if any; the run image). */
+export async function analyzer(l: Layout): Promise<PhaseResult> {
+  await ensureRunImage(l);
+  return phase('analyzer', l, ['-layout', '-layout-dir', rel(l), '-run-image', RUN_REF, '-layers', l.layers, '-analyzed', path.join(l.layers, 'analyzed.toml'), ...ID, '-log-level', 'debug', APP_REF]);
+}
+
+/** restorer: layer metadata of the previous image, cached layers from the volume cache. */
+export async function restorer(l: Layout): Promise<PhaseResult> {
+  return phase('restorer', l, ['-layout', '-layout-dir', rel(l), '-layers', l.layers, '-group', l.group, '-analyzed', path.join(l.layers, 'analyzed.toml'), '-cache-dir', l.cache, ...ID, '-log-level', 'debug']);
+}
+
+/** exporter: the app image into the layout, the cache into the volume cache. */
+export async function exporter(l: Layout): Promise<PhaseResult> {
+  return phase('exporter', l, ['-layout', '-layout-dir', rel(l), '-app', l.app, '-layers', l.layers, '-group', l.group, '-analyzed', path.join(l.layers, 'analyzed.toml'), '-launcher', path.join(lc(), 'launcher'), '-cache-dir', l.cache, ...ID, '-log-level', 'debug', APP_REF]);
+}
+
+/** The whole build as a platform runs it: analyze, detect, restore, build, export. */
+export async function fullBuild(l: Layout, extraEnv: Record<string, string> = {}): Promise<PhaseResult & { detect?: DetectResult }> {
+  let output = '';
+  for (const step of [() => analyzer(l), async () => detector(l, extraEnv), () => restorer(l), () => builder(l, extraEnv), () => exporter(l)]) {
+    const r = await step();
+    output += `${r.output}\n`;
+    if (r.code !== 0) return { code: r.code, output };
+  }
+  return { code: 0, output };
+}
+
+/**
+ * The exported image unpacked: its layers (gzip tars, Docker media types, which umoci refuses)
+ * extracted in order into `<root>/image/rootfs`. A Layout whose layers and app are the image's own,
+ * for the launcher to run on what a container has (launch layers only, the exported app).
+ */
+export async function unpackedImage(l: Layout): Promise<Layout> {
+  const image = path.join(l.layout, 'index.docker.io', 'library', 'app', 'latest');
+  const blob = (digest: string) => path.join(image, 'blobs', ...digest.split(':'));
+  const index = JSON.parse(fs.readFileSync(path.join(image, 'index.json'), 'utf8')) as { manifests: { digest: string }[] };
+  const manifest = JSON.parse(fs.readFileSync(blob(index.manifests[0]!.digest), 'utf8')) as { layers: { digest: string }[] };
+  const bundle = path.join(l.root, 'image');
+  const rootfs = path.join(bundle, 'rootfs');
+  fs.rmSync(bundle, { recursive: true, force: true });
+  fs.mkdirSync(rootfs, { recursive: true });
+  for (const layer of manifest.layers) await tar.x({ file: blob(layer.digest), cwd: rootfs, preservePaths: false });
+  return { ...l, root: bundle, app: path.join(rootfs, l.app), layers: path.join(rootfs, l.layers) };
 }
