@@ -31,7 +31,7 @@ export interface Scenario {
 
 export interface Observed {
   detect: { code: number; group: string[]; plan: unknown[] };
-  build?: { code: number; layers: Record<string, unknown>; exported?: string[]; observed: Record<string, string>; processes: unknown[]; defaultType?: string };
+  build?: { code: number; layers: Record<string, unknown>; exported?: string[]; observed: Record<string, unknown>; processes: unknown[]; defaultType?: string };
   launch?: { code: number; stdout: string };
   /** Not compared: the logs, for a failure's message. */
   log?: string;
@@ -91,10 +91,16 @@ function exportedDirs(layersDir: string): string[] {
     .sort();
 }
 
-function readObserved(app: string, layers: string): Record<string, string> {
+/** What the build scripts wrote into `.observed/`; `*.plan` files (TOML) parsed, their layout is the writer's. */
+function readObserved(app: string, layers: string): Record<string, unknown> {
   const dir = path.join(app, '.observed');
   if (!fs.existsSync(dir)) return {};
-  return Object.fromEntries(fs.readdirSync(dir).sort().map((f) => [f, normalize(fs.readFileSync(path.join(dir, f), 'utf8'), layers, app)]));
+  return Object.fromEntries(
+    fs.readdirSync(dir).sort().map((f) => {
+      const text = normalize(fs.readFileSync(path.join(dir, f), 'utf8'), layers, app);
+      return [f, f.endsWith('.plan') ? parse(text) : text];
+    }),
+  );
 }
 
 interface Md {
