@@ -99,28 +99,24 @@ export interface LayoutOptions {
   userEnv?: Record<string, string>;
   /** The operator's: `<build-config>/env/K` (the lifecycle's CNB_BUILD_CONFIG_DIR). */
   operatorEnv?: Record<string, string>;
-  /** A rebuild: beside the previous build, with its OCI layout (previous image, run image) and cache. */
-  previous?: Layout;
   /** `<platform>/bindings/<name>/` sources, linked. */
   bindings?: string[];
 }
 
 /** A platform layout around `app` (used in place: the builder writes into it). */
 export function makeLayout(app: string, opts: LayoutOptions): Layout {
-  // A rebuild lives beside the previous build (same root, so the relative layout path stays valid).
-  const root = opts.previous?.root ?? tmpDir('rbp-reflc-');
-  const gen = opts.previous ? `-${fs.readdirSync(root).filter((n) => n.startsWith('layers')).length + 1}` : '';
-  const layers = path.join(root, `layers${gen}`);
+  const root = tmpDir('rbp-reflc-');
+  const layers = path.join(root, 'layers');
   const l: Layout = {
     root,
     layout: path.join(root, 'oci'),
     cache: path.join(root, 'cache'),
     app,
     layers,
-    platform: path.join(root, `platform${gen}`),
-    buildpacks: path.join(root, `buildpacks${gen}`),
-    buildConfig: path.join(root, `build-config${gen}`),
-    order: path.join(root, `order${gen}.toml`),
+    platform: path.join(root, 'platform'),
+    buildpacks: path.join(root, 'buildpacks'),
+    buildConfig: path.join(root, 'build-config'),
+    order: path.join(root, 'order.toml'),
     group: path.join(layers, 'group.toml'),
     plan: path.join(layers, 'plan.toml'),
   };
@@ -147,6 +143,20 @@ export function makeLayout(app: string, opts: LayoutOptions): Layout {
     })].join('\n'))
     .join('\n\n');
   fs.writeFileSync(l.order, `${toml}\n`);
+  return l;
+}
+
+/**
+ * The same layout made ready for the next build of fresh `source`, as a platform does: an empty
+ * layers folder and the new source at the same paths (the cache's layer archives and the image hold
+ * absolute paths: /layers and /workspace in a container), the OCI layout (previous image) and the
+ * cache kept.
+ */
+export function nextBuild(l: Layout, source: string): Layout {
+  fs.rmSync(l.layers, { recursive: true, force: true });
+  fs.mkdirSync(l.layers);
+  fs.rmSync(l.app, { recursive: true, force: true });
+  fs.cpSync(source, l.app, { recursive: true });
   return l;
 }
 

@@ -13,14 +13,17 @@
  * - php-task: PHP from the operator (RBP_TOOL_PHP), the application server from a mirror holding a
  *   fixture artifact (as test/phpserver does: it is never run), the task run by the launcher, exit 0;
  * - php-index-php served over HTTP only when RBP_TOOL_FRANKENPHP names a real server.
+ * Rebuild, node-npm-lock: the whole platform sequence (analyzer, detector, restorer, builder,
+ * exporter into an OCI layout and a volume cache) twice; the second build reuses the tools rbp's
+ * second build reuses (`reused <tool> <version> (cached)`) and installs the same others.
  * Operator variables go where a platform puts them: the build-config env (CNB_BUILD_CONFIG_DIR/env/).
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { copyFixture, envArgs, FIXTURES, freePort, rbp, ROOT, waitForHttp } from '../helpers/rbp.ts';
+import { copyFixture, envArgs, FIXTURES, freePort, rbp, ROOT, tmpDir, waitForHttp } from '../helpers/rbp.ts';
 import { makeMirror, PHP, COMPOSER } from '../phpserver/support.ts';
-import { detectAndBuild, detector, launch, makeLayout, skipWithoutLifecycle, startLauncher, type Layout } from './lifecycle.ts';
+import { detectAndBuild, detector, fullBuild, nextBuild, launch, makeLayout, skipWithoutLifecycle, startLauncher, type Layout } from './lifecycle.ts';
 
 const skip = skipWithoutLifecycle('reference lifecycle: runtime fixtures');
 const DIST = path.join(ROOT, 'dist', 'buildpacks');
@@ -124,6 +127,28 @@ describe.skipIf(skip)('build and launch under the reference lifecycle', () => {
     expect(r.output).toContain('task ran with PHP');
     expect(r.output).toContain('as cli, args: one two');
   }, 300_000);
+
+  it('node-npm-lock rebuilt with the previous layers restored reuses what rbp reuses', async () => {
+    /** What a build's log says of each tool: reused from the cache or installed, and why. */
+    const installs = (log: string) => [...log.matchAll(/^- (reused \S+ \S+ \(cached\)|installing \S+ \S+ \([^)]*\))/gm)].map((m) => m[1]!).sort();
+    const first = makeLayout(copyFixture('node-npm-lock'), { buildpacks: OURS, order: ORDER, operatorEnv: operator() });
+    work.push(first.root);
+    const r1 = await fullBuild(first);
+    expect(r1.code, r1.output).toBe(0);
+    const r2 = await fullBuild(nextBuild(first, path.join(FIXTURES, 'node-npm-lock')));
+    expect(r2.code, r2.output).toBe(0);
+    expect(r2.output).toMatch(/Restoring data for "rbp\/node:/);
+
+    const out = path.join(tmpDir('rbp-reflc-rbp-'), 'out');
+    work.push(path.dirname(out));
+    const env = { ...process.env, ...operator() };
+    const b1 = await rbp(['build', copyFixture('node-npm-lock'), '--out', out, '--type', 'node'], { env });
+    expect(b1.exitCode, b1.all).toBe(0);
+    const b2 = await rbp(['build', copyFixture('node-npm-lock'), '--out', out, '--type', 'node'], { env });
+    expect(b2.exitCode, b2.all).toBe(0);
+    expect(installs(b2.all).some((l) => l.startsWith('reused node '))).toBe(true);
+    expect(installs(r2.output)).toEqual(installs(b2.all));
+  }, 900_000);
 
   it.skipIf(!process.env.RBP_TOOL_FRANKENPHP)('php-index-php: the default process serves index.php (RBP_TOOL_FRANKENPHP)', async () => {
     const l = await refBuild('php-index-php', {}, phpOperator({ RBP_TOOL_FRANKENPHP: process.env.RBP_TOOL_FRANKENPHP! }));
