@@ -7,12 +7,13 @@
  * processes and default of metadata.toml; the launched process's output (its environment and
  * argv) and exit code. Deliberate differences are listed in the README ("Under the reference
  * lifecycle") and kept out of the comparison in differential.ts, with the reason.
- * Not compared here: a rebuild with restored layers (rbp's cache and the lifecycle's restorer keep
- * different stores; see runtimes.test.ts and test/lifecycle/cache.test.ts).
+ * A rebuild is compared too: the lifecycle side runs analyzer, detector, restorer, builder and
+ * exporter twice (an OCI layout holding the previous image, a volume cache); rbp builds twice into
+ * the same OUT. What the second build's buildpack finds restored, and what is exported, must agree.
  */
 import { describe, expect, it } from 'vitest';
 import { bp, editedBuildpack, launchToml, passWith, scriptedApp } from '../lifecycle/helpers.ts';
-import { compared, viaLifecycle, viaRbp, type Observed, type Scenario } from './differential.ts';
+import { compared, rebuildViaLifecycle, rebuildViaRbp, viaLifecycle, viaRbp, type Observed, type Scenario } from './differential.ts';
 import { skipWithoutLifecycle } from './lifecycle.ts';
 
 const skip = skipWithoutLifecycle('rbp vs the reference lifecycle');
@@ -182,6 +183,51 @@ describe.skipIf(skip)('rbp and the reference lifecycle agree', () => {
     ['two defaults in one buildpack: build error', { 'a/detect': passWith(), 'b/detect': passWith(), 'b/build': launchToml(`${SHOW_PROCESS('one', 'default = true')}\n${SHOW_PROCESS('two', 'default = true')}`) }],
   ])('exit codes: %s', async (_what, scripts) => {
     same(await both({ buildpacks: [bp('a'), bp('b')], app: scriptedApp(scripts) }));
+  });
+
+  it('a rebuild: what is restored ([types] never; cache layers with contents; launch-only metadata only), and reuse of a launch layer by its toml alone', async () => {
+    // Restored layers as the second build finds them: folders with their files, each .toml parsed.
+    const observe = [
+      'mkdir -p .observed',
+      'cd "$CNB_LAYERS_DIR"',
+      'for f in $(ls -A | sort); do if [ -d "$f" ]; then echo "$f/: $(ls -A "$f" | sort | tr "\\n" " ")"; else echo "$f"; fi; done > "$OLDPWD/.observed/restored"',
+      'for f in *.toml; do [ -f "$f" ] && cp "$f" "$OLDPWD/.observed/restored-$f"; done',
+      'cd "$OLDPWD"',
+    ].join('\n');
+    const withMeta = (name: string, types: string) => `${layer(name, types, { file: name })}\nprintf '[metadata]\\nv = "1"\\n' >> "$CNB_LAYERS_DIR/${name}.toml"`;
+    const first = scriptedApp({
+      'a/detect': passWith(),
+      'a/build': [
+        withMeta('cached', 'cache = true'),
+        withMeta('both', 'launch = true\ncache = true'),
+        withMeta('launchonly', 'launch = true'),
+        withMeta('buildonly', 'build = true'),
+        withMeta('launchbuild', 'launch = true\nbuild = true'),
+        'printf \'[metadata]\\nkept = "yes"\\n\' > "$CNB_LAYERS_DIR/store.toml"',
+      ].join('\n'),
+    });
+    const second = scriptedApp({
+      'a/detect': passWith(),
+      'a/build': [
+        observe,
+        // Reuse: the cached layers by rewriting their types; launchonly by its toml alone (no folder).
+        'printf \'[types]\\ncache = true\\n\' > "$CNB_LAYERS_DIR/cached.toml"',
+        'printf \'[types]\\nlaunch = true\\ncache = true\\n\' > "$CNB_LAYERS_DIR/both.toml"',
+        'printf \'[types]\\nlaunch = true\\n[metadata]\\nv = "1"\\n\' > "$CNB_LAYERS_DIR/launchonly.toml"',
+      ].join('\n'),
+    });
+    const [ours, ref] = await Promise.all([rebuildViaRbp({ buildpacks: [bp('a')], first, second }), rebuildViaLifecycle({ buildpacks: [bp('a')], first, second })]);
+    expect(ref.code, ref.log).toBe(0);
+    // The lifecycle's own answer, which rbp must match: cache layers come back with their files,
+    // launch-only ones as metadata alone, build-only ones not at all; no restored toml has [types].
+    expect(ref.observed.restored).toContain('cached/: file');
+    expect(ref.observed.restored).not.toContain('launchonly/');
+    expect(ref.observed.restored).not.toContain('buildonly');
+    expect(ref.observed['restored-launchonly.toml']).toEqual({ metadata: { v: '1' } });
+    expect(ref.exported).toContain('test_a/launchonly');
+    const { log: l1, ...a } = ours;
+    const { log: l2, ...b } = ref;
+    expect(a, `---- rbp:\n${l1}\n---- lifecycle:\n${l2}`).toEqual(b);
   });
 
   it('the process exit status is the launcher’s', async () => {

@@ -15,7 +15,7 @@ import { filteredHostEnv } from '../../lib/platform/env.ts';
 import { resolveOrder } from '../../lib/platform/order.ts';
 import { Logger } from '../../lib/log.ts';
 import { envArgs, RBP, tmpDir } from '../helpers/rbp.ts';
-import { analyzer, builder, detector, exporter, launch, makeLayout, restorer, unpackedImage, type Layout } from './lifecycle.ts';
+import { analyzer, builder, detector, exporter, fullBuild, launch, makeLayout, nextBuild, restorer, unpackedImage, type Layout } from './lifecycle.ts';
 
 export interface Scenario {
   /** Buildpack directories, in group order. */
@@ -75,7 +75,8 @@ function layerTable(layersDir: string, onlyLaunch: boolean): Record<string, unkn
       const types = ((parse(fs.readFileSync(path.join(d, f), 'utf8')) as { types?: Record<string, boolean> }).types ?? {}) as Record<string, boolean>;
       const flags = { build: types.build === true, launch: types.launch === true, cache: types.cache === true };
       if (onlyLaunch && !flags.launch) continue;
-      out[`${bp}/${name}`] = { ...flags, dir: fs.existsSync(path.join(d, name)) };
+      // Whether the folder exists is compared on the exported result (`exported`): a launch layer reused by its toml alone has none in the lifecycle's build folder.
+      out[`${bp}/${name}`] = flags;
     }
   }
   return out;
@@ -91,14 +92,14 @@ function exportedDirs(layersDir: string): string[] {
     .sort();
 }
 
-/** What the build scripts wrote into `.observed/`; `*.plan` files (TOML) parsed, their layout is the writer's. */
+/** What the build scripts wrote into `.observed/`; `*.plan` and `*.toml` files (TOML) parsed, their layout is the writer's. */
 function readObserved(app: string, layers: string): Record<string, unknown> {
   const dir = path.join(app, '.observed');
   if (!fs.existsSync(dir)) return {};
   return Object.fromEntries(
     fs.readdirSync(dir).sort().map((f) => {
       const text = normalize(fs.readFileSync(path.join(dir, f), 'utf8'), layers, app);
-      return [f, f.endsWith('.plan') ? parse(text) : text];
+      return [f, f.endsWith('.plan') || f.endsWith('.toml') ? parse(text) : text];
     }),
   );
 }
@@ -220,4 +221,45 @@ export async function viaLifecycle(s: Scenario): Promise<Observed & { layout: La
     obs.log += `\n${res.output}`;
   }
   return obs;
+}
+
+export interface Rebuild {
+  buildpacks: string[];
+  /** The app of the first build, and of the second (e.g. other `.bp/` scripts). */
+  first: string;
+  second: string;
+}
+
+export interface RebuildObserved {
+  code: number;
+  /** What the second build's scripts observed (the restored layers, as they saw them). */
+  observed: Record<string, unknown>;
+  layers: Record<string, unknown>;
+  exported: string[];
+  log?: string;
+}
+
+/** rbp: two builds into the same OUT, with rbp's cache beside it. */
+export async function rebuildViaRbp(r: Rebuild): Promise<RebuildObserved> {
+  const out = path.join(tmpDir('rbp-diff-out-'), 'out');
+  const run = (app: string) =>
+    execa('node', [RBP, 'build', copyApp(app), '--out', out, ...r.buildpacks.flatMap((x) => ['--buildpack', x])], { reject: false, all: true, env: { ...BASE_ENV, RBP_LAUNCHER_NODE: OPERATOR.RBP_LAUNCHER_NODE, NO_COLOR: '1' }, extendEnv: false });
+  const b1 = await run(r.first);
+  if (b1.exitCode !== 0) throw new Error(`rbp: the first build failed:\n${b1.all}`);
+  const b2 = await run(r.second);
+  const layers = path.join(out, 'layers');
+  const ws = path.join(out, 'workspace');
+  return { code: b2.exitCode ?? -1, observed: b2.exitCode === 0 ? readObserved(ws, layers) : {}, layers: b2.exitCode === 0 ? layerTable(layers, true) : {}, exported: b2.exitCode === 0 ? exportedDirs(layers) : [], log: String(b2.all) };
+}
+
+/** The lifecycle: analyze, detect, restore, build, export twice, the second from the first's image and cache. */
+export async function rebuildViaLifecycle(r: Rebuild): Promise<RebuildObserved> {
+  const l = makeLayout(copyApp(r.first), { buildpacks: r.buildpacks, operatorEnv: OPERATOR });
+  const b1 = await fullBuild(l);
+  if (b1.code !== 0) throw new Error(`lifecycle: the first build failed:\n${b1.output}`);
+  nextBuild(l, r.second);
+  const b2 = await fullBuild(l);
+  if (b2.code !== 0) return { code: b2.code, observed: {}, layers: {}, exported: [], log: b2.output };
+  const image = await unpackedImage(l);
+  return { code: 0, observed: readObserved(l.app, l.layers), layers: layerTable(l.layers, true), exported: exportedDirs(image.layers), log: b2.output };
 }
