@@ -11,7 +11,11 @@
  * exporter twice (an OCI layout holding the previous image, a volume cache); rbp builds twice into
  * the same OUT. What the second build's buildpack finds restored, and what is exported, must agree.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { FIXTURES, ROOT } from '../helpers/rbp.ts';
+import { COMPOSER, makeMirror, PHP } from '../phpserver/support.ts';
 import { bp, editedBuildpack, launchToml, passWith, scriptedApp } from '../lifecycle/helpers.ts';
 import { compared, rebuildViaLifecycle, rebuildViaRbp, viaLifecycle, viaRbp, type Observed, type Scenario } from './differential.ts';
 import { skipWithoutLifecycle } from './lifecycle.ts';
@@ -236,4 +240,26 @@ describe.skipIf(skip)('rbp and the reference lifecycle agree', () => {
     expect(r.ref.launch?.code).toBe(7);
     same(r);
   });
+});
+
+/** Trust settings of this machine and the operator's tools, as runtimes.test.ts passes them. */
+const TRUST = Object.fromEntries(['NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'SSL_CERT_DIR'].flatMap((k) => (process.env[k] ? [[k, process.env[k]!]] : [])));
+const CADDY = process.env.RBP_TOOL_CADDY ?? (fs.existsSync('/usr/bin/caddy') ? '/usr/bin/caddy' : undefined);
+const DIST = path.join(ROOT, 'dist', 'buildpacks');
+
+describe.skipIf(skip)('our runtime buildpacks: rbp and the reference lifecycle build the same', () => {
+  // One fixture per family: the detect of every fixture is compared in runtimes.test.ts.
+  it.each([
+    ['static', 'static-caddy-forced', () => (CADDY ? { RBP_TOOL_CADDY: CADDY } : undefined)],
+    ['node', 'node-npm-lock', () => ({})],
+    ['phpserver', 'php-task', () => ({ RBP_TOOL_PHP: PHP, RBP_TOOL_COMPOSER: COMPOSER, RBP_DEPENDENCY_MIRROR: makeMirror() })],
+  ] as const)('%s: %s — group, plan, launch layers and their types, processes', async (bpName, fixture, tools) => {
+    const operator = tools();
+    if (!operator) return console.warn(`${fixture}: no caddy (RBP_TOOL_CADDY or /usr/bin/caddy): not compared`);
+    const env = ((JSON.parse(fs.readFileSync(path.join(FIXTURES, fixture, 'test.json'), 'utf8')) as { env?: Record<string, string> }).env ?? {});
+    const r = await both({ buildpacks: [path.join(DIST, bpName)], app: path.join(FIXTURES, fixture), userEnv: env, operatorEnv: { ...TRUST, ...operator } });
+    expect(r.ref.build?.code, r.ref.log).toBe(0);
+    expect(r.ref.build?.processes.length).toBeGreaterThan(0);
+    same(r);
+  }, 600_000);
 });

@@ -25,6 +25,8 @@ export interface Scenario {
   /** The app's variables (platform env) for the build, and the launched process's own env. */
   userEnv?: Record<string, string>;
   runEnv?: Record<string, string>;
+  /** Operator configuration (RBP_TOOL_*...): rbp's own environment; the lifecycle's build-config env. */
+  operatorEnv?: Record<string, string>;
   /** Start the default process (or `type`) with these user args after the build. */
   launch?: { type?: string; args?: string[] };
 }
@@ -137,7 +139,7 @@ export async function viaRbp(s: Scenario): Promise<Observed> {
   for (const [k, v] of Object.entries(s.userEnv ?? {})) fs.writeFileSync(path.join(platformDir, 'env', k), v);
   const sink = new PassThrough();
   sink.resume();
-  const d = await detect(order, app, { base: filteredHostEnv(BASE_ENV), user: s.userEnv ?? {}, operator: {}, platformDir }, new Logger({ out: sink, color: false }));
+  const d = await detect(order, app, { base: filteredHostEnv(BASE_ENV), user: s.userEnv ?? {}, operator: s.operatorEnv ?? {}, platformDir }, new Logger({ out: sink, color: false }));
   const obs: Observed = {
     detect: {
       code: d.code,
@@ -150,7 +152,7 @@ export async function viaRbp(s: Scenario): Promise<Observed> {
   };
   if (d.code !== 0) return obs;
   const out = path.join(tmpDir('rbp-diff-out-'), 'out');
-  const b = await execa('node', [RBP, 'build', app, '--out', out, ...s.buildpacks.flatMap((x) => ['--buildpack', x]), ...envArgs(s.userEnv)], { reject: false, all: true, env: { ...BASE_ENV, RBP_LAUNCHER_NODE: OPERATOR.RBP_LAUNCHER_NODE, NO_COLOR: '1' }, extendEnv: false });
+  const b = await execa('node', [RBP, 'build', app, '--out', out, ...s.buildpacks.flatMap((x) => ['--buildpack', x]), ...envArgs(s.userEnv)], { reject: false, all: true, env: { ...BASE_ENV, RBP_LAUNCHER_NODE: OPERATOR.RBP_LAUNCHER_NODE, ...s.operatorEnv, NO_COLOR: '1' }, extendEnv: false });
   obs.log = String(b.all);
   const layers = path.join(out, 'layers');
   const ws = path.join(out, 'workspace');
@@ -175,7 +177,7 @@ export async function viaRbp(s: Scenario): Promise<Observed> {
 /** analyzer, detector, restorer, builder, exporter (an OCI layout), then the launcher on the unpacked image. */
 export async function viaLifecycle(s: Scenario): Promise<Observed & { layout: Layout }> {
   const app = copyApp(s.app);
-  const l = makeLayout(app, { buildpacks: s.buildpacks, userEnv: s.userEnv, operatorEnv: OPERATOR });
+  const l = makeLayout(app, { buildpacks: s.buildpacks, userEnv: s.userEnv, operatorEnv: { ...OPERATOR, ...s.operatorEnv } });
   const a = await analyzer(l);
   if (a.code !== 0) throw new Error(`analyzer failed:\n${a.output}`);
   const d = await detector(l);
