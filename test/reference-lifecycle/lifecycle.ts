@@ -135,13 +135,12 @@ export function makeLayout(app: string, opts: LayoutOptions): Layout {
     fs.mkdirSync(path.dirname(at), { recursive: true });
     fs.symlinkSync(path.resolve(dir), at);
   }
-  const groups = opts.order ?? [opts.buildpacks.map((dir) => ({ dir }))];
-  const toml = groups
-    .map((g) => ['[[order]]', ...g.flatMap((e) => {
-      const d = descriptor(e.dir);
-      return ['[[order.group]]', `id = ${JSON.stringify(d.id)}`, `version = ${JSON.stringify(d.version)}`, ...(e.optional ? ['optional = true'] : [])];
-    })].join('\n'))
-    .join('\n\n');
+  const groups: { dir: string; optional?: boolean }[][] = opts.order ?? [opts.buildpacks.map((dir) => ({ dir }))];
+  const entry = (e: { dir: string; optional?: boolean }) => {
+    const d = descriptor(e.dir);
+    return ['[[order.group]]', `id = ${JSON.stringify(d.id)}`, `version = ${JSON.stringify(d.version)}`, ...(e.optional ? ['optional = true'] : [])];
+  };
+  const toml = groups.map((g) => ['[[order]]', ...g.flatMap(entry)].join('\n')).join('\n\n');
   fs.writeFileSync(l.order, `${toml}\n`);
   return l;
 }
