@@ -6,7 +6,8 @@
 # the one binary picks its phase from its own name. Prints the path of the `lifecycle` binary.
 source "$(dirname "$0")/lib.sh"
 version="${1:-0.20.8}"
-tool_cached lifecycle "$version" lifecycle && exit 0
+# Complete only with the launcher beside it (an earlier script built the phases alone).
+[ -x "$(tool_home lifecycle "$version")/launcher" ] && tool_cached lifecycle "$version" lifecycle && exit 0
 tool_stage lifecycle "$version" >/dev/null; stage="$STAGE"
 command -v go >/dev/null || die "lifecycle $version: needs Go (go not found on PATH)"
 say "lifecycle $version: building github.com/buildpacks/lifecycle/cmd/lifecycle@v$version"

@@ -49,7 +49,7 @@ export function lifecycleDir(): string | undefined {
  */
 export function skipWithoutLifecycle(suite: string): boolean {
   if (lifecycleDir()) return false;
-  const why = `${suite}: the reference lifecycle ${VERSION} is missing (RBP_TOOL_LIFECYCLE unset and not in the tool cache); run scripts/tools/lifecycle.sh`;
+  const why = `${suite}: the reference lifecycle ${VERSION} is missing: no detector and launcher beside RBP_TOOL_LIFECYCLE (${process.env.RBP_TOOL_LIFECYCLE ?? 'unset'}) or in the tool cache; run scripts/tools/lifecycle.sh`;
   if (process.env.CI) throw new Error(why);
   console.warn(`${why}: skipped`);
   return true;
