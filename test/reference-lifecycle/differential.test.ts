@@ -22,8 +22,11 @@ import { skipWithoutLifecycle } from './lifecycle.ts';
 
 const skip = skipWithoutLifecycle('rbp vs the reference lifecycle');
 
-/** The build environment, less the lifecycle's own CNB_* and what the shell sets. */
-const DUMP_ENV = (file: string) => `mkdir -p .observed && env | grep -v -E '^(CNB_|PWD=|OLDPWD=|SHLVL=|_=)' | sort > .observed/${file}`;
+/**
+ * The build environment, less what the shell sets and the CNB_* paths that name each side's own
+ * folders (plan files, buildpack and layers folders); CNB_TARGET_* are compared.
+ */
+const DUMP_ENV = (file: string) => `mkdir -p .observed && env | grep -v -E '^(CNB_(BP_PLAN_PATH|BUILD_PLAN_PATH|BUILDPACK_DIR|LAYERS_DIR|PLATFORM_DIR)=|PWD=|OLDPWD=|SHLVL=|_=)' | sort > .observed/${file}`;
 /** A process that prints its environment (as DUMP_ENV), its arguments, and exits with $EXIT. */
 const SHOW_PROCESS = (type: string, extra = '') =>
   `[[processes]]\ntype = "${type}"\ncommand = ["sh", "-c", "env | grep -v -E '^(CNB_|PWD=|OLDPWD=|SHLVL=|_=)' | sort; echo cwd=$(pwd); echo args: \\"$*\\"; exit \${EXIT:-0}", "${type}"]\nargs = ["default-arg"]\n${extra}`;
@@ -107,6 +110,8 @@ describe.skipIf(skip)('rbp and the reference lifecycle agree', () => {
       launch: {},
     });
     expect(r.ref.build?.code, r.ref.log).toBe(0);
+    expect(r.ref.build?.observed['b.env']).toMatch(/^CNB_TARGET_DISTRO_NAME=\S+$/m);
+    expect(r.ref.build?.observed['b.env']).toContain('LIST=a-list\n');
     same(r);
   });
 

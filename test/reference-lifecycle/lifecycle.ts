@@ -293,6 +293,11 @@ async function ensureRunImage(l: Layout): Promise<void> {
   fs.writeFileSync(path.join(bundle, 'rootfs', 'etc', 'rbp-run-image'), 'run image of the reference lifecycle tests\n');
   await execa('umoci', ['repack', '--image', `${image}:latest`, bundle]);
   fs.rmSync(bundle, { recursive: true, force: true });
+  // The run image's distro labels, this machine's: the lifecycle's CNB_TARGET_DISTRO_* come from them.
+  const osRelease = fs.existsSync('/etc/os-release') ? fs.readFileSync('/etc/os-release', 'utf8') : '';
+  const field = (k: string) => new RegExp(`^${k}="?([^"\n]*)"?$`, 'm').exec(osRelease)?.[1];
+  const labels = [['io.buildpacks.base.distro.name', field('ID')], ['io.buildpacks.base.distro.version', field('VERSION_ID')]].flatMap(([k, v]) => (v ? ['--config.label', `${k}=${v}`] : []));
+  if (labels.length) await execa('umoci', ['config', '--image', `${image}:latest`, '--os', 'linux', '--architecture', process.arch === 'arm64' ? 'arm64' : 'amd64', ...labels]);
 }
 
 /** analyzer: analyzed.toml from the layout (previous app image, if any; the run image). */
