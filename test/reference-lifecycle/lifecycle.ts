@@ -1,7 +1,7 @@
 /**
  * The reference CNB lifecycle (buildpacks/lifecycle, built by scripts/tools/lifecycle.sh) run
- * directly on folders, no container: `detector`, `builder` and `launcher` with the flags and `CNB_*`
- * variables a platform passes, on a platform layout made in a temporary folder:
+ * directly on folders, no container: its phases with the flags and `CNB_*` variables a platform
+ * passes, on a platform layout made in a temporary folder:
  *
  *   <root>/buildpacks/<escaped id>/<version>  -> the buildpack directory (a link)
  *   <root>/order.toml  <root>/platform/env/K (the app's variables)  <root>/build-config/env/K (operator)
@@ -18,8 +18,10 @@
  *   >= 0.12, an experimental feature: CNB_EXPERIMENTAL_MODE=warn) and a volume cache (`-cache-dir`,
  *   which must exist). The exporter needs a run image with at least one layer in the layout
  *   (`<layout>/index.docker.io/library/run/latest`, made here with umoci) and the analyzer's
- *   analyzed.toml naming it; `-uid/-gid` are the user namespace's 1000. The exported image is
- *   unpacked with umoci: its `/layers` holds what a running container has (launch layers only).
+ *   analyzed.toml naming it; `-uid/-gid` are the user namespace's 1000; `-layout-dir` must be
+ *   relative. The exported image is unpacked (its layers are gzip tars): its `/layers` holds what a
+ *   running container has (launch layers only), so the launcher runs there, not on the build's folder
+ *   (which also holds build-only and cache-only layers, whose env the launcher would apply).
  * - The launcher is its own program (cmd/launcher). It starts the default process only when called
  *   through a link named for that type (an image's /cnb/process/<type>): called as `launcher` with no
  *   arguments it fails "when there is no default process a command is required".
