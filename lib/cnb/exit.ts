@@ -11,6 +11,8 @@ export const EXIT = {
   detectError: 21,
   /** Lifecycle: a buildpack's bin/build failed. */
   buildFailed: 51,
+  /** Lifecycle: the build failed otherwise, e.g. a buildpack wrote invalid output (launch.toml, <layer>.toml, build.toml, SBOM). */
+  buildError: 52,
   /** Lifecycle: export failed. */
   exportFailed: 62,
   /** Launcher: failure before the process started. */

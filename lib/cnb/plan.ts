@@ -60,7 +60,9 @@ export function readBuildpackPlan(file: string): BuildpackPlan {
 }
 
 export function writeBuildpackPlan(file: string, plan: BuildpackPlan): void {
-  writeToml(file, { entries: plan.entries } as Record<string, unknown>);
+  // As the lifecycle: a buildpack with nothing in its plan gets an empty file, not `entries = []`.
+  if (plan.entries.length === 0) fs.writeFileSync(file, '');
+  else writeToml(file, { entries: plan.entries } as Record<string, unknown>);
 }
 
 /** build.toml: entries of this buildpack's plan that it did not meet go on to the next provider. */

@@ -236,14 +236,15 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
         if (r.exitCode !== 0) {
           throw new PhaseError(EXIT.buildFailed, `${bpKey(bp)} failed (exit ${r.exitCode ?? r.signal}) after ${formatDuration(performance.now() - t0)}`);
         }
+        // Invalid output from here on is the lifecycle's generic build error (52), not "buildpack failed" (51).
         // Entries this buildpack met leave the plan; [[unmet]] ones go on to the next provider.
         let unmet: string[];
         try {
           unmet = readUnmet(path.join(layersDir, 'build.toml'));
         } catch (e) {
-          throw new PhaseError(EXIT.buildFailed, `${bpKey(bp)}: ${(e as Error).message}`);
+          throw new PhaseError(EXIT.buildError, `${bpKey(bp)}: ${(e as Error).message}`);
         }
-        for (const u of unmet) if (!bpPlan.some((e) => e.name === u)) throw new PhaseError(EXIT.buildFailed, `${bpKey(bp)}: build.toml [[unmet]] ${u} is not in its plan`);
+        for (const u of unmet) if (!bpPlan.some((e) => e.name === u)) throw new PhaseError(EXIT.buildError, `${bpKey(bp)}: build.toml [[unmet]] ${u} is not in its plan`);
         const met = new Set(bpPlan.map((e) => e.name).filter((n) => !unmet.includes(n)));
         entries = entries.filter((e) => !e.requires.some((r) => met.has(r.name)));
 
@@ -252,7 +253,7 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
           try {
             t = readLayerToml(path.join(layersDir, `${name}.toml`));
           } catch (e) {
-            throw new PhaseError(EXIT.buildFailed, `${bpKey(bp)}: ${(e as Error).message}`);
+            throw new PhaseError(EXIT.buildError, `${bpKey(bp)}: ${(e as Error).message}`);
           }
           if (!t) continue;
           const dir = path.join(layersDir, name);
@@ -268,7 +269,7 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
           validateSbomFiles(layersDir, bp.descriptor.buildpack['sbom-formats']);
           launch = readLaunchToml(path.join(layersDir, 'launch.toml'));
         } catch (e) {
-          throw new PhaseError(EXIT.buildFailed, `${bpKey(bp)}: ${(e as Error).message}`);
+          throw new PhaseError(EXIT.buildError, `${bpKey(bp)}: ${(e as Error).message}`);
         }
         for (const l of launch?.labels ?? []) labels.set(l.key, l);
         for (const p of launch?.processes ?? []) {

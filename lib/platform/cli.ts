@@ -42,7 +42,7 @@ Without --type or --buildpack the buildpacks are tried in this order: ${AUTO_ORD
 Instance sizes: ${Object.entries(INSTANCE_SIZES)
   .map(([k, v]) => `${k} (${v >= 1 << 30 ? `${v / (1 << 30)} GiB` : `${v / (1 << 20)} MiB`})`)
   .join(', ')}; default ${DEFAULT_INSTANCE}.
-Exit codes: detect 20 (no group passed), 21 (a buildpack failed); build 51 (a buildpack failed),
+Exit codes: detect 20 (no group passed), 21 (a buildpack failed); build 51 (a buildpack failed), 52 (invalid buildpack output),
 62 (export); run: the process's status, 82 when it could not start; deploy 3 (health check failed);
 2 bad usage.`;
 

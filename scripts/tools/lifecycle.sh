@@ -1,24 +1,27 @@
 #!/usr/bin/env bash
 # The reference CNB lifecycle (buildpacks/lifecycle) from the Go module proxy:
 #   scripts/tools/lifecycle.sh [VERSION]   (default 0.20.8: Platform API up to 0.13, Buildpack API 0.10)
-# Installs <cache>/lifecycle/<version>/ laid out as a builder's /cnb/lifecycle: `lifecycle` (cmd/lifecycle,
-# which picks its phase from its own name) with the phase links detector, analyzer, restorer,
-# builder, exporter, creator, rebaser, extender beside it, and `launcher` (cmd/launcher, a binary of
-# its own: the one an app image runs). Prints the path of the `lifecycle` binary.
+# Installs <cache>/lifecycle/<version>/lifecycle and, beside it, the phase links a builder image has
+# at /cnb/lifecycle (detector, analyzer, restorer, builder, exporter, creator, rebaser) and the launcher:
+# the one binary picks its phase from its own name. Prints the path of the `lifecycle` binary.
 source "$(dirname "$0")/lib.sh"
 version="${1:-0.20.8}"
-home="$(tool_home lifecycle "$version")"
-# An install from before the launcher was built on its own (a link to lifecycle) is not complete.
-if [ -L "$home/launcher" ]; then rm -f "$home/.complete"; fi
-tool_cached lifecycle "$version" lifecycle && exit 0
+# Complete only with the launcher beside it (an earlier script built the phases alone).
+[ -x "$(tool_home lifecycle "$version")/launcher" ] && tool_cached lifecycle "$version" lifecycle && exit 0
 tool_stage lifecycle "$version" >/dev/null; stage="$STAGE"
 command -v go >/dev/null || die "lifecycle $version: needs Go (go not found on PATH)"
-for cmd in lifecycle launcher; do
-  say "lifecycle $version: building github.com/buildpacks/lifecycle/cmd/$cmd@v$version"
-  GOBIN="$stage" CGO_ENABLED=0 GOFLAGS=-trimpath go install -ldflags "-s -w -X github.com/buildpacks/lifecycle/cmd.Version=$version" \
-    "github.com/buildpacks/lifecycle/cmd/$cmd@v$version" >&2 \
-    || die "lifecycle $version: go install cmd/$cmd failed (is v$version on the Go module proxy?)"
-done
+say "lifecycle $version: building github.com/buildpacks/lifecycle/cmd/lifecycle@v$version"
+# Not `go install pkg@version`: that also asks the proxy for the module's version list (to report a
+# deprecation), which the proxy here refuses (403). Download the one version and build inside it.
+moddir="$(go mod download -json "github.com/buildpacks/lifecycle@v$version" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')" \
+  || die "lifecycle $version: go mod download failed (is v$version on the Go module proxy?)"
+[ -d "$moddir" ] || die "lifecycle $version: go mod download gave no module folder"
+mkdir -p "$stage/bin"
+# The launcher is its own program (cmd/launcher), as in a builder image's /cnb/lifecycle/launcher.
+(cd "$moddir" && CGO_ENABLED=0 go build -trimpath -o "$stage/bin/lifecycle" ./cmd/lifecycle \
+  && CGO_ENABLED=0 go build -trimpath -o "$stage/bin/launcher" ./cmd/launcher) >&2 \
+  || die "lifecycle $version: go build failed"
+mv "$stage/bin/lifecycle" "$stage/bin/launcher" "$stage/" && rmdir "$stage/bin"
 for phase in detector analyzer restorer builder exporter creator rebaser extender; do
   ln -s lifecycle "$stage/$phase"
 done

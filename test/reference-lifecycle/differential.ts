@@ -1,0 +1,267 @@
+/**
+ * One scenario, run by rbp and by the reference lifecycle on the same inputs, reduced to what both
+ * must agree on: the detect result and plan, the build's exit code, the layers a buildpack left and
+ * their [types], what the build scripts observed (they write into the app's `.observed/`), the
+ * processes and default of metadata.toml, and the launched process's output and exit code.
+ * Paths are made comparable: each side's layers and app folder become `<layers>` and `<app>`.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { PassThrough } from 'node:stream';
+import { execa } from 'execa';
+import { parse } from 'smol-toml';
+import { detect } from '../../lib/platform/detect.ts';
+import { filteredHostEnv } from '../../lib/platform/env.ts';
+import { resolveOrder } from '../../lib/platform/order.ts';
+import { Logger } from '../../lib/log.ts';
+import { envArgs, RBP, tmpDir } from '../helpers/rbp.ts';
+import { analyzer, builder, detector, exporter, fullBuild, launch, makeLayout, nextBuild, restorer, unpackedImage, type Layout } from './lifecycle.ts';
+
+export interface Scenario {
+  /** Buildpack directories, in group order. */
+  buildpacks: string[];
+  /** Copied to a fresh folder for each side. */
+  app: string;
+  /** The app's variables (platform env) for the build, and the launched process's own env. */
+  userEnv?: Record<string, string>;
+  runEnv?: Record<string, string>;
+  /** Operator configuration (RBP_TOOL_*...): rbp's own environment; the lifecycle's build-config env. */
+  operatorEnv?: Record<string, string>;
+  /** Start the default process (or `type`) with these user args after the build. */
+  launch?: { type?: string; args?: string[] };
+}
+
+export interface Observed {
+  detect: { code: number; group: string[]; plan: unknown[] };
+  build?: { code: number; layers: Record<string, unknown>; exported?: string[]; observed: Record<string, unknown>; processes: unknown[]; defaultType?: string };
+  launch?: { code: number; stdout: string };
+  /** Not compared: the logs, for a failure's message. */
+  log?: string;
+}
+
+/** What both sides must agree on. */
+export function compared(o: Observed): Omit<Observed, 'log'> {
+  const { log: _log, ...rest } = o;
+  return JSON.parse(JSON.stringify(rest)) as Omit<Observed, 'log'>;
+}
+
+/** The same PATH and HOME for both sides (the lifecycle's include-list keeps both). */
+const BASE_ENV = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/root' };
+/**
+ * What rbp, as the platform, hands every buildpack as operator configuration: the instance (XS by
+ * default) and the Node.js the launch entrypoint may use. A platform running the lifecycle sets the
+ * same in its build-config env, so the lifecycle side gets them there.
+ */
+const OPERATOR = { RBP_LAUNCHER_NODE: process.execPath, RBP_INSTANCE_SIZE: 'XS', RBP_INSTANCE_MEMORY: String(1024 ** 3) };
+
+function normalize(text: string, layers: string, app: string): string {
+  return text.split(layers).join('<layers>').split(app).join('<app>');
+}
+
+function copyApp(src: string): string {
+  const dst = path.join(tmpDir('rbp-diff-'), 'app');
+  fs.cpSync(src, dst, { recursive: true });
+  return dst;
+}
+
+/** `<bp>/<layer>` → the layer's [types] (and `.ignore` folders by name), as a buildpack left them. */
+function layerTable(layersDir: string, onlyLaunch: boolean): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (!fs.existsSync(layersDir)) return out;
+  for (const bp of fs.readdirSync(layersDir).sort()) {
+    const d = path.join(layersDir, bp);
+    if (bp === 'config' || bp === 'sbom' || !fs.statSync(d).isDirectory()) continue;
+    for (const f of fs.readdirSync(d).sort()) {
+      if (!f.endsWith('.toml') || ['launch.toml', 'build.toml', 'store.toml'].includes(f)) continue;
+      const name = f.slice(0, -'.toml'.length);
+      const types = ((parse(fs.readFileSync(path.join(d, f), 'utf8')) as { types?: Record<string, boolean> }).types ?? {}) as Record<string, boolean>;
+      const flags = { build: types.build === true, launch: types.launch === true, cache: types.cache === true };
+      if (onlyLaunch && !flags.launch) continue;
+      // Whether the folder exists is compared on the exported result (`exported`): a launch layer reused by its toml alone has none in the lifecycle's build folder.
+      out[`${bp}/${name}`] = flags;
+    }
+  }
+  return out;
+}
+
+/** `<bp>/<layer>` folders present in an exported layers folder (an image's /layers, rbp's OUT/layers). */
+function exportedDirs(layersDir: string): string[] {
+  if (!fs.existsSync(layersDir)) return [];
+  return fs
+    .readdirSync(layersDir)
+    .filter((bp) => bp !== 'config' && bp !== 'sbom' && fs.statSync(path.join(layersDir, bp)).isDirectory())
+    .flatMap((bp) => fs.readdirSync(path.join(layersDir, bp), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => `${bp}/${e.name}`))
+    .sort();
+}
+
+/** What the build scripts wrote into `.observed/`; `*.plan` and `*.toml` files (TOML) parsed, their layout is the writer's. */
+function readObserved(app: string, layers: string): Record<string, unknown> {
+  const dir = path.join(app, '.observed');
+  if (!fs.existsSync(dir)) return {};
+  return Object.fromEntries(
+    fs.readdirSync(dir).sort().map((f) => {
+      const text = normalize(fs.readFileSync(path.join(dir, f), 'utf8'), layers, app);
+      return [f, f.endsWith('.plan') || f.endsWith('.toml') ? parse(text) : text];
+    }),
+  );
+}
+
+interface Md {
+  'buildpack-default-process-type'?: string;
+  buildpacks?: { id: string; version: string }[];
+  processes?: Record<string, unknown>[];
+}
+function readMetadata(layers: string): Md | undefined {
+  const f = path.join(layers, 'config', 'metadata.toml');
+  return fs.existsSync(f) ? (parse(fs.readFileSync(f, 'utf8')) as Md) : undefined;
+}
+function processes(md: Md | undefined, layers: string, app: string): unknown[] {
+  return JSON.parse(normalize(JSON.stringify(md?.processes ?? []), layers, app)) as unknown[];
+}
+
+/** The plan as the lifecycle writes plan.toml: entries of providers (id, version) and requires. */
+type PlanOut = { providers: { id: string; version: string }[]; requires: { name: string; metadata?: unknown }[] }[];
+
+/** Launch-only variables `rbp run` adds for the local platform (public port, instance): not the lifecycle's business. */
+const RBP_RUN_VARS = ['PORT', 'RBP_PUBLIC_PORT', 'RBP_INSTANCE_SIZE', 'RBP_INSTANCE_MEMORY'];
+function dropLines(stdout: string): string {
+  return stdout
+    .split('\n')
+    .filter((l) => !RBP_RUN_VARS.some((v) => l.startsWith(`${v}=`)))
+    .join('\n');
+}
+
+export async function viaRbp(s: Scenario): Promise<Observed> {
+  const app = copyApp(s.app);
+  const order = resolveOrder({ buildpacks: s.buildpacks });
+  const platformDir = tmpDir('rbp-diff-platform-');
+  fs.mkdirSync(path.join(platformDir, 'env'));
+  for (const [k, v] of Object.entries(s.userEnv ?? {})) fs.writeFileSync(path.join(platformDir, 'env', k), v);
+  const sink = new PassThrough();
+  sink.resume();
+  const d = await detect(order, app, { base: filteredHostEnv(BASE_ENV), user: s.userEnv ?? {}, operator: s.operatorEnv ?? {}, platformDir }, new Logger({ out: sink, color: false }));
+  const obs: Observed = {
+    detect: {
+      code: d.code,
+      group: (d.group ?? []).map((r) => `${r.descriptor.buildpack.id}@${r.descriptor.buildpack.version}`),
+      plan: (d.entries ?? []).map((e) => ({
+        providers: e.providers.map((p) => ({ id: p.descriptor.buildpack.id, version: p.descriptor.buildpack.version })),
+        requires: e.requires.map((q) => ({ name: q.name, ...(q.metadata && Object.keys(q.metadata).length ? { metadata: q.metadata } : {}) })),
+      })),
+    },
+  };
+  if (d.code !== 0) return obs;
+  const out = path.join(tmpDir('rbp-diff-out-'), 'out');
+  const b = await execa('node', [RBP, 'build', app, '--out', out, ...s.buildpacks.flatMap((x) => ['--buildpack', x]), ...envArgs(s.userEnv)], { reject: false, all: true, env: { ...BASE_ENV, RBP_LAUNCHER_NODE: OPERATOR.RBP_LAUNCHER_NODE, ...s.operatorEnv, NO_COLOR: '1' }, extendEnv: false });
+  obs.log = String(b.all);
+  const layers = path.join(out, 'layers');
+  const ws = path.join(out, 'workspace');
+  // A failed build leaves OUT as it was (nothing): what the scripts observed is in the build's app copy, gone too.
+  const md = readMetadata(layers);
+  obs.build = {
+    code: b.exitCode ?? -1,
+    layers: b.exitCode === 0 ? layerTable(layers, true) : {},
+    exported: b.exitCode === 0 ? exportedDirs(layers) : [],
+    observed: b.exitCode === 0 ? readObserved(ws, layers) : {},
+    processes: processes(md, layers, ws),
+    defaultType: md?.['buildpack-default-process-type'],
+  };
+  if (b.exitCode === 0 && s.launch) {
+    const r = await execa('node', [RBP, 'run', out, ...(s.launch.type ? ['--process', s.launch.type] : []), ...envArgs(s.runEnv), '--', ...(s.launch.args ?? [])], { reject: false, env: BASE_ENV, extendEnv: false });
+    obs.launch = { code: r.exitCode ?? -1, stdout: dropLines(normalize(String(r.stdout), layers, ws)) };
+    obs.log += `\n${String(r.stderr)}`;
+  }
+  return obs;
+}
+
+/** analyzer, detector, restorer, builder, exporter (an OCI layout), then the launcher on the unpacked image. */
+export async function viaLifecycle(s: Scenario): Promise<Observed & { layout: Layout }> {
+  const app = copyApp(s.app);
+  const l = makeLayout(app, { buildpacks: s.buildpacks, userEnv: s.userEnv, operatorEnv: { ...OPERATOR, ...s.operatorEnv } });
+  const a = await analyzer(l);
+  if (a.code !== 0) throw new Error(`analyzer failed:\n${a.output}`);
+  const d = await detector(l);
+  const plan = (d.plan?.entries ?? []) as PlanOut;
+  const obs: Observed & { layout: Layout } = {
+    layout: l,
+    log: d.output,
+    detect: {
+      code: d.code,
+      group: (d.group ?? []).map((g) => `${g.id}@${g.version}`),
+      plan: plan.map((e) => ({
+        providers: e.providers.map((p) => ({ id: p.id, version: p.version })),
+        requires: e.requires.map((q) => ({ name: q.name, ...(q.metadata && Object.keys(q.metadata).length ? { metadata: q.metadata } : {}) })),
+      })),
+    },
+  };
+  if (d.code !== 0) return obs;
+  const rs = await restorer(l);
+  if (rs.code !== 0) throw new Error(`restorer failed:\n${rs.output}`);
+  const b = await builder(l);
+  obs.log += `\n${b.output}`;
+  if (b.code !== 0) {
+    // The builder's "buildpack failed" is 51, as rbp's; a failed build's folders are not compared (rbp's are gone).
+    obs.build = { code: b.code, layers: {}, exported: [], observed: {}, processes: [], defaultType: undefined };
+    return obs;
+  }
+  const e = await exporter(l);
+  obs.log += `\n${e.output}`;
+  if (e.code !== 0) throw new Error(`exporter failed:\n${obs.log}`);
+  const image = await unpackedImage(l);
+  const md = readMetadata(image.layers);
+  obs.build = {
+    code: b.code,
+    layers: layerTable(l.layers, true),
+    exported: exportedDirs(image.layers),
+    observed: readObserved(app, l.layers),
+    processes: processes(md, l.layers, l.app),
+    defaultType: md?.['buildpack-default-process-type'],
+  };
+  if (s.launch) {
+    const res = await launch(image, { type: s.launch.type, args: s.launch.args, env: { ...BASE_ENV, ...s.runEnv } });
+    obs.launch = { code: res.code, stdout: normalize(normalize(res.stdout, image.layers, image.app), l.layers, l.app) };
+    obs.log += `\n${res.output}`;
+  }
+  return obs;
+}
+
+export interface Rebuild {
+  buildpacks: string[];
+  /** The app of the first build, and of the second (e.g. other `.bp/` scripts). */
+  first: string;
+  second: string;
+}
+
+export interface RebuildObserved {
+  code: number;
+  /** What the second build's scripts observed (the restored layers, as they saw them). */
+  observed: Record<string, unknown>;
+  layers: Record<string, unknown>;
+  exported: string[];
+  log?: string;
+}
+
+/** rbp: two builds into the same OUT, with rbp's cache beside it. */
+export async function rebuildViaRbp(r: Rebuild): Promise<RebuildObserved> {
+  const out = path.join(tmpDir('rbp-diff-out-'), 'out');
+  const run = (app: string) =>
+    execa('node', [RBP, 'build', copyApp(app), '--out', out, ...r.buildpacks.flatMap((x) => ['--buildpack', x])], { reject: false, all: true, env: { ...BASE_ENV, RBP_LAUNCHER_NODE: OPERATOR.RBP_LAUNCHER_NODE, NO_COLOR: '1' }, extendEnv: false });
+  const b1 = await run(r.first);
+  if (b1.exitCode !== 0) throw new Error(`rbp: the first build failed:\n${b1.all}`);
+  const b2 = await run(r.second);
+  const layers = path.join(out, 'layers');
+  const ws = path.join(out, 'workspace');
+  return { code: b2.exitCode ?? -1, observed: b2.exitCode === 0 ? readObserved(ws, layers) : {}, layers: b2.exitCode === 0 ? layerTable(layers, true) : {}, exported: b2.exitCode === 0 ? exportedDirs(layers) : [], log: String(b2.all) };
+}
+
+/** The lifecycle: analyze, detect, restore, build, export twice, the second from the first's image and cache. */
+export async function rebuildViaLifecycle(r: Rebuild): Promise<RebuildObserved> {
+  const l = makeLayout(copyApp(r.first), { buildpacks: r.buildpacks, operatorEnv: OPERATOR });
+  const b1 = await fullBuild(l);
+  if (b1.code !== 0) throw new Error(`lifecycle: the first build failed:\n${b1.output}`);
+  nextBuild(l, r.second);
+  const b2 = await fullBuild(l);
+  if (b2.code !== 0) return { code: b2.code, observed: {}, layers: {}, exported: [], log: b2.output };
+  const image = await unpackedImage(l);
+  return { code: 0, observed: readObserved(l.app, l.layers), layers: layerTable(l.layers, true), exported: exportedDirs(image.layers), log: b2.output };
+}
