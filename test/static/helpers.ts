@@ -39,7 +39,7 @@ export function spec(name: string): FixtureSpec {
 }
 
 /** The contract's Caddy (2.11.2, from the tool cache): never Debian's. */
-export const caddyTool = (who: string): RealTool => realTool('RBP_TOOL_CADDY', who);
+export const contractCaddy = (who: string): RealTool => realTool('RBP_TOOL_CADDY', who);
 export const swsTool = (who: string): RealTool => realTool('RBP_TOOL_STATIC_WEB_SERVER', who);
 
 export const SWS_VERSION = '2.42.0';
@@ -63,6 +63,14 @@ async function addArchive(mirror: string, id: string, version: string, file: str
   fs.rmSync(stage, { recursive: true, force: true });
   const sha = crypto.createHash('sha256').update(fs.readFileSync(archive)).digest('hex');
   fs.writeFileSync(`${archive}.sha256`, `${sha}  ${file}\n`);
+}
+
+/**
+ * The Caddy the launcher tests (test/launch) serve with: RBP_TOOL_CADDY, else none. Debian's caddy
+ * on PATH (2.6.2) is not the contract's, so it is no longer picked up.
+ */
+export async function caddyTool(): Promise<string | undefined> {
+  return process.env.RBP_TOOL_CADDY?.trim() || undefined;
 }
 
 const mirrors = new Map<string, Promise<string>>();

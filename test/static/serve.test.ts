@@ -6,9 +6,9 @@
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { copyFixture, freePort, tmpDir } from '../helpers/rbp.ts';
-import { build, caddyTool, dryRun, runChecks, serve, spec, swsMirror, swsTool, workspaceEntries } from './helpers.ts';
+import { build, contractCaddy, dryRun, runChecks, serve, spec, swsMirror, swsTool, workspaceEntries } from './helpers.ts';
 
-const caddy = caddyTool('static serve tests (Caddy)');
+const caddy = contractCaddy('static serve tests (Caddy)');
 const sws = swsTool('static serve tests (Static Web Server)');
 const swsOperator = async (): Promise<Record<string, string>> => ({ RBP_DEPENDENCY_MIRROR: await swsMirror(sws.path()) });
 
