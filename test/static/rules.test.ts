@@ -181,7 +181,7 @@ describe.skipIf(sws.skip)('the webroot, served for real', () => {
     const out = path.join(tmpDir(), 'out');
     const r = await build(copyFixture('static-webroot-htm'), out, { CC_WEBROOT: '/public', CC_STATIC_SERVER: 'caddy' }, await operator());
     expect(r.exitCode, r.all).toBe(0);
-    expect(r.all).toContain('caddy file-server does not take /public/index.htm as the index of /public (its index names are index.html and index.txt): /public will answer 404');
+    expect(r.all).toContain("caddy file-server does not take /public/index.htm as the index of /public (its index names are index.html and index.txt): the site's / will answer 404");
     await servedChecks(out, [
       { path: '/', status: 404 },
       { path: '/index.htm', status: 200, contains: 'Served from public/index.htm' },

@@ -32,7 +32,7 @@ export async function chooseServer(ctx: BuildContext, cfg: StaticConfig, log: Lo
     // them: an index.htm is served at its own path only.
     if (webroot.index !== 'index.html') {
       log.warn(
-        `caddy file-server does not take ${show(path.posix.join(webroot.rel, webroot.index))} as the index of ${show(webroot.rel)} (its index names are index.html and index.txt): ${show(webroot.rel)} will answer 404. Rename it to index.html, or leave CC_STATIC_SERVER unset (Static Web Server serves index.htm)`,
+        `caddy file-server does not take ${show(path.posix.join(webroot.rel, webroot.index))} as the index of ${show(webroot.rel)} (its index names are index.html and index.txt): the site's / will answer 404. Rename it to index.html, or leave CC_STATIC_SERVER unset (Static Web Server serves index.htm)`,
       );
     }
     const caddy = await installStaticTool(ctx, caddyRequest('CC_STATIC_SERVER=caddy serves the site with caddy file-server'), log);
