@@ -4,7 +4,7 @@
 #   cargo install mdbook --version X --locked --no-default-features --features search
 # `mdbook build` needs only the search index; the default `serve` and `watch` features (a web
 # server and a file watcher) are left out to save build time. Needs cargo.
-# Cold build: COLD_TIME on 2 shared cores.
+# Cold build: 23 min on 2 cores shared with other builds (load ~16); much less on an idle machine.
 source "$(dirname "$0")/lib.sh"
 version="${1:-0.4.52}"
 tool_cached mdbook "$version" bin/mdbook && exit 0

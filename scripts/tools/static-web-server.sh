@@ -4,7 +4,8 @@
 # <cache>/static-web-server/<version>/bin/static-web-server with
 #   cargo install static-web-server --version X --locked
 # and the crate's default features (the buildpack uses none beyond them: it passes --port, --host,
-# --root, --page404 and reads a config file). Needs cargo. Cold build: COLD_TIME on 2 shared cores.
+# --root, --index-files and reads a config file). Needs cargo.
+# Cold build: 35 min on 2 cores shared with other builds (load ~16); much less on an idle machine.
 source "$(dirname "$0")/lib.sh"
 version="${1:-2.42.0}"
 tool_cached static-web-server "$version" bin/static-web-server && exit 0

@@ -103,8 +103,13 @@ export async function addHugo(mirror: string, binaries: Record<string, string>):
   return mirror;
 }
 
+/**
+ * `rbp build APP --type static`. The build sees only the operator tools `operator` names: the tests'
+ * own RBP_TOOL_* (set for the whole run by scripts/tools/env.sh) are blanked, which counts as unset.
+ */
 export async function build(app: string, out: string, env: Record<string, string>, operator: Record<string, string>, cache?: string, extraArgs: string[] = []): Promise<RbpResult> {
-  return rbp(['build', app, '--type', 'static', '--out', out, ...(cache ? ['--cache', cache] : []), ...extraArgs, ...envArgs(env)], { env: operator });
+  const blank = Object.fromEntries(Object.keys(process.env).filter((k) => k.startsWith('RBP_TOOL_')).map((k) => [k, '']));
+  return rbp(['build', app, '--type', 'static', '--out', out, ...(cache ? ['--cache', cache] : []), ...extraArgs, ...envArgs(env)], { env: { ...blank, ...operator } });
 }
 
 /** `rbp run OUT --dry-run`: the launch plan of our entrypoint. */
