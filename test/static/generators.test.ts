@@ -142,8 +142,9 @@ function pinnedHugo(minor: string): string {
 }
 
 describe.skipIf(caddy.skip || sws.skip || hugo149.skip || hugo160.skip)('Hugo, built for real at 0.149 and 0.160: the June 15th rule decides', () => {
-  /** A mirror holding both real Hugo binaries, as the release archives buildpack.toml names. */
-  async function hugoOperator(now: string): Promise<Record<string, string>> {
+  /** A mirror holding both real Hugo binaries, as the release archives buildpack.toml names (made once). */
+  let mirror: Promise<string> | undefined;
+  async function hugoMirror(): Promise<string> {
     const binaries: Record<string, string> = {};
     for (const [minor, tool] of [['0.149', hugo149], ['0.160', hugo160]] as const) {
       const reported = /hugo v(\d+\.\d+\.\d+)/.exec((await execa(tool.path(), ['version'])).stdout)?.[1];
@@ -151,8 +152,11 @@ describe.skipIf(caddy.skip || sws.skip || hugo149.skip || hugo160.skip)('Hugo, b
       expect(reported, `${tool.variable} is Hugo ${reported}; buildpack.toml pins ${pinnedHugo(minor)}`).toBe(pinnedHugo(minor));
       binaries[reported!] = tool.path();
     }
-    const mirror = await addHugo(await swsMirror(sws.path()), binaries);
-    return { RBP_TOOL_CADDY: caddy.path(), RBP_DEPENDENCY_MIRROR: mirror, RBP_NOW: now };
+    return addHugo(await swsMirror(sws.path()), binaries);
+  }
+  async function hugoOperator(now: string): Promise<Record<string, string>> {
+    mirror ??= hugoMirror();
+    return { RBP_TOOL_CADDY: caddy.path(), RBP_DEPENDENCY_MIRROR: await mirror, RBP_NOW: now };
   }
 
   async function hugoSite(now: string, env: Record<string, string>) {
