@@ -23,7 +23,7 @@ const hugo149 = realTool('RBP_TOOL_HUGO', 'static generator tests (Hugo 0.149)')
 const hugo160 = realTool('RBP_TEST_HUGO_0_160', 'static generator tests (Hugo 0.160)');
 // Zola alone is optional, in CI too: no reachable registry publishes it.
 const zola = process.env.RBP_TOOL_ZOLA?.trim();
-if (!zola) console.warn('static generator tests (Zola): the real Zola build is skipped: RBP_TOOL_ZOLA is not set (Zola is published on no registry this project reaches; its command line is checked by `rbp run --dry-run` and detection)');
+if (!zola) console.warn('static generator tests (Zola): the real Zola build is skipped: RBP_TOOL_ZOLA is not set (Zola is published on no registry this project reaches; its detection and build command line are checked with `rbp detect`)');
 
 const NAMES: Record<string, string> = {
   'static-astro': 'Astro (astro.config.mjs)',
