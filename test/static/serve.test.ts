@@ -3,9 +3,11 @@
  * 2.42.0 (installed by the buildpack from a mirror holding the real binary, see helpers.ts) and Caddy
  * 2.11.2 (RBP_TOOL_CADDY, from the tool cache); with the build cache content of rule 4.
  */
+import fs from 'node:fs';
 import path from 'node:path';
+import { execa } from 'execa';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { copyFixture, freePort, tmpDir } from '../helpers/rbp.ts';
+import { copyFixture, freePort, RBP, tmpDir, waitForHttp } from '../helpers/rbp.ts';
 import { build, contractCaddy, dryRun, runChecks, serve, spec, swsMirror, swsTool, workspaceEntries } from './helpers.ts';
 
 const caddy = contractCaddy('static serve tests (Caddy)');
@@ -79,6 +81,25 @@ describe.skipIf(sws.skip)('Static Web Server options, for real', () => {
       expect((await served.get('/health')).status).toBe(200);
     } finally {
       await served.stop();
+    }
+  });
+
+  it('a port in sws.toml wins over CC_STATIC_PORT, as the build warns: Static Web Server listens on the file\'s', async () => {
+    const app = copyFixture('static-webroot-htm');
+    const [filePort, ourPort] = [await freePort(), await freePort()];
+    fs.appendFileSync(path.join(app, 'sws.toml'), `port = ${filePort}\n`);
+    const out = path.join(tmpDir(), 'out');
+    const r = await build(app, out, { CC_WEBROOT: '/public' }, await swsOperator());
+    expect(r.exitCode, r.all).toBe(0);
+    expect(r.all).toContain(`sws.toml sets general.port = ${filePort}: Static Web Server gives it precedence over CC_STATIC_PORT`);
+    const child = execa('node', [RBP, 'run', out, '--port', String(ourPort)], { reject: false, all: true });
+    try {
+      await waitForHttp(filePort, () => child.exitCode === null);
+      expect((await fetch(`http://127.0.0.1:${filePort}/`)).status).toBe(200);
+      await expect(fetch(`http://127.0.0.1:${ourPort}/`)).rejects.toThrow();
+    } finally {
+      child.kill('SIGTERM');
+      await child;
     }
   });
 
