@@ -1,8 +1,9 @@
 /**
  * Helpers for the static runtime's integration tests: fixture expectations (test.json), builds and
- * launches through the real rbp CLI, and a dependency mirror holding a fixture archive of Static Web
- * Server. That archive only exercises the installer (download, checksum, unpack, cache): the tests
- * that use it look at the command line with `rbp run --dry-run` and never start it.
+ * launches through the real rbp CLI, the real tools (RBP_TOOL_*, see test/helpers/tool-cache.ts), and
+ * a dependency mirror (RBP_DEPENDENCY_MIRROR layout) holding the real Static Web Server and Hugo
+ * binaries packed the way their upstream releases are: the buildpack installs them through its
+ * installer (mirror, checksum, unpack) and every server it starts is the real one.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -12,6 +13,7 @@ import fg from 'fast-glob';
 import * as tar from 'tar';
 import { ociArch } from '../../lib/cnb/descriptor.ts';
 import { envArgs, FIXTURES, RBP, rbp, tmpDir, type RbpResult } from '../helpers/rbp.ts';
+import { realTool, type RealTool } from '../helpers/tool-cache.ts';
 
 export interface HttpCheck {
   path: string;
@@ -36,34 +38,78 @@ export function spec(name: string): FixtureSpec {
   return JSON.parse(fs.readFileSync(path.join(FIXTURES, name, 'test.json'), 'utf8')) as FixtureSpec;
 }
 
-/** The Caddy this machine has: RBP_TOOL_CADDY, else caddy on PATH (Debian's 2.6.2). */
-export async function caddyTool(): Promise<string | undefined> {
-  if (process.env.RBP_TOOL_CADDY) return process.env.RBP_TOOL_CADDY;
-  const r = await execa('sh', ['-c', 'command -v caddy'], { reject: false });
-  return r.exitCode === 0 ? String(r.stdout).trim() : undefined;
-}
+/** The contract's Caddy (2.11.2, from the tool cache): never Debian's. */
+export const contractCaddy = (who: string): RealTool => realTool('RBP_TOOL_CADDY', who);
+export const swsTool = (who: string): RealTool => realTool('RBP_TOOL_STATIC_WEB_SERVER', who);
 
-const SWS_VERSION = '2.42.0';
+export const SWS_VERSION = '2.42.0';
 const SWS_TRIPLE: Record<string, string> = { amd64: 'x86_64-unknown-linux-gnu', arm64: 'aarch64-unknown-linux-gnu' };
 
-/** A mirror (RBP_DEPENDENCY_MIRROR layout) holding a Static Web Server fixture archive and its sha256. */
-export async function swsMirror(): Promise<string> {
-  const mirror = tmpDir('rbp-sws-mirror-');
-  const top = `static-web-server-v${SWS_VERSION}-${SWS_TRIPLE[ociArch()]}`;
-  const stage = tmpDir('rbp-sws-stage-');
-  fs.mkdirSync(path.join(stage, top));
-  fs.writeFileSync(path.join(stage, top, 'static-web-server'), `#!/bin/sh\necho "static-web-server ${SWS_VERSION} (fixture archive for installer tests; never serves)"\n`, { mode: 0o755 });
-  const dir = path.join(mirror, 'static-web-server', SWS_VERSION);
+/**
+ * Adds `<id>/<version>/<file>` (a .tar.gz of `files`, each `[name in the archive, source file]`) and
+ * its `.sha256` to a mirror folder.
+ */
+async function addArchive(mirror: string, id: string, version: string, file: string, files: [string, string][]): Promise<void> {
+  const stage = tmpDir('rbp-mirror-stage-');
+  for (const [name, source] of files) {
+    fs.mkdirSync(path.dirname(path.join(stage, name)), { recursive: true });
+    fs.copyFileSync(source, path.join(stage, name));
+    fs.chmodSync(path.join(stage, name), 0o755);
+  }
+  const dir = path.join(mirror, id, version);
   fs.mkdirSync(dir, { recursive: true });
-  const file = path.join(dir, `${top}.tar.gz`);
-  await tar.create({ gzip: true, file, cwd: stage }, [top]);
-  const sha = crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex');
-  fs.writeFileSync(`${file}.sha256`, `${sha}  ${top}.tar.gz\n`);
+  const archive = path.join(dir, file);
+  await tar.create({ gzip: true, file: archive, cwd: stage }, fs.readdirSync(stage));
+  fs.rmSync(stage, { recursive: true, force: true });
+  const sha = crypto.createHash('sha256').update(fs.readFileSync(archive)).digest('hex');
+  fs.writeFileSync(`${archive}.sha256`, `${sha}  ${file}\n`);
+}
+
+/**
+ * The Caddy the launcher tests (test/launch) serve with: RBP_TOOL_CADDY, else none. Debian's caddy
+ * on PATH (2.6.2) is not the contract's, so it is no longer picked up.
+ */
+export async function caddyTool(): Promise<string | undefined> {
+  return process.env.RBP_TOOL_CADDY?.trim() || undefined;
+}
+
+const mirrors = new Map<string, Promise<string>>();
+
+/**
+ * A mirror holding the real Static Web Server (RBP_TOOL_STATIC_WEB_SERVER) as its release archive
+ * (`static-web-server-v<X>-<triple>/static-web-server`), made once per test file.
+ */
+export function swsMirror(sws: string): Promise<string> {
+  const key = `sws:${sws}`;
+  if (!mirrors.has(key)) {
+    mirrors.set(
+      key,
+      (async () => {
+        const mirror = tmpDir('rbp-sws-mirror-');
+        const top = `static-web-server-v${SWS_VERSION}-${SWS_TRIPLE[ociArch()]}`;
+        await addArchive(mirror, 'static-web-server', SWS_VERSION, `${top}.tar.gz`, [[`${top}/static-web-server`, sws]]);
+        return mirror;
+      })(),
+    );
+  }
+  return mirrors.get(key)!;
+}
+
+/** Adds real Hugo binaries (by their full version) to a mirror, as Hugo's release archives. */
+export async function addHugo(mirror: string, binaries: Record<string, string>): Promise<string> {
+  for (const [version, bin] of Object.entries(binaries)) {
+    await addArchive(mirror, 'hugo', version, `hugo_extended_${version}_linux-${ociArch()}.tar.gz`, [['hugo', bin]]);
+  }
   return mirror;
 }
 
+/**
+ * `rbp build APP --type static`. The build sees only the operator tools `operator` names: the tests'
+ * own RBP_TOOL_* (set for the whole run by scripts/tools/env.sh) are blanked, which counts as unset.
+ */
 export async function build(app: string, out: string, env: Record<string, string>, operator: Record<string, string>, cache?: string, extraArgs: string[] = []): Promise<RbpResult> {
-  return rbp(['build', app, '--type', 'static', '--out', out, ...(cache ? ['--cache', cache] : []), ...extraArgs, ...envArgs(env)], { env: operator });
+  const blank = Object.fromEntries(Object.keys(process.env).filter((k) => k.startsWith('RBP_TOOL_')).map((k) => [k, '']));
+  return rbp(['build', app, '--type', 'static', '--out', out, ...(cache ? ['--cache', cache] : []), ...extraArgs, ...envArgs(env)], { env: { ...blank, ...operator } });
 }
 
 /** `rbp run OUT --dry-run`: the launch plan of our entrypoint. */

@@ -4,15 +4,17 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { copyFixture, tmpDir } from '../helpers/rbp.ts';
-import { build, swsMirror } from './helpers.ts';
+import { build, swsMirror, swsTool } from './helpers.ts';
 
-describe('secrets and CC_BUILD_COMMAND', () => {
+const sws = swsTool('static secrets test');
+
+describe.skipIf(sws.skip)('secrets and CC_BUILD_COMMAND', () => {
   it('masks a secret the command prints, and keeps it out of OUT', async () => {
     const token = 'npm_PRIVATE_token_4711';
     const app = copyFixture('static-build-command');
     const out = path.join(tmpDir(), 'out');
     const command = "echo \"using $NPM_TOKEN\" && mkdir -p dist && sed 's/@@STAMP@@/build time/' src/index.html > dist/index.html";
-    const r = await build(app, out, { CC_BUILD_COMMAND: command, CC_WEBROOT: '/dist', NPM_TOKEN: token }, { RBP_DEPENDENCY_MIRROR: await swsMirror() });
+    const r = await build(app, out, { CC_BUILD_COMMAND: command, CC_WEBROOT: '/dist', NPM_TOKEN: token }, { RBP_DEPENDENCY_MIRROR: await swsMirror(sws.path()) });
     expect(r.exitCode, r.all).toBe(0);
     expect(r.all).toContain('using ***');
     expect(r.all).not.toContain(token);

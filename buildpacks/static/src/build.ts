@@ -28,7 +28,7 @@ runBuild(async (ctx) => {
   log.info(`webroot: ${show(webroot.rel)} (${webroot.why}), index ${index}`);
 
   // Rule 5: the server.
-  const server = await chooseServer(ctx, cfg, log);
+  const server = await chooseServer(ctx, cfg, log, { rel: webroot.rel, index });
 
   // Rule 4: the build cache content, which is what the built app keeps.
   const cacheFile = ctx.env.CC_CACHE_FILE?.trim();

@@ -22,11 +22,19 @@ export type ServerChoice = Pick<StaticDecision, 'mode' | 'bin' | 'caddyfile' | '
 
 const caddyRequest = (purpose: string) => ({ id: 'caddy', label: 'Caddy', constraint: CADDY_VERSION, launch: true, versionArgs: ['version'], purpose });
 
-export async function chooseServer(ctx: BuildContext, cfg: StaticConfig, log: Logger): Promise<ServerChoice> {
+/** `index` is the webroot's index file (index.html or index.htm), `webroot` its folder. */
+export async function chooseServer(ctx: BuildContext, cfg: StaticConfig, log: Logger, webroot: { rel: string; index: string }): Promise<ServerChoice> {
   const caddyfile = locateCaddyfile(cfg, ctx.appDir);
   const present = caddyfile ? [caddyfile.rel] : [];
   if (cfg.forceCaddy) {
     log.info(`server: caddy file-server (CC_STATIC_SERVER=caddy)${caddyfile ? `; ${show(caddyfile.rel)} is not used` : ''}`);
+    // caddy file-server's index names are index.html and index.txt, and it has no flag to change
+    // them: an index.htm is served at its own path only.
+    if (webroot.index !== 'index.html') {
+      log.warn(
+        `caddy file-server does not take ${show(path.posix.join(webroot.rel, webroot.index))} as the index of ${show(webroot.rel)} (its index names are index.html and index.txt): the site's / will answer 404. Rename it to index.html, or leave CC_STATIC_SERVER unset (Static Web Server serves index.htm)`,
+      );
+    }
     const caddy = await installStaticTool(ctx, caddyRequest('CC_STATIC_SERVER=caddy serves the site with caddy file-server'), log);
     return { mode: 'caddy-file-server', bin: caddy.path, configFiles: present };
   }

@@ -8,10 +8,10 @@ const fileServer: StaticDecision = { runtime: 'static', webroot: 'dist', mode: '
 
 describe('the server command line', () => {
   it('Static Web Server: port 8080 by default, the webroot as root, sws.toml honoured, flags appended', () => {
-    expect(serverPlan(sws, {}, APP).argv).toEqual(['/l/sws/bin/static-web-server', '--host', '0.0.0.0', '--port', '8080', '--root', '/srv/app/public']);
+    expect(serverPlan(sws, {}, APP).argv).toEqual(['/l/sws/bin/static-web-server', '--host', '0.0.0.0', '--port', '8080', '--root', '/srv/app/public', '--index-files', 'index.html,index.htm']);
     const p = serverPlan({ ...sws, swsConfig: 'sws.toml' }, { CC_STATIC_PORT: '8181', CC_STATIC_FLAGS: '--log-level info --page-fallback "./public/index.html"' }, APP);
     expect(p.argv).toEqual([
-      '/l/sws/bin/static-web-server', '--host', '0.0.0.0', '--port', '8181', '--root', '/srv/app/public',
+      '/l/sws/bin/static-web-server', '--host', '0.0.0.0', '--port', '8181', '--root', '/srv/app/public', '--index-files', 'index.html,index.htm',
       '--config-file', '/srv/app/sws.toml', '--log-level', 'info', '--page-fallback', './public/index.html',
     ]);
     expect(p.facts).toMatchObject({ port: 8181, server: 'static-web-server', webroot: '/public' });

@@ -13,6 +13,7 @@ import { parse } from 'shell-quote';
 import type { LaunchDecision, Plan } from '../../../lib/launch/entry.ts';
 import { appListenPort } from '../../../lib/launch/ports.ts';
 import { UserError } from '../../../lib/errors.ts';
+import { INDEX_FILES } from './webroot.ts';
 
 export const SWS_VERSION = '2.42.0';
 export const CADDY_VERSION = '2.11.2';
@@ -72,7 +73,9 @@ export function serverPlan(d: StaticDecision, env: NodeJS.ProcessEnv, appDir: st
       return { argv: [d.bin, 'file-server', '--root', root, '--listen', `:${port}`, ...flags], env: penv, cwd: appDir, facts: { ...facts, server: 'caddy' } };
     case 'static-web-server':
       return {
-        argv: [d.bin, '--host', '0.0.0.0', '--port', String(port), '--root', root, ...(d.swsConfig ? ['--config-file', path.join(appDir, d.swsConfig)] : []), ...flags],
+        // Static Web Server's index is index.html alone unless told otherwise; the contract's webroot
+        // may hold index.htm instead.
+        argv: [d.bin, '--host', '0.0.0.0', '--port', String(port), '--root', root, '--index-files', INDEX_FILES.join(','), ...(d.swsConfig ? ['--config-file', path.join(appDir, d.swsConfig)] : []), ...flags],
         env: penv,
         cwd: appDir,
         facts: { ...facts, server: 'static-web-server' },
