@@ -7,7 +7,11 @@
 source "$(dirname "$0")/lib.sh"
 version="${1:-0.20.8}"
 # Complete only with the launcher beside it (an earlier script built the phases alone).
-[ -x "$(tool_home lifecycle "$version")/launcher" ] && tool_cached lifecycle "$version" lifecycle && exit 0
+# and stamped with its version, as upstream's release build does (-version says 0.0.0 otherwise).
+home="$(tool_home lifecycle "$version")"
+if [ -x "$home/launcher" ] && [ "$("$home/lifecycle" -version 2>/dev/null | head -n 1)" = "$version" ]; then
+  tool_cached lifecycle "$version" lifecycle && exit 0
+fi
 tool_stage lifecycle "$version" >/dev/null; stage="$STAGE"
 command -v go >/dev/null || die "lifecycle $version: needs Go (go not found on PATH)"
 say "lifecycle $version: building github.com/buildpacks/lifecycle/cmd/lifecycle@v$version"
@@ -17,9 +21,10 @@ moddir="$(go mod download -json "github.com/buildpacks/lifecycle@v$version" | se
   || die "lifecycle $version: go mod download failed (is v$version on the Go module proxy?)"
 [ -d "$moddir" ] || die "lifecycle $version: go mod download gave no module folder"
 mkdir -p "$stage/bin"
+ldflags="-s -w -X github.com/buildpacks/lifecycle/cmd.Version=$version"
 # The launcher is its own program (cmd/launcher), as in a builder image's /cnb/lifecycle/launcher.
-(cd "$moddir" && CGO_ENABLED=0 go build -trimpath -o "$stage/bin/lifecycle" ./cmd/lifecycle \
-  && CGO_ENABLED=0 go build -trimpath -o "$stage/bin/launcher" ./cmd/launcher) >&2 \
+(cd "$moddir" && CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$stage/bin/lifecycle" ./cmd/lifecycle \
+  && CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$stage/bin/launcher" ./cmd/launcher) >&2 \
   || die "lifecycle $version: go build failed"
 mv "$stage/bin/lifecycle" "$stage/bin/launcher" "$stage/" && rmdir "$stage/bin"
 for phase in detector analyzer restorer builder exporter creator rebaser extender; do
