@@ -32,7 +32,9 @@ const toolCache = () => process.env.RBP_TOOLS_CACHE || path.join(os.homedir(), '
 
 /** The run image: --run-image, else RBP_RUN_IMAGE, else the one scripts/tools/run-image.sh made. */
 export function runImageLayout(given?: string): string {
-  return given ?? process.env.RBP_RUN_IMAGE ?? path.join(toolCache(), 'run-image', 'bookworm', 'layout');
+  const p = given ?? process.env.RBP_RUN_IMAGE ?? path.join(toolCache(), 'run-image', 'bookworm', 'layout');
+  // scripts/tools/run-image.sh prints the layout's `oci-layout` file, as the others print an executable.
+  return path.basename(p) === 'oci-layout' ? path.dirname(p) : p;
 }
 
 /** The reference launcher: beside RBP_TOOL_LIFECYCLE, else the one scripts/tools/lifecycle.sh made. */
@@ -58,7 +60,7 @@ function imageError(what: string, value: string, rule: string, fix: string): Use
 export async function writeAppImage(o: AppImageOptions): Promise<{ layers: number; digest: string }> {
   const md = readLaunchMetadata(o.out);
   if (!md) throw imageError('OUT', o.out, 'An app image is made from a finished build (OUT/layers/config/metadata.toml).', 'Run rbp build first.');
-  const runLayout = o.runImage.endsWith('oci-layout') ? path.dirname(o.runImage) : o.runImage;
+  const runLayout = runImageLayout(o.runImage);
   let run;
   try {
     run = readLayout(runLayout);

@@ -19,6 +19,7 @@ import { stringify } from 'smol-toml';
 import { escapeId, type BuildpackRef } from '../cnb/descriptor.ts';
 import type { Logger } from '../log.ts';
 import { AUTO_ORDER, ourBuildpack } from '../platform/order.ts';
+import { runImageLayout } from './app-image.ts';
 import { LAYERS_LABEL, stageBuildpack } from './buildpackage.ts';
 import { OciLayoutWriter, readLayout, REPRODUCIBLE_DATE, type Descriptor } from './oci-layout.ts';
 
@@ -42,7 +43,7 @@ export interface BuilderOptions {
 const PHASES = ['detector', 'analyzer', 'restorer', 'builder', 'exporter', 'creator', 'rebaser', 'extender'];
 
 export async function writeBuilder(o: BuilderOptions): Promise<{ builder: string; run: string }> {
-  const runLayout = o.runImage.endsWith('oci-layout') ? path.dirname(o.runImage) : o.runImage;
+  const runLayout = runImageLayout(o.runImage);
   const run = readLayout(runLayout);
   const members: BuildpackRef[] = AUTO_ORDER.map((r) => ourBuildpack(r));
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-builder-'));

@@ -19,7 +19,10 @@ tool_home() { printf '%s/%s/%s' "$RBP_TOOLS_CACHE" "$1" "$2"; }
 # tool_cached TOOL VERSION RELATIVE_EXE: prints the executable and returns 0 when installed.
 tool_cached() {
   local home; home="$(tool_home "$1" "$2")"
-  if [ -f "$home/.complete" ] && [ -x "$home/$3" ]; then printf '%s\n' "$home/$3"; return 0; fi
+  if [ -f "$home/.complete" ] && [ -x "$home/$3" ]; then
+    chmod go+rx "$home"  # readable by other users (a build user 1000 in a container mounting it)
+    printf '%s\n' "$home/$3"; return 0
+  fi
   return 1
 }
 
@@ -41,6 +44,7 @@ tool_commit() {
   local home stage; home="$(tool_home "$1" "$2")"; stage="$home.partial"
   [ -x "$stage/$3" ] || die "$1 $2: the build finished but $3 is not there"
   date -u +%FT%TZ > "$stage/.complete"
+  chmod 755 "$stage"
   rm -rf "$home"
   mv "$stage" "$home"
   printf '%s\n' "$home/$3"

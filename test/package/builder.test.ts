@@ -9,7 +9,6 @@
  * are there and a missing one fails; elsewhere the suite says what is missing and is skipped.
  */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -28,7 +27,6 @@ const inCi = Boolean(process.env.CI);
 if (missing.length && !inCi) console.warn(`builder.test.ts skipped: missing ${missing.join(', ')}`);
 const sws = process.env.RBP_TOOL_STATIC_WEB_SERVER;
 if (!sws && !inCi) console.warn('builder.test.ts: RBP_TOOL_STATIC_WEB_SERVER is not set (scripts/tools/static-web-server.sh): the static case is skipped');
-const toolCache = process.env.RBP_TOOLS_CACHE || path.join(os.homedir(), '.cache', 'rbp-tools');
 
 let dir: string;
 beforeAll(async () => {
@@ -108,8 +106,10 @@ describe.skipIf(missing.length > 0 && !inCi)('rbp builder --out DIR', () => {
 
   it.skipIf(!sws && !inCi)('and a static site served by the Static Web Server the operator gave', async () => {
     expect(sws, 'RBP_TOOL_STATIC_WEB_SERVER').toBeTruthy();
-    const mount = ['-v', `${toolCache}:${toolCache}:ro`];
-    const r = await create('static-index-html', { RBP_TOOL_STATIC_WEB_SERVER: sws! }, mount);
+    // As an operator whose build and run images carry the server at /opt/sws (the tool cache sits in
+    // root's home, which the build user 1000 cannot enter).
+    const mount = ['-v', `${path.dirname(path.dirname(sws!))}:/opt/sws:ro`];
+    const r = await create('static-index-html', { RBP_TOOL_STATIC_WEB_SERVER: `/opt/sws/bin/${path.basename(sws!)}` }, mount);
     expect(r.exitCode, r.all).toBe(0);
     expect(r.all).toMatch(/rbp\/static\s+\S+/);
     const port = await freePort();
