@@ -41,6 +41,8 @@ export interface BuildOptions {
   /** Service binding directories (each with a `type` file), given to buildpacks as `<platform>/bindings/<name>`. */
   bindings?: string[];
   task?: string;
+  /** Which paths of the app (relative, `/`-separated) are copied into the build: project.toml include/exclude. */
+  appFilter?: (rel: string, isDir: boolean) => boolean;
   instance: string;
   instanceMemory: number;
   log: Logger;
@@ -51,6 +53,8 @@ export type LayerState = 'created' | 'reused' | 'restored';
 
 export interface BuildResult {
   code: number;
+  /** The group that passed detection, as id@version. */
+  group?: string[];
   layers: { buildpack: string; name: string; state: LayerState; launch: boolean; cache: boolean }[];
   phases: Record<string, number>;
 }
@@ -136,13 +140,14 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
   try {
     const detected = await timed('detect', () => detect(opts.order, appDir, penv, log));
     if (detected.code !== EXIT.ok || !detected.group) {
-      log.line(detected.code === EXIT.detectError ? 'ERROR: detection failed with a buildpack error' : 'ERROR: no buildpack group passed detection');
+      log.fail(detected.code === EXIT.detectError ? 'detection failed with a buildpack error' : 'no buildpack group passed detection');
       result.code = detected.code;
       return result;
     }
     const group = detected.group;
     let entries: PlanEntry<BuildpackRef>[] = detected.entries ?? [];
     log.info(`group: ${group.map(bpKey).join(', ')}`);
+    result.group = group.map(bpKey);
 
     // A crash between the two renames of an earlier run leaves only the previous build: take it back.
     if (!fs.existsSync(out) && fs.existsSync(prev)) fs.renameSync(prev, out);
@@ -156,7 +161,7 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
     const workspace = path.join(out, 'workspace');
     const layersRoot = path.join(out, 'layers');
     fs.mkdirSync(layersRoot, { recursive: true });
-    copyApp(appDir, workspace, [out, prev, cacheDir, newCache]);
+    copyApp(appDir, workspace, [out, prev, cacheDir, newCache], opts.appFilter);
 
     const restoredIds = new Map<string, string | undefined>();
     await timed('restore', () => {
@@ -372,8 +377,8 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
       rmrf(`${taken}.toml`);
     }
     if (e instanceof PhaseError) {
-      log.line(`ERROR: ${e.message}`);
-      log.line(`The previous build in ${out} is unchanged.`);
+      log.fail(e.message);
+      log.fail(`The previous build in ${out} is unchanged.`);
       result.code = e.code;
       return result;
     }
@@ -414,12 +419,16 @@ export function defaultCacheDir(out: string): string {
 }
 
 /** Copies the application source; OUT and the cache are skipped when they sit inside it. */
-function copyApp(appDir: string, workspace: string, skip: string[]): void {
+function copyApp(appDir: string, workspace: string, skip: string[], keep?: (rel: string, isDir: boolean) => boolean): void {
   fs.cpSync(appDir, workspace, {
     recursive: true,
     verbatimSymlinks: true,
     preserveTimestamps: true,
-    filter: (src) => !skip.some((s) => src === s || src.startsWith(`${s}${path.sep}`)),
+    filter: (src) => {
+      if (skip.some((s) => src === s || src.startsWith(`${s}${path.sep}`))) return false;
+      if (!keep || src === appDir) return true;
+      return keep(path.relative(appDir, src).split(path.sep).join('/'), fs.lstatSync(src).isDirectory());
+    },
   });
 }
 
