@@ -59,7 +59,9 @@ function strayLines(text: string, values: string[]): number[] {
     const line = raw.trim();
     if (!line || line.startsWith('#')) return;
     if (/^(?:export\s+)?[\w.-]+\s*(?:=|:\s)/.test(line) || /^(?:export\s+)?[\w.-]+\s*:$/.test(line)) return;
-    if (values.some((v) => v.includes(line))) return; // a line of a multi-line value
+    // A line of a multi-line value (its last line ends with the closing quote, maybe a comment).
+    const inner = line.replace(/["'`]\s*(?:#.*)?$/, '');
+    if (inner && values.some((v) => v.includes(inner))) return;
     stray.push(i + 1);
   });
   return stray;
