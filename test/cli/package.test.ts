@@ -77,8 +77,8 @@ describe('npm package', () => {
   it('npx runs rbp from the tarball', async () => {
     const r = await execa('npx', ['--yes', '--package', tarball, '--', 'rbp', '--version'], { env: npmEnv(), cwd: tmpDir() });
     expect(r.stdout).toContain(`rbp ${pkg.version}`);
-    // `npx <package>` runs its only bin.
-    const bare = await execa('npx', ['--yes', tarball, 'detect', path.join(FIXTURES, 'static-index-html'), '--json'], { env: npmEnv(), cwd: tmpDir(), reject: false });
+    // `npx <package>` (here the tarball, as file:) runs its only bin, as `npx runtime-buildpacks` would.
+    const bare = await execa('npx', ['--yes', `file:${tarball}`, 'detect', path.join(FIXTURES, 'static-index-html'), '--json'], { env: npmEnv(), cwd: tmpDir(), reject: false });
     expect(bare.exitCode, bare.stderr).toBe(0);
     expect(JSON.parse(bare.stdout).group[0].id).toBe('rbp/static');
   }, 120_000);
