@@ -20,6 +20,7 @@ import { readLaunchToml, type Label } from '../cnb/launch.ts';
 import { readLayerToml } from '../cnb/layers.ts';
 import { readUnmet, writeBuildpackPlan } from '../cnb/plan.ts';
 import { validateSbomFiles } from '../cnb/sbom.ts';
+import { aggregateSboms } from '../cnb/sbom-aggregate.ts';
 import { writeToml } from '../cnb/toml.ts';
 import { UserError } from '../errors.ts';
 import { formatDuration, type Logger } from '../log.ts';
@@ -302,6 +303,8 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
         defaultType = 'task';
       }
       fs.mkdirSync(newCache, { recursive: true });
+      // Before non-launch layers and build SBOMs leave OUT: the build's SBOM, as the lifecycle gathers it.
+      aggregateSboms(layersRoot, group.map((g) => g.descriptor.buildpack.id));
       for (const bp of group) {
         const esc = escapeId(bp.descriptor.buildpack.id);
         const dir = path.join(layersRoot, esc);
