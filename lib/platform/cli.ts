@@ -124,8 +124,9 @@ export async function main(argv: string[], streams: Streams = { stdout: process.
     if (values.help) return (streams.stdout.write(`${commandHelp(c)}\n`), 0);
     if (values.quiet && values.verbose) throw usage('--quiet and --verbose cannot be used together');
     const level: LogLevel = values.quiet ? 'quiet' : values.verbose ? 'verbose' : 'normal';
-    // rbp's RBP_* variables reach the buildpacks (operatorEnv): they log at the same level.
-    if (level !== 'normal') process.env.RBP_LOG_LEVEL = level;
+    // rbp's RBP_* variables reach the buildpacks (operatorEnv): with --verbose they log debug lines
+    // too. --quiet is not passed on: rbp holds their output itself, to show it if the build fails.
+    if (level === 'verbose') process.env.RBP_LOG_LEVEL = level;
     // With --json, stdout carries the JSON alone and the log goes to stderr.
     log = new Logger({ out: values.json ? streams.stderr : streams.stdout, err: streams.stderr, level });
 
