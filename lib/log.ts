@@ -105,11 +105,13 @@ export class Logger {
   }
 
   error(e: UserErrorData): void {
+    this.flushHeld(); // with --quiet, what led up to an error is shown before it
     for (const l of renderUserError(e).split('\n')) this.err.write(`${this.indent}${this.style('red', l)}\n`);
   }
 
   /** A one-line failure (`ERROR: ...`), on the error stream. */
   fail(text: string): void {
+    this.flushHeld();
     this.err.write(`${this.indent}${this.style('red', `ERROR: ${text}`)}\n`);
   }
 
