@@ -1,12 +1,13 @@
 /**
  * What an app depends on, as SBOM components: the packages installed in a node_modules tree (any
  * package manager that makes one: npm, pnpm, Yarn's node-modules linker, Bun), with the lock file's
- * integrity digests when package-lock.json has them, and Composer's vendor/ from
+ * integrity digests when package-lock.json has them (Yarn Plug'n'Play: its lock file), and Composer's vendor/ from
  * vendor/composer/installed.json. Read from what was installed, not from the manifest, so the SBOM
  * says what runs.
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { parse as parseYaml } from 'yaml';
 import type { SbomComponent } from './sbom.ts';
 
 interface PackageJsonLike {
@@ -153,4 +154,30 @@ export function composerComponents(vendorDir: string): SbomComponent[] {
       } satisfies SbomComponent;
     })
     .sort((a, b) => (a.purl < b.purl ? -1 : 1));
+}
+
+/**
+ * The packages a Yarn Berry lock file resolves from the npm registry (`name@npm:1.2.3`): for
+ * Plug'n'Play installs, which leave no node_modules tree to read. Workspaces, patches and other
+ * protocols are not packages of the registry and are left out; Yarn's checksum is of its own zip
+ * archive, not of the package, so no hash is given.
+ */
+export function yarnBerryLockComponents(lockFile: string): SbomComponent[] {
+  let doc: Record<string, { resolution?: string }>;
+  try {
+    doc = parseYaml(fs.readFileSync(lockFile, 'utf8')) as typeof doc;
+  } catch {
+    return [];
+  }
+  const byRef = new Map<string, SbomComponent>();
+  for (const [key, entry] of Object.entries(doc ?? {})) {
+    if (key === '__metadata') continue;
+    const m = /^(@?[^@]+)@npm:(.+)$/.exec(entry?.resolution ?? '');
+    if (!m) continue;
+    const [, name, version] = m as unknown as [string, string, string];
+    const purl = npmPurl(name, version);
+    const scope = name.startsWith('@') ? name.slice(0, name.indexOf('/')) : undefined;
+    byRef.set(purl, { type: 'library', ...(scope ? { group: scope } : {}), name: scope ? name.slice(scope.length + 1) : name, version, purl });
+  }
+  return [...byRef.values()].sort((a, b) => (a.purl! < b.purl! ? -1 : 1));
 }

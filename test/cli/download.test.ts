@@ -8,7 +8,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { downloadFile, fetchText } from '../../lib/deps/download.ts';
+import { downloadFile, fetchText, proxyFor } from '../../lib/deps/download.ts';
 import { Logger } from '../../lib/log.ts';
 import { tmpDir } from '../helpers/rbp.ts';
 
@@ -118,6 +118,15 @@ describe('proxies from the environment', () => {
     tunnels.length = 0;
     expect(await fetchText(`${origin}/doc`, { what: 'a document' })).toBe('hello through whatever path');
     expect(tunnels).toEqual([]);
+  });
+
+  it('names the proxy a URL goes through for the verbose log: HTTPS_PROXY for https, NO_PROXY suffixes, credentials hidden', () => {
+    const env = { HTTPS_PROXY: 'http://user:pw@proxy.internal:3128', HTTP_PROXY: 'http://plain:8080', NO_PROXY: 'localhost,.corp.example' };
+    expect(proxyFor('https://registry.npmjs.org/x', env)).toBe('http://user:***@proxy.internal:3128');
+    expect(proxyFor('http://example.org/x', env)).toBe('http://plain:8080');
+    expect(proxyFor('https://npm.corp.example/x', env)).toBeUndefined();
+    expect(proxyFor('http://localhost:4873/x', env)).toBeUndefined();
+    expect(proxyFor('https://example.org/x', {})).toBeUndefined();
   });
 
   it('a proxy that is down fails the download with the URL, not silently going direct', async () => {

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { Ajv } from 'ajv';
 import formats from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
-import { composerComponents, nodeModulesComponents } from '../../lib/cnb/sbom-deps.ts';
+import { composerComponents, nodeModulesComponents, yarnBerryLockComponents } from '../../lib/cnb/sbom-deps.ts';
 import { cycloneDx } from '../../lib/cnb/sbom.ts';
 import { copyFixture, rbp, tmpDir } from '../helpers/rbp.ts';
 import { editedBuildpack, launchToml, passWith, scriptedApp } from '../lifecycle/helpers.ts';
@@ -62,6 +62,20 @@ describe('CycloneDX documents', () => {
     expect(ms.licenses).toEqual([{ license: { id: 'MIT' } }]);
     expect(doc.components.find((x) => x.name === 'pkg')).toMatchObject({ group: '@scope', licenses: [{ expression: '(MIT OR Apache-2.0)' }] });
     expect(doc.components.find((x) => x.purl === 'pkg:npm/a@1.0.0')!.licenses).toEqual([{ license: { name: 'SEE LICENSE IN LICENSE.txt' } }]);
+  });
+
+  it("Yarn Plug'n'Play: the npm packages of yarn.lock, without workspaces or patches", () => {
+    const lock = path.join(tmpDir('rbp-sbom-'), 'yarn.lock');
+    write(lock, [
+      '__metadata:\n  version: 8\n',
+      '"ms@npm:^2.1.3, ms@npm:^2.1.0":\n  version: 2.1.3\n  resolution: "ms@npm:2.1.3"\n  checksum: 10c0/abc\n',
+      '"@types/node@npm:^20":\n  version: 20.1.0\n  resolution: "@types/node@npm:20.1.0"\n',
+      '"resolve@patch:resolve@npm%3A1.22.8#~builtin<compat/resolve>":\n  version: 1.22.8\n  resolution: "resolve@patch:resolve@npm%3A1.22.8#~builtin<compat/resolve>::version=1.22.8"\n',
+      '"app@workspace:.":\n  version: 0.0.0-use.local\n  resolution: "app@workspace:."\n',
+    ].join('\n'));
+    const doc = cycloneDx(yarnBerryLockComponents(lock)) as { components: Record<string, unknown>[] };
+    expectValid(doc);
+    expect(doc.components.map((x) => x.purl)).toEqual(['pkg:npm/%40types/node@20.1.0', 'pkg:npm/ms@2.1.3']);
   });
 
   it("Composer's vendor/: the packages of vendor/composer/installed.json", () => {

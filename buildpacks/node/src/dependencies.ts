@@ -13,7 +13,7 @@ import { execa } from 'execa';
 import { parse as parseYaml } from 'yaml';
 import type { Layers } from '../../../lib/cnb/layers.ts';
 import { writeSbom } from '../../../lib/cnb/sbom.ts';
-import { nodeModulesComponents } from '../../../lib/cnb/sbom-deps.ts';
+import { nodeModulesComponents, yarnBerryLockComponents } from '../../../lib/cnb/sbom-deps.ts';
 import { UserError } from '../../../lib/errors.ts';
 import type { Logger } from '../../../lib/log.ts';
 import type { PackageJson } from './package-json.ts';
@@ -168,13 +168,13 @@ export async function installDependencies(r: InstallRequest): Promise<InstallRes
 
 /**
  * `modules.sbom.cdx.json`: every package installed in the layer's node_modules, with package-lock's
- * integrity digests when there is one. Written at every build, reused layer included (rbp's and the
+ * integrity digests when there is one; for Plug'n'Play, the npm packages of yarn.lock. Written at every build, reused layer included (rbp's and the
  * lifecycle's caches do not restore SBOM files of cached layers).
  */
 function writeModulesSbom(r: InstallRequest, layerPath: string): void {
-  if (r.pnp) return; // Plug'n'Play installs no node_modules tree
+  // Plug'n'Play installs no node_modules tree: its lock file says what was installed.
   const lock = ['npm-shrinkwrap.json', 'package-lock.json'].map((f) => path.join(r.appDir, f)).find((f) => fs.existsSync(f));
-  const components = nodeModulesComponents(path.join(layerPath, 'node_modules'), lock);
+  const components = r.pnp ? yarnBerryLockComponents(path.join(r.appDir, 'yarn.lock')) : nodeModulesComponents(path.join(layerPath, 'node_modules'), lock);
   writeSbom(r.layers.dir, MODULES_LAYER, components);
   r.log.detail(`SBOM: ${components.length} package(s) in ${MODULES_LAYER}.sbom.cdx.json`);
 }
