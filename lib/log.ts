@@ -109,6 +109,12 @@ export class Logger {
     for (const l of renderUserError(e).split('\n')) this.err.write(`${this.indent}${this.style('red', l)}\n`);
   }
 
+  /** A line that goes with an error (what it left behind), on the error stream. */
+  errLine(text: string): void {
+    this.flushHeld();
+    this.err.write(`${this.indent}${text}\n`);
+  }
+
   /** A one-line failure (`ERROR: ...`), on the error stream. */
   fail(text: string): void {
     this.flushHeld();

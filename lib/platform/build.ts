@@ -381,7 +381,7 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
     }
     if (e instanceof PhaseError) {
       log.fail(e.message);
-      log.fail(`The previous build in ${out} is unchanged.`);
+      log.errLine(`The previous build in ${out} is unchanged.`);
       result.code = e.code;
       return result;
     }
