@@ -1,7 +1,12 @@
 /**
  * The build log: a section per phase and buildpack, steps with their duration, warnings, and a
- * closing summary. Output goes to a stream (stdout by default). `NO_COLOR` turns colours off, and so
- * does a stream that is not a terminal.
+ * closing summary. Output goes to a stream (stdout by default); warnings and errors go to `err`
+ * (the same stream unless given: a buildpack's whole output is its build log). `NO_COLOR` turns
+ * colours off, and so does a stream that is not a terminal.
+ *
+ * Levels: `quiet` holds back everything but warnings and errors (the caller may print what was held
+ * when something fails), `verbose` adds `debug` lines. The default level is `RBP_LOG_LEVEL`, which rbp
+ * sets for the buildpacks it runs.
  */
 import type { Writable } from 'node:stream';
 import { renderUserError, type UserErrorData } from './errors.ts';
@@ -23,15 +28,43 @@ export function formatDuration(ms: number): string {
   return `${m}m${String(s).padStart(2, '0')}s`;
 }
 
+export type LogLevel = 'quiet' | 'normal' | 'verbose';
+
+export function logLevelOf(env: NodeJS.ProcessEnv = process.env): LogLevel {
+  const v = env.RBP_LOG_LEVEL?.toLowerCase();
+  return v === 'quiet' || v === 'verbose' ? v : 'normal';
+}
+
 export class Logger {
   private readonly out: Writable;
+  private readonly err: Writable;
   private readonly color: boolean;
   private readonly indent: string;
+  readonly level: LogLevel;
+  /** What `quiet` held back, in order. */
+  private readonly held: (Buffer | string)[] = [];
 
-  constructor(opts: { out?: Writable; color?: boolean; indent?: string } = {}) {
+  constructor(opts: { out?: Writable; err?: Writable; color?: boolean; indent?: string; level?: LogLevel } = {}) {
     this.out = opts.out ?? process.stdout;
+    this.err = opts.err ?? this.out;
     this.color = opts.color ?? useColor(this.out as { isTTY?: boolean });
     this.indent = opts.indent ?? '';
+    this.level = opts.level ?? logLevelOf();
+  }
+
+  private write(chunk: Buffer | string): void {
+    if (this.level === 'quiet') this.held.push(chunk);
+    else this.out.write(chunk);
+  }
+
+  /** Prints what `quiet` held back (to the error stream): the log of a build that failed. */
+  flushHeld(): void {
+    for (const c of this.held.splice(0)) this.err.write(c);
+  }
+
+  /** A line for `--verbose` only. */
+  debug(text: string): void {
+    if (this.level === 'verbose') this.out.write(`${this.indent}${this.style('dim', `  . ${text}`)}\n`);
   }
 
   style(s: Style, text: string): string {
@@ -42,11 +75,11 @@ export class Logger {
 
   /** Passes a child process's output through as it comes. */
   raw(chunk: Buffer | string): void {
-    this.out.write(chunk);
+    this.write(chunk);
   }
 
   line(text = ''): void {
-    this.out.write(text === '' ? '\n' : `${this.indent}${text}\n`);
+    this.write(text === '' ? '\n' : `${this.indent}${text}\n`);
   }
 
   /** `## Title`: one per phase or buildpack. */
@@ -68,11 +101,24 @@ export class Logger {
   }
 
   warn(text: string): void {
-    this.line(this.style('yellow', `! WARNING ${text}`));
+    this.err.write(`${this.indent}${this.style('yellow', `! WARNING ${text}`)}\n`);
   }
 
   error(e: UserErrorData): void {
-    for (const l of renderUserError(e).split('\n')) this.line(this.style('red', l));
+    this.flushHeld(); // with --quiet, what led up to an error is shown before it
+    for (const l of renderUserError(e).split('\n')) this.err.write(`${this.indent}${this.style('red', l)}\n`);
+  }
+
+  /** A line that goes with an error (what it left behind), on the error stream. */
+  errLine(text: string): void {
+    this.flushHeld();
+    this.err.write(`${this.indent}${text}\n`);
+  }
+
+  /** A one-line failure (`ERROR: ...`), on the error stream. */
+  fail(text: string): void {
+    this.flushHeld();
+    this.err.write(`${this.indent}${this.style('red', `ERROR: ${text}`)}\n`);
   }
 
   /** Runs one step, printing `- title` then `  - done (1.2s)` or `  - failed after 1.2s`. */

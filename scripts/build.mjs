@@ -80,8 +80,10 @@ await Promise.all(
   }),
 );
 
+const { version } = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
 await esbuild.build({
   ...common,
+  define: { __RBP_VERSION__: JSON.stringify(version) },
   entryPoints: [path.join(root, 'scripts', 'rbp.ts')],
   outfile: path.join(dist, 'rbp.js'),
   format: 'esm',

@@ -18,13 +18,14 @@ describe('CycloneDX SBOM', () => {
       components: [
         {
           type: 'application',
+          'bom-ref': 'pkg:generic/node@22.3.0',
           name: 'node',
           version: '22.3.0',
           purl: 'pkg:generic/node@22.3.0',
           hashes: [{ alg: 'SHA-256', content: 'ab'.repeat(32) }],
           licenses: [{ license: { id: 'MIT' } }],
         },
-        { type: 'library', name: 'left-pad', version: '1.3.0' },
+        { type: 'library', 'bom-ref': 'left-pad@1.3.0', name: 'left-pad', version: '1.3.0' },
       ],
     });
   });
@@ -33,7 +34,7 @@ describe('CycloneDX SBOM', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cnb-sbom-'));
     const file = writeSbom(dir, 'node', [{ name: 'node', version: '22.3.0' }]);
     expect(file).toBe(path.join(dir, 'node.sbom.cdx.json'));
-    expect(JSON.parse(fs.readFileSync(file, 'utf8')).components[0]).toEqual({ type: 'application', name: 'node', version: '22.3.0' });
+    expect(JSON.parse(fs.readFileSync(file, 'utf8')).components[0]).toEqual({ type: 'application', 'bom-ref': 'node@22.3.0', name: 'node', version: '22.3.0' });
     expect(writeSbom(dir, 'launch', [])).toBe(path.join(dir, 'launch.sbom.cdx.json'));
     expect(CYCLONEDX_MEDIA_TYPE).toBe('application/vnd.cyclonedx+json');
   });

@@ -2,15 +2,21 @@
  * Reading artifacts and small documents from http(s) URLs or local paths, with retries and timeouts.
  * A failure the user can act on (unreachable host, 404, a missing mirror file) ends as the UserError
  * `deps/download-failed`, naming the URL with its credentials hidden.
+ *
+ * Requests go through undici's EnvHttpProxyAgent: `HTTPS_PROXY`, `HTTP_PROXY` and `NO_PROXY` (or their
+ * lower-case forms) are honoured as curl does. A download still running after a second gets a
+ * progress line, then one every few seconds (the log is usually a pipe, not a terminal).
  */
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import { Transform } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { EnvHttpProxyAgent, fetch as undiciFetch } from 'undici';
 import { UserError } from '../errors.ts';
-import type { Logger } from '../log.ts';
+import { formatDuration, type Logger } from '../log.ts';
 import { hashingStream, type Checksum, type ChecksumAlgorithm } from './checksum.ts';
 import { parseLocation, redact, requestOf } from './url.ts';
 
@@ -72,24 +78,101 @@ function isNotFound(e: unknown): boolean {
   return (e instanceof HttpStatusError && e.status === 404) || (e as NodeJS.ErrnoException)?.code === 'ENOENT';
 }
 
+const PROXY_VARS = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy', 'NO_PROXY', 'no_proxy'] as const;
+let agent: { key: string; dispatcher: EnvHttpProxyAgent } | undefined;
+
+/** The proxy settings as seen now (one agent per setting: tests and long-lived processes may change them). */
+function dispatcher(): EnvHttpProxyAgent {
+  const key = PROXY_VARS.map((k) => process.env[k] ?? '').join('\0');
+  if (agent?.key !== key) agent = { key, dispatcher: new EnvHttpProxyAgent() };
+  return agent.dispatcher;
+}
+
+/** Which proxy a URL goes through, for the verbose log (credentials hidden); undefined for none. */
+export function proxyFor(url: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const u = new URL(url);
+  const noProxy = (env.no_proxy ?? env.NO_PROXY ?? '').split(/[\s,]+/).filter(Boolean);
+  const host = u.hostname.replace(/^\[|\]$/g, '');
+  if (noProxy.some((p) => p === '*' || host === p.replace(/^\*?\.?/, '') || host.endsWith(`.${p.replace(/^\*?\.?/, '')}`))) return undefined;
+  const proxy = u.protocol === 'https:' ? (env.https_proxy ?? env.HTTPS_PROXY ?? env.http_proxy ?? env.HTTP_PROXY) : (env.http_proxy ?? env.HTTP_PROXY);
+  return proxy ? redact(proxy) : undefined;
+}
+
+interface Opened {
+  stream: Readable;
+  /** Content-Length, when the server said. */
+  total?: number;
+}
+
 /** Opens one attempt at reading `ref` as a stream. */
-async function open(ref: string, timeoutMs: number, accept?: string): Promise<Readable> {
+async function open(ref: string, timeoutMs: number, accept?: string, log?: Logger): Promise<Opened> {
   const loc = parseLocation(ref);
   if (loc.kind === 'file') {
     await fsp.access(loc.path, fs.constants.R_OK);
-    return fs.createReadStream(loc.path);
+    return { stream: fs.createReadStream(loc.path), total: (await fsp.stat(loc.path)).size };
   }
   const req = requestOf(loc.url);
-  const res = await fetch(req.url, {
+  const via = proxyFor(req.url);
+  log?.debug(`GET ${redact(req.url)}${via ? ` via proxy ${via}` : ''}`);
+  const res = await undiciFetch(req.url, {
     headers: { ...req.headers, ...(accept ? { accept } : {}) },
     redirect: 'follow',
     signal: AbortSignal.timeout(timeoutMs),
+    dispatcher: dispatcher(),
   });
   if (!res.ok || !res.body) {
     await res.body?.cancel();
     throw new HttpStatusError(res.status, res.statusText);
   }
-  return Readable.fromWeb(res.body as WebReadableStream<Uint8Array>);
+  const length = Number(res.headers.get('content-length'));
+  return { stream: Readable.fromWeb(res.body as WebReadableStream<Uint8Array>), ...(length > 0 ? { total: length } : {}) };
+}
+
+function mib(n: number): string {
+  return `${(n / 2 ** 20).toFixed(1)} MiB`;
+}
+
+/**
+ * Counts the bytes going through; when the transfer has taken more than `firstMs`, logs a progress
+ * line, then one every `everyMs`, and a closing line when it ends.
+ */
+export function progressStream(what: string, total: number | undefined, log: Logger | undefined, firstMs = 1000, everyMs = 5000): Transform {
+  let bytes = 0;
+  let shown = false;
+  const t0 = performance.now();
+  const report = () => {
+    shown = true;
+    const secs = (performance.now() - t0) / 1000;
+    const rate = secs > 0 ? ` at ${mib(bytes / secs)}/s` : '';
+    log?.detail(`${what}: ${mib(bytes)}${total ? ` of ${mib(total)} (${Math.floor((bytes / total) * 100)}%)` : ''}${rate}`);
+  };
+  let timer: NodeJS.Timeout | undefined = log
+    ? setTimeout(function tick() {
+        report();
+        timer = setTimeout(tick, everyMs);
+        timer.unref();
+      }, firstMs)
+    : undefined;
+  timer?.unref();
+  const stop = () => {
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+  };
+  return new Transform({
+    transform(chunk: Buffer, _enc, cb) {
+      bytes += chunk.length;
+      cb(null, chunk);
+    },
+    flush(cb) {
+      stop();
+      if (shown) log?.detail(`${what}: ${mib(bytes)} in ${formatDuration(performance.now() - t0)}`);
+      cb();
+    },
+    destroy(err, cb) {
+      stop();
+      cb(err);
+    },
+  });
 }
 
 function downloadFailed(what: string, ref: string, e: unknown, fix?: string): UserError {
@@ -117,7 +200,7 @@ export interface TextRequest extends NetworkOptions {
 export async function fetchText(ref: string, req: TextRequest): Promise<string | undefined> {
   try {
     return await withRetry(async () => {
-      const stream = await open(ref, req.timeoutMs ?? 30_000, req.accept);
+      const { stream } = await open(ref, req.timeoutMs ?? 30_000, req.accept, req.log);
       const chunks: Buffer[] = [];
       for await (const c of stream) chunks.push(Buffer.from(c as Uint8Array));
       return Buffer.concat(chunks).toString('utf8');
@@ -144,9 +227,9 @@ export async function downloadFile(ref: string, to: string, req: FileRequest): P
   const algorithms = [...req.algorithms];
   try {
     return await withRetry(async () => {
-      const source = await open(ref, req.timeoutMs ?? 600_000);
+      const source = await open(ref, req.timeoutMs ?? 600_000, undefined, req.log);
       const hash = hashingStream(algorithms);
-      await pipeline(source, hash.stream, fs.createWriteStream(to));
+      await pipeline(source.stream, progressStream(`downloading ${req.what}`, source.total, req.log), hash.stream, fs.createWriteStream(to));
       return { digests: hash.digests(), bytes: fs.statSync(to).size };
     }, req);
   } catch (e) {

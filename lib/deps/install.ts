@@ -81,6 +81,7 @@ export async function installTool(o: InstallToolOptions): Promise<InstalledTool>
     versionArgs: o.versionArgs ?? ['--version'],
     ...(o.versionPattern ? { versionPattern: o.versionPattern } : {}),
     ...((o.spec?.version ?? o.constraint) ? { expected: o.spec?.version ?? o.constraint } : {}),
+    sbom: { layersDir: o.layers.dir, target: o.types?.launch ? 'launch' : 'build' },
   });
   if (operator) {
     // A layer left by an earlier build would be cached and exported for nothing.

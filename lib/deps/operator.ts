@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
+import { appendSbom } from '../cnb/sbom.ts';
 import semver from 'semver';
 import { UserError } from '../errors.ts';
 import type { Logger } from '../log.ts';
@@ -19,6 +20,8 @@ export function operatorVariable(id: string): string {
 
 export interface OperatorToolOptions {
   id: string;
+  /** Where the tool, when found, is recorded as an SBOM component: `<layersDir>/<target>.sbom.cdx.json`. */
+  sbom?: { layersDir: string; target: 'launch' | 'build' };
   env: Record<string, string | undefined>;
   log: Logger;
   /** Arguments that make the tool print its version: `['version']`, `['--version']`. */
@@ -64,13 +67,28 @@ export async function findOperatorTool(opts: OperatorToolOptions): Promise<Opera
   const { version, output } = await readToolVersion(file, opts.versionArgs, opts.versionPattern);
   if (version === undefined) {
     opts.log.warn(`${variable}=${value}: could not read a version from \`${[value, ...opts.versionArgs].join(' ')}\` (${JSON.stringify(output)}); using it as is`);
+    recordInSbom(opts, file, undefined);
     return { variable, path: file, version: undefined };
   }
   opts.log.info(`using ${opts.id} ${version} from ${variable}=${value} (provided by the operator)`);
   if (opts.expected && !matches(version, opts.expected)) {
     opts.log.warn(`${variable}=${value} is ${opts.id} ${version}, not ${opts.expected} as the contract asks; using it as is`);
   }
+  recordInSbom(opts, file, version);
   return { variable, path: file, version };
+}
+
+/** Not installed by a buildpack, yet part of what builds or runs the app: the SBOM names it. */
+function recordInSbom(opts: OperatorToolOptions, file: string, version: string | undefined): void {
+  if (!opts.sbom) return;
+  appendSbom(opts.sbom.layersDir, opts.sbom.target, [
+    {
+      name: opts.id,
+      ...(version ? { version } : {}),
+      purl: `pkg:generic/${encodeURIComponent(opts.id)}${version ? `@${encodeURIComponent(version)}` : ''}`,
+      properties: { 'rbp:source': 'operator', 'rbp:path': file, 'rbp:variable': operatorVariable(opts.id) },
+    },
+  ]);
 }
 
 function matches(version: string, expected: string): boolean {

@@ -20,6 +20,7 @@ import { readLaunchToml, type Label } from '../cnb/launch.ts';
 import { readLayerToml } from '../cnb/layers.ts';
 import { readUnmet, writeBuildpackPlan } from '../cnb/plan.ts';
 import { validateSbomFiles } from '../cnb/sbom.ts';
+import { aggregateSboms } from '../cnb/sbom-aggregate.ts';
 import { writeToml } from '../cnb/toml.ts';
 import { UserError } from '../errors.ts';
 import { formatDuration, type Logger } from '../log.ts';
@@ -41,6 +42,8 @@ export interface BuildOptions {
   /** Service binding directories (each with a `type` file), given to buildpacks as `<platform>/bindings/<name>`. */
   bindings?: string[];
   task?: string;
+  /** Which paths of the app (relative, `/`-separated) are copied into the build: project.toml include/exclude. */
+  appFilter?: (rel: string, isDir: boolean) => boolean;
   instance: string;
   instanceMemory: number;
   log: Logger;
@@ -51,6 +54,8 @@ export type LayerState = 'created' | 'reused' | 'restored';
 
 export interface BuildResult {
   code: number;
+  /** The group that passed detection, as id@version. */
+  group?: string[];
   layers: { buildpack: string; name: string; state: LayerState; launch: boolean; cache: boolean }[];
   phases: Record<string, number>;
 }
@@ -136,13 +141,14 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
   try {
     const detected = await timed('detect', () => detect(opts.order, appDir, penv, log));
     if (detected.code !== EXIT.ok || !detected.group) {
-      log.line(detected.code === EXIT.detectError ? 'ERROR: detection failed with a buildpack error' : 'ERROR: no buildpack group passed detection');
+      log.fail(detected.code === EXIT.detectError ? 'detection failed with a buildpack error' : 'no buildpack group passed detection');
       result.code = detected.code;
       return result;
     }
     const group = detected.group;
     let entries: PlanEntry<BuildpackRef>[] = detected.entries ?? [];
     log.info(`group: ${group.map(bpKey).join(', ')}`);
+    result.group = group.map(bpKey);
 
     // A crash between the two renames of an earlier run leaves only the previous build: take it back.
     if (!fs.existsSync(out) && fs.existsSync(prev)) fs.renameSync(prev, out);
@@ -156,7 +162,7 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
     const workspace = path.join(out, 'workspace');
     const layersRoot = path.join(out, 'layers');
     fs.mkdirSync(layersRoot, { recursive: true });
-    copyApp(appDir, workspace, [out, prev, cacheDir, newCache]);
+    copyApp(appDir, workspace, [out, prev, cacheDir, newCache], opts.appFilter);
 
     const restoredIds = new Map<string, string | undefined>();
     await timed('restore', () => {
@@ -298,6 +304,8 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
         defaultType = 'task';
       }
       fs.mkdirSync(newCache, { recursive: true });
+      // Before non-launch layers and build SBOMs leave OUT: the build's SBOM, as the lifecycle gathers it.
+      aggregateSboms(layersRoot, group.map((g) => g.descriptor.buildpack.id));
       for (const bp of group) {
         const esc = escapeId(bp.descriptor.buildpack.id);
         const dir = path.join(layersRoot, esc);
@@ -373,8 +381,8 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
       rmrf(`${taken}.toml`);
     }
     if (e instanceof PhaseError) {
-      log.line(`ERROR: ${e.message}`);
-      log.line(`The previous build in ${out} is unchanged.`);
+      log.fail(e.message);
+      log.errLine(`The previous build in ${out} is unchanged.`);
       result.code = e.code;
       return result;
     }
@@ -415,12 +423,16 @@ export function defaultCacheDir(out: string): string {
 }
 
 /** Copies the application source; OUT and the cache are skipped when they sit inside it. */
-function copyApp(appDir: string, workspace: string, skip: string[]): void {
+function copyApp(appDir: string, workspace: string, skip: string[], keep?: (rel: string, isDir: boolean) => boolean): void {
   fs.cpSync(appDir, workspace, {
     recursive: true,
     verbatimSymlinks: true,
     preserveTimestamps: true,
-    filter: (src) => !skip.some((s) => src === s || src.startsWith(`${s}${path.sep}`)),
+    filter: (src) => {
+      if (skip.some((s) => src === s || src.startsWith(`${s}${path.sep}`))) return false;
+      if (!keep || src === appDir) return true;
+      return keep(path.relative(appDir, src).split(path.sep).join('/'), fs.lstatSync(src).isDirectory());
+    },
   });
 }
 

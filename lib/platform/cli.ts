@@ -1,82 +1,56 @@
 /** The `rbp` command line: detect, build, run, deploy. */
+import { referenceLauncher, runImageLayout, writeAppImage } from '../package/app-image.ts';
+import { writeBuilder } from '../package/builder.ts';
+import { packageOurs } from '../package/ours.ts';
 import crypto from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { EXIT } from '../cnb/exit.ts';
 import { isUserError, UserError } from '../errors.ts';
-import { Logger } from '../log.ts';
+import { Logger, type LogLevel } from '../log.ts';
 import { DEFAULT_INSTANCE, INSTANCE_SIZES, parseInstance, parseMemory } from '../launch/instance.ts';
+import { bpKey } from './detect.ts';
 import { build } from './build.ts';
 import { collectEnv } from './cli-env.ts';
+import { command, commandHelp, COMMANDS, overview, parseOptions, type Command } from './cli-commands.ts';
+import { readProjectDescriptor, type ProjectDescriptor } from './project-descriptor.ts';
+import { fileURLToPath } from 'node:url';
+import type { Writable } from 'node:stream';
 import { detect } from './detect.ts';
 import { filteredHostEnv, operatorEnv } from './env.ts';
 import { healthCheck, healthCheckPaths, waitForPort } from './health.ts';
 import { dryRun, planLaunch, start } from './launcher.ts';
 import { readRbpInfo } from './metadata.ts';
-import { AUTO_ORDER, resolveOrder } from './order.ts';
-import { packageOurs } from '../package/ours.ts';
-import { writeBuilder } from '../package/builder.ts';
-import { referenceLauncher, runImageLayout, writeAppImage } from '../package/app-image.ts';
+import { orderFromGroups, resolveOrder, type Order } from './order.ts';
 import { appPortBehindMiddleware } from '../launch/ports.ts';
 import { isBlocked } from '../launch/request-flow/activation.ts';
 import { writePlatformEnv } from '../cnb/env.ts';
 import fs from 'node:fs';
 
-export const USAGE = `rbp — a local Cloud Native Buildpacks lifecycle, no Docker needed
+declare const __RBP_VERSION__: string | undefined;
 
-Usage:
-  rbp detect APP [--type T | --buildpack DIR... | --order FILE] [--env K=V]... [--env-file F]
-  rbp build  APP --out OUT [--type T | --buildpack DIR... | --order FILE] [--cache DIR] [--clear-cache]
-                 [--env K=V]... [--env-file F] [--binding DIR]... [--task CMD] [--instance SIZE]
-                 [--image DIR [--run-image DIR]]
-  rbp run    OUT [--process TYPE] [--port PORT] [--env K=V]... [--env-file F] [--instance SIZE]
-                 [--memory SIZE] [--dry-run] [-- ARGS...]
-  rbp deploy APP [build options] [--out OUT] [--port PORT] [--check] [--timeout SECONDS]
-  rbp package --out DIR        our buildpacks as CNB buildpackages (DIR/rbp-<name>.cnb, rbp-auto.cnb)
-  rbp builder --out DIR [--run-image DIR]   a CNB builder (OCI layout: tags builder and run; builder.toml)
+/** Set by the bundler from package.json; read from it when running from source. */
+export function rbpVersion(): string {
+  if (typeof __RBP_VERSION__ === 'string') return __RBP_VERSION__;
+  const pkg = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../package.json');
+  return (JSON.parse(fs.readFileSync(pkg, 'utf8')) as { version: string }).version;
+}
 
---buildpack DIR may be a buildpackage (x.cnb or an OCI layout folder) or a composite buildpack: its components are found by id@version among the
-other --buildpack directories, beside it (<dir>/<escaped-id>/<version>/) and ours.
-Without --type or --buildpack the buildpacks are tried in this order: ${AUTO_ORDER.join(', ')}.
-Instance sizes: ${Object.entries(INSTANCE_SIZES)
-  .map(([k, v]) => `${k} (${v >= 1 << 30 ? `${v / (1 << 30)} GiB` : `${v / (1 << 20)} MiB`})`)
-  .join(', ')}; default ${DEFAULT_INSTANCE}.
-Exit codes: detect 20 (no group passed), 21 (a buildpack failed); build 51 (a buildpack failed), 52 (invalid buildpack output),
-62 (export); run: the process's status, 82 when it could not start; deploy 3 (health check failed);
-2 bad usage.`;
+export function versionLine(): string {
+  return `rbp ${rbpVersion()} (node ${process.version}, ${process.platform}-${process.arch})`;
+}
 
-const common = {
-  env: { type: 'string', multiple: true },
-  'env-file': { type: 'string', multiple: true },
-  help: { type: 'boolean', short: 'h' },
-} as const;
-const selection = {
-  type: { type: 'string' },
-  buildpack: { type: 'string', multiple: true },
-  order: { type: 'string' },
-} as const;
-const buildOpts = {
-  ...selection,
-  out: { type: 'string' },
-  cache: { type: 'string' },
-  'clear-cache': { type: 'boolean' },
-  task: { type: 'string' },
-  instance: { type: 'string' },
-  binding: { type: 'string', multiple: true },
-  image: { type: 'string' },
-  'run-image': { type: 'string' },
-} as const;
-const runOpts = {
-  process: { type: 'string' },
-  port: { type: 'string' },
-  instance: { type: 'string' },
-  memory: { type: 'string' },
-  'dry-run': { type: 'boolean' },
-} as const;
+let current: Command | undefined;
 
 function usage(msg: string): UserError {
-  return new UserError({ id: 'platform/usage', title: msg, rule: 'See the usage below.', fix: USAGE });
+  const c = current;
+  return new UserError({
+    id: 'platform/usage',
+    title: msg,
+    rule: c ? `Usage: ${c.synopsis}` : 'Usage: rbp COMMAND [flags], COMMAND one of ' + COMMANDS.map((x) => x.name).join(', ') + '.',
+    fix: c ? `See rbp ${c.name} --help for every flag.` : 'See rbp --help.',
+  });
 }
 
 function one(positionals: string[], what: string): string {
@@ -109,27 +83,84 @@ function defaultDeployOut(app: string): string {
   return path.join(base, 'rbp', 'deploy', `${path.basename(abs)}-${hash}`);
 }
 
-export async function main(argv: string[], log = new Logger()): Promise<number> {
+export interface Streams {
+  stdout: Writable;
+  stderr: Writable;
+}
+
+/** Which buildpacks: flags first, then project.toml's group, then our own in AUTO_ORDER. */
+function orderOf(values: { type?: string; buildpack?: string[]; order?: string }, project: ProjectDescriptor | undefined): Order {
+  if (!values.type && !values.buildpack?.length && !values.order && project?.group.length) {
+    return orderFromGroups([project.group], path.dirname(project.file), [], project.file);
+  }
+  return resolveOrder({ type: values.type, buildpacks: values.buildpack, orderFile: values.order });
+}
+
+function writeJson(out: Writable, value: unknown): void {
+  out.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+export async function main(argv: string[], streams: Streams = { stdout: process.stdout, stderr: process.stderr }): Promise<number> {
   const dd = argv.indexOf('--');
   const passthrough = dd === -1 ? [] : argv.slice(dd + 1);
   const [cmd, ...rest] = dd === -1 ? argv : argv.slice(0, dd);
+  current = undefined;
+  // Until the flags are read, errors go to stderr at the normal level.
+  let log = new Logger({ out: streams.stdout, err: streams.stderr, color: undefined });
   try {
+    if (cmd === '--version' || cmd === '-V') return (streams.stdout.write(`${versionLine()}\n`), 0);
+    if (cmd === undefined || cmd === 'help' || cmd === '--help' || cmd === '-h') {
+      const sub = cmd === 'help' ? rest[0] : undefined;
+      const c = sub ? command(sub) : undefined;
+      if (sub && !c) throw usage(`unknown command ${JSON.stringify(sub)}`);
+      // No command at all is a usage error: the overview goes to stderr.
+      (cmd === undefined ? streams.stderr : streams.stdout).write(`${c ? commandHelp(c) : overview(rbpVersion())}\n`);
+      return cmd === undefined ? EXIT.usage : 0;
+    }
+    const c = command(cmd);
+    if (!c) throw usage(`unknown command ${JSON.stringify(cmd)}`);
+    current = c;
+    const { values: v, positionals } = parseArgs({ args: rest, options: parseOptions(c), allowPositionals: true, strict: true });
+    const values = v as Record<string, string | boolean | string[] | undefined>;
+    const str = (k: string) => values[k] as string | undefined;
+    const list = (k: string) => values[k] as string[] | undefined;
+    if (values.help) return (streams.stdout.write(`${commandHelp(c)}\n`), 0);
+    if (values.quiet && values.verbose) throw usage('--quiet and --verbose cannot be used together');
+    const level: LogLevel = values.quiet ? 'quiet' : values.verbose ? 'verbose' : 'normal';
+    // rbp's RBP_* variables reach the buildpacks (operatorEnv): with --verbose they log debug lines
+    // too. --quiet is not passed on: rbp holds their output itself, to show it if the build fails.
+    if (level === 'verbose') process.env.RBP_LOG_LEVEL = level;
+    // With --json, stdout carries the JSON alone and the log goes to stderr.
+    log = new Logger({ out: values.json ? streams.stderr : streams.stdout, err: streams.stderr, level });
+
     switch (cmd) {
+      case 'version':
+        streams.stdout.write(`${versionLine()}\n`);
+        return 0;
       case 'detect': {
-        const { values, positionals } = parseArgs({ args: rest, options: { ...common, ...selection }, allowPositionals: true });
-        if (values.help) return (log.line(USAGE), 0);
         const app = one(positionals, 'APP directory');
-        const env = collectEnv(values['env-file'], values.env);
-        const order = resolveOrder({ type: values.type, buildpacks: values.buildpack, orderFile: values.order });
+        const project = readProjectDescriptor(path.resolve(app), str('descriptor'));
+        if (project) log.debug(`project descriptor ${project.file} (schema ${project.schema}): ${Object.keys(project.env).length} variable(s), ${project.group.length} buildpack(s)`);
+        const env = collectEnv(list('env-file'), list('env'), project?.env);
+        const order = orderOf({ type: str('type'), buildpack: list('buildpack'), order: str('order') }, project);
         const platformDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-platform-'));
         try {
           writePlatformEnv(platformDir, env);
           log.section('Detect');
           const r = await detect(order, path.resolve(app), { base: filteredHostEnv(), user: env, operator: operatorEnv(), platformDir }, log);
           if (r.group) {
-            log.info(`group: ${r.group.map((g) => `${g.descriptor.buildpack.id}@${g.descriptor.buildpack.version}`).join(', ')}`);
+            log.info(`group: ${r.group.map(bpKey).join(', ')}`);
             for (const e of r.entries ?? []) log.detail(`plan: ${e.requires.map((q) => q.name).join(', ')} ← ${e.providers.map((p) => p.descriptor.buildpack.id).join(', ')}`);
-          } else log.line(r.code === EXIT.detectError ? 'ERROR: detection failed with a buildpack error' : 'ERROR: no buildpack group passed detection');
+          } else log.fail(r.code === EXIT.detectError ? 'detection failed with a buildpack error' : 'no buildpack group passed detection');
+          if (values.json) {
+            writeJson(streams.stdout, {
+              exitCode: r.code,
+              passed: Boolean(r.group),
+              group: (r.group ?? []).map((g) => ({ id: g.descriptor.buildpack.id, version: g.descriptor.buildpack.version })),
+              plan: (r.entries ?? []).map((e) => ({ requires: e.requires.map((q) => q.name), providers: e.providers.map((p) => p.descriptor.buildpack.id) })),
+            });
+          }
+          if (r.code !== 0) log.flushHeld();
           return r.code;
         } finally {
           fs.rmSync(platformDir, { recursive: true, force: true });
@@ -137,92 +168,95 @@ export async function main(argv: string[], log = new Logger()): Promise<number> 
       }
       case 'build':
       case 'deploy': {
-        const { values, positionals } = parseArgs({
-          args: rest,
-          options: { ...common, ...buildOpts, ...(cmd === 'deploy' ? { port: { type: 'string' }, check: { type: 'boolean' }, timeout: { type: 'string' } } : {}) },
-          allowPositionals: true,
-        });
-        if (values.help) return (log.line(USAGE), 0);
         const app = one(positionals, 'APP directory');
-        const out = values.out ?? (cmd === 'deploy' ? defaultDeployOut(app) : undefined);
+        const out = str('out') ?? (cmd === 'deploy' ? defaultDeployOut(app) : undefined);
         if (!out) throw usage('rbp build needs --out OUT');
-        const instance = parseInstance(values.instance ?? DEFAULT_INSTANCE);
-        const userEnv = collectEnv(values['env-file'], values.env);
-        const port = parsePort((values as { port?: string }).port);
-        const timeoutMs = parseTimeout((values as { timeout?: string }).timeout) * 1000;
-        const order = resolveOrder({ type: values.type, buildpacks: values.buildpack, orderFile: values.order });
+        const instance = parseInstance(str('instance') ?? DEFAULT_INSTANCE);
+        const project = readProjectDescriptor(path.resolve(app), str('descriptor'));
+        if (project) log.debug(`project descriptor ${project.file} (schema ${project.schema}): ${Object.keys(project.env).length} variable(s), ${project.group.length} buildpack(s)`);
+        const userEnv = collectEnv(list('env-file'), list('env'), project?.env);
+        const port = parsePort(str('port'));
+        const timeoutMs = parseTimeout(str('timeout')) * 1000;
+        const order = orderOf({ type: str('type'), buildpack: list('buildpack'), order: str('order') }, project);
         const r = await build({
           appDir: app,
           outDir: out,
           order,
-          cacheDir: values.cache,
-          clearCache: values['clear-cache'],
+          cacheDir: str('cache'),
+          clearCache: Boolean(values['clear-cache']),
           userEnv,
-          bindings: values.binding,
-          task: values.task,
+          bindings: list('binding'),
+          task: str('task'),
+          ...(project?.filter ? { appFilter: project.filter } : {}),
           instance,
           instanceMemory: INSTANCE_SIZES[instance]!,
           log,
         });
-        if (r.code === 0 && values.image) {
+        if (r.code !== 0) log.flushHeld();
+        let image: string | undefined;
+        if (r.code === 0 && str('image')) {
           log.section('Image');
-          await writeAppImage({ out, image: path.resolve(values.image), runImage: runImageLayout(values['run-image']), launcher: referenceLauncher(), log });
+          image = path.resolve(str('image')!);
+          await writeAppImage({ out, image, runImage: runImageLayout(str('run-image')), launcher: referenceLauncher(), log });
+        }
+        if (values.json) {
+          writeJson(streams.stdout, {
+            exitCode: r.code,
+            out: path.resolve(out),
+            group: (r.group ?? []).map((g) => {
+              const at = g.lastIndexOf('@');
+              return { id: g.slice(0, at), version: g.slice(at + 1) };
+            }),
+            layers: r.layers,
+            timings: Object.fromEntries(Object.entries(r.phases).map(([k, ms]) => [k, Math.round(ms)])),
+            image: image ?? null,
+          });
         }
         if (r.code !== 0 || cmd === 'build') return r.code;
-        return deploy({ out, port, userEnv, instance, check: Boolean((values as { check?: boolean }).check), timeoutMs, log });
+        return deploy({ out, port, userEnv, instance, check: Boolean(values.check), timeoutMs, log });
       }
       case 'run': {
-        const { values, positionals } = parseArgs({ args: rest, options: { ...common, ...runOpts }, allowPositionals: true });
-        if (values.help) return (log.line(USAGE), 0);
         const out = one(positionals, 'OUT directory');
         const info = readRbpInfo(path.resolve(out));
-        const instance = parseInstance(values.instance ?? info?.instance ?? DEFAULT_INSTANCE);
-        const memory = values.memory ? parseMemory(values.memory) : INSTANCE_SIZES[instance]!;
+        const instance = parseInstance(str('instance') ?? info?.instance ?? DEFAULT_INSTANCE);
+        const memory = str('memory') ? parseMemory(str('memory')!) : INSTANCE_SIZES[instance]!;
         const plan = planLaunch({
           outDir: out,
-          processType: values.process,
-          port: parsePort(values.port),
-          userEnv: collectEnv(values['env-file'], values.env),
+          processType: str('process'),
+          port: parsePort(str('port')),
+          userEnv: collectEnv(list('env-file'), list('env')),
           instance,
           memory,
           args: passthrough,
         });
         if (values['dry-run']) {
-          process.stdout.write(`${JSON.stringify(dryRun(plan), null, 2)}\n`);
+          writeJson(streams.stdout, dryRun(plan));
           return 0;
         }
+        if (values.json) throw usage('--json goes with --dry-run: a running process prints its own output');
         return await start(plan).exited;
       }
       case 'package': {
-        const { values, positionals } = parseArgs({ args: rest, options: { out: { type: 'string' }, help: { type: 'boolean', short: 'h' } }, allowPositionals: true });
-        if (values.help) return (log.line(USAGE), 0);
         if (positionals.length) throw usage(`rbp package takes no positional argument, got ${positionals.join(' ')}`);
-        if (!values.out) throw usage('rbp package needs --out DIR');
+        if (!str('out')) throw usage('rbp package needs --out DIR');
         log.section('Package');
-        await packageOurs(path.resolve(values.out), log);
+        await packageOurs(path.resolve(str('out')!), log);
         return 0;
       }
       case 'builder': {
-        const { values, positionals } = parseArgs({ args: rest, options: { out: { type: 'string' }, 'run-image': { type: 'string' }, help: { type: 'boolean', short: 'h' } }, allowPositionals: true });
-        if (values.help) return (log.line(USAGE), 0);
         if (positionals.length) throw usage(`rbp builder takes no positional argument, got ${positionals.join(' ')}`);
-        if (!values.out) throw usage('rbp builder needs --out DIR');
+        if (!str('out')) throw usage('rbp builder needs --out DIR');
         log.section('Builder');
         const lifecycleDir = path.dirname(referenceLauncher());
-        await writeBuilder({ out: path.resolve(values.out), runImage: runImageLayout(values['run-image']), lifecycleDir, lifecycleVersion: path.basename(lifecycleDir), node: process.execPath, log });
+        await writeBuilder({ out: path.resolve(str('out')!), runImage: runImageLayout(str('run-image')), lifecycleDir, lifecycleVersion: path.basename(lifecycleDir), node: process.execPath, log });
         return 0;
       }
-      case undefined:
-      case 'help':
-      case '--help':
-      case '-h':
-        log.line(USAGE);
-        return cmd === undefined ? EXIT.usage : 0;
       default:
         throw usage(`unknown command ${JSON.stringify(cmd)}`);
     }
   } catch (e) {
     if (isUserError(e)) {
+      log.flushHeld();
       log.error(e.data);
       // The launcher's "failed before the process started" (lifecycle 80-89).
       if (e.id.startsWith('platform/launch/')) return EXIT.launchFailed;

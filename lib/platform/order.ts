@@ -225,7 +225,7 @@ function resolveEntry(ref: BuildpackRef, optional: boolean, pool: Pool, path_: s
   return { ref, optional, order };
 }
 
-interface OrderFileEntry {
+export interface OrderFileEntry {
   id?: string;
   version?: string;
   path?: string;
@@ -234,12 +234,16 @@ interface OrderFileEntry {
 
 export function orderFromFile(file: string, known: BuildpackRef[]): Order {
   const t = readToml<{ order?: { group?: OrderFileEntry[] }[] }>(file);
-  const base = path.dirname(path.resolve(file));
+  return orderFromGroups((t.order ?? []).map((g) => g.group ?? []), path.dirname(path.resolve(file)), known, file);
+}
+
+/** Groups of entries naming buildpacks by `path` (relative to `base`) or `id`; `file` is named in errors. */
+export function orderFromGroups(groups: OrderFileEntry[][], base: string, known: BuildpackRef[], file: string): Order {
   const pool: Pool = { given: known, ours: ourBuiltBuildpacks() };
   // As /cnb/order.toml beside /cnb/buildpacks/: ids are also looked up in the platform layout there.
   const roots = [base, path.join(base, 'buildpacks')];
-  return (t.order ?? []).map((g) =>
-    (g.group ?? []).map((e) => {
+  return groups.map((g) =>
+    g.map((e) => {
       const tried: string[] = [];
       let ref: BuildpackRef | undefined;
       if (e.path) ref = loadBuildpackDir(path.resolve(base, e.path), `${file}: path`);

@@ -44,7 +44,7 @@ describe('--binding', () => {
     const bad = binding('creds', { password: 'x' });
     const r = await rbp(['build', app, '--out', path.join(tmpDir(), 'out'), ...bpArgs('a'), '--binding', bad]);
     expect(r.exitCode).toBe(2);
-    expect(r.stdout.replace(bad, '<dir>')).toContain(
+    expect(r.stderr.replace(bad, '<dir>')).toContain(
       [
         '! ERROR Invalid service binding',
         '!',

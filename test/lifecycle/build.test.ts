@@ -77,7 +77,7 @@ describe('the buildpack plan', () => {
     const app = scriptedApp({ ...twoProviders, 'a/build': `printf '${toml}' > "$CNB_LAYERS_DIR/build.toml"` });
     const r = await rbp(['build', app, '--out', out(), ...bpArgs('a', 'b', 'c')]);
     expect(r.exitCode).toBe(52);
-    expect(r.stdout).toContain(message);
+    expect(r.stderr).toContain(message);
   });
 });
 
@@ -316,7 +316,7 @@ describe('failed builds', () => {
     const o = out();
     const r = await rbp(['build', app, '--out', o, ...bpArgs('a')]);
     expect(r.exitCode).toBe(code);
-    expect(r.stdout).toContain(message);
+    expect(r.stderr).toContain(message);
     expect(fs.existsSync(o)).toBe(false);
   });
 
@@ -324,14 +324,14 @@ describe('failed builds', () => {
     const app = scriptedApp({ 'a/detect': passWith(), 'a/build': 'printf "[types]\\nlaunch = true\\ncache = true\\n" > "$CNB_LAYERS_DIR/l.toml"' });
     const r = await rbp(['build', app, '--out', out(), ...bpArgs('a')]);
     expect(r.exitCode).toBe(62);
-    expect(r.stdout).toContain('has cache = true but has no contents');
+    expect(r.stderr).toContain('has cache = true but has no contents');
   });
 
   it('a launch-only layer without contents and no previous build fails the export (62)', async () => {
     const app = scriptedApp({ 'a/detect': passWith(), 'a/build': 'printf "[types]\\nlaunch = true\\n" > "$CNB_LAYERS_DIR/l.toml"' });
     const r = await rbp(['build', app, '--out', out(), ...bpArgs('a')]);
     expect(r.exitCode).toBe(62);
-    expect(r.stdout).toContain('cannot reuse layer test_a/l');
+    expect(r.stderr).toContain('cannot reuse layer test_a/l');
   });
 
   it.each([false, true])('OUT is left exactly as it was (explicit --cache: %s)', async (explicitCache) => {
@@ -365,7 +365,7 @@ describe('failed builds', () => {
     });
     const r = await rbp(['build', app, '--out', o, ...bpArgs('a'), ...cacheArgs]);
     expect(r.exitCode).toBe(51);
-    expect(r.stdout).toContain(`The previous build in ${o} is unchanged.`);
+    expect(r.stderr).toContain(`The previous build in ${o} is unchanged.`);
     expect(treeHash(o)).toBe(before);
     // The cache keeps the launch+cache layer; the cache-only layer the failed build took and
     // changed is gone from it (never a cache entry whose contents do not match its metadata).

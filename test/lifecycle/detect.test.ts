@@ -32,7 +32,7 @@ describe('bin/detect exit codes', () => {
     const r = await rbp(['detect', app, ...bpArgs('a')]);
     expect(r.exitCode).toBe(20);
     expect(r.stdout).toContain('- fail: test/a@0.0.1: no marker file');
-    expect(r.stdout).toContain('ERROR: no buildpack group passed detection');
+    expect(r.stderr).toContain('ERROR: no buildpack group passed detection');
   });
 
   it.each([1, 99, 101])('%i is an error: rbp detect exits 21 and shows the output', async (code) => {

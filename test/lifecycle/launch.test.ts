@@ -139,7 +139,7 @@ describe('process selection and arguments', () => {
   it('an unknown process type is a launch error naming the known ones', async () => {
     const r = await rbp(['run', out, '--process', 'nope']);
     expect(r.exitCode).toBe(82);
-    expect(r.stdout).toMatchInlineSnapshot(`
+    expect(r.stderr).toMatchInlineSnapshot(`
       "! ERROR Cannot launch the application
       !
       ! Seen: --process: "nope"
@@ -208,8 +208,8 @@ describe('exec.d failures', () => {
   it('an exec.d program that fails stops the launch before the process starts (82)', async () => {
     const r = await rbp(['run', out, '--process', 'bad']);
     expect(r.exitCode).toBe(82);
-    expect(r.stdout).toContain('! Rule: An exec.d program must exit 0.');
-    expect(r.stdout).toContain('it exited 3');
+    expect(r.stderr).toContain('! Rule: An exec.d program must exit 0.');
+    expect(r.stderr).toContain('it exited 3');
   });
 });
 

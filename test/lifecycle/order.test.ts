@@ -89,7 +89,7 @@ describe('rbp detect with composite buildpacks', () => {
   it('every group of the composite fails: 20, and 21 when a required component errored', async () => {
     const failing = await rbp(['detect', scriptedApp({ 'a/detect': passWith() }), ...composite('groups')]);
     expect(failing.exitCode).toBe(20);
-    expect(failing.stdout).toContain('ERROR: no buildpack group passed detection');
+    expect(failing.stderr).toContain('ERROR: no buildpack group passed detection');
     const erroring = await rbp(['detect', scriptedApp({ 'a/detect': passWith(), 'b/detect': 'exit 7' }), ...composite('groups')]);
     expect(erroring.exitCode).toBe(21);
     expect(erroring.stdout).toContain('- err:  test/b@0.0.1 (exit 7)');
@@ -187,8 +187,8 @@ describe('composite errors', () => {
     const r = await rbp(['detect', app, ...composite('missing')]);
     expect(r.exitCode).toBe(2);
     expect(fs.existsSync(path.join(app, '..', 'a-ran'))).toBe(false);
-    expect(r.stdout).not.toMatch(/\n\s+at /); // no stack trace
-    expect(portable(r.stdout)).toMatchInlineSnapshot(`
+    expect(r.all).not.toMatch(/\n\s+at /); // no stack trace
+    expect(portable(r.stderr)).toMatchInlineSnapshot(`
       "! ERROR Component buildpack test/nowhere@9.9.9 of composite test/composite-missing@1.0.0 not found
       !
       ! Seen: [[order.group]] id = "test/nowhere", version = "9.9.9" (<repo>/fixtures/buildpacks/composite-missing/buildpack.toml)
@@ -209,8 +209,8 @@ describe('composite errors', () => {
     fs.writeFileSync(path.join(dir, 'buildpack.toml'), 'api = "0.10"\n[buildpack]\nid = "test/meta"\nversion = "1.0.0"\n[[order]]\n[[order.group]]\nid = "test/a"\nversion = "9.9.9"\n');
     const r = await rbp(['detect', scriptedApp({}), '--buildpack', dir, '--buildpack', bp('a')]);
     expect(r.exitCode).toBe(2);
-    expect(r.stdout).toContain('! ERROR Component buildpack test/a@9.9.9 of composite test/meta@1.0.0 not found');
-    expect(r.stdout).toContain(`!   (test/a@0.0.1 is at ${bp('a')}: another version)`);
+    expect(r.stderr).toContain('! ERROR Component buildpack test/a@9.9.9 of composite test/meta@1.0.0 not found');
+    expect(r.stderr).toContain(`!   (test/a@0.0.1 is at ${bp('a')}: another version)`);
   });
 
   it('an order entry naming an unknown id is the same kind of error', async () => {
@@ -218,16 +218,16 @@ describe('composite errors', () => {
     fs.writeFileSync(path.join(dir, 'order.toml'), '[[order]]\n[[order.group]]\nid = "test/unknown"\nversion = "1.0.0"\n');
     const r = await rbp(['detect', scriptedApp({}), '--order', path.join(dir, 'order.toml')]);
     expect(r.exitCode).toBe(2);
-    expect(r.stdout).toContain('! ERROR Buildpack test/unknown@1.0.0 of the order not found');
-    expect(r.stdout).toContain(`!   ${path.join(dir, 'test_unknown', '1.0.0')}`);
-    expect(r.stdout).toContain('(error id: platform/order/not-found)');
+    expect(r.stderr).toContain('! ERROR Buildpack test/unknown@1.0.0 of the order not found');
+    expect(r.stderr).toContain(`!   ${path.join(dir, 'test_unknown', '1.0.0')}`);
+    expect(r.stderr).toContain('(error id: platform/order/not-found)');
   });
 
   it('a composite that contains itself is an error, not endless recursion', async () => {
     const r = await rbp(['detect', scriptedApp({}), ...composite('cycle')]);
     expect(r.exitCode).toBe(2);
-    expect(r.stdout).toContain('! ERROR Composite buildpack test/composite-cycle@1.0.0 contains itself');
-    expect(r.stdout).toContain('(error id: platform/buildpack/order-cycle)');
+    expect(r.stderr).toContain('! ERROR Composite buildpack test/composite-cycle@1.0.0 contains itself');
+    expect(r.stderr).toContain('(error id: platform/buildpack/order-cycle)');
   });
 });
 

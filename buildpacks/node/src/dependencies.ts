@@ -12,6 +12,8 @@ import { StringDecoder } from 'node:string_decoder';
 import { execa } from 'execa';
 import { parse as parseYaml } from 'yaml';
 import type { Layers } from '../../../lib/cnb/layers.ts';
+import { writeSbom } from '../../../lib/cnb/sbom.ts';
+import { nodeModulesComponents, yarnBerryLockComponents } from '../../../lib/cnb/sbom-deps.ts';
 import { UserError } from '../../../lib/errors.ts';
 import type { Logger } from '../../../lib/log.ts';
 import type { PackageJson } from './package-json.ts';
@@ -140,6 +142,7 @@ export async function installDependencies(r: InstallRequest): Promise<InstallRes
     log.info(`dependencies reused (${layer.reason}: ${describe(r.metadata)})`);
     placeOutputs(layer.path, appDir, outputs, r.pnp);
     await runInstallScripts(r);
+    writeModulesSbom(r, layer.path);
     return { state: 'reused', reason: layer.reason, layerPath: layer.path };
   }
   log.info(`installing dependencies (${layer.reason})`);
@@ -159,7 +162,21 @@ export async function installDependencies(r: InstallRequest): Promise<InstallRes
     r.layers.remove(MODULES_LAYER);
     throw e;
   }
+  writeModulesSbom(r, layer.path);
   return { state: 'created', reason: layer.reason, layerPath: layer.path };
+}
+
+/**
+ * `modules.sbom.cdx.json`: every package installed in the layer's node_modules, with package-lock's
+ * integrity digests when there is one; for Plug'n'Play, the npm packages of yarn.lock. Written at every build, reused layer included (rbp's and the
+ * lifecycle's caches do not restore SBOM files of cached layers).
+ */
+function writeModulesSbom(r: InstallRequest, layerPath: string): void {
+  // Plug'n'Play installs no node_modules tree: its lock file says what was installed.
+  const lock = ['npm-shrinkwrap.json', 'package-lock.json'].map((f) => path.join(r.appDir, f)).find((f) => fs.existsSync(f));
+  const components = r.pnp ? yarnBerryLockComponents(path.join(r.appDir, 'yarn.lock')) : nodeModulesComponents(path.join(layerPath, 'node_modules'), lock);
+  writeSbom(r.layers.dir, MODULES_LAYER, components);
+  r.log.detail(`SBOM: ${components.length} package(s) in ${MODULES_LAYER}.sbom.cdx.json`);
 }
 
 function describe(md: ModulesMetadata): string {

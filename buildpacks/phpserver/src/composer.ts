@@ -10,6 +10,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
 import type { Layers } from '../../../lib/cnb/layers.ts';
+import { appendSbom } from '../../../lib/cnb/sbom.ts';
+import { composerComponents } from '../../../lib/cnb/sbom-deps.ts';
 import { installTool, findOperatorTool, catalogSource, type DependencySpec } from '../../../lib/deps/index.ts';
 import { UserError } from '../../../lib/errors.ts';
 import type { Logger } from '../../../lib/log.ts';
@@ -58,7 +60,7 @@ export async function findComposer(o: {
     o.log.info('using composer.phar from the project root');
     return { script: 'composer.phar', label: 'composer.phar (project root)' };
   }
-  const operator = await findOperatorTool({ id: 'composer', env: o.env, log: o.log, versionArgs: ['--version'], versionPattern: /Composer (?:version )?v?(\d+\.\d+\.\d+)/ });
+  const operator = await findOperatorTool({ id: 'composer', env: o.env, log: o.log, versionArgs: ['--version'], versionPattern: /Composer (?:version )?v?(\d+\.\d+\.\d+)/, sbom: { layersDir: o.layers.dir, target: 'build' } });
   if (operator) return { script: operator.path, label: `${operator.path} (RBP_TOOL_COMPOSER)`, ...(operator.version ? { version: operator.version } : {}) };
   const tool = await installTool({
     layers: o.layers,
@@ -105,6 +107,7 @@ export async function composerInstall(o: ComposerInstallOptions): Promise<'resto
       fs.rmSync(vendor, { recursive: true, force: true });
       fs.cpSync(cached, vendor, { recursive: true, verbatimSymlinks: true });
     });
+    writeVendorSbom(o.layers.dir, vendor, log);
     return 'restored';
   }
   log.info(`vendor/ cache: ${layer.state === 'reused' ? 'cached copy missing' : layer.reason}`);
@@ -149,5 +152,16 @@ export async function composerInstall(o: ComposerInstallOptions): Promise<'resto
     if (fs.existsSync(vendor)) fs.cpSync(vendor, cached, { recursive: true, verbatimSymlinks: true });
     else fs.mkdirSync(cached, { recursive: true });
   });
+  writeVendorSbom(o.layers.dir, vendor, log);
   return 'installed';
+}
+
+/**
+ * vendor/ is part of the app (the `vendor` layer only caches it), so its packages go into the
+ * buildpack's launch SBOM, `launch.sbom.cdx.json`, beside anything already there.
+ */
+function writeVendorSbom(layersDir: string, vendor: string, log: Logger): void {
+  const components = composerComponents(vendor);
+  appendSbom(layersDir, 'launch', components);
+  log.detail(`SBOM: ${components.length} Composer package(s) in launch.sbom.cdx.json`);
 }

@@ -61,6 +61,7 @@ export async function installPhpCommand(o: {
     log: o.log,
     versionArgs: ['-r', 'echo PHP_VERSION, PHP_EOL;'],
     expected: o.server.php,
+    sbom: { layersDir: o.layers.dir, target: 'launch' },
   });
   const phpIni = path.join(o.appDir, 'php.ini');
   const phprc = fs.statSync(phpIni, { throwIfNoEntry: false })?.isFile() ? o.appDir : undefined;

@@ -1,0 +1,95 @@
+/**
+ * The npm package: `npm pack` ships the bundles and docs only, README links resolve inside the
+ * package and the repository, and the tarball installed globally into a temporary prefix (and run
+ * through npx) works with no runtime dependency to fetch.
+ */
+import { execa } from 'execa';
+import fs from 'node:fs';
+import path from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { FIXTURES, ROOT, tmpDir } from '../helpers/rbp.ts';
+
+const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string; dependencies?: object; files: string[] };
+let tarball: string;
+let files: string[];
+// A clean npm environment: its own cache and no user config, so nothing here touches the machine's.
+const npmEnv = () => ({ npm_config_cache: tmpDir('rbp-npm-cache-'), npm_config_userconfig: path.join(tmpDir(), 'npmrc'), npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false' });
+
+beforeAll(async () => {
+  const dest = tmpDir('rbp-pack-');
+  // dist/ is built by the test run; --ignore-scripts keeps prepack from rebuilding it under running tests.
+  const r = await execa('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', dest], { cwd: ROOT, env: npmEnv() });
+  const info = (JSON.parse(r.stdout) as { filename: string; files: { path: string }[] }[])[0]!;
+  tarball = path.join(dest, info.filename);
+  files = info.files.map((f) => f.path);
+}, 120_000);
+
+describe('npm package', () => {
+  it('is publishable: not private, a prepack that builds, license, repository, keywords', () => {
+    const p = pkg as Record<string, unknown>;
+    expect(p.private).toBeUndefined();
+    expect((p.scripts as Record<string, string>).prepack).toBe('npm run build');
+    expect(p.license).toBe('Apache-2.0');
+    expect(fs.readFileSync(path.join(ROOT, 'LICENSE'), 'utf8')).toContain('Apache License\n                           Version 2.0');
+    expect((p.repository as { url: string }).url).toMatch(/^git\+https:\/\//);
+    expect((p.keywords as string[]).length).toBeGreaterThan(3);
+  });
+
+  it('prepack builds dist/: packing a checkout that has none still ships the bundles', async () => {
+    // A copy of the sources (node_modules linked), so the build runs there, not under running tests.
+    const copy = tmpDir('rbp-checkout-');
+    for (const f of ['package.json', 'README.md', 'LICENSE', 'tsconfig.json', 'lib', 'buildpacks', 'scripts']) fs.cpSync(path.join(ROOT, f), path.join(copy, f), { recursive: true });
+    fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(copy, 'node_modules'));
+    const r = await execa('npm', ['pack', '--dry-run', '--json'], { cwd: copy, env: npmEnv() });
+    const packed = (JSON.parse(r.stdout.slice(r.stdout.indexOf('['))) as { files: { path: string }[] }[])[0]!.files.map((f) => f.path);
+    expect(packed).toEqual(expect.arrayContaining(['dist/rbp.js', 'dist/buildpacks/static/bin/build']));
+  }, 180_000);
+
+  it('ships the bundles, the license and the docs, never sources, tests or fixtures', () => {
+    expect(files).toEqual(expect.arrayContaining(['dist/rbp.js', 'LICENSE', 'README.md', 'package.json', 'dist/buildpacks/node/bin/build']));
+    expect(files.filter((f) => /^(test|fixtures|scripts|bench)\//.test(f) || (f.endsWith('.ts') && !f.endsWith('.d.ts')))).toEqual([]);
+    expect(files.length).toBeLessThan(40);
+  });
+
+  it('bundles every library: no runtime dependency for a global install to fetch', () => {
+    expect(pkg.dependencies ?? {}).toEqual({});
+  });
+
+  it('README links resolve in the repository and in the package', () => {
+    const docs = files.filter((f) => f.endsWith('.md'));
+    expect(docs).toContain('README.md');
+    for (const doc of docs) {
+      const text = fs.readFileSync(path.join(ROOT, doc), 'utf8');
+      for (const m of text.matchAll(/\]\(([^)#\s]+)(#[^)]*)?\)/g)) {
+        const target = m[1]!;
+        if (/^[a-z]+:/i.test(target)) continue;
+        const rel = path.posix.normalize(path.posix.join(path.posix.dirname(doc), target));
+        expect(rel.startsWith('..'), `${doc} links outside the repository: ${target}`).toBe(false);
+        expect(fs.existsSync(path.join(ROOT, rel)), `${doc} → ${target} in the repository`).toBe(true);
+        expect(files.some((f) => f === rel || f.startsWith(`${rel.replace(/\/$/, '')}/`)), `${doc} → ${target} in the package`).toBe(true);
+      }
+    }
+  });
+
+  it('npm install -g of the tarball into a temporary prefix gives a working rbp', async () => {
+    const prefix = tmpDir('rbp-prefix-');
+    await execa('npm', ['install', '--global', '--prefix', prefix, tarball], { env: npmEnv() });
+    const installed = path.join(prefix, 'lib', 'node_modules', pkg.name);
+    expect(fs.existsSync(path.join(installed, 'node_modules'))).toBe(false); // nothing else pulled
+    const bin = path.join(prefix, 'bin', 'rbp');
+    const v = await execa(bin, ['--version']);
+    expect(v.stdout).toMatch(new RegExp(`^rbp ${pkg.version.replace(/\./g, '\\.')} `));
+    const d = await execa(bin, ['detect', path.join(FIXTURES, 'node-hello'), '--json'], { reject: false });
+    expect(d.exitCode, d.stderr).toBe(0);
+    expect(JSON.parse(d.stdout).group).toEqual([{ id: 'rbp/node', version: expect.any(String) }]);
+  }, 120_000);
+
+  it('npx runs rbp from the tarball', async () => {
+    const r = await execa('npx', ['--yes', '--package', tarball, '--', 'rbp', '--version'], { env: npmEnv(), cwd: tmpDir() });
+    expect(r.stdout).toContain(`rbp ${pkg.version}`);
+    // `npx <package>` (here the tarball, as file:) runs its only bin, as `npx runtime-buildpacks` would.
+    const bare = await execa('npx', ['--yes', `file:${tarball}`, 'detect', path.join(FIXTURES, 'static-index-html'), '--json'], { env: npmEnv(), cwd: tmpDir(), reject: false });
+    expect(bare.exitCode, bare.stderr).toBe(0);
+    expect(JSON.parse(bare.stdout).group[0].id).toBe('rbp/static');
+  }, 120_000);
+});
