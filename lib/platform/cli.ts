@@ -3,7 +3,7 @@ import crypto from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { EXIT } from '../cnb/exit.ts';
+import { EXIT, exitCodeFor, PhaseFailure } from '../cnb/exit.ts';
 import { isUserError, UserError } from '../errors.ts';
 import { Logger } from '../log.ts';
 import { DEFAULT_INSTANCE, INSTANCE_SIZES, parseInstance, parseMemory } from '../launch/instance.ts';
@@ -18,7 +18,9 @@ import { AUTO_ORDER, resolveOrder } from './order.ts';
 import { appPortBehindMiddleware } from '../launch/ports.ts';
 import { isBlocked } from '../launch/request-flow/activation.ts';
 import { writePlatformEnv } from '../cnb/env.ts';
-import fs from 'node:fs';
+import { isDir } from '../fsx.ts';
+import { recover } from './out-transaction.ts';
+import { privateTemp } from './temp.ts';
 
 export const USAGE = `rbp — a local Cloud Native Buildpacks lifecycle, no Docker needed
 
@@ -113,7 +115,11 @@ export async function main(argv: string[], log = new Logger()): Promise<number> 
         const app = one(positionals, 'APP directory');
         const env = collectEnv(values['env-file'], values.env);
         const order = resolveOrder({ type: values.type, buildpacks: values.buildpack, orderFile: values.order });
-        const platformDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-platform-'));
+        if (!isDir(app)) {
+          throw new UserError({ id: 'platform/app/not-found', title: 'Application directory not found', seen: { what: 'APP', value: app }, rule: 'rbp detect takes the directory of the application source.', fix: 'Give the path of an existing directory.' });
+        }
+        const tmp = privateTemp('rbp-platform-');
+        const platformDir = tmp.dir;
         try {
           writePlatformEnv(platformDir, env);
           log.section('Detect');
@@ -124,7 +130,7 @@ export async function main(argv: string[], log = new Logger()): Promise<number> 
           } else log.line(r.code === EXIT.detectError ? 'ERROR: detection failed with a buildpack error' : 'ERROR: no buildpack group passed detection');
           return r.code;
         } finally {
-          fs.rmSync(platformDir, { recursive: true, force: true });
+          tmp.remove();
         }
       }
       case 'build':
@@ -157,29 +163,29 @@ export async function main(argv: string[], log = new Logger()): Promise<number> 
           log,
         });
         if (r.code !== 0 || cmd === 'build') return r.code;
-        return deploy({ out, port, userEnv, instance, check: Boolean((values as { check?: boolean }).check), timeoutMs, log });
+        return await launching(() => deploy({ out, port, userEnv, instance, check: Boolean((values as { check?: boolean }).check), timeoutMs, log }));
       }
       case 'run': {
         const { values, positionals } = parseArgs({ args: rest, options: { ...common, ...runOpts }, allowPositionals: true });
         if (values.help) return (log.line(USAGE), 0);
         const out = one(positionals, 'OUT directory');
+        // A build killed with SIGKILL left its OUT incomplete: the previous one comes back.
+        const recovered = recover(out);
+        if (recovered) log.warn(recovered);
         const info = readRbpInfo(path.resolve(out));
         const instance = parseInstance(values.instance ?? info?.instance ?? DEFAULT_INSTANCE);
         const memory = values.memory ? parseMemory(values.memory) : INSTANCE_SIZES[instance]!;
-        const plan = planLaunch({
-          outDir: out,
-          processType: values.process,
-          port: parsePort(values.port),
-          userEnv: collectEnv(values['env-file'], values.env),
-          instance,
-          memory,
-          args: passthrough,
+        const port = parsePort(values.port);
+        const userEnv = collectEnv(values['env-file'], values.env);
+        // From here on a failure is the launcher's: the process could not start (82).
+        return await launching(async () => {
+          const plan = planLaunch({ outDir: out, processType: values.process, port, userEnv, instance, memory, args: passthrough });
+          if (values['dry-run']) {
+            process.stdout.write(`${JSON.stringify(dryRun(plan), null, 2)}\n`);
+            return 0;
+          }
+          return await start(plan).exited;
         });
-        if (values['dry-run']) {
-          process.stdout.write(`${JSON.stringify(dryRun(plan), null, 2)}\n`);
-          return 0;
-        }
-        return await start(plan).exited;
       }
       case undefined:
       case 'help':
@@ -191,16 +197,24 @@ export async function main(argv: string[], log = new Logger()): Promise<number> 
         throw usage(`unknown command ${JSON.stringify(cmd)}`);
     }
   } catch (e) {
-    if (isUserError(e)) {
-      log.error(e.data);
-      // The launcher's "failed before the process started" (lifecycle 80-89).
-      if (e.id.startsWith('platform/launch/')) return EXIT.launchFailed;
-      return e.id === 'platform/usage' || e.id.startsWith('platform/') ? EXIT.usage : 1;
-    }
     if (e instanceof TypeError && (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       log.error(usage(e.message).data);
       return EXIT.usage;
     }
+    const shown = e instanceof PhaseFailure ? e.shown : e;
+    if (isUserError(shown)) log.error(shown.data);
+    else if (e instanceof PhaseFailure) log.line(`ERROR: ${e.message}`);
+    else throw e;
+    return exitCodeFor(e, 'rbp');
+  }
+}
+
+/** Runs the launcher's part: its user errors end with the lifecycle's 82 (failed before the process started). */
+async function launching(fn: () => Promise<number>): Promise<number> {
+  try {
+    return await fn();
+  } catch (e) {
+    if (isUserError(e)) throw new PhaseFailure(EXIT.launchFailed, e.message, e);
     throw e;
   }
 }
