@@ -3,13 +3,12 @@
  * truncated binary, a file where a folder was, a removed file) from the one export stored: every
  * path with its type, mode, size and link target, hashed. Sizes and not contents: the walk is a
  * stat per file, cheap enough for every build, and catches what damages a tree in practice
- * (truncation, removal, replacement). The digest sits beside the layer as `<layer>.rbp-tree`.
+ * (truncation, removal, replacement).
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-
-export const treeFile = (layerDir: string) => `${layerDir}.rbp-tree`;
+import { parse, stringify } from 'smol-toml';
 
 export function treeDigest(dir: string): string {
   const h = crypto.createHash('sha256');
@@ -29,22 +28,29 @@ export function treeDigest(dir: string): string {
   return h.digest('hex');
 }
 
-/** Records the digest of a layer folder just exported to the cache. */
-export function recordTree(layerDir: string): void {
-  fs.writeFileSync(treeFile(layerDir), `${treeDigest(layerDir)}\n`);
+/**
+ * The digests of a cache's layer folders, `<escaped id>/<layer>` → digest, kept in the cache's
+ * marker file (so that buildpack folders in the cache hold only what the lifecycle puts there).
+ * A marker that does not parse counts as no record.
+ */
+export function readTrees(markerFile: string): Map<string, string> {
+  try {
+    const t = parse(fs.readFileSync(markerFile, 'utf8')) as { trees?: Record<string, unknown> };
+    return new Map(Object.entries(t.trees ?? {}).filter((e): e is [string, string] => typeof e[1] === 'string'));
+  } catch {
+    return new Map();
+  }
+}
+
+export function writeTrees(markerFile: string, trees: Map<string, string>): void {
+  fs.writeFileSync(markerFile, `# This folder is an rbp layer cache: rbp build replaces it.\n${stringify({ trees: Object.fromEntries(trees) })}\n`);
 }
 
 /**
- * Why the cached folder differs from what export recorded, or undefined when it is intact (or was
- * cached by an rbp that recorded nothing).
+ * Why the cached folder differs from the digest export recorded, or undefined when it is intact
+ * (or when nothing was recorded: a cache of an older rbp).
  */
-export function treeDamage(layerDir: string): string | undefined {
-  let want: string;
-  try {
-    want = fs.readFileSync(treeFile(layerDir), 'utf8').trim();
-  } catch {
-    return undefined;
-  }
+export function treeDamage(layerDir: string, want: string | undefined): string | undefined {
   let st;
   try {
     st = fs.lstatSync(layerDir);
@@ -52,6 +58,7 @@ export function treeDamage(layerDir: string): string | undefined {
     return 'its folder is missing';
   }
   if (!st.isDirectory()) return 'a file stands where its folder should be';
+  if (!want) return undefined;
   try {
     return treeDigest(layerDir) === want ? undefined : 'its files differ from what the build that cached it stored (a file changed size, appeared or went)';
   } catch (e) {

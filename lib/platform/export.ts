@@ -13,10 +13,10 @@ import { writeToml } from '../cnb/toml.ts';
 import type { Logger } from '../log.ts';
 import type { Built } from './build-phase.ts';
 import type { BuildResult, LayerState } from './build.ts';
-import { recordTree } from './cache-check.ts';
+import { treeDigest, writeTrees } from './cache-check.ts';
 import { isDir, linkTree, moveTree, rmrf } from './fsops.ts';
 import { writeLaunchMetadata, writeRbpInfo, type LaunchMetadata } from './metadata.ts';
-import type { OutTransaction } from './out-transaction.ts';
+import { CACHE_MARKER, type OutTransaction } from './out-transaction.ts';
 import { identity, layerNames } from './restore.ts';
 
 export interface ExportOptions {
@@ -44,6 +44,7 @@ export function exportPhase(o: ExportOptions): { layers: BuildResult['layers']; 
     defaultType = 'task';
   }
   const newCache = tx.startNewCache();
+  const trees = new Map<string, string>();
   for (const bp of o.group) {
     const esc = escapeId(bp.descriptor.buildpack.id);
     const dir = path.join(o.layersRoot, esc);
@@ -73,7 +74,7 @@ export function exportPhase(o: ExportOptions): { layers: BuildResult['layers']; 
           if (t.types.launch) linkTree(layerDir, dst);
           else moveTree(layerDir, dst);
           writeToml(path.join(newCache, esc, `${name}.toml`), { types: t.types, metadata: t.metadata });
-          recordTree(dst);
+          trees.set(key, treeDigest(dst));
         } else o.log.warn(`layer ${key} has cache = true but no contents: not cached`);
       }
       if (!t.types.launch) {
@@ -87,6 +88,7 @@ export function exportPhase(o: ExportOptions): { layers: BuildResult['layers']; 
       if (f.endsWith('.ignore') || f === 'launch.toml' || f === 'build.toml' || f.startsWith('build.sbom.')) rmrf(path.join(dir, f));
     }
   }
+  writeTrees(path.join(newCache, CACHE_MARKER), trees);
   const metadata: LaunchMetadata = {
     ...(defaultType ? { 'buildpack-default-process-type': defaultType } : {}),
     buildpacks: o.group.map((g) => ({ id: g.descriptor.buildpack.id, version: g.descriptor.buildpack.version, api: g.descriptor.api })),

@@ -130,7 +130,7 @@ function looksLikeCache(dir: string): (entries: string[]) => boolean {
     entries.every((e) => {
       const p = path.join(dir, e);
       if (!isDir(p)) return false;
-      return fs.readdirSync(p).every((f) => f.endsWith('.toml') || f.endsWith('.rbp-tree') || isDir(path.join(p, f)));
+      return fs.readdirSync(p).every((f) => f.endsWith('.toml') || isDir(path.join(p, f)));
     });
 }
 
@@ -279,7 +279,7 @@ export class OutTransaction {
   /** Starts the cache this build exports: `CACHE.rbp-new`, swapped in by `commit`. */
   startNewCache(): string {
     fs.mkdirSync(this.newCache, { recursive: true });
-    fs.writeFileSync(path.join(this.newCache, CACHE_MARKER), 'This folder is an rbp layer cache: rbp build replaces it.\n');
+    fs.writeFileSync(path.join(this.newCache, CACHE_MARKER), '# This folder is an rbp layer cache: rbp build replaces it.\n');
     return this.newCache;
   }
 
@@ -319,7 +319,6 @@ export class OutTransaction {
       attempt(`dropping ${taken} from the cache`, () => {
         rmrf(taken);
         rmrf(`${taken}.toml`);
-        rmrf(`${taken}.rbp-tree`);
       });
     }
     this.takenFromCache.length = 0;

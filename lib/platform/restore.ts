@@ -11,10 +11,10 @@ import { escapeId, type BuildpackRef } from '../cnb/descriptor.ts';
 import { readLayerToml } from '../cnb/layers.ts';
 import { writeToml } from '../cnb/toml.ts';
 import type { Logger } from '../log.ts';
-import { treeDamage, treeFile } from './cache-check.ts';
+import { readTrees, treeDamage } from './cache-check.ts';
 import { bpKey } from './detect.ts';
 import { isDir, rmrf } from './fsops.ts';
-import type { OutTransaction } from './out-transaction.ts';
+import { CACHE_MARKER, type OutTransaction } from './out-transaction.ts';
 
 const NOT_LAYERS = new Set(['launch.toml', 'build.toml', 'store.toml']);
 
@@ -61,6 +61,7 @@ export function restore(o: { group: BuildpackRef[]; layersRoot: string; tx: OutT
   const cacheSrc = o.clearCache || !isDir(tx.cacheDir) ? undefined : tx.cacheDir;
   if (o.clearCache) log.info('cache cleared (--clear-cache): nothing restored');
   const prevRoot = tx.previous;
+  const trees = cacheSrc ? readTrees(path.join(cacheSrc, CACHE_MARKER)) : new Map<string, string>();
   for (const bp of o.group) {
     const esc = escapeId(bp.descriptor.buildpack.id);
     const dir = path.join(o.layersRoot, esc);
@@ -73,7 +74,6 @@ export function restore(o: { group: BuildpackRef[]; layersRoot: string; tx: OutT
         log.warn(`cache: ${esc}/${name} is damaged and is dropped (${why}): the buildpack builds it again`);
         rmrf(cached);
         rmrf(`${cached}.toml`);
-        rmrf(treeFile(cached));
       };
       const { t, problem } = readCachedToml(`${cached}.toml`);
       if (problem) {
@@ -82,7 +82,7 @@ export function restore(o: { group: BuildpackRef[]; layersRoot: string; tx: OutT
       }
       if (!t?.types.cache) continue;
       if (fs.existsSync(cached)) {
-        const damage = !isDir(cached) ? 'a file stands where its folder should be' : treeDamage(cached);
+        const damage = treeDamage(cached, trees.get(`${esc}/${name}`));
         if (damage) {
           drop(damage);
           continue;
