@@ -15,11 +15,17 @@ function badName(what: string, value: string, where?: string): UserError {
   });
 }
 
+function shownWithoutValue(s: string): string {
+  const head = /^[A-Za-z0-9_]*/.exec(s)![0].slice(0, 64);
+  return head.length === s.length ? head : `${head}… (the rest is hidden: it may be a secret)`;
+}
+
 export function parseEnvAssignment(s: string, what = '--env', where?: string): [string, string] {
   const eq = s.indexOf('=');
   const name = eq === -1 ? s : s.slice(0, eq);
   // The value is not echoed back: it may be a secret.
-  if (eq === -1 || !NAME_RE.test(name)) throw badName(what, eq === -1 ? s.replace(/./g, (c, i) => (i < 40 ? c : '')) : name, where);
+  // Without `=` (`NPM_TOKEN:secret`), only the leading name-like part is shown.
+  if (eq === -1 || !NAME_RE.test(name)) throw badName(what, eq === -1 ? shownWithoutValue(s) : name, where);
   return [name, s.slice(eq + 1)];
 }
 
