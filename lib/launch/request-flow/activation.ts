@@ -5,6 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { resolveAppPath, type AppPathProblem } from '../../app-path.ts';
 
 /** The app's configuration folder for this project, and the cache configuration inside it. */
 export const CONFIG_DIR = '.rbp';
@@ -29,15 +30,23 @@ export interface CacheVcl {
   source: 'CC_CACHE_FILE' | typeof CACHE_VCL;
   /** As the user wrote it, for messages. */
   shown: string;
+  /** Why the file cannot be used (outside the app once symlinks are followed, missing, a folder): chain.ts refuses it. */
+  problem?: AppPathProblem;
 }
 
 const set = (v: string | undefined): v is string => v !== undefined && v !== '';
 
-/** The cache configuration: CC_CACHE_FILE (relative to the app) wins over .rbp/cache.vcl. */
+/**
+ * The cache configuration: CC_CACHE_FILE (relative to the app) wins over .rbp/cache.vcl. Both are
+ * resolved inside the app, symlinks followed; a file that cannot be used carries its `problem`.
+ */
 export function cacheVcl(env: NodeJS.ProcessEnv, appDir: string): CacheVcl | undefined {
-  if (set(env.CC_CACHE_FILE)) return { path: path.resolve(appDir, env.CC_CACHE_FILE), source: 'CC_CACHE_FILE', shown: env.CC_CACHE_FILE };
-  const file = path.join(appDir, CACHE_VCL);
-  return fs.existsSync(file) ? { path: file, source: CACHE_VCL, shown: CACHE_VCL } : undefined;
+  const source = set(env.CC_CACHE_FILE) ? 'CC_CACHE_FILE' : CACHE_VCL;
+  const shown = source === 'CC_CACHE_FILE' ? env.CC_CACHE_FILE! : CACHE_VCL;
+  // .rbp/cache.vcl activates the cache by being there (a dangling symlink too: it is then refused).
+  if (source === CACHE_VCL && !fs.lstatSync(path.join(appDir, CACHE_VCL), { throwIfNoEntry: false })) return undefined;
+  const r = resolveAppPath(appDir, shown, 'file');
+  return { path: r.path?.abs ?? path.join(path.resolve(appDir), shown), source, shown, ...(r.problem ? { problem: r.problem } : {}) };
 }
 
 /** CC_REQUEST_FLOW split on commas, trimmed, empty items dropped. */
