@@ -237,8 +237,25 @@ async function deploy(o: { out: string; port: number; userEnv: Record<string, st
     if (alive) running.stop('SIGTERM');
     return running.exited;
   };
+  // Whatever goes wrong in the check, the app does not stay behind.
   try {
-    await waitForPort(o.port, { timeoutMs: o.timeoutMs, alive: () => alive });
+    return await checkDeployed(o, running, () => alive, stop);
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+}
+
+async function checkDeployed(
+  o: { out: string; port: number; userEnv: Record<string, string>; check: boolean; timeoutMs: number; log: Logger },
+  running: { exited: Promise<number> },
+  isAlive: () => boolean,
+  stop: () => Promise<number>,
+): Promise<number> {
+  const { log } = o;
+  const alive = isAlive;
+  try {
+    await waitForPort(o.port, { timeoutMs: o.timeoutMs, alive });
   } catch (e) {
     log.line(`Health check failed: ${(e as Error).message}`);
     await stop();
@@ -250,7 +267,7 @@ async function deploy(o: { out: string; port: number; userEnv: Record<string, st
   const blocked = isBlocked(o.userEnv);
   const checkPort = blocked ? appPortBehindMiddleware({ ...process.env, ...o.userEnv }) : o.port;
   if (blocked) log.info(`CC_REQUEST_FLOW=block: public access is blocked, so the health check goes to the application's port ${checkPort}`);
-  if (blocked) await waitForPort(checkPort, { timeoutMs: o.timeoutMs, alive: () => alive }).catch(() => undefined);
+  if (blocked) await waitForPort(checkPort, { timeoutMs: o.timeoutMs, alive }).catch(() => undefined);
   const r = await healthCheck(checkPort, paths);
   for (const l of r.lines) log.line(l);
   if (!r.ok) {
