@@ -188,14 +188,27 @@ export class OutTransaction {
   /** One build per OUT: the lock file holds the builder's pid; a dead builder's lock is taken over. */
   private lock(): void {
     const file = lockOf(this.out);
-    fs.mkdirSync(path.dirname(file), { recursive: true });
+    try {
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+    } catch {
+      // reported by the write below
+    }
     for (let attempt = 0; attempt < 3; attempt++) {
       try {
         fs.writeFileSync(file, `${process.pid}\n`, { flag: 'wx' });
         this.locked = true;
         return;
       } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+        const code = (e as NodeJS.ErrnoException).code;
+        if (code !== 'EEXIST') {
+          throw new UserError({
+            id: 'platform/out/unusable',
+            title: 'OUT cannot be used',
+            seen: { what: '--out', value: this.out },
+            rule: `rbp writes ${path.basename(file)} beside OUT (one build at a time per OUT); that failed (${code ?? (e as Error).message}).`,
+            fix: 'Use an OUT with a shorter name, in a folder you may write.',
+          });
+        }
       }
       const holder = lockHolder(this.out);
       if (holder !== undefined) {
