@@ -1,0 +1,101 @@
+/**
+ * Inputs that used to end in a stack trace (issue 11, "Stack traces instead of errors"): each one is
+ * now a user error with an id (exit 2, or the lifecycle's status), or works.
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { FIXTURES, freePort, rbp, tmpDir } from '../helpers/rbp.ts';
+import { bp, bpArgs, launchToml, passWith, scriptedApp } from '../lifecycle/helpers.ts';
+
+const TRACE = /\n\s+at .+:\d+:\d+\)?(\n|$)/;
+const WEB = launchToml('[[processes]]\ntype = "web"\ncommand = ["echo", "hello"]\ndefault = true');
+
+async function goodOut(): Promise<string> {
+  const out = path.join(tmpDir('rbp-out-'), 'out');
+  const r = await rbp(['build', scriptedApp({ 'a/detect': passWith(), 'a/build': WEB }), '--out', out, ...bpArgs('a')]);
+  expect(r.exitCode).toBe(0);
+  return out;
+}
+
+function expectUserError(r: { exitCode: number; all: string }, id: string, code = 2): void {
+  expect(r.all).not.toMatch(TRACE);
+  expect(r.all).not.toContain('internal error');
+  expect(r.all).not.toContain('undefined');
+  expect(r.all).toContain(`(error id: ${id}`);
+  expect(r.exitCode).toBe(code);
+}
+
+describe('each former stack-trace input is a user error with an id', () => {
+  it('rbp detect on a missing folder: a usage error (2), not 21', async () => {
+    const r = await rbp(['detect', path.join(tmpDir(), 'nope')]);
+    expectUserError(r, 'platform/app/not-found');
+  });
+
+  it('a broken rbp.toml in OUT', async () => {
+    const out = await goodOut();
+    fs.writeFileSync(path.join(out, 'rbp.toml'), 'app = "x\ninstance = [');
+    expectUserError(await rbp(['run', out]), 'platform/out/damaged');
+  });
+
+  it('a broken metadata.toml in OUT: the launcher could not start the process (82)', async () => {
+    const out = await goodOut();
+    fs.writeFileSync(path.join(out, 'layers', 'config', 'metadata.toml'), '[[processes]\n');
+    expectUserError(await rbp(['run', out, '--dry-run']), 'platform/out/damaged', 82);
+  });
+
+  it('a FIFO in the app', async () => {
+    const app = scriptedApp({ 'a/detect': passWith(), 'a/build': WEB });
+    execFileSync('mkfifo', [path.join(app, 'pipe')]);
+    const out = path.join(tmpDir('rbp-out-'), 'out');
+    const r = await rbp(['build', app, '--out', out, ...bpArgs('a')]);
+    expectUserError(r, 'platform/app/special-file');
+    expect(r.all).toContain('"pipe"');
+    expect(fs.existsSync(out)).toBe(false);
+  });
+
+  it('a socket in the app', async () => {
+    const app = scriptedApp({ 'a/detect': passWith(), 'a/build': WEB });
+    const server = net.createServer();
+    await new Promise<void>((resolve) => server.listen(path.join(app, 'app.sock'), resolve));
+    try {
+      const r = await rbp(['build', app, '--out', path.join(tmpDir('rbp-out-'), 'out'), ...bpArgs('a')]);
+      expectUserError(r, 'platform/app/special-file');
+      expect(r.all).toContain('a socket');
+    } finally {
+      server.close();
+    }
+  });
+
+  it('a bin/build that cannot be started: a build failure (51) naming why, never "exit undefined"', async () => {
+    const dir = tmpDir('rbp-bp-');
+    fs.cpSync(bp('a'), path.join(dir, 'a'), { recursive: true });
+    fs.copyFileSync(path.join(path.dirname(bp('a')), 'scripted.sh'), path.join(dir, 'scripted.sh'));
+    fs.chmodSync(path.join(dir, 'a', 'bin', 'build'), 0o644);
+    const r = await rbp(['build', scriptedApp({ 'a/detect': passWith() }), '--out', path.join(tmpDir('rbp-out-'), 'out'), '--buildpack', path.join(dir, 'a')]);
+    expect(r.exitCode).toBe(51);
+    expect(r.all).not.toContain('undefined');
+    expect(r.all).toMatch(/EACCES|permission denied/i);
+  });
+
+  it('CC_HEALTH_CHECK_PATH with a space and non-ASCII is percent-encoded; deploy answers and stops the app', async () => {
+    const port = await freePort();
+    const r = await rbp(
+      ['deploy', path.join(FIXTURES, 'buildpacks', 'apps', 'http-server'), '--out', path.join(tmpDir('rbp-out-'), 'out'), '--buildpack', bp('node-server'), '--port', String(port), '--check', '--timeout', '20', '--env', 'CC_HEALTH_CHECK_PATH=/a b', '--env', 'CC_HEALTH_CHECK_PATH_1=/é'],
+      { timeout: 60_000 },
+    );
+    expect(r.all).not.toMatch(TRACE);
+    expect(r.all).toContain('Response from GET /a%20b is');
+    expect(r.all).toContain('Response from GET /%C3%A9 is');
+    // The app was stopped: nothing listens any more.
+    await expect(
+      new Promise((resolve, reject) => {
+        const s = net.connect(port, '127.0.0.1');
+        s.once('connect', () => (s.destroy(), reject(new Error('still listening'))));
+        s.once('error', resolve);
+      }),
+    ).resolves.toBeDefined();
+  });
+});
