@@ -61,7 +61,7 @@ export function resolveAppPath(appDir: string, value: string, kind: AppPathKind 
   let real: string;
   let realRoot: string;
   try {
-    realRoot = fs.realpathSync(root);
+    realRoot = realish(root);
     real = realish(abs);
   } catch {
     return { problem: 'unusable' };

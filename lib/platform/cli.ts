@@ -163,7 +163,7 @@ export async function main(argv: string[], log = new Logger()): Promise<number> 
           log,
         });
         if (r.code !== 0 || cmd === 'build') return r.code;
-        return await launching(() => deploy({ out, port, userEnv, instance, check: Boolean((values as { check?: boolean }).check), timeoutMs, log }));
+        return await deploy({ out, port, userEnv, instance, check: Boolean((values as { check?: boolean }).check), timeoutMs, log });
       }
       case 'run': {
         const { values, positionals } = parseArgs({ args: rest, options: { ...common, ...runOpts }, allowPositionals: true });
@@ -177,15 +177,12 @@ export async function main(argv: string[], log = new Logger()): Promise<number> 
         const memory = values.memory ? parseMemory(values.memory) : INSTANCE_SIZES[instance]!;
         const port = parsePort(values.port);
         const userEnv = collectEnv(values['env-file'], values.env);
-        // From here on a failure is the launcher's: the process could not start (82).
-        return await launching(async () => {
-          const plan = planLaunch({ outDir: out, processType: values.process, port, userEnv, instance, memory, args: passthrough });
-          if (values['dry-run']) {
-            process.stdout.write(`${JSON.stringify(dryRun(plan), null, 2)}\n`);
-            return 0;
-          }
-          return await start(plan).exited;
-        });
+        const plan = planLaunch({ outDir: out, processType: values.process, port, userEnv, instance, memory, args: passthrough });
+        if (values['dry-run']) {
+          process.stdout.write(`${JSON.stringify(dryRun(plan), null, 2)}\n`);
+          return 0;
+        }
+        return await start(plan).exited;
       }
       case undefined:
       case 'help':
@@ -206,16 +203,6 @@ export async function main(argv: string[], log = new Logger()): Promise<number> 
     else if (e instanceof PhaseFailure) log.line(`ERROR: ${e.message}`);
     else throw e;
     return exitCodeFor(e, 'rbp');
-  }
-}
-
-/** Runs the launcher's part: its user errors end with the lifecycle's 82 (failed before the process started). */
-async function launching(fn: () => Promise<number>): Promise<number> {
-  try {
-    return await fn();
-  } catch (e) {
-    if (isUserError(e)) throw new PhaseFailure(EXIT.launchFailed, e.message, e);
-    throw e;
   }
 }
 

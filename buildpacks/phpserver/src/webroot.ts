@@ -29,7 +29,7 @@ export function resolveWebroot(appDir: string, value: string | undefined): Webro
       id: 'phpserver/webroot/outside',
       title: 'CC_WEBROOT points outside the project',
       seen: { what: 'CC_WEBROOT', value: raw, where: 'the application environment' },
-      rule: 'CC_WEBROOT is a directory relative to the project root, default /; it cannot lead out of the project, also through a symbolic link',
+      rule: 'CC_WEBROOT is a directory relative to the project root, default /',
       fix: 'set CC_WEBROOT to a directory inside the project, such as /public',
     });
   }
