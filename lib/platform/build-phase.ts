@@ -41,6 +41,8 @@ export interface BuildPhaseOptions {
   userEnv: EnvMap;
   operator: EnvMap;
   interrupt: Interrupt;
+  /** Told the process group of each buildpack as it starts, and undefined when it ended. */
+  onGroup?: (pgid: number | undefined) => void;
   log: Logger;
 }
 
@@ -90,10 +92,12 @@ export async function buildPhase(o: BuildPhaseOptions): Promise<Built> {
       detached: true,
     });
     o.interrupt.track(child.pid);
+    o.onGroup?.(child.pid);
     child.stdout?.on('data', (d: Buffer) => log.raw(d));
     child.stderr?.on('data', (d: Buffer) => log.raw(d));
     const r = await child;
     o.interrupt.untrack(child.pid);
+    o.onGroup?.(undefined);
     o.interrupt.check();
     if (r.exitCode !== 0) {
       const how = r.exitCode ?? r.signal ?? (r.failed ? r.shortMessage : 'unknown');

@@ -107,7 +107,7 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
 
     const restored = await timed('restore', () => restore({ group, layersRoot, tx, clearCache: Boolean(opts.clearCache), log }));
     interrupt.check();
-    const built = await timed('build', () => buildPhase({ group, entries: detected.entries ?? [], layersRoot, workspace, tmp: tmp.dir, penv, userEnv: opts.userEnv, operator, interrupt, log }));
+    const built = await timed('build', () => buildPhase({ group, entries: detected.entries ?? [], layersRoot, workspace, tmp: tmp.dir, penv, userEnv: opts.userEnv, operator, interrupt, onGroup: (g) => tx.recordGroup(g), log }));
     interrupt.check();
     const exportStart = performance.now();
     await timed('export', () => {

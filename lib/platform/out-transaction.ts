@@ -59,16 +59,58 @@ function pidAlive(pid: number): boolean {
   }
 }
 
-/** The pid in OUT's lock file when that process still runs. */
-export function lockHolder(out: string): number | undefined {
+/** OUT's lock file: the builder's pid, then the process group of the buildpack running, if any. */
+function readLock(out: string): { pid: number; group?: number } | undefined {
   let text: string;
   try {
     text = fs.readFileSync(lockOf(out), 'utf8');
   } catch {
     return undefined;
   }
-  const pid = Number(text.trim());
-  return pidAlive(pid) && pid !== process.pid ? pid : undefined;
+  const [pid, group] = text.split('\n').map((l) => Number(l.trim()));
+  return { pid: pid ?? NaN, ...(group ? { group } : {}) };
+}
+
+/** The pid in OUT's lock file when that process still runs. */
+export function lockHolder(out: string): number | undefined {
+  const pid = readLock(out)?.pid;
+  return pid !== undefined && pidAlive(pid) && pid !== process.pid ? pid : undefined;
+}
+
+/**
+ * A builder killed with SIGKILL could not stop its buildpack: that process group may still run and
+ * write into OUT. Its members are found in /proc by group id and working folder (inside OUT, so a
+ * reused group id of an unrelated program is left alone), and killed.
+ */
+function stopOrphans(out: string): void {
+  const group = readLock(out)?.group;
+  if (!group) return;
+  let members: number[] = [];
+  try {
+    members = fs
+      .readdirSync('/proc')
+      .filter((n) => /^\d+$/.test(n))
+      .map(Number)
+      .filter((pid) => {
+        try {
+          const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+          // pgrp is the 3rd field after the command, which is in parentheses and may hold spaces.
+          const pgrp = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+          const cwd = fs.readlinkSync(`/proc/${pid}/cwd`);
+          return pgrp === group && (cwd.startsWith(`${out}/`) || cwd.startsWith(`${realish(out)}/`));
+        } catch {
+          return false;
+        }
+      });
+  } catch {
+    return; // no /proc
+  }
+  if (members.length === 0) return;
+  try {
+    process.kill(-group, 'SIGKILL');
+  } catch {
+    // gone meanwhile
+  }
 }
 
 function outError(id: string, title: string, value: string, rule: string, fix: string, details?: string[]): UserError {
@@ -82,7 +124,9 @@ function outError(id: string, title: string, value: string, rule: string, fix: s
 export function recover(outDir: string): string | undefined {
   const out = path.resolve(outDir);
   const prev = previousOf(out);
-  if (!fs.existsSync(prev) || lockHolder(out) !== undefined) return undefined;
+  if (lockHolder(out) !== undefined) return undefined;
+  stopOrphans(out);
+  if (!fs.existsSync(prev)) return undefined;
   if (fs.existsSync(rbpInfoPath(out))) {
     rmrf(prev);
     return `removed ${prev}: ${out} holds a complete build`;
@@ -220,10 +264,22 @@ export class OutTransaction {
           fix: `Wait for process ${holder} to finish, or build into another --out.`,
         });
       }
-      // Stale: its builder is gone. Removing it is safe, `wx` decides who takes it next.
+      // Stale: its builder is gone (and so is its buildpack, once stopOrphans ran). Removing it is
+      // safe: `wx` decides who takes it next.
+      stopOrphans(this.out);
       fs.rmSync(file, { force: true });
     }
     throw new Error(`could not take the lock ${file}`);
+  }
+
+  /** Records the process group of the buildpack now running, for the next rbp if this one is killed. */
+  recordGroup(pgid: number | undefined): void {
+    if (!this.locked) return;
+    try {
+      fs.writeFileSync(lockOf(this.out), `${process.pid}\n${pgid ?? ''}\n`);
+    } catch {
+      // the lock stays valid without it
+    }
   }
 
   /** Recovers from an earlier crash, then sets the previous OUT aside and makes OUT anew. */
@@ -343,7 +399,7 @@ export class OutTransaction {
   release(): void {
     if (!this.locked) return;
     try {
-      if (fs.readFileSync(lockOf(this.out), 'utf8').trim() === String(process.pid)) fs.rmSync(lockOf(this.out), { force: true });
+      if (readLock(this.out)?.pid === process.pid) fs.rmSync(lockOf(this.out), { force: true });
     } catch {
       // already gone
     }
