@@ -34,6 +34,20 @@ describe('each former stack-trace input is a user error with an id', () => {
     expectUserError(r, 'platform/app/not-found');
   });
 
+  it.each([
+    ['CC_WEBROOT naming a file', 'file.txt'],
+    ['CC_WEBROOT with a very long name', `/${'a'.repeat(300)}/${'b'.repeat(5000)}`],
+  ])('%s: each buildpack says no, or one clear error', async (_what, webroot) => {
+    const app = tmpDir('rbp-app-');
+    fs.writeFileSync(path.join(app, 'index.html'), 'hi');
+    fs.writeFileSync(path.join(app, 'index.php'), '<?php');
+    fs.writeFileSync(path.join(app, 'file.txt'), 'x');
+    const r = await rbp(['detect', app, '--env', `CC_WEBROOT=${webroot}`]);
+    expect(r.all).not.toMatch(TRACE);
+    expect(r.all).not.toContain('undefined');
+    expect([20, 21]).toContain(r.exitCode);
+  });
+
   it('a broken rbp.toml in OUT', async () => {
     const out = await goodOut();
     fs.writeFileSync(path.join(out, 'rbp.toml'), 'app = "x\ninstance = [');

@@ -2,10 +2,10 @@
  * The webroot (contract, `phpserver` variables: CC_WEBROOT, default `/`): the served directory,
  * relative to the project root, which needs an `index.php` or an `index.html`.
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import { appPathError, resolveAppPath } from '../../../lib/app-path.ts';
 import { UserError } from '../../../lib/errors.ts';
+import { statIfAny } from '../../../lib/fsx.ts';
 
 export const INDEX_FILES = ['index.php', 'index.html'] as const;
 
@@ -38,25 +38,16 @@ export function resolveWebroot(appDir: string, value: string | undefined): Webro
   return { rel, abs: path.join(appDir, rel), setting: value };
 }
 
-/** stat, or undefined for anything that is not there as asked (missing, a file on the way: ENOTDIR, a name too long). */
-function statOf(p: string): fs.Stats | undefined {
-  try {
-    return fs.statSync(p);
-  } catch {
-    return undefined;
-  }
-}
-
 /** The first index file in the webroot, or undefined. */
 export function findIndex(webroot: Webroot): string | undefined {
-  return INDEX_FILES.find((f) => statOf(path.join(webroot.abs, f))?.isFile());
+  return INDEX_FILES.find((f) => statIfAny(path.join(webroot.abs, f))?.isFile());
 }
 
 /** What detect says when the webroot has no index: which file is missing, and where. */
 export function missingIndexReason(webroot: Webroot): string {
   const where = webroot.rel === '.' ? 'the project root' : `${webroot.rel}/`;
   const setting = webroot.setting === undefined ? 'CC_WEBROOT unset, so the webroot is the project root' : `CC_WEBROOT=${webroot.setting}`;
-  if (!statOf(webroot.abs)?.isDirectory()) {
+  if (!statIfAny(webroot.abs)?.isDirectory()) {
     return `phpserver needs index.php or index.html in the webroot, and the webroot ${where} does not exist (${setting}, ${webroot.abs})`;
   }
   return `phpserver needs index.php or index.html in the webroot: neither is in ${where} (${setting}, ${webroot.abs})`;
