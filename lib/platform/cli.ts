@@ -20,7 +20,7 @@ import { isBlocked } from '../launch/request-flow/activation.ts';
 import { writePlatformEnv } from '../cnb/env.ts';
 import { isDir } from '../fsx.ts';
 import { recover } from './out-transaction.ts';
-import { privateTemp } from './temp.ts';
+import { privateTemp, removeOnSignals } from './temp.ts';
 
 export const USAGE = `rbp — a local Cloud Native Buildpacks lifecycle, no Docker needed
 
@@ -118,6 +118,7 @@ export async function main(argv: string[], log = new Logger()): Promise<number> 
         if (!isDir(app)) {
           throw new UserError({ id: 'platform/app/not-found', title: 'Application directory not found', seen: { what: 'APP', value: app }, rule: 'rbp detect takes the directory of the application source.', fix: 'Give the path of an existing directory.' });
         }
+        removeOnSignals();
         const tmp = privateTemp('rbp-platform-');
         const platformDir = tmp.dir;
         try {

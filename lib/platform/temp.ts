@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { signalExit } from '../cnb/exit.ts';
 
 const live = new Set<string>();
 let hooked = false;
@@ -47,6 +48,25 @@ export interface PrivateTemp {
   remove(): void;
 }
 
+const removeAll = () => {
+  for (const d of live) fs.rmSync(d, { recursive: true, force: true });
+  live.clear();
+};
+
+/**
+ * For commands without their own signal handling (detect): a signal removes the temp folders and
+ * ends rbp with 128+n. (A signal's default action ends Node.js without its 'exit' event.) `rbp
+ * build` handles signals itself (interrupt.ts) and removes its folder on the way out.
+ */
+export function removeOnSignals(): void {
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.once(sig, () => {
+      removeAll();
+      process.exit(signalExit(sig));
+    });
+  }
+}
+
 export function privateTemp(prefix: string): PrivateTemp {
   sweep(prefix);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `${prefix}${process.pid}-`));
@@ -54,9 +74,7 @@ export function privateTemp(prefix: string): PrivateTemp {
   live.add(dir);
   if (!hooked) {
     hooked = true;
-    process.on('exit', () => {
-      for (const d of live) fs.rmSync(d, { recursive: true, force: true });
-    });
+    process.on('exit', removeAll);
   }
   return {
     dir,

@@ -7,7 +7,9 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { unpack } from '../../lib/deps/unpack.ts';
 import { FIXTURES, freePort, rbp, tmpDir } from '../helpers/rbp.ts';
+import { rejectedUserError } from '../helpers/user-error.ts';
 import { bp, bpArgs, launchToml, passWith, scriptedApp } from '../lifecycle/helpers.ts';
 
 const TRACE = /\n\s+at .+:\d+:\d+\)?(\n|$)/;
@@ -46,6 +48,18 @@ describe('each former stack-trace input is a user error with an id', () => {
     expect(r.all).not.toMatch(TRACE);
     expect(r.all).not.toContain('undefined');
     expect([20, 21]).toContain(r.exitCode);
+  });
+
+  it.each(['tar.gz', 'tar.xz', 'zip'] as const)('a damaged %s archive whose checksum matched: one error naming the tool, not the unpacker’s trace', async (archive) => {
+    const dir = tmpDir('rbp-unpack-');
+    const file = path.join(dir, `tool.${archive}`);
+    // A valid gzip/xz/zip start, then garbage: what a truncated or corrupted upload looks like.
+    const head = { 'tar.gz': [0x1f, 0x8b, 0x08, 0x00], 'tar.xz': [0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00], zip: [0x50, 0x4b, 0x03, 0x04] }[archive];
+    fs.writeFileSync(file, Buffer.concat([Buffer.from(head), Buffer.alloc(512, 0x41)]));
+    const e = await rejectedUserError(unpack(file, path.join(dir, 'out'), { id: 'caddy', version: '2.11.2', archive, stripComponents: 0, bin: 'caddy' }));
+    expect(e.id).toBe('deps/unpack-failed');
+    expect(e.data.title).toBe('caddy 2.11.2 could not be unpacked');
+    expect(e.data.fix).toContain('RBP_TOOL_CADDY');
   });
 
   it('a broken rbp.toml in OUT', async () => {

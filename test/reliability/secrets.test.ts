@@ -3,11 +3,14 @@
  * symlink, dangling or to a file outside the app, or a hard link), and no error echoes a value
  * typed with `:` for `=` in `--env` or a line without `=` in `--env-file`.
  */
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { registryAuth, withRegistryAuth } from '../../buildpacks/node/src/registry-auth.ts';
-import { rbp, tmpDir } from '../helpers/rbp.ts';
+import { RBP, rbp, tmpDir } from '../helpers/rbp.ts';
+import { bpArgs, scriptedApp } from '../lifecycle/helpers.ts';
 
 const TOKEN = 'npm_S3cretT0kenValue';
 
@@ -86,5 +89,25 @@ describe('no error echoes a secret value', () => {
     expect(r.exitCode).toBe(2);
     expect(r.all).toContain(`${file}:2`);
     expect(r.all).not.toContain('S3cret');
+  });
+});
+
+describe('temp folders holding secrets go on every exit path', () => {
+  it('rbp detect stopped by SIGTERM removes its platform folder (NPM_TOKEN inside)', async () => {
+    const marks = tmpDir('rbp-marks-');
+    const app = scriptedApp({ 'a/detect': `ls "$1/env" > ${marks}/env-files; touch ${marks}/started; sleep 30` });
+    const child = spawn('node', [RBP, 'detect', app, ...bpArgs('a'), '--env', `NPM_TOKEN=${TOKEN}`], { stdio: 'ignore' });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const t0 = Date.now();
+    while (!fs.existsSync(path.join(marks, 'started'))) {
+      if (Date.now() - t0 > 30_000) throw new Error('detect did not start');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(fs.readFileSync(path.join(marks, 'env-files'), 'utf8')).toContain('NPM_TOKEN');
+    const temps = () => fs.readdirSync(os.tmpdir()).filter((n) => n.startsWith(`rbp-platform-${child.pid}-`));
+    expect(temps()).toHaveLength(1);
+    child.kill('SIGTERM');
+    expect(await exited).toBe(143);
+    expect(temps()).toEqual([]);
   });
 });
