@@ -25,7 +25,7 @@ import { Interrupt } from './interrupt.ts';
 import type { Order } from './order.ts';
 import { OutTransaction } from './out-transaction.ts';
 import { restore } from './restore.ts';
-import { privateTemp } from './temp.ts';
+import { privateTemp, type PrivateTemp } from './temp.ts';
 
 export interface BuildOptions {
   appDir: string;
@@ -79,10 +79,12 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
   // Checks OUT and the cache (nothing is touched when they are refused) and takes OUT's lock.
   const tx = new OutTransaction({ appDir, outDir: out, cacheDir: opts.cacheDir ? path.resolve(opts.cacheDir) : defaultCacheDir(out), explicitCache: Boolean(opts.cacheDir) });
   const interrupt = new Interrupt();
-  // Holds the platform env files (secrets among them): private, fresh, removed on every exit path.
-  const tmp = privateTemp('rbp-build-');
+  let tmp: PrivateTemp | undefined;
   try {
-    const platformDir = path.join(tmp.dir, 'platform');
+    // Holds the platform env files (secrets among them): private, fresh, removed on every exit path.
+    tmp = privateTemp('rbp-build-');
+    const tmpDir = tmp.dir;
+    const platformDir = path.join(tmpDir, 'platform');
     writePlatformEnv(platformDir, opts.userEnv);
     linkBindings(platformDir, opts.bindings ?? []);
     const operator = { RBP_LAUNCHER_NODE: process.env.RBP_LAUNCHER_NODE ?? process.execPath, ...operatorEnv(), RBP_INSTANCE_SIZE: opts.instance, RBP_INSTANCE_MEMORY: String(opts.instanceMemory) };
@@ -107,7 +109,7 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
 
     const restored = await timed('restore', () => restore({ group, layersRoot, tx, clearCache: Boolean(opts.clearCache), log }));
     interrupt.check();
-    const built = await timed('build', () => buildPhase({ group, entries: detected.entries ?? [], layersRoot, workspace, tmp: tmp.dir, penv, userEnv: opts.userEnv, operator, interrupt, onGroup: (g) => tx.recordGroup(g), log }));
+    const built = await timed('build', () => buildPhase({ group, entries: detected.entries ?? [], layersRoot, workspace, tmp: tmpDir, penv, userEnv: opts.userEnv, operator, interrupt, onGroup: (g) => tx.recordGroup(g), log }));
     interrupt.check();
     const exportStart = performance.now();
     await timed('export', () => {
@@ -131,7 +133,7 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
     }
     throw e;
   } finally {
-    tmp.remove();
+    tmp?.remove();
     tx.release();
     interrupt.dispose();
   }
