@@ -108,3 +108,30 @@ describe('resolveAppPath', () => {
     expect(resolveAppPath(w.app, 'nope', 'any', false).problem).toBeUndefined();
   });
 });
+
+describe('the Caddyfile stays inside the app', () => {
+  it('./Caddyfile a symlink to a file outside is refused before Caddy reads it', async () => {
+    const { locateCaddyfile } = await import('../../buildpacks/static/src/caddyfile.ts');
+    const w = world();
+    fs.symlinkSync(w.outside, path.join(w.app, 'Caddyfile'));
+    let message = '';
+    try {
+      locateCaddyfile({} as never, w.app);
+    } catch (e) {
+      if (!isUserError(e)) throw e;
+      message = JSON.stringify(e.data);
+      expect(e.id).toBe('static/path/outside-root');
+    }
+    expect(message).not.toBe('');
+    expect(message).not.toContain('S3CRETHASH');
+  });
+
+  it('./Caddyfile a symlink to a file inside is used', async () => {
+    const { locateCaddyfile } = await import('../../buildpacks/static/src/caddyfile.ts');
+    const w = world();
+    fs.mkdirSync(path.join(w.app, 'conf'));
+    fs.writeFileSync(path.join(w.app, 'conf', 'Caddyfile'), ':8080\n');
+    fs.symlinkSync('conf/Caddyfile', path.join(w.app, 'Caddyfile'));
+    expect(locateCaddyfile({} as never, w.app)).toEqual({ rel: 'Caddyfile', abs: path.join(w.app, 'Caddyfile'), explicit: false });
+  });
+});
