@@ -1,5 +1,6 @@
 /** The `rbp` command line: detect, build, run, deploy. */
 import crypto from 'node:crypto';
+import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -13,13 +14,13 @@ import { detect } from './detect.ts';
 import { filteredHostEnv, operatorEnv } from './env.ts';
 import { healthCheck, healthCheckPaths, waitForPort } from './health.ts';
 import { dryRun, planLaunch, start } from './launcher.ts';
-import { readRbpInfo } from './metadata.ts';
+import { rbpInfoPath, readRbpInfo } from './metadata.ts';
 import { AUTO_ORDER, resolveOrder } from './order.ts';
 import { appPortBehindMiddleware } from '../launch/ports.ts';
 import { isBlocked } from '../launch/request-flow/activation.ts';
 import { writePlatformEnv } from '../cnb/env.ts';
 import { isDir } from '../fsx.ts';
-import { recover } from './out-transaction.ts';
+import { lockHolder, recover } from './out-transaction.ts';
 import { privateTemp, removeOnSignals } from './temp.ts';
 
 export const USAGE = `rbp — a local Cloud Native Buildpacks lifecycle, no Docker needed
@@ -173,6 +174,16 @@ export async function main(argv: string[], log = new Logger()): Promise<number> 
         // A build killed with SIGKILL left its OUT incomplete: the previous one comes back.
         const recovered = recover(out);
         if (recovered) log.warn(recovered);
+        const builder = lockHolder(out);
+        if (builder !== undefined && !fs.existsSync(rbpInfoPath(path.resolve(out)))) {
+          throw new UserError({
+            id: 'platform/out/building',
+            title: 'A build into OUT is running',
+            seen: { what: 'OUT', value: out, where: `process ${builder}` },
+            rule: 'OUT is complete once its build has finished; until then the previous build waits in OUT.rbp-previous.',
+            fix: `Wait for process ${builder} to finish, then run again.`,
+          });
+        }
         const info = readRbpInfo(path.resolve(out));
         const instance = parseInstance(values.instance ?? info?.instance ?? DEFAULT_INSTANCE);
         const memory = values.memory ? parseMemory(values.memory) : INSTANCE_SIZES[instance]!;

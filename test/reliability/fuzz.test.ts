@@ -1,7 +1,8 @@
 /**
  * Seeded fuzzing (issue 11): generated package.json, composer.json and variable values through
  * `rbp detect` (our three buildpacks, in the automatic order) and `rbp run --dry-run` (the launch
- * entrypoint's plan). Any stack trace, hang, "internal error" or `undefined` in the output fails,
+ * entrypoint's plan). Any stack trace, hang, "internal error", `undefined` or a secret's value in
+ * the output fails,
  * with the seed and case number, so a failure reproduces:
  *   RBP_FUZZ_SEED=<seed> RBP_FUZZ_ONLY=<case> npx vitest run test/reliability/fuzz.test.ts
  * RBP_FUZZ_DETECT / RBP_FUZZ_RUN set the number of cases (default 120 and 80: 200 cases, each with
@@ -117,12 +118,21 @@ function composerJson(g: Gen): string {
 }
 
 const DETECT_VARS = ['CC_WEBROOT', 'CC_RUN_COMMAND', 'CC_NODE_VERSION', 'CC_NODE_BUILD_TOOL', 'CC_CUSTOM_BUILD_TOOL', 'CC_BUILD_COMMAND', 'CC_STATIC_SERVER', 'CC_PHP_VERSION', 'CC_CACHE_FILE', 'CC_REQUEST_FLOW', 'NPM_TOKEN', 'CC_NPM_REGISTRY', 'CC_NPM_BASIC_AUTH', 'CC_PRE_BUILD_HOOK', 'NODE_ENV'];
-const RUN_VARS = ['CC_REQUEST_FLOW', 'CC_REQUEST_FLOW_CUSTOM', 'CC_CACHE_FILE', 'CC_REDIRECTOR_PROJECT_KEY', 'ACCESSPROXY_CHALLENGE_SECRET', 'CC_RUN_COMMAND', 'CC_HEALTH_CHECK_PATH', 'CC_HEALTH_CHECK_PATH_1', 'CC_WEBROOT', 'CC_NODE_VERSION', 'PORT', 'CC_STATIC_PORT', 'CC_PHPSERVER_PORT'];
+const RUN_VARS = ['NPM_TOKEN', 'CC_REQUEST_FLOW', 'CC_REQUEST_FLOW_CUSTOM', 'CC_CACHE_FILE', 'CC_REDIRECTOR_PROJECT_KEY', 'ACCESSPROXY_CHALLENGE_SECRET', 'CC_RUN_COMMAND', 'CC_HEALTH_CHECK_PATH', 'CC_HEALTH_CHECK_PATH_1', 'CC_WEBROOT', 'CC_NODE_VERSION', 'PORT', 'CC_STATIC_PORT', 'CC_PHPSERVER_PORT'];
 const OPERATOR_VARS = ['RBP_APP_PORT', 'RBP_PUBLIC_PORT', 'RBP_LISTEN_TIMEOUT', 'RBP_STOP_TIMEOUT', 'RBP_VARNISH_STORAGE'];
+
+const SECRETS = new Set(['NPM_TOKEN', 'CC_NPM_BASIC_AUTH', 'CC_REDIRECTOR_PROJECT_KEY', 'ACCESSPROXY_CHALLENGE_SECRET']);
+/** Marks every secret's value: the output must never contain it. */
+const SENTINEL = 'Zq7SeCrEt';
 
 function envOf(g: Gen, names: string[], max: number): Record<string, string> {
   const env: Record<string, string> = {};
-  for (let i = g.int(max + 1); i > 0; i--) env[g.pick(names)] = g.str().replaceAll('\0', '');
+  for (let i = g.int(max + 1); i > 0; i--) {
+    const name = g.pick(names);
+    const v = g.str();
+    // Secrets get the sentinel in the middle, whatever else the value holds (user:pass for basic auth).
+    env[name] = SECRETS.has(name) ? `${v.slice(0, 3)}${SENTINEL}${v.slice(3)}` : v;
+  }
   return env;
 }
 
@@ -144,6 +154,7 @@ function defects(o: Outcome, allowed: number[]): string[] {
   if (/\n\s+at .+:\d+:\d+\)?(\n|$)/.test(o.output) || /\n\s+at (async )?\S+ \(/.test(o.output)) found.push('a stack trace');
   if (o.output.includes('internal error')) found.push('"internal error"');
   if (/\bundefined\b/.test(o.output)) found.push('"undefined" in the output');
+  if (o.output.includes(SENTINEL)) found.push('a secret value in the output');
   if (!o.timedOut && (o.code === undefined || !allowed.includes(o.code))) found.push(`exit status ${o.code}, expected one of ${allowed.join(', ')}`);
   return found;
 }

@@ -225,6 +225,9 @@ describe('concurrent builds', () => {
     expect(second.all).toContain('platform/out/locked');
     expect(second.all).toContain(`process ${first.child.pid}`);
     noTrace(second.all);
+    const during = await rbp(['run', out]);
+    expect(during.exitCode).toBe(2);
+    expect(during.all).toContain('platform/out/building');
     fs.writeFileSync(path.join(marks, 'go'), '');
     expect((await first.exited).code).toBe(0);
     const run = await rbp(['run', out]);
