@@ -10,6 +10,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parse, stringify } from 'smol-toml';
 
+/**
+ * The digest of a launch+cache layer whose only copy is the OUT that exported it (the cache beside
+ * OUT keeps its metadata, not a second name for its files): `out:<digest>`.
+ */
+export const IN_OUT = 'out:';
+
 export function treeDigest(dir: string): string {
   const h = crypto.createHash('sha256');
   const walk = (d: string, rel: string) => {

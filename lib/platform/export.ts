@@ -13,7 +13,7 @@ import { writeToml } from '../cnb/toml.ts';
 import type { Logger } from '../log.ts';
 import type { Built } from './build-phase.ts';
 import type { BuildResult, LayerState } from './build.ts';
-import { treeDigest, writeTrees } from './cache-check.ts';
+import { IN_OUT, treeDigest, writeTrees } from './cache-check.ts';
 import { isDir, linkTree, moveTree, rmrf } from './fsops.ts';
 import { writeLaunchMetadata, writeRbpInfo, type LaunchMetadata } from './metadata.ts';
 import { CACHE_MARKER, type OutTransaction } from './out-transaction.ts';
@@ -71,10 +71,13 @@ export function exportPhase(o: ExportOptions): { layers: BuildResult['layers']; 
         if (isDir(layerDir)) {
           const dst = path.join(newCache, esc, name);
           fs.mkdirSync(path.dirname(dst), { recursive: true });
-          if (t.types.launch) linkTree(layerDir, dst);
-          else moveTree(layerDir, dst);
           writeToml(path.join(newCache, esc, `${name}.toml`), { types: t.types, metadata: t.metadata });
-          trees.set(key, treeDigest(dst));
+          if (t.types.launch && !tx.sharedCache) trees.set(key, `${IN_OUT}${treeDigest(layerDir)}`);
+          else {
+            if (t.types.launch) linkTree(layerDir, dst);
+            else moveTree(layerDir, dst);
+            trees.set(key, treeDigest(dst));
+          }
         } else o.log.warn(`layer ${key} has cache = true but no contents: not cached`);
       }
       if (!t.types.launch) {

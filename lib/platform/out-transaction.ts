@@ -184,6 +184,12 @@ export class OutTransaction {
   readonly prev: string;
   readonly cacheDir: string;
   readonly newCache: string;
+  /**
+   * Whether the cache was chosen with --cache and may serve other OUTs: it then keeps its own names
+   * for launch+cache layers' files (hard links to OUT's). The cache beside OUT keeps none: those
+   * layers' only copy is OUT, so no later change to the cache can reach the built app.
+   */
+  readonly sharedCache: boolean;
   /** Whether OUT existed and now waits at `prev`. */
   private movedAside = false;
   /** Whether the folder at OUT is this build's (made by `begin`). */
@@ -202,6 +208,7 @@ export class OutTransaction {
     this.prev = previousOf(this.out);
     this.cacheDir = path.resolve(p.cacheDir);
     this.newCache = `${this.cacheDir}.rbp-new`;
+    this.sharedCache = p.explicitCache;
     this.check(p);
     this.lock();
   }
@@ -334,9 +341,12 @@ export class OutTransaction {
     this.takenFromCache.push(cached);
   }
 
-  /** A launch+cache layer: linked from the cache (see fsops). */
-  linkFromCache(cached: string, dst: string): void {
-    linkTree(cached, dst);
+  /**
+   * A launch+cache layer: linked from the cache (see fsops), or from the previous OUT when its only
+   * copy is there. The source stays whole for a rollback; nothing to undo but the new OUT.
+   */
+  linkLayer(src: string, dst: string): void {
+    linkTree(src, dst);
   }
 
   /** A launch layer kept from the previous OUT: moved in, moved back if this build fails. */

@@ -11,7 +11,7 @@ import { escapeId, type BuildpackRef } from '../cnb/descriptor.ts';
 import { readLayerToml } from '../cnb/layers.ts';
 import { writeToml } from '../cnb/toml.ts';
 import type { Logger } from '../log.ts';
-import { readTrees, treeDamage } from './cache-check.ts';
+import { IN_OUT, readTrees, treeDamage } from './cache-check.ts';
 import { bpKey } from './detect.ts';
 import { isDir, rmrf } from './fsops.ts';
 import { CACHE_MARKER, type OutTransaction } from './out-transaction.ts';
@@ -81,8 +81,24 @@ export function restore(o: { group: BuildpackRef[]; layersRoot: string; tx: OutT
         continue;
       }
       if (!t?.types.cache) continue;
+      const recorded = trees.get(`${esc}/${name}`);
+      if (recorded?.startsWith(IN_OUT)) {
+        // Its only copy is the previous OUT's layer, checked before it is trusted.
+        const src = prevRoot ? path.join(prevRoot, 'layers', esc, name) : undefined;
+        if (!src || !fs.lstatSync(src, { throwIfNoEntry: false })) continue;
+        const damage = treeDamage(src, recorded.slice(IN_OUT.length));
+        if (damage) {
+          log.warn(`cache: ${esc}/${name} in the previous OUT is damaged and is not reused (${damage}): the buildpack builds it again`);
+          continue;
+        }
+        writeToml(path.join(dir, `${name}.toml`), { metadata: t.metadata });
+        tx.linkLayer(src, path.join(dir, name));
+        ids.set(`${esc}/${name}`, identity(path.join(dir, name)));
+        restoredHere.push(name);
+        continue;
+      }
       if (fs.existsSync(cached)) {
-        const damage = treeDamage(cached, trees.get(`${esc}/${name}`));
+        const damage = treeDamage(cached, recorded);
         if (damage) {
           drop(damage);
           continue;
@@ -93,7 +109,7 @@ export function restore(o: { group: BuildpackRef[]; layersRoot: string; tx: OutT
       if (isDir(cached)) {
         // A launch layer's cached folder shares its files with the previous OUT: link them. A
         // cache-only folder is this build's to change: move it (one rename, whatever its size).
-        if (t.types.launch) tx.linkFromCache(cached, path.join(dir, name));
+        if (t.types.launch) tx.linkLayer(cached, path.join(dir, name));
         else tx.takeFromCache(cached, path.join(dir, name));
         ids.set(`${esc}/${name}`, identity(path.join(dir, name)));
         restoredHere.push(name);

@@ -21,16 +21,32 @@ const BUILD = [
   launchToml('[[processes]]\ntype = "web"\ncommand = ["true"]\ndefault = true'),
 ].join('\n');
 
-async function builtTwice(damage: (cache: string) => void): Promise<{ second: string; code: number; cache: string }> {
+/** Builds twice; between the builds `damage` gets the buildpack's folder in the cache and in OUT. */
+async function builtTwice(damage: (cache: string, outLayers: string) => void, explicitCache = false): Promise<{ second: string; code: number; cache: string; out: string }> {
   const app = scriptedApp({ 'a/detect': passWith(), 'a/build': BUILD });
   const out = path.join(tmpDir('rbp-out-'), 'out');
-  const first = await rbp(['build', app, '--out', out, ...bpArgs('a')]);
+  const cache = explicitCache ? path.join(tmpDir('rbp-cache-'), 'cache') : `${out}.rbp-cache`;
+  const cacheArgs = explicitCache ? ['--cache', cache] : [];
+  const first = await rbp(['build', app, '--out', out, ...bpArgs('a'), ...cacheArgs]);
   expect(first.exitCode).toBe(0);
   expect(first.stdout).toContain('tool: none');
-  const cache = `${out}.rbp-cache`;
-  damage(path.join(cache, 'test_a'));
-  const second = await rbp(['build', app, '--out', out, ...bpArgs('a')]);
-  return { second: second.all, code: second.exitCode, cache };
+  damage(path.join(cache, 'test_a'), path.join(out, 'layers', 'test_a'));
+  const second = await rbp(['build', app, '--out', out, ...bpArgs('a'), ...cacheArgs]);
+  return { second: second.all, code: second.exitCode, cache, out };
+}
+
+/** Every inode under `dir` (files only). */
+function inodes(dir: string): Set<number> {
+  const found = new Set<number>();
+  const walk = (d: string) => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.isFile()) found.add(fs.statSync(p).ino);
+    }
+  };
+  walk(dir);
+  return found;
 }
 
 describe('a damaged cache entry is dropped with a warning', () => {
@@ -41,13 +57,30 @@ describe('a damaged cache entry is dropped with a warning', () => {
     expect(r.second).not.toContain('damaged');
   });
 
-  it('a truncated binary in a cached tool layer: dropped, rebuilt, and the new OUT has the whole binary', async () => {
-    const r = await builtTwice((c) => fs.truncateSync(path.join(c, 'tool', 'bin', 'tool'), 100));
+  it('the cache beside OUT and OUT share no file: a launch+cache layer’s only copy is OUT', async () => {
+    const r = await builtTwice(() => undefined);
+    expect(r.code).toBe(0);
+    const shared = [...inodes(r.cache)].filter((i) => inodes(r.out).has(i));
+    expect(shared).toEqual([]);
+    expect(fs.existsSync(path.join(r.cache, 'test_a', 'tool'))).toBe(false);
+  });
+
+  it('a truncated binary in a launch+cache tool layer (its copy in OUT): not reused, rebuilt whole', async () => {
+    const r = await builtTwice((_c, o) => fs.truncateSync(path.join(o, 'tool', 'bin', 'tool'), 100));
+    expect(r.code).toBe(0);
+    expect(r.second).toContain('cache: test_a/tool in the previous OUT is damaged and is not reused');
+    expect(r.second).toContain('tool: none');
+    expect(r.second).not.toContain('tool restored');
+    expect(fs.statSync(path.join(r.out, 'layers', 'test_a', 'tool', 'bin', 'tool')).size).toBe(4096);
+  });
+
+  it('a truncated binary in an explicit --cache: dropped, rebuilt whole', async () => {
+    const r = await builtTwice((c) => fs.truncateSync(path.join(c, 'tool', 'bin', 'tool'), 100), true);
     expect(r.code).toBe(0);
     expect(r.second).toContain('cache: test_a/tool is damaged and is dropped');
     expect(r.second).toContain('tool: none');
-    expect(r.second).not.toContain('tool restored');
     expect(fs.statSync(path.join(r.cache, 'test_a', 'tool', 'bin', 'tool')).size).toBe(4096);
+    expect(fs.statSync(path.join(r.out, 'layers', 'test_a', 'tool', 'bin', 'tool')).size).toBe(4096);
   });
 
   it('a layer TOML that does not parse', async () => {
