@@ -2,8 +2,20 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
+/**
+ * stat, or undefined for anything that is not there as asked: missing (ENOENT), a file on the way
+ * (ENOTDIR), a name too long, a symlink loop. `throwIfNoEntry: false` covers only the first.
+ */
+export function statIfAny(p: string): fs.Stats | undefined {
+  try {
+    return fs.statSync(p);
+  } catch {
+    return undefined;
+  }
+}
+
 export function isDir(p: string): boolean {
-  return fs.statSync(p, { throwIfNoEntry: false })?.isDirectory() ?? false;
+  return statIfAny(p)?.isDirectory() ?? false;
 }
 
 export function isExecutableFile(f: string): boolean {

@@ -1,3 +1,4 @@
+import { EXIT } from '../lib/cnb/exit.ts';
 import { main } from '../lib/platform/cli.ts';
 
 // A closed pipe (`rbp run --dry-run | head`) is how a reader says it has seen enough: stop writing
@@ -15,6 +16,6 @@ main(process.argv.slice(2)).then(
   },
   (e: unknown) => {
     process.stderr.write(`rbp: internal error (a bug in rbp, please report it):\n${e instanceof Error ? e.stack : String(e)}\n`);
-    process.exitCode = 70;
+    process.exitCode = EXIT.bug;
   },
 );

@@ -6,7 +6,7 @@ import { readDescriptor, type BuildpackDescriptor } from './descriptor.ts';
 import { readPlatformEnv, type EnvMap } from './env.ts';
 import { readBuildpackPlan, writeBuildPlan, type BuildPlan, type BuildpackPlan } from './plan.ts';
 import { Layers } from './layers.ts';
-import { EXIT } from './exit.ts';
+import { EXIT, exitCodeFor } from './exit.ts';
 import { isUserError, renderUserError } from '../errors.ts';
 
 function need(name: string): string {
@@ -66,7 +66,7 @@ function fail(e: unknown): number {
   } else {
     process.stderr.write(`${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
   }
-  return EXIT.error;
+  return exitCodeFor(e, 'buildpack');
 }
 
 /** bin/detect: 0 pass (plan written), 100 not this runtime (reason on stdout), 1 broken input. */

@@ -53,7 +53,28 @@ function moveStripped(from: string, to: string, strip: number): void {
   }
 }
 
+/**
+ * Unpacks, turning a broken archive (one whose checksum matched but whose contents are damaged: a
+ * bad mirror entry or a publisher's mistake) into one clear error instead of the unpacker's trace.
+ */
 export async function unpack(file: string, dest: string, spec: UnpackSpec): Promise<void> {
+  try {
+    await unpackArchive(file, dest, spec);
+  } catch (e) {
+    if (e instanceof UserError) throw e;
+    const text = String((e as { stderr?: unknown }).stderr || (e as Error).message || e);
+    throw new UserError({
+      id: 'deps/unpack-failed',
+      title: `${spec.id} ${spec.version} could not be unpacked`,
+      seen: { what: `${spec.id} ${spec.version} (${spec.archive})`, where: path.basename(file) },
+      rule: 'A downloaded tool is a valid archive of its kind; this one matched its checksum but does not unpack, so the source (mirror or publisher) holds a damaged file.',
+      fix: `Replace the file at its source (RBP_DEPENDENCY_MIRROR, if set), or provide ${spec.id} with ${operatorVariable(spec.id)}=<path>.`,
+      details: text.split('\n').map((l) => l.trim()).filter(Boolean).slice(0, 5),
+    });
+  }
+}
+
+async function unpackArchive(file: string, dest: string, spec: UnpackSpec): Promise<void> {
   fs.mkdirSync(dest, { recursive: true });
   const strip = spec.stripComponents;
   switch (spec.archive) {

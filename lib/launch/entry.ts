@@ -10,6 +10,7 @@
  */
 import { read } from '../config/read.ts';
 import { DRY_RUN_LABEL } from '../cnb/launch.ts';
+import { exitCodeFor } from '../cnb/exit.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { BuildContext } from '../cnb/context.ts';
@@ -211,7 +212,7 @@ async function checkPortsFree(flow: FlowPlan): Promise<void> {
 
 function fail(e: unknown): never {
   process.stderr.write(`${isUserError(e) ? renderUserError(e.data) : e instanceof Error ? e.stack : String(e)}\n`);
-  process.exit(isUserError(e) ? 1 : 70);
+  process.exit(exitCodeFor(e, 'entrypoint'));
 }
 
 export async function runLaunch(planFn: (env: NodeJS.ProcessEnv) => Plan | Promise<Plan>): Promise<void> {

@@ -3,10 +3,11 @@ import { referenceLauncher, runImageLayout, writeAppImage } from '../package/app
 import { writeBuilder } from '../package/builder.ts';
 import { packageOurs } from '../package/ours.ts';
 import crypto from 'node:crypto';
+import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { EXIT } from '../cnb/exit.ts';
+import { EXIT, exitCodeFor, PhaseFailure } from '../cnb/exit.ts';
 import { isUserError, UserError } from '../errors.ts';
 import { Logger, type LogLevel } from '../log.ts';
 import { DEFAULT_INSTANCE, INSTANCE_SIZES, parseInstance, parseMemory } from '../launch/instance.ts';
@@ -21,12 +22,14 @@ import { detect } from './detect.ts';
 import { filteredHostEnv, operatorEnv } from './env.ts';
 import { healthCheck, healthCheckPaths, waitForPort } from './health.ts';
 import { dryRun, planLaunch, start } from './launcher.ts';
-import { readRbpInfo } from './metadata.ts';
+import { rbpInfoPath, readRbpInfo } from './metadata.ts';
 import { orderFromGroups, resolveOrder, type Order } from './order.ts';
 import { appPortBehindMiddleware } from '../launch/ports.ts';
 import { isBlocked } from '../launch/request-flow/activation.ts';
 import { writePlatformEnv } from '../cnb/env.ts';
-import fs from 'node:fs';
+import { isDir } from '../fsx.ts';
+import { lockHolder, recover } from './out-transaction.ts';
+import { privateTemp, removeOnSignals } from './temp.ts';
 
 declare const __RBP_VERSION__: string | undefined;
 
@@ -139,11 +142,16 @@ export async function main(argv: string[], streams: Streams = { stdout: process.
         return 0;
       case 'detect': {
         const app = one(positionals, 'APP directory');
+        if (!isDir(app)) {
+          throw new UserError({ id: 'platform/app/not-found', title: 'Application directory not found', seen: { what: 'APP', value: app }, rule: 'rbp detect takes the directory of the application source.', fix: 'Give the path of an existing directory.' });
+        }
         const project = readProjectDescriptor(path.resolve(app), str('descriptor'));
         if (project) log.debug(`project descriptor ${project.file} (schema ${project.schema}): ${Object.keys(project.env).length} variable(s), ${project.group.length} buildpack(s)`);
         const env = collectEnv(list('env-file'), list('env'), project?.env);
         const order = orderOf({ type: str('type'), buildpack: list('buildpack'), order: str('order') }, project);
-        const platformDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-platform-'));
+        removeOnSignals();
+        const tmp = privateTemp('rbp-platform-');
+        const platformDir = tmp.dir;
         try {
           writePlatformEnv(platformDir, env);
           log.section('Detect');
@@ -163,7 +171,7 @@ export async function main(argv: string[], streams: Streams = { stdout: process.
           if (r.code !== 0) log.flushHeld();
           return r.code;
         } finally {
-          fs.rmSync(platformDir, { recursive: true, force: true });
+          tmp.remove();
         }
       }
       case 'build':
@@ -213,10 +221,23 @@ export async function main(argv: string[], streams: Streams = { stdout: process.
           });
         }
         if (r.code !== 0 || cmd === 'build') return r.code;
-        return deploy({ out, port, userEnv, instance, check: Boolean(values.check), timeoutMs, log });
+        return await deploy({ out, port, userEnv, instance, check: Boolean(values.check), timeoutMs, log });
       }
       case 'run': {
         const out = one(positionals, 'OUT directory');
+        // A build killed with SIGKILL left its OUT incomplete: the previous one comes back.
+        const recovered = recover(out);
+        if (recovered) log.warn(recovered);
+        const builder = lockHolder(out);
+        if (builder !== undefined && !fs.existsSync(rbpInfoPath(path.resolve(out)))) {
+          throw new UserError({
+            id: 'platform/out/building',
+            title: 'A build into OUT is running',
+            seen: { what: 'OUT', value: out, where: `process ${builder}` },
+            rule: 'OUT is complete once its build has finished; until then the previous build waits in OUT.rbp-previous.',
+            fix: `Wait for process ${builder} to finish, then run again.`,
+          });
+        }
         const info = readRbpInfo(path.resolve(out));
         const instance = parseInstance(str('instance') ?? info?.instance ?? DEFAULT_INSTANCE);
         const memory = str('memory') ? parseMemory(str('memory')!) : INSTANCE_SIZES[instance]!;
@@ -255,18 +276,16 @@ export async function main(argv: string[], streams: Streams = { stdout: process.
         throw usage(`unknown command ${JSON.stringify(cmd)}`);
     }
   } catch (e) {
-    if (isUserError(e)) {
-      log.flushHeld();
-      log.error(e.data);
-      // The launcher's "failed before the process started" (lifecycle 80-89).
-      if (e.id.startsWith('platform/launch/')) return EXIT.launchFailed;
-      return e.id === 'platform/usage' || e.id.startsWith('platform/') ? EXIT.usage : 1;
-    }
     if (e instanceof TypeError && (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       log.error(usage(e.message).data);
       return EXIT.usage;
     }
-    throw e;
+    const shown = e instanceof PhaseFailure ? e.shown : e;
+    if (isUserError(shown) || e instanceof PhaseFailure) log.flushHeld();
+    if (isUserError(shown)) log.error(shown.data);
+    else if (e instanceof PhaseFailure) log.fail(e.message);
+    else throw e;
+    return exitCodeFor(e, 'rbp');
   }
 }
 
@@ -288,8 +307,25 @@ async function deploy(o: { out: string; port: number; userEnv: Record<string, st
     if (alive) running.stop('SIGTERM');
     return running.exited;
   };
+  // Whatever goes wrong in the check, the app does not stay behind.
   try {
-    await waitForPort(o.port, { timeoutMs: o.timeoutMs, alive: () => alive });
+    return await checkDeployed(o, running, () => alive, stop);
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+}
+
+async function checkDeployed(
+  o: { out: string; port: number; userEnv: Record<string, string>; check: boolean; timeoutMs: number; log: Logger },
+  running: { exited: Promise<number> },
+  isAlive: () => boolean,
+  stop: () => Promise<number>,
+): Promise<number> {
+  const { log } = o;
+  const alive = isAlive;
+  try {
+    await waitForPort(o.port, { timeoutMs: o.timeoutMs, alive });
   } catch (e) {
     log.line(`Health check failed: ${(e as Error).message}`);
     await stop();
@@ -301,7 +337,7 @@ async function deploy(o: { out: string; port: number; userEnv: Record<string, st
   const blocked = isBlocked(o.userEnv);
   const checkPort = blocked ? appPortBehindMiddleware({ ...process.env, ...o.userEnv }) : o.port;
   if (blocked) log.info(`CC_REQUEST_FLOW=block: public access is blocked, so the health check goes to the application's port ${checkPort}`);
-  if (blocked) await waitForPort(checkPort, { timeoutMs: o.timeoutMs, alive: () => alive }).catch(() => undefined);
+  if (blocked) await waitForPort(checkPort, { timeoutMs: o.timeoutMs, alive }).catch(() => undefined);
   const r = await healthCheck(checkPort, paths);
   for (const l of r.lines) log.line(l);
   if (!r.ok) {

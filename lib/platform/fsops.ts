@@ -1,9 +1,10 @@
 /**
  * Moving layer folders around without copying file by file: a rename when the folder can go, a tree
- * of hard links when it must be in two places (a launch layer that is also cached). Linked files
- * are shared, so a buildpack that rewrites a reused launch+cache layer's files in place and then
- * fails changes the previous build's copy too; cache-only layers, the ones tools write to (npm's
- * cache), are moved instead, and dropped from the cache when a build fails.
+ * of hard links when it must be in two places (a reused launch+cache layer, in the previous OUT and
+ * the new one while a build runs; in an explicit --cache too). Linked files are shared, so a
+ * buildpack that rewrites a reused launch+cache layer's files in place and then fails changes the
+ * previous build's copy too; cache-only layers, the ones tools write to (npm's cache), are moved
+ * instead, and dropped from the cache when a build fails.
  */
 import fs from 'node:fs';
 import path from 'node:path';

@@ -15,8 +15,19 @@ export function healthCheckPaths(env: EnvMap): string[] {
     .filter((m): m is RegExpExecArray => m !== null && env[m[0]] !== '')
     .sort((a, b) => Number(a[1]) - Number(b[1]));
   for (const m of numbered) paths.push(env[m[0]]!);
-  const normalised = paths.map((p) => (p.startsWith('/') ? p : `/${p}`));
+  const normalised = paths.map((p) => requestTarget(p.startsWith('/') ? p : `/${p}`));
   return normalised.length ? [...new Set(normalised)] : ['/'];
+}
+
+/**
+ * A path as an HTTP request target: bytes that may not appear there (space, control characters,
+ * non-ASCII, `"<>\\^`{|}`) are percent-encoded as UTF-8, the rest (including `%`, `?`, `&`) is kept
+ * as written. `/a b` is checked as `/a%20b`.
+ */
+export function requestTarget(p: string): string {
+  return p.replace(/[^\x21-\x7e]|["<>\\^`{|}]/gu, (c) =>
+    [...Buffer.from(c, 'utf8')].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join(''),
+  );
 }
 
 /** Resolves when something accepts connections on the port, rejects when `alive()` says the app died or time runs out. */

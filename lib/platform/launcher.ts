@@ -12,7 +12,7 @@ import path from 'node:path';
 import { parse } from 'smol-toml';
 import { escapeId } from '../cnb/descriptor.ts';
 import { applyLayerEnv, applyLayerRoots, type EnvMap } from '../cnb/env.ts';
-import { EXIT } from '../cnb/exit.ts';
+import { EXIT, PhaseFailure } from '../cnb/exit.ts';
 import { DRY_RUN_LABEL } from '../cnb/launch.ts';
 import { readLayerToml } from '../cnb/layers.ts';
 import { redactEnv, UserError } from '../errors.ts';
@@ -45,8 +45,10 @@ export interface LaunchPlan {
   task: boolean;
 }
 
-function launchError(what: string, value: string, rule: string, fix: string): UserError {
-  return new UserError({ id: 'platform/launch/process', title: 'Cannot launch the application', seen: { what, value }, rule, fix });
+/** The process cannot start: the lifecycle's launcher status (82), shown as this user error. */
+function launchError(what: string, value: string, rule: string, fix: string): PhaseFailure {
+  const e = new UserError({ id: 'platform/launch/process', title: 'Cannot launch the application', seen: { what, value }, rule, fix });
+  return new PhaseFailure(EXIT.launchFailed, e.message, e);
 }
 
 /** exec.d (cnb-spec.md §5): each executable writes `NAME = "value"` TOML on fd 3; each key is set. */

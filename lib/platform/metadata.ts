@@ -1,6 +1,7 @@
 /** `<OUT>/layers/config/metadata.toml` and rbp's own `<OUT>/rbp.toml`: what the launcher reads. */
 import path from 'node:path';
 import { readTomlIfExists, writeToml } from '../cnb/toml.ts';
+import { UserError } from '../errors.ts';
 import type { Label } from '../cnb/launch.ts';
 
 export interface ExportedProcess {
@@ -33,8 +34,24 @@ export interface RbpBuildInfo {
 export const metadataPath = (out: string) => path.join(out, 'layers', 'config', 'metadata.toml');
 export const rbpInfoPath = (out: string) => path.join(out, 'rbp.toml');
 
+/** A file of OUT that does not parse (or is not a file) is one clear error: OUT is damaged. */
+function readOutToml<T>(out: string, file: string): T | undefined {
+  try {
+    return readTomlIfExists<T>(file);
+  } catch (e) {
+    throw new UserError({
+      id: 'platform/out/damaged',
+      title: 'OUT is damaged',
+      seen: { what: path.relative(out, file), where: file },
+      rule: 'rbp run reads the files rbp build wrote into OUT; this one cannot be read.',
+      fix: `Build again into ${out} (rbp build APP --out ${out}).`,
+      details: [((e as Error).message.split('\n')[0] ?? '').slice(0, 200)],
+    });
+  }
+}
+
 export function readLaunchMetadata(out: string): LaunchMetadata | undefined {
-  return readTomlIfExists<LaunchMetadata>(metadataPath(out));
+  return readOutToml<LaunchMetadata>(out, metadataPath(out));
 }
 
 export function writeLaunchMetadata(out: string, md: LaunchMetadata): void {
@@ -42,7 +59,7 @@ export function writeLaunchMetadata(out: string, md: LaunchMetadata): void {
 }
 
 export function readRbpInfo(out: string): RbpBuildInfo | undefined {
-  return readTomlIfExists<RbpBuildInfo>(rbpInfoPath(out));
+  return readOutToml<RbpBuildInfo>(out, rbpInfoPath(out));
 }
 
 export function writeRbpInfo(out: string, info: RbpBuildInfo): void {

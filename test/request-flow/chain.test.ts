@@ -94,7 +94,7 @@ describe('errors', () => {
     expect(rendered(() => planChain({ CC_REQUEST_FLOW: 'cache,cache' }, app(true)))).toContain('request-flow/duplicate-item');
   });
   it('CC_CACHE_FILE naming a missing file', () => {
-    expect(rendered(() => planChain({ CC_CACHE_FILE: 'nope.vcl' }, app()))).toContain('request-flow/cache/file-missing');
+    expect(rendered(() => planChain({ CC_CACHE_FILE: 'nope.vcl' }, app()))).toContain('request-flow/cache/file/missing');
   });
   it('a custom command without its placeholders', () => {
     expect(rendered(() => planChain({ CC_REQUEST_FLOW: 'custom', CC_REQUEST_FLOW_CUSTOM: 'my-proxy --port @@LISTEN_PORT@@' }, app()))).toMatchInlineSnapshot(`

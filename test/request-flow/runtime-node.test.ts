@@ -1,17 +1,21 @@
 // The request flow around a real runtime: the node buildpack (rbp/node) serving fixtures/node-hello,
 // behind Varnish and the custom middleware written for these tests.
+import fs from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { findVarnishd } from '../../lib/launch/request-flow/vcl.ts';
-import { FIXTURES, freePort, rbp, tmpDir } from '../helpers/rbp.ts';
+import { copyFixture, FIXTURES, freePort, rbp, tmpDir } from '../helpers/rbp.ts';
 import { dryRun, envArgs, get, startRun, waitHttp, waitOutput } from './helpers.ts';
 
 const varnishd = findVarnishd();
 if (!varnishd) console.warn('varnishd is not installed (apt-get install varnish): the node runtime request-flow test is skipped');
 
 const trust: Record<string, string> = process.env.NODE_EXTRA_CA_CERTS ? { NODE_EXTRA_CA_CERTS: process.env.NODE_EXTRA_CA_CERTS } : {};
+// CC_CACHE_FILE names a file of the app (a path outside it is refused): node-hello plus the VCL.
+const APP = copyFixture('node-hello');
+fs.copyFileSync(path.join(FIXTURES, 'flow-app-cache', '.rbp', 'cache.vcl'), path.join(APP, 'flow-cache.vcl'));
 const FLOW = {
-  CC_CACHE_FILE: path.join(FIXTURES, 'flow-app-cache', '.rbp', 'cache.vcl'),
+  CC_CACHE_FILE: 'flow-cache.vcl',
   CC_REQUEST_FLOW: 'custom,cache',
   CC_REQUEST_FLOW_CUSTOM: `node ${path.join(FIXTURES, 'flow-app', 'middleware.mjs')} custom @@LISTEN_PORT@@ @@FORWARD_PORT@@`,
 };
@@ -20,7 +24,7 @@ describe.skipIf(!varnishd)('node runtime behind custom → cache', () => {
   let out = '';
   beforeAll(async () => {
     out = path.join(tmpDir('rbp-flow-node-'), 'out');
-    const r = await rbp(['build', path.join(FIXTURES, 'node-hello'), '--out', out, '--type', 'node', ...envArgs({ ...trust, ...FLOW })]);
+    const r = await rbp(['build', APP, '--out', out, '--type', 'node', ...envArgs({ ...trust, ...FLOW })]);
     expect(r.exitCode, r.all).toBe(0);
     expect(r.all).toContain('Request flow: public port → custom → cache → app');
   }, 300_000);

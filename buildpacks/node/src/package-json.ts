@@ -5,6 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { jsonDepth, MAX_JSON_DEPTH } from '../../../lib/json-depth.ts';
 import { UserError } from '../../../lib/errors.ts';
 
 export interface PackageJson {
@@ -39,6 +40,9 @@ export function readPackageJson(appDir: string): PackageJson | undefined {
     text = fs.readFileSync(file, 'utf8');
   } catch {
     return undefined;
+  }
+  if (jsonDepth(text) > MAX_JSON_DEPTH) {
+    throw invalid(file, `${text.slice(0, 60)}…`, `package.json nests at most ${MAX_JSON_DEPTH} levels of arrays and objects.`, 'Flatten the deeply nested value.');
   }
   let raw: unknown;
   try {

@@ -111,18 +111,40 @@ export function registryAuth(env: Record<string, string | undefined>): RegistryA
 
 /**
  * Runs `fn` with the registry configuration in the app's `.npmrc` (merged after the project's own
- * lines), then puts the project's file back, or removes ours. Yarn Berry gets variables instead.
+ * lines), then puts the project's entry back. Yarn Berry gets variables instead. The project's
+ * entry is never written through: it is renamed aside and a new file of ours (0600, created with
+ * O_EXCL|O_NOFOLLOW) takes its place, so a `.npmrc` that is a symlink or a hard link to a file
+ * outside the app never receives the secret. A symlink's lines are kept only when it points to a
+ * file inside the app.
  */
 export async function withRegistryAuth<T>(appDir: string, auth: RegistryAuth, fn: (env: Record<string, string>) => Promise<T>): Promise<T> {
   if (!auth.npmrc) return fn(auth.yarnEnv);
   const file = path.join(appDir, '.npmrc');
-  const own = fs.existsSync(file) ? fs.readFileSync(file) : undefined;
-  fs.writeFileSync(file, `${own ? `${own.toString('utf8').replace(/\n?$/, '\n')}` : ''}${auth.npmrc}`, { mode: 0o600 });
+  const aside = path.join(appDir, `.npmrc.rbp-project-${process.pid}`);
+  const st = fs.lstatSync(file, { throwIfNoEntry: false });
+  let own: string | undefined;
+  if (st?.isFile()) own = fs.readFileSync(file, 'utf8');
+  else if (st?.isSymbolicLink()) {
+    try {
+      const real = fs.realpathSync(file);
+      const rel = path.relative(fs.realpathSync(appDir), real);
+      if (!rel.startsWith('..') && !path.isAbsolute(rel) && fs.statSync(real).isFile()) own = fs.readFileSync(real, 'utf8');
+    } catch {
+      // dangling: nothing of it to keep
+    }
+  }
+  if (st) fs.renameSync(file, aside);
   try {
+    const fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, 0o600);
+    try {
+      fs.writeFileSync(fd, `${own ? own.replace(/\n?$/, '\n') : ''}${auth.npmrc}`);
+    } finally {
+      fs.closeSync(fd);
+    }
     return await fn(auth.yarnEnv);
   } finally {
-    if (own) fs.writeFileSync(file, own);
-    else fs.rmSync(file, { force: true });
+    fs.rmSync(file, { force: true });
+    if (st) fs.renameSync(aside, file);
   }
 }
 

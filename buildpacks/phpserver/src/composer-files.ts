@@ -2,6 +2,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { jsonDepth, MAX_JSON_DEPTH } from '../../../lib/json-depth.ts';
 import { UserError } from '../../../lib/errors.ts';
 
 type Requirements = Record<string, string>;
@@ -35,6 +36,7 @@ function parseObject(file: string, name: string, fix: string): Record<string, un
   const text = fs.readFileSync(file, 'utf8');
   let value: unknown;
   try {
+    if (jsonDepth(text) > MAX_JSON_DEPTH) throw new Error(`${name} nests more than ${MAX_JSON_DEPTH} levels of arrays and objects`);
     value = JSON.parse(text);
   } catch (e) {
     throw new UserError({

@@ -10,7 +10,8 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { UserError } from '../../../lib/errors.ts';
 import { DEFAULT_CADDYFILE, type StaticConfig } from './config.ts';
-import type { RootPath } from './paths.ts';
+import { resolveInRoot, type RootPath } from './paths.ts';
+import { statIfAny } from '../../../lib/fsx.ts';
 
 export interface CaddyfileRef extends RootPath {
   /** Named by CC_STATIC_CADDYFILE. */
@@ -19,7 +20,7 @@ export interface CaddyfileRef extends RootPath {
 
 export function locateCaddyfile(cfg: StaticConfig, appDir: string): CaddyfileRef | undefined {
   if (cfg.caddyfile) {
-    if (!fs.statSync(cfg.caddyfile.abs, { throwIfNoEntry: false })?.isFile()) {
+    if (!statIfAny(cfg.caddyfile.abs)?.isFile()) {
       throw new UserError({
         id: 'static/caddyfile/missing',
         title: 'The Caddyfile named by CC_STATIC_CADDYFILE does not exist',
@@ -30,8 +31,11 @@ export function locateCaddyfile(cfg: StaticConfig, appDir: string): CaddyfileRef
     }
     return { ...cfg.caddyfile, explicit: true };
   }
-  const abs = path.join(appDir, DEFAULT_CADDYFILE);
-  return fs.statSync(abs, { throwIfNoEntry: false })?.isFile() ? { rel: DEFAULT_CADDYFILE, abs, explicit: false } : undefined;
+  // ./Caddyfile is the app's own only when it stays inside the app, symlinks followed: Caddy's
+  // validation errors quote the file, so a link to a file outside would print it into the log.
+  if (!fs.lstatSync(path.join(appDir, DEFAULT_CADDYFILE), { throwIfNoEntry: false })) return undefined;
+  const abs = resolveInRoot(appDir, DEFAULT_CADDYFILE, 'Caddyfile').abs;
+  return statIfAny(abs)?.isFile() ? { rel: DEFAULT_CADDYFILE, abs, explicit: false } : undefined;
 }
 
 export type Validation = { valid: true } | { valid: false; message: string };

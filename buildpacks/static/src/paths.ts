@@ -6,6 +6,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { appPathError, resolveAppPath } from '../../../lib/app-path.ts';
 import { UserError } from '../../../lib/errors.ts';
 
 export interface RootPath {
@@ -15,11 +16,9 @@ export interface RootPath {
 }
 
 export function resolveInRoot(appDir: string, value: string, variable: string): RootPath {
-  const abs = path.resolve(appDir, `.${path.sep}${value.replace(/^\/+/, '')}`);
-  let rel = path.relative(appDir, abs);
-  // A symlink inside the root may still point outside it.
-  if (!rel.startsWith('..') && fs.existsSync(abs)) rel = path.relative(fs.realpathSync(appDir), fs.realpathSync(abs));
-  if (rel.startsWith('..') || path.isAbsolute(rel)) {
+  // One resolver for paths inside the app (lib/app-path.ts): symlinks followed, dangling ones too.
+  const r = resolveAppPath(appDir, value, 'any', false);
+  if (r.problem === 'outside') {
     throw new UserError({
       id: 'static/path/outside-root',
       title: `${variable} points outside the application root`,
@@ -28,7 +27,11 @@ export function resolveInRoot(appDir: string, value: string, variable: string): 
       fix: `set ${variable} to a folder or file inside the project, for example /public`,
     });
   }
-  return { rel: rel.split(path.sep).join('/'), abs };
+  if (r.problem) throw appPathError({ id: 'static/path', what: variable, value, problem: r.problem, kind: 'any', fix: `set ${variable} to a folder or file inside the project, for example /public` });
+  const found = r.path!;
+  // What is served is where the link leads: name it by its real place in the root.
+  const rel = found.type ? path.relative(fs.realpathSync(appDir), fs.realpathSync(found.abs)) : found.rel;
+  return { rel: rel.split(path.sep).join('/'), abs: found.abs };
 }
 
 /** `public` → `/public`, '' → `/`: how paths are shown in logs, as the contract writes them. */

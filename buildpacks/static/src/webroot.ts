@@ -7,6 +7,7 @@ import path from 'node:path';
 import { UserError } from '../../../lib/errors.ts';
 import type { StaticConfig } from './config.ts';
 import { show, type RootPath } from './paths.ts';
+import { statIfAny } from '../../../lib/fsx.ts';
 
 export const INDEX_FILES = ['index.html', 'index.htm'] as const;
 
@@ -17,13 +18,13 @@ export function chooseWebroot(cfg: StaticConfig, appDir: string, autoBuilt: bool
 }
 
 export function findIndex(dir: string): string | undefined {
-  return INDEX_FILES.find((f) => fs.statSync(path.join(dir, f), { throwIfNoEntry: false })?.isFile());
+  return INDEX_FILES.find((f) => statIfAny(path.join(dir, f))?.isFile());
 }
 
 export function requireIndex(webroot: RootPath & { why: string }, after: string): string {
   const index = findIndex(webroot.abs);
   if (index) return index;
-  const exists = fs.statSync(webroot.abs, { throwIfNoEntry: false })?.isDirectory();
+  const exists = statIfAny(webroot.abs)?.isDirectory();
   throw new UserError({
     id: 'static/webroot/no-index',
     title: `The served folder ${show(webroot.rel)} has no index.html or index.htm`,

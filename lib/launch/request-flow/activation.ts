@@ -6,6 +6,7 @@
 import { raw } from '../../config/read.ts';
 import fs from 'node:fs';
 import path from 'node:path';
+import { resolveAppPath, type AppPathProblem } from '../../app-path.ts';
 
 /** The app's configuration folder for this project, and the cache configuration inside it. */
 export const CONFIG_DIR = '.rbp';
@@ -30,17 +31,25 @@ export interface CacheVcl {
   source: 'CC_CACHE_FILE' | typeof CACHE_VCL;
   /** As the user wrote it, for messages. */
   shown: string;
+  /** Why the file cannot be used (outside the app once symlinks are followed, missing, a folder): chain.ts refuses it. */
+  problem?: AppPathProblem;
 }
 
 // Whitespace only counts as unset, as everywhere (lib/config): `CC_REDIRECTOR_PROJECT_KEY=" "` activates nothing.
 const set = (v: string | undefined): v is string => v !== undefined && v.trim() !== '';
 
-/** The cache configuration: CC_CACHE_FILE (relative to the app) wins over .rbp/cache.vcl. */
+/**
+ * The cache configuration: CC_CACHE_FILE (relative to the app) wins over .rbp/cache.vcl. Both are
+ * resolved inside the app, symlinks followed; a file that cannot be used carries its `problem`.
+ */
 export function cacheVcl(env: NodeJS.ProcessEnv, appDir: string): CacheVcl | undefined {
   const file = raw(env, 'CC_CACHE_FILE');
-  if (file) return { path: path.resolve(appDir, file), source: 'CC_CACHE_FILE', shown: file };
-  const inApp = path.join(appDir, CACHE_VCL);
-  return fs.existsSync(inApp) ? { path: inApp, source: CACHE_VCL, shown: CACHE_VCL } : undefined;
+  const source = file ? 'CC_CACHE_FILE' : CACHE_VCL;
+  const shown = file ?? CACHE_VCL;
+  // .rbp/cache.vcl activates the cache by being there (a dangling symlink too: it is then refused).
+  if (source === CACHE_VCL && !fs.lstatSync(path.join(appDir, CACHE_VCL), { throwIfNoEntry: false })) return undefined;
+  const r = resolveAppPath(appDir, shown, 'file');
+  return { path: r.path?.abs ?? path.join(path.resolve(appDir), shown), source, shown, ...(r.problem ? { problem: r.problem } : {}) };
 }
 
 /** CC_REQUEST_FLOW split on commas, trimmed, empty items dropped. */

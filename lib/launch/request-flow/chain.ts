@@ -6,7 +6,7 @@
  * CC_REQUEST_FLOW orders the middlewares it names; the active ones it does not name follow them,
  * nearer the app, in the default order. `block` alone blocks public access.
  */
-import fs from 'node:fs';
+import { appPathError } from '../../app-path.ts';
 import { redactUrl, UserError } from '../../errors.ts';
 import { activeMiddlewares, BLOCK, CACHE_VCL, cacheVcl, flowItems, NAMEABLE, type MiddlewareKind, type Nameable } from './activation.ts';
 
@@ -78,15 +78,19 @@ export function planChain(env: NodeJS.ProcessEnv, appDir: string): Chain {
 
 function checkCacheFile(env: NodeJS.ProcessEnv, appDir: string): void {
   const vcl = cacheVcl(env, appDir);
-  if (vcl?.source === 'CC_CACHE_FILE' && !fs.existsSync(vcl.path)) {
-    throw new UserError({
-      id: 'request-flow/cache/file-missing',
-      title: 'The cache configuration file does not exist',
-      seen: { what: 'CC_CACHE_FILE', value: vcl.shown, where: vcl.path },
-      rule: 'CC_CACHE_FILE names the cache proxy configuration (a Varnish VCL file), relative to the project root.',
-      fix: `Add the file to the project, or unset CC_CACHE_FILE (the file ${CACHE_VCL} also activates the cache).`,
-    });
-  }
+  if (!vcl?.problem) return;
+  throw appPathError({
+    id: 'request-flow/cache/file',
+    what: vcl.source,
+    value: vcl.shown,
+    problem: vcl.problem,
+    kind: 'file',
+    where: vcl.source === 'CC_CACHE_FILE' ? 'the application environment' : 'the application',
+    fix:
+      vcl.problem === 'missing'
+        ? `Add the file to the project, or unset CC_CACHE_FILE (the file ${CACHE_VCL} also activates the cache).`
+        : `Point ${vcl.source} at a Varnish VCL file that is part of the project (a real file, or a symlink to one inside the project).`,
+  });
 }
 
 function checkCustomCommand(env: NodeJS.ProcessEnv, items: string[]): void {

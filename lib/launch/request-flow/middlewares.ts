@@ -9,6 +9,7 @@
  */
 import os from 'node:os';
 import path from 'node:path';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { redactUrl, UserError } from '../../errors.ts';
 import { instanceMemory } from '../instance.ts';
@@ -139,7 +140,8 @@ function cacheSpec(common: Omit<MiddlewareSpec, 'argv' | 'shown'>, hop: HopPorts
     });
   }
   // One directory per varnishd: its state (-n), the generated VCL and a copy of the project's.
-  const dir = path.join(os.tmpdir(), `rbp-varnish-${process.pid}-${hop.listen}`);
+  // A fresh name no one can guess; prepareVarnishDir creates it exclusively, so it is never reused.
+  const dir = path.join(os.tmpdir(), `rbp-varnish-${crypto.randomBytes(8).toString('hex')}`);
   const { wrapper, state, copy } = varnishDirFiles(dir);
   const argv = [varnishd, '-F', '-a', hop.isPublic ? `:${hop.listen}` : `127.0.0.1:${hop.listen}`, '-f', wrapper, '-s', varnishStorage(env), '-n', state, '-T', 'none'];
   return {

@@ -50,7 +50,9 @@ export function findVarnishd(env: NodeJS.ProcessEnv = process.env): string | und
  * (Debian's `vcache`), hence 0755 and 0644.
  */
 export function prepareVarnishDir(dir: string, vcl: CacheVcl, backendPort: number): { wrapper: string; state: string } {
-  fs.mkdirSync(dir, { recursive: true, mode: 0o755 });
+  // Exclusive: an existing folder (made by someone else) is never used. 0755, since varnishd
+  // started as root reads it as its own unprivileged user; it holds the app's own VCL only.
+  if (!fs.lstatSync(dir, { throwIfNoEntry: false })?.isDirectory() || fs.readdirSync(dir).length) fs.mkdirSync(dir, { mode: 0o755 });
   fs.chmodSync(dir, 0o755);
   const copy = path.join(dir, 'project.vcl');
   fs.copyFileSync(vcl.path, copy);

@@ -1,0 +1,146 @@
+/**
+ * The build phase (cnb-spec.md §3, the lifecycle's builder): each buildpack of the group runs
+ * bin/build in turn, in the copy of the app, with its plan; build=true layers reach the buildpacks
+ * after it; [[unmet]] entries go on to the next provider; launch.toml's processes and labels are
+ * collected for export.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { execa } from 'execa';
+import { escapeId, type BuildpackRef } from '../cnb/descriptor.ts';
+import { applyLayer, type EnvMap } from '../cnb/env.ts';
+import { EXIT, PhaseFailure } from '../cnb/exit.ts';
+import { readLaunchToml, type Label } from '../cnb/launch.ts';
+import { readLayerToml } from '../cnb/layers.ts';
+import { readUnmet, writeBuildpackPlan } from '../cnb/plan.ts';
+import { validateSbomFiles } from '../cnb/sbom.ts';
+import { formatDuration, type Logger } from '../log.ts';
+import { bpKey, planFor, type PhaseEnv } from './detect.ts';
+import { buildProcessEnv } from './env.ts';
+import { isDir } from './fsops.ts';
+import type { Interrupt } from './interrupt.ts';
+import type { ExportedProcess } from './metadata.ts';
+import { layerNames } from './restore.ts';
+import { targetEnv } from './target.ts';
+import type { PlanEntry } from './resolve.ts';
+
+export interface Built {
+  processes: Map<string, ExportedProcess>;
+  labels: Map<string, Label>;
+  defaultType: string | undefined;
+}
+
+export interface BuildPhaseOptions {
+  group: BuildpackRef[];
+  entries: PlanEntry<BuildpackRef>[];
+  layersRoot: string;
+  workspace: string;
+  /** rbp's private temp folder: plans go there. */
+  tmp: string;
+  penv: PhaseEnv;
+  userEnv: EnvMap;
+  operator: EnvMap;
+  interrupt: Interrupt;
+  /** Told the process group of each buildpack as it starts, and undefined when it ended. */
+  onGroup?: (pgid: number | undefined) => void;
+  log: Logger;
+}
+
+/** A buildpack's own output was wrong: the lifecycle's generic build error (52), with the reason. */
+function guarded<T>(bp: BuildpackRef, fn: () => T): T {
+  try {
+    return fn();
+  } catch (e) {
+    throw new PhaseFailure(EXIT.buildError, `${bpKey(bp)}: ${(e as Error).message}`);
+  }
+}
+
+export async function buildPhase(o: BuildPhaseOptions): Promise<Built> {
+  const { log } = o;
+  let entries = o.entries;
+  const processes = new Map<string, ExportedProcess>();
+  const labels = new Map<string, Label>();
+  let defaultType: string | undefined;
+  const buildEnv: EnvMap = { ...o.penv.base };
+  for (const bp of o.group) {
+    o.interrupt.check();
+    const id = bp.descriptor.buildpack.id;
+    const esc = escapeId(id);
+    const layersDir = path.join(o.layersRoot, esc);
+    const planPath = path.join(o.tmp, `${esc}-plan.toml`);
+    const bpPlan = planFor(entries, bp);
+    writeBuildpackPlan(planPath, { entries: bpPlan });
+    log.subsection(bpKey(bp));
+    const t0 = performance.now();
+    const env = buildProcessEnv({
+      base: buildEnv,
+      user: o.userEnv,
+      operator: o.operator,
+      clearEnv: bp.descriptor.buildpack['clear-env'] === true,
+      cnb: { CNB_LAYERS_DIR: layersDir, CNB_PLATFORM_DIR: o.penv.platformDir, CNB_BP_PLAN_PATH: planPath, CNB_BUILDPACK_DIR: bp.dir, ...targetEnv() },
+    });
+    const child = execa(path.join(bp.dir, 'bin', 'build'), [layersDir, o.penv.platformDir, planPath], {
+      cwd: o.workspace,
+      env,
+      extendEnv: false,
+      reject: false,
+      stdin: 'ignore',
+      stdout: 'pipe',
+      stderr: 'pipe',
+      buffer: false,
+      // Its own process group: rbp stops all of it (npm and what npm started) on a signal.
+      detached: true,
+    });
+    o.interrupt.track(child.pid);
+    o.onGroup?.(child.pid);
+    child.stdout?.on('data', (d: Buffer) => log.raw(d));
+    child.stderr?.on('data', (d: Buffer) => log.raw(d));
+    const r = await child;
+    o.interrupt.untrack(child.pid);
+    o.onGroup?.(undefined);
+    o.interrupt.check();
+    if (r.exitCode !== 0) {
+      const how = r.exitCode ?? r.signal ?? (r.failed ? r.shortMessage : 'unknown');
+      throw new PhaseFailure(EXIT.buildFailed, `${bpKey(bp)} failed (exit ${how}) after ${formatDuration(performance.now() - t0)}`);
+    }
+    // Entries this buildpack met leave the plan; [[unmet]] ones go on to the next provider.
+    const unmet = guarded(bp, () => readUnmet(path.join(layersDir, 'build.toml')));
+    for (const u of unmet) if (!bpPlan.some((e) => e.name === u)) throw new PhaseFailure(EXIT.buildError, `${bpKey(bp)}: build.toml [[unmet]] ${u} is not in its plan`);
+    const met = new Set(bpPlan.map((e) => e.name).filter((n) => !unmet.includes(n)));
+    entries = entries.filter((e) => !e.requires.some((q) => met.has(q.name)));
+
+    for (const name of layerNames(layersDir)) {
+      const t = guarded(bp, () => readLayerToml(path.join(layersDir, `${name}.toml`)));
+      if (!t) continue;
+      const dir = path.join(layersDir, name);
+      if (!t.types.launch && !t.types.build && !t.types.cache) {
+        if (isDir(dir)) fs.renameSync(dir, `${dir}.ignore`);
+        continue;
+      }
+      // build=true layers are seen by the buildpacks that come after, never by their writer.
+      if (t.types.build && isDir(dir)) applyLayer(buildEnv, dir, 'build');
+    }
+    const launch = guarded(bp, () => {
+      validateSbomFiles(layersDir, bp.descriptor.buildpack['sbom-formats']);
+      return readLaunchToml(path.join(layersDir, 'launch.toml'));
+    });
+    for (const l of launch?.labels ?? []) labels.set(l.key, l);
+    for (const p of launch?.processes ?? []) {
+      if (defaultType === p.type && !p.default) {
+        log.warn(`${bpKey(bp)} redefines process ${p.type} without default = true: there is no default process any more`);
+        defaultType = undefined;
+      }
+      if (p.default) defaultType = p.type;
+      processes.set(p.type, {
+        type: p.type,
+        command: p.command,
+        args: p.args ?? [],
+        direct: true,
+        'buildpack-id': id,
+        ...(p['working-dir'] ? { 'working-dir': p['working-dir'] } : {}),
+      });
+    }
+    log.info(`done in ${formatDuration(performance.now() - t0)}`);
+  }
+  return { processes, labels, defaultType };
+}

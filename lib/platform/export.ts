@@ -1,0 +1,115 @@
+/**
+ * The export phase (cnb-spec.md §6, the lifecycle's exporter), into OUT instead of an image: launch
+ * layers stay (a launch-only layer the buildpack did not write again is the previous OUT's),
+ * cache=true layers go to the new cache with a record of their files, other layers go; then
+ * metadata.toml, and rbp.toml last, since rbp.toml marks OUT complete.
+ */
+import { aggregateSboms } from '../cnb/sbom-aggregate.ts';
+import fs from 'node:fs';
+import path from 'node:path';
+import { escapeId, type BuildpackRef } from '../cnb/descriptor.ts';
+import { EXIT, PhaseFailure } from '../cnb/exit.ts';
+import { readLayerToml } from '../cnb/layers.ts';
+import { writeToml } from '../cnb/toml.ts';
+import type { Logger } from '../log.ts';
+import type { Built } from './build-phase.ts';
+import type { BuildResult, LayerState } from './build.ts';
+import { IN_OUT, treeDigest, writeTrees } from './cache-check.ts';
+import { isDir, linkTree, moveTree, rmrf } from './fsops.ts';
+import { writeLaunchMetadata, writeRbpInfo, type LaunchMetadata } from './metadata.ts';
+import { CACHE_MARKER, type OutTransaction } from './out-transaction.ts';
+import { identity, layerNames } from './restore.ts';
+
+export interface ExportOptions {
+  group: BuildpackRef[];
+  layersRoot: string;
+  built: Built;
+  restoredIds: Map<string, string | undefined>;
+  tx: OutTransaction;
+  appDir: string;
+  task?: string;
+  instance: string;
+  /** Phase timings so far; export's own is added up to the moment rbp.toml is written. */
+  phases: Record<string, number>;
+  exportStart: number;
+  log: Logger;
+}
+
+export function exportPhase(o: ExportOptions): { layers: BuildResult['layers']; metadata: LaunchMetadata } {
+  const { tx, built } = o;
+  const layers: BuildResult['layers'] = [];
+  const processes = new Map(built.processes);
+  let defaultType = built.defaultType;
+  if (o.task) {
+    processes.set('task', { type: 'task', command: ['/bin/sh', '-c', o.task], args: [], direct: true, 'buildpack-id': 'rbp/platform' });
+    defaultType = 'task';
+  }
+  const newCache = tx.startNewCache();
+  // Before non-launch layers and build SBOMs leave OUT: the build's SBOM, as the lifecycle gathers it.
+  aggregateSboms(o.layersRoot, o.group.map((g) => g.descriptor.buildpack.id));
+  const trees = new Map<string, string>();
+  for (const bp of o.group) {
+    const esc = escapeId(bp.descriptor.buildpack.id);
+    const dir = path.join(o.layersRoot, esc);
+    for (const name of layerNames(dir)) {
+      let t;
+      try {
+        t = readLayerToml(path.join(dir, `${name}.toml`))!;
+      } catch (e) {
+        throw new PhaseFailure(EXIT.exportFailed, (e as Error).message);
+      }
+      const layerDir = path.join(dir, name);
+      const key = `${esc}/${name}`;
+      // Kept from the cache when the restored folder is still the same folder; a buildpack that
+      // rebuilds a layer removes and recreates it.
+      let state: LayerState = o.restoredIds.has(key) && o.restoredIds.get(key) === identity(layerDir) ? 'restored' : 'created';
+      if (t.types.launch && !isDir(layerDir)) {
+        if (t.types.cache) throw new PhaseFailure(EXIT.exportFailed, `layer ${key} has cache = true but has no contents`);
+        const prevLayer = tx.previous ? path.join(tx.previous, 'layers', esc, name) : undefined;
+        if (!prevLayer || !isDir(prevLayer)) throw new PhaseFailure(EXIT.exportFailed, `cannot reuse layer ${key}: the previous build has no such layer`);
+        tx.reuseFromPrevious(prevLayer, layerDir);
+        state = 'reused';
+      }
+      if (t.types.cache) {
+        if (isDir(layerDir)) {
+          const dst = path.join(newCache, esc, name);
+          fs.mkdirSync(path.dirname(dst), { recursive: true });
+          writeToml(path.join(newCache, esc, `${name}.toml`), { types: t.types, metadata: t.metadata });
+          if (t.types.launch && !tx.sharedCache) trees.set(key, `${IN_OUT}${treeDigest(layerDir)}`);
+          else {
+            if (t.types.launch) linkTree(layerDir, dst);
+            else moveTree(layerDir, dst);
+            trees.set(key, treeDigest(dst));
+          }
+        } else o.log.warn(`layer ${key} has cache = true but no contents: not cached`);
+      }
+      if (!t.types.launch) {
+        // Not part of the app: its folder, toml and SBOM (a build SBOM for the lifecycle) go.
+        rmrf(layerDir);
+        for (const f of fs.readdirSync(dir)) if (f === `${name}.toml` || f.startsWith(`${name}.sbom.`)) rmrf(path.join(dir, f));
+      }
+      if (t.types.launch || t.types.cache) layers.push({ buildpack: bp.descriptor.buildpack.id, name, state, launch: t.types.launch, cache: t.types.cache });
+    }
+    for (const f of fs.readdirSync(dir)) {
+      if (f.endsWith('.ignore') || f === 'launch.toml' || f === 'build.toml' || f.startsWith('build.sbom.')) rmrf(path.join(dir, f));
+    }
+  }
+  writeTrees(path.join(newCache, CACHE_MARKER), trees);
+  const metadata: LaunchMetadata = {
+    ...(defaultType ? { 'buildpack-default-process-type': defaultType } : {}),
+    buildpacks: o.group.map((g) => ({ id: g.descriptor.buildpack.id, version: g.descriptor.buildpack.version, api: g.descriptor.api })),
+    processes: [...processes.values()].sort((a, b) => (a.type < b.type ? -1 : a.type > b.type ? 1 : 0)), // byte order, as the lifecycle
+    labels: [...built.labels.values()],
+  };
+  writeLaunchMetadata(tx.out, metadata);
+  writeRbpInfo(tx.out, {
+    app: o.appDir,
+    instance: o.instance,
+    ...(o.task ? { task: o.task } : {}),
+    'built-at': new Date().toISOString(),
+    layers: layers.map((l) => ({ buildpack: l.buildpack, name: l.name, state: l.state })),
+    // Export is still running: its time is what it took up to here.
+    timings: { ...o.phases, export: performance.now() - o.exportStart },
+  });
+  return { layers, metadata };
+}

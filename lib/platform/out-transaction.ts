@@ -1,0 +1,418 @@
+/**
+ * OUT as a transaction. One object owns every move of OUT, of the previous OUT (`OUT.rbp-previous`)
+ * and of the cache during a build, records each one, and on failure undoes exactly those, nothing
+ * more: a failed, killed or concurrent build always leaves a runnable OUT, the previous one or the
+ * new complete one.
+ *
+ * On disk:
+ *   OUT/.rbp-out         written first into a new OUT: this folder is rbp's to replace
+ *   OUT/rbp.toml         written last by export: the build is complete
+ *   OUT.rbp-previous     the previous OUT while a build runs
+ *   OUT.rbp-lock         the pid of the build that owns OUT (a second build is refused)
+ *   CACHE/.rbp-cache     this folder is an rbp cache
+ *   CACHE.rbp-new        the cache export is writing
+ * A build killed with SIGKILL leaves OUT.rbp-previous; `recover` (called by the next build and by
+ * `rbp run`) puts the last complete OUT back.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { UserError } from '../errors.ts';
+import { isDir, linkTree, moveTree, rmrf } from './fsops.ts';
+import { rbpInfoPath } from './metadata.ts';
+
+export const OUT_MARKER = '.rbp-out';
+export const CACHE_MARKER = '.rbp-cache';
+
+export const previousOf = (out: string) => `${out}.rbp-previous`;
+const lockOf = (out: string) => `${out}.rbp-lock`;
+
+/** Whether `inner` is `outer` or below it (both absolute, resolved). */
+function within(inner: string, outer: string): boolean {
+  const rel = path.relative(outer, inner);
+  return rel === '' || (!rel.startsWith(`..${path.sep}`) && rel !== '..' && !path.isAbsolute(rel));
+}
+
+/** The real path of `p`, following symlinks for the part of it that exists. */
+export function realish(p: string): string {
+  const abs = path.resolve(p);
+  const tail: string[] = [];
+  let cur = abs;
+  for (;;) {
+    try {
+      return path.join(fs.realpathSync(cur), ...tail.reverse());
+    } catch {
+      const parent = path.dirname(cur);
+      if (parent === cur) return abs;
+      tail.push(path.basename(cur));
+      cur = parent;
+    }
+  }
+}
+
+function pidAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** OUT's lock file: the builder's pid, then the process group of the buildpack running, if any. */
+function readLock(out: string): { pid: number; group?: number } | undefined {
+  let text: string;
+  try {
+    text = fs.readFileSync(lockOf(out), 'utf8');
+  } catch {
+    return undefined;
+  }
+  const [pid, group] = text.split('\n').map((l) => Number(l.trim()));
+  return { pid: pid ?? NaN, ...(group ? { group } : {}) };
+}
+
+/** The pid in OUT's lock file when that process still runs. */
+export function lockHolder(out: string): number | undefined {
+  const pid = readLock(out)?.pid;
+  return pid !== undefined && pidAlive(pid) && pid !== process.pid ? pid : undefined;
+}
+
+/**
+ * A builder killed with SIGKILL could not stop its buildpack: that process group may still run and
+ * write into OUT. Its members are found in /proc by group id and working folder (inside OUT, so a
+ * reused group id of an unrelated program is left alone), and killed.
+ */
+function stopOrphans(out: string): void {
+  const group = readLock(out)?.group;
+  if (!group) return;
+  let members: number[] = [];
+  try {
+    members = fs
+      .readdirSync('/proc')
+      .filter((n) => /^\d+$/.test(n))
+      .map(Number)
+      .filter((pid) => {
+        try {
+          const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+          // pgrp is the 3rd field after the command, which is in parentheses and may hold spaces.
+          const pgrp = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+          const cwd = fs.readlinkSync(`/proc/${pid}/cwd`);
+          return pgrp === group && (cwd.startsWith(`${out}/`) || cwd.startsWith(`${realish(out)}/`));
+        } catch {
+          return false;
+        }
+      });
+  } catch {
+    return; // no /proc
+  }
+  if (members.length === 0) return;
+  try {
+    process.kill(-group, 'SIGKILL');
+  } catch {
+    // gone meanwhile
+  }
+}
+
+function outError(id: string, title: string, value: string, rule: string, fix: string, details?: string[]): UserError {
+  return new UserError({ id, title, seen: { what: '--out', value }, rule, fix, ...(details ? { details } : {}) });
+}
+
+/**
+ * After a crash (SIGKILL, power loss) OUT may be half built beside the previous OUT. When no build
+ * runs, the complete one wins: a new OUT with rbp.toml, else the previous one. Returns what it did.
+ */
+export function recover(outDir: string): string | undefined {
+  const out = path.resolve(outDir);
+  const prev = previousOf(out);
+  if (lockHolder(out) !== undefined) return undefined;
+  stopOrphans(out);
+  if (!fs.existsSync(prev)) return undefined;
+  if (fs.existsSync(rbpInfoPath(out))) {
+    rmrf(prev);
+    return `removed ${prev}: ${out} holds a complete build`;
+  }
+  // Only a folder rbp made (the marker is its first file), or an empty one, is thrown away.
+  if (fs.existsSync(out)) {
+    if (!fs.existsSync(path.join(out, OUT_MARKER)) && !(isDir(out) && fs.readdirSync(out).length === 0)) return undefined;
+    rmrf(out);
+  }
+  fs.renameSync(prev, out);
+  return `an interrupted build left ${out} incomplete: the previous build is back`;
+}
+
+export interface TransactionPaths {
+  appDir: string;
+  outDir: string;
+  /** The cache folder; `explicit` when the user chose it (--cache). */
+  cacheDir: string;
+  explicitCache: boolean;
+}
+
+/** Why an existing folder is not one rbp may replace, or undefined when it may. */
+function notOurs(dir: string, marker: string, looksOurs: (entries: string[]) => boolean): string | undefined {
+  let st;
+  try {
+    st = fs.lstatSync(dir);
+  } catch {
+    return undefined;
+  }
+  if (st.isSymbolicLink()) return 'is a symbolic link';
+  if (!st.isDirectory()) return 'is a file, not a folder';
+  const entries = fs.readdirSync(dir);
+  if (entries.length === 0 || entries.includes(marker) || looksOurs(entries)) return undefined;
+  return `is not empty and was not made by rbp (it holds ${entries.slice(0, 5).join(', ')}${entries.length > 5 ? ', …' : ''})`;
+}
+
+/** An OUT of an older rbp (before the marker): rbp.toml or the lifecycle's layers/config. */
+function looksLikeOut(dir: string): (entries: string[]) => boolean {
+  return (entries) => entries.includes('rbp.toml') || (entries.every((e) => ['workspace', 'layers', 'rbp.toml'].includes(e)) && fs.existsSync(path.join(dir, 'layers', 'config', 'metadata.toml')));
+}
+
+/** A cache of an older rbp: folders of `<layer>.toml` files and layer folders only. */
+function looksLikeCache(dir: string): (entries: string[]) => boolean {
+  return (entries) =>
+    entries.every((e) => {
+      const p = path.join(dir, e);
+      if (!isDir(p)) return false;
+      return fs.readdirSync(p).every((f) => f.endsWith('.toml') || isDir(path.join(p, f)));
+    });
+}
+
+export class OutTransaction {
+  readonly app: string;
+  readonly out: string;
+  readonly prev: string;
+  readonly cacheDir: string;
+  readonly newCache: string;
+  /**
+   * Whether the cache was chosen with --cache and may serve other OUTs: it then keeps its own names
+   * for launch+cache layers' files (hard links to OUT's). The cache beside OUT keeps none: those
+   * layers' only copy is OUT, so no later change to the cache can reach the built app.
+   */
+  readonly sharedCache: boolean;
+  /** Whether OUT existed and now waits at `prev`. */
+  private movedAside = false;
+  /** Whether the folder at OUT is this build's (made by `begin`). */
+  private ownsOut = false;
+  private locked = false;
+  /** Folders moved from the previous OUT into this one: moved back on failure. */
+  private readonly fromPrevious: [from: string, to: string][] = [];
+  /** Cached folders moved into this build: gone from the cache on failure (the build may have changed them). */
+  private readonly takenFromCache: string[] = [];
+  private done = false;
+
+  /** Checks the paths (nothing is touched when they are refused) and takes OUT's lock. */
+  constructor(p: TransactionPaths) {
+    this.app = path.resolve(p.appDir);
+    this.out = path.resolve(p.outDir);
+    this.prev = previousOf(this.out);
+    this.cacheDir = path.resolve(p.cacheDir);
+    this.newCache = `${this.cacheDir}.rbp-new`;
+    this.sharedCache = p.explicitCache;
+    this.check(p);
+    this.lock();
+  }
+
+  private check(p: TransactionPaths): void {
+    const out = realish(this.out);
+    const app = realish(this.app);
+    const cache = realish(this.cacheDir);
+    const fixOut = 'Give --out a folder of its own outside the application, for example --out ../app-out (a new or empty folder, or an earlier rbp build).';
+    if (path.dirname(out) === out) throw outError('platform/out/root', 'OUT is the root folder', p.outDir, 'OUT is replaced by every build; it cannot be /.', fixOut);
+    if (within(out, app)) {
+      throw outError('platform/out/inside-app', out === app ? 'OUT is the application folder' : 'OUT is inside the application folder', p.outDir, 'The build copies APP into OUT/workspace and replaces OUT; OUT cannot be APP or inside it.', fixOut);
+    }
+    if (within(app, out)) throw outError('platform/out/contains-app', 'OUT contains the application folder', p.outDir, 'OUT is replaced by every build; the application folder cannot be inside it.', fixOut);
+    const why = notOurs(this.out, OUT_MARKER, looksLikeOut(this.out));
+    if (why) throw outError('platform/out/not-rbp', 'OUT is a folder rbp did not make', p.outDir, `rbp build replaces OUT entirely, so it must be new, empty or an earlier rbp build; ${p.outDir} ${why}.`, fixOut);
+
+    const what = p.explicitCache ? '--cache' : 'the cache beside OUT';
+    const cacheErr = (id: string, title: string, rule: string) =>
+      new UserError({ id, title, seen: { what, value: this.cacheDir }, rule, fix: 'Give --cache a folder of its own (new, empty or an earlier rbp cache), outside the application and OUT.' });
+    if (path.dirname(cache) === cache) throw cacheErr('platform/cache/root', 'The cache folder is the root folder', 'The cache is replaced by every build; it cannot be /.');
+    if (within(cache, out) || within(out, cache)) throw cacheErr('platform/cache/overlaps-out', 'The cache folder and OUT overlap', 'The cache and OUT are replaced separately; neither may be inside the other.');
+    if (within(app, cache)) throw cacheErr('platform/cache/contains-app', 'The cache folder contains the application', 'The cache is replaced by every build; the application cannot be inside it.');
+    const cwhy = notOurs(this.cacheDir, CACHE_MARKER, looksLikeCache(this.cacheDir));
+    if (cwhy) throw cacheErr('platform/cache/not-rbp', 'The cache folder is not an rbp cache', `The cache is replaced by every build, so it must be new, empty or an earlier rbp cache; it ${cwhy}.`);
+  }
+
+  /** One build per OUT: the lock file holds the builder's pid; a dead builder's lock is taken over. */
+  private lock(): void {
+    const file = lockOf(this.out);
+    try {
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+    } catch {
+      // reported by the write below
+    }
+    for (let attempt = 0; attempt < 3; attempt++) {
+      try {
+        fs.writeFileSync(file, `${process.pid}\n`, { flag: 'wx' });
+        this.locked = true;
+        return;
+      } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code;
+        if (code !== 'EEXIST') {
+          throw new UserError({
+            id: 'platform/out/unusable',
+            title: 'OUT cannot be used',
+            seen: { what: '--out', value: this.out },
+            rule: `rbp writes ${path.basename(file)} beside OUT (one build at a time per OUT); that failed (${code ?? (e as Error).message}).`,
+            fix: 'Use an OUT with a shorter name, in a folder you may write.',
+          });
+        }
+      }
+      const holder = lockHolder(this.out);
+      if (holder !== undefined) {
+        throw new UserError({
+          id: 'platform/out/locked',
+          title: 'Another build into OUT is running',
+          seen: { what: '--out', value: this.out, where: `process ${holder}` },
+          rule: 'One build at a time writes into an OUT folder.',
+          fix: `Wait for process ${holder} to finish, or build into another --out.`,
+        });
+      }
+      // Stale: its builder is gone (and so is its buildpack, once stopOrphans ran). Removing it is
+      // safe: `wx` decides who takes it next.
+      stopOrphans(this.out);
+      fs.rmSync(file, { force: true });
+    }
+    throw new Error(`could not take the lock ${file}`);
+  }
+
+  /** Records the process group of the buildpack now running, for the next rbp if this one is killed. */
+  recordGroup(pgid: number | undefined): void {
+    if (!this.locked) return;
+    try {
+      fs.writeFileSync(lockOf(this.out), `${process.pid}\n${pgid ?? ''}\n`);
+    } catch {
+      // the lock stays valid without it
+    }
+  }
+
+  /** Recovers from an earlier crash, then sets the previous OUT aside and makes OUT anew. */
+  begin(): string | undefined {
+    const recovered = recover(this.out);
+    if (fs.existsSync(this.prev)) {
+      throw new UserError({
+        id: 'platform/out/previous-left',
+        title: 'An earlier build left OUT.rbp-previous beside an OUT rbp cannot judge',
+        seen: { what: '--out', value: this.out, where: this.prev },
+        rule: 'rbp keeps the previous OUT aside while it builds; after a crash it takes it back when OUT is incomplete.',
+        fix: `Keep the one you want: remove ${this.out} or ${this.prev}, then build again.`,
+      });
+    }
+    rmrf(this.newCache);
+    if (fs.existsSync(this.out)) {
+      try {
+        fs.renameSync(this.out, this.prev);
+      } catch (e) {
+        // Nothing was moved: OUT stays as it is.
+        throw new UserError({
+          id: 'platform/out/cannot-move',
+          title: 'The previous OUT cannot be set aside',
+          seen: { what: '--out', value: this.out },
+          rule: `rbp renames OUT to ${path.basename(this.prev)} while it builds, so that a failed build can put it back; the rename failed (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}).`,
+          fix: 'Use an OUT whose name is shorter and that is not a mount point, in a folder you may write.',
+        });
+      }
+      this.movedAside = true;
+      this.previousExisted = true;
+    }
+    fs.mkdirSync(this.out);
+    this.ownsOut = true;
+    fs.writeFileSync(path.join(this.out, OUT_MARKER), 'This folder is an rbp build output: rbp build replaces it.\n');
+    return recovered;
+  }
+
+  /** Whether an earlier OUT existed when this build began. */
+  get hadPrevious(): boolean {
+    return this.movedAside || this.previousExisted;
+  }
+  private previousExisted = false;
+
+  /** The previous OUT, when there is one. */
+  get previous(): string | undefined {
+    return this.movedAside ? this.prev : undefined;
+  }
+
+  /** A cache-only layer: moved in; the cache no longer has it if this build fails. */
+  takeFromCache(cached: string, dst: string): void {
+    moveTree(cached, dst);
+    this.takenFromCache.push(cached);
+  }
+
+  /**
+   * A launch+cache layer: linked from the cache (see fsops), or from the previous OUT when its only
+   * copy is there. The source stays whole for a rollback; nothing to undo but the new OUT.
+   */
+  linkLayer(src: string, dst: string): void {
+    linkTree(src, dst);
+  }
+
+  /** A launch layer kept from the previous OUT: moved in, moved back if this build fails. */
+  reuseFromPrevious(prevLayer: string, dst: string): void {
+    moveTree(prevLayer, dst);
+    this.fromPrevious.push([prevLayer, dst]);
+  }
+
+  /** Starts the cache this build exports: `CACHE.rbp-new`, swapped in by `commit`. */
+  startNewCache(): string {
+    fs.mkdirSync(this.newCache, { recursive: true });
+    fs.writeFileSync(path.join(this.newCache, CACHE_MARKER), '# This folder is an rbp layer cache: rbp build replaces it.\n');
+    return this.newCache;
+  }
+
+  /**
+   * OUT is complete (export has written rbp.toml, last): the new cache replaces the old one and
+   * the previous OUT goes.
+   */
+  commit(): void {
+    if (fs.existsSync(this.newCache)) {
+      rmrf(this.cacheDir);
+      fs.renameSync(this.newCache, this.cacheDir);
+    }
+    rmrf(this.prev);
+    this.movedAside = false;
+    this.done = true;
+  }
+
+  /** Undoes exactly what this build did, in reverse. Never throws: each step is tried. */
+  rollback(): string[] {
+    const problems: string[] = [];
+    const attempt = (what: string, fn: () => void) => {
+      try {
+        fn();
+      } catch (e) {
+        problems.push(`${what}: ${(e as Error).message}`);
+      }
+    };
+    if (this.done) return problems;
+    for (const [from, to] of this.fromPrevious.reverse()) if (isDir(to)) attempt(`moving ${to} back`, () => moveTree(to, from));
+    this.fromPrevious.length = 0;
+    if (this.ownsOut) attempt(`removing the incomplete ${this.out}`, () => rmrf(this.out));
+    this.ownsOut = false;
+    if (this.movedAside) attempt(`putting ${this.prev} back`, () => fs.renameSync(this.prev, this.out));
+    this.movedAside = false;
+    attempt(`removing ${this.newCache}`, () => rmrf(this.newCache));
+    for (const taken of this.takenFromCache) {
+      attempt(`dropping ${taken} from the cache`, () => {
+        rmrf(taken);
+        rmrf(`${taken}.toml`);
+      });
+    }
+    this.takenFromCache.length = 0;
+    this.done = true;
+    return problems;
+  }
+
+  /** Gives OUT's lock up (after commit or rollback). */
+  release(): void {
+    if (!this.locked) return;
+    try {
+      if (readLock(this.out)?.pid === process.pid) fs.rmSync(lockOf(this.out), { force: true });
+    } catch {
+      // already gone
+    }
+    this.locked = false;
+  }
+}

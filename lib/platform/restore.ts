@@ -1,0 +1,131 @@
+/**
+ * The restore phase (cnb-spec.md §4, the lifecycle's restorer): for each buildpack of the group,
+ * `cache = true` layers come back from the cache with their contents, and launch-only layers of
+ * the previous OUT with their metadata; `[types]` is never restored. A damaged cache entry (TOML
+ * that does not parse, a file where a folder should be, a folder that differs from what export
+ * recorded) is dropped with a warning, and the buildpack builds the layer again.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { escapeId, type BuildpackRef } from '../cnb/descriptor.ts';
+import { readLayerToml } from '../cnb/layers.ts';
+import { writeToml } from '../cnb/toml.ts';
+import type { Logger } from '../log.ts';
+import { IN_OUT, readTrees, treeDamage } from './cache-check.ts';
+import { bpKey } from './detect.ts';
+import { isDir, rmrf } from './fsops.ts';
+import { CACHE_MARKER, type OutTransaction } from './out-transaction.ts';
+
+const NOT_LAYERS = new Set(['launch.toml', 'build.toml', 'store.toml']);
+
+/** Layer names in a buildpack's layers dir, from their `<layer>.toml`, alphabetically. */
+export function layerNames(dir: string): string[] {
+  if (!isDir(dir)) return [];
+  return fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith('.toml') && !NOT_LAYERS.has(f))
+    .map((f) => f.slice(0, -'.toml'.length))
+    .sort();
+}
+
+/**
+ * Which folder this is: inode and birth time, since a folder removed and made again often gets the
+ * same inode number back.
+ */
+export function identity(p: string): string | undefined {
+  try {
+    const st = fs.statSync(p, { bigint: true });
+    return `${st.ino}:${st.birthtimeNs}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A layer toml that may be damaged: undefined (and why) instead of an exception. */
+function readCachedToml(file: string): { t?: ReturnType<typeof readLayerToml>; problem?: string } {
+  try {
+    return { t: readLayerToml(file) };
+  } catch (e) {
+    return { problem: `its ${path.basename(file)} cannot be read (${((e as Error).message.split('\n')[0] ?? '').replace(/^.*?: /, '')})` };
+  }
+}
+
+export interface Restored {
+  /** `<escaped id>/<layer>` → identity of the folder restored from the cache. */
+  ids: Map<string, string | undefined>;
+}
+
+export function restore(o: { group: BuildpackRef[]; layersRoot: string; tx: OutTransaction; clearCache: boolean; log: Logger }): Restored {
+  const { tx, log } = o;
+  const ids = new Map<string, string | undefined>();
+  const cacheSrc = o.clearCache || !isDir(tx.cacheDir) ? undefined : tx.cacheDir;
+  if (o.clearCache) log.info('cache cleared (--clear-cache): nothing restored');
+  const prevRoot = tx.previous;
+  const trees = cacheSrc ? readTrees(path.join(cacheSrc, CACHE_MARKER)) : new Map<string, string>();
+  for (const bp of o.group) {
+    const esc = escapeId(bp.descriptor.buildpack.id);
+    const dir = path.join(o.layersRoot, esc);
+    fs.mkdirSync(dir, { recursive: true });
+    const restoredHere: string[] = [];
+    const fromCache = cacheSrc ? path.join(cacheSrc, esc) : undefined;
+    for (const name of fromCache ? layerNames(fromCache) : []) {
+      const cached = path.join(fromCache!, name);
+      const drop = (why: string) => {
+        log.warn(`cache: ${esc}/${name} is damaged and is dropped (${why}): the buildpack builds it again`);
+        rmrf(cached);
+        rmrf(`${cached}.toml`);
+      };
+      const { t, problem } = readCachedToml(`${cached}.toml`);
+      if (problem) {
+        drop(problem);
+        continue;
+      }
+      if (!t?.types.cache) continue;
+      const recorded = trees.get(`${esc}/${name}`);
+      if (recorded?.startsWith(IN_OUT)) {
+        // Its only copy is the previous OUT's layer, checked before it is trusted.
+        const src = prevRoot ? path.join(prevRoot, 'layers', esc, name) : undefined;
+        if (!src || !fs.lstatSync(src, { throwIfNoEntry: false })) continue;
+        const damage = treeDamage(src, recorded.slice(IN_OUT.length));
+        if (damage) {
+          log.warn(`cache: ${esc}/${name} in the previous OUT is damaged and is not reused (${damage}): the buildpack builds it again`);
+          continue;
+        }
+        writeToml(path.join(dir, `${name}.toml`), { metadata: t.metadata });
+        tx.linkLayer(src, path.join(dir, name));
+        ids.set(`${esc}/${name}`, identity(path.join(dir, name)));
+        restoredHere.push(name);
+        continue;
+      }
+      if (fs.existsSync(cached)) {
+        const damage = treeDamage(cached, recorded);
+        if (damage) {
+          drop(damage);
+          continue;
+        }
+      }
+      // [types] is never restored: a buildpack must say again what the layer is.
+      writeToml(path.join(dir, `${name}.toml`), { metadata: t.metadata });
+      if (isDir(cached)) {
+        // A launch layer's cached folder shares its files with the previous OUT: link them. A
+        // cache-only folder is this build's to change: move it (one rename, whatever its size).
+        if (t.types.launch) tx.linkLayer(cached, path.join(dir, name));
+        else tx.takeFromCache(cached, path.join(dir, name));
+        ids.set(`${esc}/${name}`, identity(path.join(dir, name)));
+        restoredHere.push(name);
+      }
+    }
+    const prevDir = prevRoot ? path.join(prevRoot, 'layers', esc) : undefined;
+    for (const name of prevDir ? layerNames(prevDir) : []) {
+      const { t } = readCachedToml(path.join(prevDir!, `${name}.toml`));
+      // Metadata-only restore is for launch=true, cache=false layers; a build=true one must be
+      // rebuilt (its contents are needed during the build), so nothing of it comes back.
+      if (!t?.types.launch || t.types.cache || t.types.build || fs.existsSync(path.join(dir, `${name}.toml`))) continue;
+      writeToml(path.join(dir, `${name}.toml`), { metadata: t.metadata });
+      restoredHere.push(`${name} (metadata)`);
+    }
+    if (prevDir && fs.existsSync(path.join(prevDir, 'store.toml'))) fs.copyFileSync(path.join(prevDir, 'store.toml'), path.join(dir, 'store.toml'));
+    log.info(`${bpKey(bp)}: ${restoredHere.length ? `restored ${restoredHere.join(', ')}` : 'nothing to restore'}`);
+  }
+  return { ids };
+}

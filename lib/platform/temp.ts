@@ -1,0 +1,86 @@
+/**
+ * rbp's private temp folders (platform env files with secrets, plans, copies of configuration):
+ * made fresh by mkdtemp (mode 0700, a name no one can guess or reuse), removed on every exit path,
+ * the process's exit included. A folder left by an rbp that was killed with SIGKILL is removed by the
+ * next rbp: the folder's name carries its maker's pid.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { signalExit } from '../cnb/exit.ts';
+
+const live = new Set<string>();
+let hooked = false;
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Removes `<prefix><pid>-*` folders whose process is gone and that belong to this user. */
+function sweep(prefix: string): void {
+  let names: string[];
+  try {
+    names = fs.readdirSync(os.tmpdir());
+  } catch {
+    return;
+  }
+  const uid = process.getuid?.();
+  for (const n of names) {
+    const m = n.startsWith(prefix) ? /^(\d+)-/.exec(n.slice(prefix.length)) : null;
+    if (!m || Number(m[1]) === process.pid || pidAlive(Number(m[1]))) continue;
+    const p = path.join(os.tmpdir(), n);
+    try {
+      const st = fs.lstatSync(p);
+      if (st.isDirectory() && (uid === undefined || st.uid === uid)) fs.rmSync(p, { recursive: true, force: true });
+    } catch {
+      // someone else's, or gone
+    }
+  }
+}
+
+export interface PrivateTemp {
+  dir: string;
+  remove(): void;
+}
+
+const removeAll = () => {
+  for (const d of live) fs.rmSync(d, { recursive: true, force: true });
+  live.clear();
+};
+
+/**
+ * For commands without their own signal handling (detect): a signal removes the temp folders and
+ * ends rbp with 128+n. (A signal's default action ends Node.js without its 'exit' event.) `rbp
+ * build` handles signals itself (interrupt.ts) and removes its folder on the way out.
+ */
+export function removeOnSignals(): void {
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.once(sig, () => {
+      removeAll();
+      process.exit(signalExit(sig));
+    });
+  }
+}
+
+export function privateTemp(prefix: string): PrivateTemp {
+  sweep(prefix);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `${prefix}${process.pid}-`));
+  fs.chmodSync(dir, 0o700);
+  live.add(dir);
+  if (!hooked) {
+    hooked = true;
+    process.on('exit', removeAll);
+  }
+  return {
+    dir,
+    remove() {
+      fs.rmSync(dir, { recursive: true, force: true });
+      live.delete(dir);
+    },
+  };
+}
