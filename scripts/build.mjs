@@ -87,7 +87,9 @@ await esbuild.build({
   entryPoints: [path.join(root, 'scripts', 'rbp.ts')],
   outfile: path.join(dist, 'rbp.js'),
   format: 'esm',
-  banner: { js: "#!/usr/bin/env node\nimport { createRequire as __rbpRequire } from 'node:module';\nconst require = __rbpRequire(import.meta.url);" },
+  // `node --`: Node.js 20 itself takes an `--env-file` anywhere on its command line (and exits when
+  // the file is missing) unless `--` ends its own options; rbp's --env-file is rbp's to read.
+  banner: { js: "#!/usr/bin/env -S node --\nimport { createRequire as __rbpRequire } from 'node:module';\nconst require = __rbpRequire(import.meta.url);" },
 });
 fs.chmodSync(path.join(dist, 'rbp.js'), 0o755);
 const old = `${finalDist}.old-${process.pid}`;

@@ -213,6 +213,18 @@ describe('--env-file and --env on the command line', () => {
     expect(r.stdout).not.toContain('  . ');
   });
 
+  it('a missing --env-file is rbp\'s own clear error, through the installed bin too (Node.js 20 must not read it)', async () => {
+    const missing = path.join(tmpDir(), 'nope.env');
+    const r = await rbp(['detect', scriptedApp({}), '--env-file', missing, ...bpArgs('a')]);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toContain('(error id: platform/env-file/not-found)');
+    expect(r.all).not.toContain('node: ');
+    // As `rbp ...` runs it: through the bundle's shebang.
+    const bin = await execa(RBP, ['detect', scriptedApp({}), '--env-file', missing, ...bpArgs('a')], { reject: false, all: true, env: { NO_COLOR: '1' } });
+    expect(bin.exitCode).toBe(2);
+    expect(bin.all).toContain('(error id: platform/env-file/not-found)');
+  });
+
   it('an error about --env-file or --env shows no value', async () => {
     const f = path.join(tmpDir(), 'k.env');
     fs.writeFileSync(f, 'KEY=-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n');

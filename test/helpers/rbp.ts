@@ -21,7 +21,8 @@ export interface RbpResult {
 
 /** Runs `node dist/rbp.js ...args`; never throws on a non-zero exit. NO_COLOR keeps logs plain. */
 export async function rbp(args: string[], opts: Options = {}): Promise<RbpResult> {
-  const r = await execa('node', [RBP, ...args], { reject: false, all: true, ...opts, env: { NO_COLOR: '1', ...(opts.env ?? {}) } });
+  // `node --`: else Node.js 20 reads an `--env-file` meant for rbp itself (as the bin's shebang does).
+  const r = await execa('node', ['--', RBP, ...args], { reject: false, all: true, ...opts, env: { NO_COLOR: '1', ...(opts.env ?? {}) } });
   return { exitCode: r.exitCode ?? -1, stdout: String(r.stdout ?? ''), stderr: String(r.stderr ?? ''), all: String(r.all ?? '') };
 }
 
