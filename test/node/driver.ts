@@ -31,6 +31,13 @@ export interface Case {
     launch?: { argv: string[]; env?: Record<string, string> };
     http?: HttpCheck[];
     afterStop?: { present?: string[] };
+    /**
+     * A second build of the same source into the same output with the first build's cache (the
+     * modules layer reused): its log, then files, launch and HTTP are checked on what it left.
+     */
+    rebuild?: { log?: string[]; notLog?: string[]; count?: Record<string, number> };
+    /** How many times a line occurs in the (first) build's log. */
+    count?: Record<string, number>;
   };
 }
 
@@ -71,6 +78,11 @@ export async function cacheFrom(seed: string, dir: string): Promise<string> {
   return dir;
 }
 
+/** Each `text` occurs exactly `n` times in the log. */
+function countLines(log: string, counts: Record<string, number> | undefined): void {
+  for (const [text, n] of Object.entries(counts ?? {})) expect(log.split(text).length - 1, `times "${text}" is logged:\n${log}`).toBe(n);
+}
+
 function fill(s: string, vars: Record<string, string>): string {
   return s.replace(/\{(app|port)\}/g, (_, k: string) => vars[k]!);
 }
@@ -101,9 +113,17 @@ export function fixtureSuite(names: string[], prefix: string): void {
           for (const l of c.expect.log ?? []) expect(r.all).toContain(l);
           for (const l of c.expect.notLog ?? []) expect(r.all).not.toContain(l);
           if (c.expect.errorId) expect(r.all).toContain(`(error id: ${c.expect.errorId})`);
+          countLines(r.all, c.expect.count);
           if (c.expect.build === 'fail') {
             expect(r.all).not.toMatch(/^\s+at .+:\d+:\d+\)?$/m); // no stack trace
             return;
+          }
+          if (c.expect.rebuild) {
+            const again = await rbp(['build', path.join(FIXTURES, name), '--out', out(), '--type', 'node', '--cache', cache, ...envArgs(c.env ?? {})]);
+            expect(again.exitCode, again.all).toBe(0);
+            for (const l of c.expect.rebuild.log ?? []) expect(again.all).toContain(l);
+            for (const l of c.expect.rebuild.notLog ?? []) expect(again.all).not.toContain(l);
+            countLines(again.all, c.expect.rebuild.count);
           }
           const ws = path.join(out(), 'workspace');
           for (const f of c.expect.files?.present ?? []) expect(fs.existsSync(path.join(ws, f)), f).toBe(true);

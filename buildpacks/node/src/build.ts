@@ -15,7 +15,7 @@ import type { NodeDecision } from './launch-plan.ts';
 import { denoFromMise } from './mise.ts';
 import { endOfLife, nodeConstraint } from './node-version.ts';
 import { NOTHING_TO_START_FIX, readPackageJson, startMethod } from './package-json.ts';
-import { chooseTool, devDependenciesChoice, installCommand, managerVersion, parsePackageManager } from './package-manager.ts';
+import { buildPathTools, chooseTool, devDependenciesChoice, installCommand, managerVersion, parsePackageManager } from './package-manager.ts';
 import { registryAuth } from './registry-auth.ts';
 import { bindingRoot, sshKeyBindings } from './ssh-key.ts';
 import { installManager, installNode, installNpm, type Installed, type ToolEnv } from './tools.ts';
@@ -80,6 +80,14 @@ runBuild(async (ctx) => {
     managerVer = m.version;
     used.add(id === 'yarn-berry' ? 'yarn' : id);
     if (id === 'bun') bun = m;
+  }
+  // Node rule 7: Yarn is on the build PATH in every build (the packageManager version, else the
+  // system default 1.22.22), and a custom command finds the package manager packageManager names.
+  for (const extra of buildPathTools(choice, pm)) {
+    const m = await log.step(extra.id, () => installManager(tools, { ...extra, types: { build: true, launch: false } }));
+    log.info(`${extra.id} ${m.version} on the build PATH (${extra.because})`);
+    bins.push(m);
+    used.add(extra.id === 'yarn-berry' ? 'yarn' : extra.id);
   }
   if (deno) {
     const d = await log.step('Deno', () => installManager(tools, { id: 'deno', constraint: deno.constraint, origin: { what: '[tools] deno', where: deno.file } }));

@@ -18,9 +18,12 @@ import type { PackageJson } from './package-json.ts';
 import { lockFileOf, type DevDependencies, type InstallCommand, type ToolChoice } from './package-manager.ts';
 import { hideSecrets, registryRefused, registryRefusedError, withRegistryAuth, type RegistryAuth } from './registry-auth.ts';
 import { sshRefused, sshRefusedError, withSshKeys, type SshKeyBinding } from './ssh-key.ts';
+import { keepModules, placeModules } from './modules-placement.ts';
 
 export const MODULES_LAYER = 'modules';
 export const PACKAGE_CACHE_LAYER = 'package-cache';
+/** 2: every node_modules folder (workspaces' too) in the layer, links leaving them absolute (modules-placement.ts). */
+export const MODULES_LAYOUT = '2';
 export const INSTALL_SCRIPTS = ['preinstall', 'install', 'postinstall'] as const;
 
 /** Fields of package.json that change what gets installed (scripts do not: they run again anyway). */
@@ -36,6 +39,8 @@ export interface ModulesMetadata extends Record<string, string> {
   tool: string;
   dev: string;
   registry: string;
+  /** How the layer holds the modules: a layer of an older layout is installed anew. */
+  layout: string;
 }
 
 function digest(data: string | Buffer): string {
@@ -66,6 +71,7 @@ export function modulesMetadata(o: {
     tool: o.choice.tool,
     dev: `${o.dev} (NODE_ENV=${o.nodeEnv})`,
     registry: o.registry,
+    layout: MODULES_LAYOUT,
   };
 }
 
@@ -128,7 +134,11 @@ export interface InstallResult {
 export async function installDependencies(r: InstallRequest): Promise<InstallResult> {
   const { log, appDir } = r;
   const outputs = installOutputs(r.pnp);
-  const layer = r.layers.get(MODULES_LAYER, { launch: true, cache: true }, r.metadata);
+  // A custom command builds as well as installs (`npm install && npm run build`): what it leaves
+  // cannot be proven unchanged by the lock file, so it runs on every build.
+  const custom = r.choice.manager === 'custom';
+  const layer = custom ? r.layers.fresh(MODULES_LAYER, { launch: true, cache: true }, r.metadata) : r.layers.get(MODULES_LAYER, { launch: true, cache: true }, r.metadata);
+  if (custom) log.info('CC_CUSTOM_BUILD_TOOL runs on every build: its outputs are not cached');
   for (const out of r.pnp ? [] : outputs) {
     const p = path.join(appDir, out);
     if (fs.lstatSync(p, { throwIfNoEntry: false })) {
@@ -166,44 +176,50 @@ function describe(md: ModulesMetadata): string {
   return `lock ${md.lock}, ${md.runtime}, ${md.manager}, dev dependencies ${md.dev}`;
 }
 
-/** After an install: node_modules moves into the layer and the app gets a symlink; PnP files are copied. */
+/** After an install: node_modules folders move into the layer (modules-placement.ts); PnP files are copied. */
 function keepOutputs(appDir: string, layerPath: string, outputs: string[], pnp: boolean): void {
+  if (!pnp) {
+    keepModules(appDir, layerPath);
+    return;
+  }
   for (const out of outputs) {
     const src = path.join(appDir, out);
-    const dst = path.join(layerPath, out);
-    if (pnp) {
-      if (fs.existsSync(src)) fs.cpSync(src, dst, { recursive: true, verbatimSymlinks: true });
-      continue;
-    }
-    fs.mkdirSync(path.dirname(dst), { recursive: true });
-    if (fs.existsSync(src)) fs.renameSync(src, dst);
-    else fs.mkdirSync(dst, { recursive: true });
-    fs.symlinkSync(dst, src);
+    if (fs.existsSync(src)) fs.cpSync(src, path.join(layerPath, out), { recursive: true, verbatimSymlinks: true });
   }
 }
 
 /** On reuse: the same links (or copies) into the new source. */
 function placeOutputs(layerPath: string, appDir: string, outputs: string[], pnp: boolean): void {
+  if (!pnp) {
+    placeModules(layerPath, appDir);
+    return;
+  }
   for (const out of outputs) {
     const src = path.join(layerPath, out);
-    const dst = path.join(appDir, out);
-    if (!fs.existsSync(src)) continue;
-    if (pnp) {
-      fs.cpSync(src, dst, { recursive: true, force: false, verbatimSymlinks: true });
-      continue;
-    }
-    fs.mkdirSync(path.dirname(dst), { recursive: true });
-    fs.symlinkSync(src, dst);
+    if (fs.existsSync(src)) fs.cpSync(src, path.join(appDir, out), { recursive: true, force: false, verbatimSymlinks: true });
   }
 }
 
-/** The app's own install scripts, which the package manager runs on a fresh install. */
+/**
+ * The app's own install scripts, which the package manager runs on a fresh install: each exactly
+ * once (node rule 3). Run through the shell as the package manager would, not with `npm run install`,
+ * which would run preinstall and postinstall a second time as its own pre/post hooks. Plug'n'Play
+ * needs Yarn's own runner (its resolution hook); Yarn Berry runs no pre/post hooks.
+ */
 async function runInstallScripts(r: InstallRequest): Promise<void> {
   const scripts = INSTALL_SCRIPTS.filter((s) => r.pkg.scripts?.[s]);
-  if (scripts.length === 0) return;
-  const runner: Record<string, string[]> = { npm: ['npm', 'run'], pnpm: ['pnpm', 'run'], yarn: ['yarn', 'run'], 'yarn-berry': ['yarn', 'run'], bun: ['bun', 'run'], custom: ['npm', 'run'] };
   for (const s of scripts) {
-    await r.log.step(`run the app's ${s} script (${r.pkg.scripts![s]})`, () => run(r, [...runner[r.choice.manager]!, s], r.env, s));
+    const script = r.pkg.scripts![s]!;
+    const argv = r.choice.manager === 'yarn-berry' ? ['yarn', 'run', s] : ['/bin/sh', '-c', script];
+    const env = {
+      ...r.env,
+      PATH: [path.join(r.appDir, 'node_modules', '.bin'), r.env.PATH].join(':'),
+      npm_lifecycle_event: s,
+      npm_lifecycle_script: script,
+      ...(r.pkg.name ? { npm_package_name: r.pkg.name } : {}),
+      ...(r.pkg.version ? { npm_package_version: r.pkg.version } : {}),
+    };
+    await r.log.step(`run the app's ${s} script (${script})`, () => run(r, argv, env, s));
   }
 }
 

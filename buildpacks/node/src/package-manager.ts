@@ -142,6 +142,30 @@ export function managerVersion(choice: ToolChoice, pm: PackageManagerField | und
   }
 }
 
+/**
+ * Package managers put on the build PATH beside the one that installs (node rule 7): Yarn in every
+ * build (the packageManager version, else the system default 1.22.22; yarn-berry brings its own
+ * 4.x), and, for a custom command, the pnpm or Bun that packageManager names.
+ */
+export function buildPathTools(
+  choice: ToolChoice,
+  pm: PackageManagerField | undefined,
+): { id: 'yarn' | 'yarn-berry' | 'pnpm' | 'bun'; constraint: string; because: string; origin: { what: string; where?: string }; hash?: PackageManagerField['hash'] }[] {
+  const out: ReturnType<typeof buildPathTools> = [];
+  const field = { what: 'packageManager', where: 'package.json' };
+  if (choice.manager !== 'yarn' && choice.manager !== 'yarn-berry') {
+    if (pm?.name === 'yarn') {
+      out.push({ id: pm.version.startsWith('1.') ? 'yarn' : 'yarn-berry', constraint: pm.version, because: `packageManager yarn@${pm.version}`, origin: field, ...(pm.hash ? { hash: pm.hash } : {}) });
+    } else {
+      out.push({ id: 'yarn', constraint: DEFAULT_YARN1_VERSION, because: 'system default Yarn 1.22.22', origin: { what: 'the system default Yarn' } });
+    }
+  }
+  if (choice.manager === 'custom' && (pm?.name === 'pnpm' || pm?.name === 'bun')) {
+    out.push({ id: pm.name, constraint: pm.version, because: `packageManager ${pm.name}@${pm.version}`, origin: field, ...(pm.hash ? { hash: pm.hash } : {}) });
+  }
+  return out;
+}
+
 export type DevDependencies = 'install' | 'ignore' | 'unset';
 
 export function devDependenciesChoice(env: Record<string, string | undefined>): DevDependencies {
