@@ -1,4 +1,7 @@
 /** Issue 12: real-world app families (workspaces, reused builds, every Yarn, locked installs…), as fixtures/node-*: see driver.ts. */
 import { fixtureSuite } from './driver.ts';
 
-fixtureSuite(['node-custom-yarn3', 'node-ws-npm', 'node-ws-pnpm', 'node-ws-yarn1', 'node-ws-bun', 'node-install-scripts-once'], 'real-world');
+fixtureSuite(
+  ['node-custom-yarn3', 'node-ws-npm', 'node-ws-pnpm', 'node-ws-yarn1', 'node-ws-bun', 'node-install-scripts-once', 'node-yarn3', 'node-yarn-path', 'node-pnpm-lock6', 'node-lock-outdated'],
+  'real-world',
+);

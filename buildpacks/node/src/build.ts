@@ -15,7 +15,7 @@ import type { NodeDecision } from './launch-plan.ts';
 import { denoFromMise } from './mise.ts';
 import { endOfLife, nodeConstraint } from './node-version.ts';
 import { NOTHING_TO_START_FIX, readPackageJson, startMethod } from './package-json.ts';
-import { buildPathTools, chooseTool, devDependenciesChoice, installCommand, managerVersion, parsePackageManager } from './package-manager.ts';
+import { buildPathTools, chooseTool, lockFileOf, devDependenciesChoice, installCommand, managerVersion, parsePackageManager } from './package-manager.ts';
 import { registryAuth } from './registry-auth.ts';
 import { bindingRoot, sshKeyBindings } from './ssh-key.ts';
 import { installManager, installNode, installNpm, type Installed, type ToolEnv } from './tools.ts';
@@ -38,7 +38,7 @@ runBuild(async (ctx) => {
   const version = nodeConstraint(pkg, env, pkgFile);
   const choice = chooseTool(appDir, pkg, env);
   const pm = parsePackageManager(pkg, pkgFile);
-  const wanted = managerVersion(choice, pm);
+  const wanted = managerVersion(choice, pm, appDir);
   const dev = devDependenciesChoice(env);
   const auth = registryAuth(env);
   const bindings = bindingRoot(env, ctx.platformDir);
@@ -102,7 +102,8 @@ runBuild(async (ctx) => {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-node-'));
   const userconfig = path.join(tmp, 'npmrc');
   fs.writeFileSync(userconfig, '');
-  const command = installCommand(choice, dev, nodeEnv, env);
+  const locked = choice.manager !== 'npm' && choice.manager !== 'custom' && Boolean(lockFileOf(appDir, choice.manager));
+  const command = installCommand(choice, dev, nodeEnv, env, { locked, ...(choice.manager === 'yarn-berry' ? { berryMajor: Number(managerVer.split('.')[0]) } : {}) });
   log.info(`development dependencies: ${command.dev} (CC_NODE_DEV_DEPENDENCIES ${dev === 'unset' ? 'unset' : `=${dev}`}, NODE_ENV=${nodeEnv})`);
   const installEnv: Record<string, string> = {
     ...env,

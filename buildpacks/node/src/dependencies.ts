@@ -161,6 +161,7 @@ export async function installDependencies(r: InstallRequest): Promise<InstallRes
         const env = { ...r.env, ...sshEnv, ...(r.choice.manager === 'yarn-berry' ? authEnv : {}) };
         await run(r, r.command.argv, env, 'install');
         if (r.command.then) await run(r, r.command.then, env, 'install');
+        if (r.command.berryStripDev) await withoutDevDependencies(appDir, r.pkg, r.log, () => run(r, ['yarn', 'install'], { ...env, YARN_ENABLE_IMMUTABLE_INSTALLS: 'false' }, 'install'));
       }),
     );
     keepOutputs(appDir, layer.path, outputs, r.pnp);
@@ -174,6 +175,51 @@ export async function installDependencies(r: InstallRequest): Promise<InstallRes
 
 function describe(md: ModulesMetadata): string {
   return `lock ${md.lock}, ${md.runtime}, ${md.manager}, dev dependencies ${md.dev}`;
+}
+
+/**
+ * Yarn 2 and 3 without `workspaces focus`: a second install from the same lock file, with the
+ * manifests' devDependencies removed, keeps the locked versions of the rest and drops the dev
+ * dependencies from node_modules (or .pnp.cjs). The manifests and the lock file are put back as they
+ * were: the project's files do not change.
+ */
+async function withoutDevDependencies(appDir: string, pkg: PackageJson, log: Logger, install: () => Promise<void>): Promise<void> {
+  const manifests = ['package.json', ...workspaceDirs(appDir, pkg).map((d) => path.join(d, 'package.json'))].filter((f) => fs.existsSync(path.join(appDir, f)));
+  const saved = new Map<string, string>();
+  for (const f of [...manifests, 'yarn.lock']) {
+    const file = path.join(appDir, f);
+    if (fs.existsSync(file)) saved.set(file, fs.readFileSync(file, 'utf8'));
+  }
+  log.info(`Yarn before 4 has no built-in \`workspaces focus\`: development dependencies are dropped by a second install without them (${manifests.join(', ')}; put back after)`);
+  try {
+    for (const f of manifests) {
+      const file = path.join(appDir, f);
+      const json = JSON.parse(saved.get(file)!) as Record<string, unknown>;
+      delete json.devDependencies;
+      fs.writeFileSync(file, `${JSON.stringify(json, null, 2)}\n`);
+    }
+    await install();
+  } finally {
+    for (const [file, text] of saved) fs.writeFileSync(file, text);
+  }
+}
+
+/** Workspace folders named by `workspaces` (`packages/*` or a folder): enough for manifests to edit. */
+function workspaceDirs(appDir: string, pkg: PackageJson): string[] {
+  const ws = (pkg as { workspaces?: string[] | { packages?: string[] } }).workspaces;
+  const patterns = Array.isArray(ws) ? ws : (ws?.packages ?? []);
+  const dirs: string[] = [];
+  for (const p of patterns) {
+    if (p.endsWith('/*')) {
+      const parent = p.slice(0, -2);
+      try {
+        for (const e of fs.readdirSync(path.join(appDir, parent), { withFileTypes: true })) if (e.isDirectory()) dirs.push(path.join(parent, e.name));
+      } catch {
+        // no such folder
+      }
+    } else if (!p.includes('*')) dirs.push(p);
+  }
+  return dirs;
 }
 
 /** After an install: node_modules folders move into the layer (modules-placement.ts); PnP files are copied. */
@@ -249,6 +295,10 @@ async function run(r: InstallRequest, argv: string[], env: Record<string, string
   if (pending) emit(`${pending}\n`);
   if (res.exitCode !== 0 && what === 'install' && registryRefused(tail)) throw registryRefusedError(r.auth, r.env, hideSecrets(shown, env));
   if (res.exitCode !== 0 && what === 'install' && sshRefused(tail)) throw sshRefusedError(r.sshKeys ?? [], r.bindingRoot ?? 'the bindings directory', hideSecrets(shown, env));
+  if (res.exitCode !== 0 && what === 'install') {
+    const stale = staleLockfile(r.choice.manager, tail);
+    if (stale) throw staleLockfileError(r, stale, hideSecrets(shown, env));
+  }
   if (res.exitCode !== 0) {
     throw new UserError({
       id: `node/${what === 'install' ? 'install' : 'install-script'}/failed`,
@@ -260,4 +310,28 @@ async function run(r: InstallRequest, argv: string[], env: Record<string, string
     });
   }
   r.log.detail(`done (${((performance.now() - t0) / 1000).toFixed(1)}s)`);
+}
+
+/** What each tool prints when its lock file no longer matches package.json, in its frozen / immutable mode. */
+const STALE_LOCKFILE: Partial<Record<ToolChoice['manager'], { pattern: RegExp; lock: string; local: string }>> = {
+  pnpm: { pattern: /ERR_PNPM_OUTDATED_LOCKFILE|ERR_PNPM_LOCKFILE_CONFIG_MISMATCH|lockfile needs updates/i, lock: 'pnpm-lock.yaml', local: 'pnpm install' },
+  yarn: { pattern: /Your lockfile needs to be updated/i, lock: 'yarn.lock', local: 'yarn install' },
+  'yarn-berry': { pattern: /YN0028|lockfile would have been modified/i, lock: 'yarn.lock', local: 'yarn install' },
+  bun: { pattern: /lockfile had changes, but lockfile is frozen/i, lock: 'bun.lock', local: 'bun install' },
+};
+
+function staleLockfile(manager: ToolChoice['manager'], output: string): { lock: string; local: string } | undefined {
+  const s = STALE_LOCKFILE[manager];
+  return s && s.pattern.test(output) ? s : undefined;
+}
+
+function staleLockfileError(r: InstallRequest, s: { lock: string; local: string }, shown: string): UserError {
+  return new UserError({
+    id: 'node/lockfile/out-of-date',
+    title: `${s.lock} is out of date: it does not match package.json`,
+    seen: { what: s.lock, value: 'does not match package.json', where: r.appDir },
+    rule: `With a lock file, the build installs exactly the locked versions and never rewrites the lock file (${shown}); package.json and ${s.lock} must agree.`,
+    fix: `Run \`${s.local}\` locally, commit the updated ${s.lock}, and deploy again (or delete ${s.lock} to let the build resolve versions anew).`,
+    details: ['The tool said so in its output above.'],
+  });
 }
