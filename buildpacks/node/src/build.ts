@@ -13,6 +13,7 @@ import { Logger } from '../../../lib/log.ts';
 import { cacheEnv, installDependencies, modulesMetadata, PACKAGE_CACHE_LAYER, yarnLinker } from './dependencies.ts';
 import type { NodeDecision } from './launch-plan.ts';
 import { denoFromMise } from './mise.ts';
+import { startWarnings } from './start-check.ts';
 import { endOfLife, nodeConstraint } from './node-version.ts';
 import { NOTHING_TO_START_FIX, readPackageJson, startMethod } from './package-json.ts';
 import { buildPathTools, chooseTool, lockFileOf, devDependenciesChoice, installCommand, managerVersion, parsePackageManager } from './package-manager.ts';
@@ -145,6 +146,8 @@ runBuild(async (ctx) => {
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
   }
+
+  for (const w of startWarnings(appDir, pkg, startMethod(pkg, env), choice.manager)) log.warn(w);
 
   const decision: NodeDecision = {
     runtime: choice.manager === 'bun' ? 'bun' : 'node',

@@ -300,6 +300,8 @@ async function run(r: InstallRequest, argv: string[], env: Record<string, string
     if (stale) throw staleLockfileError(r, stale, hideSecrets(shown, env));
   }
   if (res.exitCode !== 0) {
+    const dev = r.command.dev === 'excluded' ? missingDevTool(r.pkg, tail) : undefined;
+    if (dev) throw devToolError(r, dev, hideSecrets(shown, env), what);
     throw new UserError({
       id: `node/${what === 'install' ? 'install' : 'install-script'}/failed`,
       title: what === 'install' ? 'Installing the dependencies failed' : `The ${what} script failed`,
@@ -333,5 +335,37 @@ function staleLockfileError(r: InstallRequest, s: { lock: string; local: string 
     rule: `With a lock file, the build installs exactly the locked versions and never rewrites the lock file (${shown}); package.json and ${s.lock} must agree.`,
     fix: `Run \`${s.local}\` locally, commit the updated ${s.lock}, and deploy again (or delete ${s.lock} to let the build resolve versions anew).`,
     details: ['The tool said so in its output above.'],
+  });
+}
+
+/** Commands whose package is named otherwise. */
+const BIN_PACKAGES: Record<string, string[]> = { tsc: ['typescript'], 'ts-node': ['ts-node'], vite: ['vite'], nuxi: ['nuxi', 'nuxt'], nuxt: ['nuxt', 'nuxi'], next: ['next'], ng: ['@angular/cli'], vue: ['@vue/cli'], prisma: ['prisma'], husky: ['husky'] };
+
+/**
+ * A command the script could not find (`sh: 1: nuxt: not found`) that a development dependency
+ * provides: with development dependencies excluded (rule 8), it is not installed.
+ */
+export function missingDevTool(pkg: PackageJson, output: string): { command: string; dependency: string } | undefined {
+  const dev = Object.keys((pkg as { devDependencies?: Record<string, string> }).devDependencies ?? {});
+  if (dev.length === 0) return undefined;
+  const patterns = [/sh: (?:line )?\d+: ([^\s:]+): (?:command )?not found/g, /sh: ([^\s:]+): (?:command )?not found/g, /command not found: ([^\s]+)/g];
+  for (const re of patterns) {
+    for (const m of output.matchAll(re)) {
+      const command = m[1]!;
+      const dependency = dev.find((d) => d === command || d.split('/').pop() === command || (BIN_PACKAGES[command] ?? []).includes(d));
+      if (dependency) return { command, dependency };
+    }
+  }
+  return undefined;
+}
+
+function devToolError(r: InstallRequest, dev: { command: string; dependency: string }, shown: string, what: string): UserError {
+  return new UserError({
+    id: 'node/dev-dependencies/needed',
+    title: `\`${dev.command}\` is not installed: it comes from ${dev.dependency}, a development dependency`,
+    seen: { what: what === 'install' ? 'command' : `the ${what} script`, value: shown, where: r.appDir },
+    rule: 'Development dependencies are not installed by default (NODE_ENV=production, CC_NODE_DEV_DEPENDENCIES unset): the scripts that run at build cannot use their commands.',
+    fix: `Set CC_NODE_DEV_DEPENDENCIES=install to install the development dependencies, or move ${dev.dependency} to dependencies in package.json.`,
+    details: [`${dev.command}: not found (see the output above)`],
   });
 }
