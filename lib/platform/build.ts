@@ -347,6 +347,7 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
         instance: opts.instance,
         ...(opts.task ? { task: opts.task } : {}),
         'built-at': new Date().toISOString(),
+        'env-names': Object.keys(opts.userEnv).sort(),
         layers: result.layers.map((l) => ({ buildpack: l.buildpack, name: l.name, state: l.state })),
         // Export is still running: its time is what it took up to here.
         timings: { ...phases, export: performance.now() - exportStart },

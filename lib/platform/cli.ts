@@ -14,6 +14,7 @@ import { filteredHostEnv, operatorEnv } from './env.ts';
 import { healthCheck, healthCheckPaths, waitForPort } from './health.ts';
 import { dryRun, planLaunch, start } from './launcher.ts';
 import { readRbpInfo } from './metadata.ts';
+import { RESTART_VARIABLE, restartPolicy, type RestartPolicy } from '../launch/restart.ts';
 import { AUTO_ORDER, resolveOrder } from './order.ts';
 import { appPortBehindMiddleware } from '../launch/ports.ts';
 import { isBlocked } from '../launch/request-flow/activation.ts';
@@ -27,8 +28,12 @@ Usage:
   rbp build  APP --out OUT [--type T | --buildpack DIR... | --order FILE] [--cache DIR] [--clear-cache]
                  [--env K=V]... [--env-file F] [--binding DIR]... [--task CMD] [--instance SIZE]
   rbp run    OUT [--process TYPE] [--port PORT] [--env K=V]... [--env-file F] [--instance SIZE]
-                 [--memory SIZE] [--dry-run] [-- ARGS...]
-  rbp deploy APP [build options] [--out OUT] [--port PORT] [--check] [--timeout SECONDS]
+                 [--memory SIZE] [--restart no|on-failure] [--dry-run] [-- ARGS...]
+  rbp deploy APP [build options] [--out OUT] [--port PORT] [--restart no|on-failure] [--check]
+                 [--timeout SECONDS]
+
+--restart on-failure starts a crashed app again, with back-off (1 s, 2 s, 4 s… up to 30 s); the
+default is no for run, on-failure for deploy.
 
 --buildpack DIR may be a composite buildpack: its components are found by id@version among the
 other --buildpack directories, beside it (<dir>/<escaped-id>/<version>/) and ours.
@@ -65,6 +70,7 @@ const runOpts = {
   instance: { type: 'string' },
   memory: { type: 'string' },
   'dry-run': { type: 'boolean' },
+  restart: { type: 'string' },
 } as const;
 
 function usage(msg: string): UserError {
@@ -131,7 +137,7 @@ export async function main(argv: string[], log = new Logger()): Promise<number> 
       case 'deploy': {
         const { values, positionals } = parseArgs({
           args: rest,
-          options: { ...common, ...buildOpts, ...(cmd === 'deploy' ? { port: { type: 'string' }, check: { type: 'boolean' }, timeout: { type: 'string' } } : {}) },
+          options: { ...common, ...buildOpts, ...(cmd === 'deploy' ? { port: { type: 'string' }, check: { type: 'boolean' }, timeout: { type: 'string' }, restart: { type: 'string' } } : {}) },
           allowPositionals: true,
         });
         if (values.help) return (log.line(USAGE), 0);
@@ -142,6 +148,7 @@ export async function main(argv: string[], log = new Logger()): Promise<number> 
         const userEnv = collectEnv(values['env-file'], values.env);
         const port = parsePort((values as { port?: string }).port);
         const timeoutMs = parseTimeout((values as { timeout?: string }).timeout) * 1000;
+        const restart = cmd === 'deploy' ? restartPolicy((values as { restart?: string }).restart ?? 'on-failure', '--restart') : 'no';
         const order = resolveOrder({ type: values.type, buildpacks: values.buildpack, orderFile: values.order });
         const r = await build({
           appDir: app,
@@ -157,7 +164,7 @@ export async function main(argv: string[], log = new Logger()): Promise<number> 
           log,
         });
         if (r.code !== 0 || cmd === 'build') return r.code;
-        return deploy({ out, port, userEnv, instance, check: Boolean((values as { check?: boolean }).check), timeoutMs, log });
+        return deploy({ out, port, userEnv, instance, restart, check: Boolean((values as { check?: boolean }).check), timeoutMs, log });
       }
       case 'run': {
         const { values, positionals } = parseArgs({ args: rest, options: { ...common, ...runOpts }, allowPositionals: true });
@@ -166,15 +173,20 @@ export async function main(argv: string[], log = new Logger()): Promise<number> 
         const info = readRbpInfo(path.resolve(out));
         const instance = parseInstance(values.instance ?? info?.instance ?? DEFAULT_INSTANCE);
         const memory = values.memory ? parseMemory(values.memory) : INSTANCE_SIZES[instance]!;
+        const restart = restartPolicy(values.restart ?? 'no', '--restart');
+        const userEnv = collectEnv(values['env-file'], values.env);
         const plan = planLaunch({
           outDir: out,
           processType: values.process,
           port: parsePort(values.port),
-          userEnv: collectEnv(values['env-file'], values.env),
+          userEnv,
           instance,
           memory,
           args: passthrough,
         });
+        plan.env[RESTART_VARIABLE] = restart;
+        // On stderr: stdout is the app's, and --dry-run's JSON.
+        warnMissingBuildEnv(info?.['env-names'], userEnv, new Logger({ out: process.stderr }));
         if (values['dry-run']) {
           process.stdout.write(`${JSON.stringify(dryRun(plan), null, 2)}\n`);
           return 0;
@@ -205,9 +217,23 @@ export async function main(argv: string[], log = new Logger()): Promise<number> 
   }
 }
 
-async function deploy(o: { out: string; port: number; userEnv: Record<string, string>; instance: string; check: boolean; timeoutMs: number; log: Logger }): Promise<number> {
+/**
+ * Variables given to `rbp build --env` that this run does not set: the app was built with them and
+ * may need them at run time too. Names only: values may be secrets.
+ */
+export function missingBuildEnv(names: string[] | undefined, userEnv: Record<string, string>): string[] {
+  return (names ?? []).filter((n) => !(n in userEnv));
+}
+
+function warnMissingBuildEnv(names: string[] | undefined, userEnv: Record<string, string>, log: Logger): void {
+  const missing = missingBuildEnv(names, userEnv);
+  if (missing.length) log.warn(`set at build (rbp build --env) but not for this run: ${missing.join(', ')}; give them again with --env NAME=VALUE if the app needs them`);
+}
+
+async function deploy(o: { out: string; port: number; userEnv: Record<string, string>; instance: string; restart: RestartPolicy; check: boolean; timeoutMs: number; log: Logger }): Promise<number> {
   const { log } = o;
   const plan = planLaunch({ outDir: o.out, port: o.port, userEnv: o.userEnv, instance: o.instance, memory: INSTANCE_SIZES[o.instance]!, args: [] });
+  plan.env[RESTART_VARIABLE] = o.restart;
   log.section('Deploy');
   if (plan.task) {
     log.info(`running task: ${plan.argv.join(' ')}`);
