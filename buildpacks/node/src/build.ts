@@ -7,7 +7,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { runBuild } from '../../../lib/cnb/context.ts';
-import { UserError } from '../../../lib/errors.ts';
+import { operatorVariable } from '../../../lib/deps/operator.ts';
+import { isUserError, UserError } from '../../../lib/errors.ts';
 import { installLaunch } from '../../../lib/launch/entry.ts';
 import { Logger } from '../../../lib/log.ts';
 import { cacheEnv, installDependencies, modulesMetadata, PACKAGE_CACHE_LAYER, yarnLinker } from './dependencies.ts';
@@ -84,11 +85,24 @@ runBuild(async (ctx) => {
   }
   // Node rule 7: Yarn is on the build PATH in every build (the packageManager version, else the
   // system default 1.22.22), and a custom command finds the package manager packageManager names.
+  // They serve the app's own commands, not the install: one that cannot be had (an offline build
+  // machine) is a warning, and the command that needs it says so itself.
   for (const extra of buildPathTools(choice, pm)) {
-    const m = await log.step(extra.id, () => installManager(tools, { ...extra, types: { build: true, launch: false } }));
-    log.info(`${extra.id} ${m.version} on the build PATH (${extra.because})`);
-    bins.push(m);
-    used.add(extra.id === 'yarn-berry' ? 'yarn' : extra.id);
+    const toolId = extra.id === 'yarn-berry' ? 'yarn' : extra.id;
+    // A build image that brings its own tools (RBP_TOOL_NODE) builds offline: nothing is fetched beside them.
+    if (env[operatorVariable('node')]?.trim() && !env[operatorVariable(toolId)]?.trim()) {
+      log.info(`${toolId} is not on the build PATH: the operator provides the tools (${operatorVariable('node')}) and no ${operatorVariable(toolId)}`);
+      continue;
+    }
+    try {
+      const m = await log.step(extra.id, () => installManager(tools, { ...extra, types: { build: true, launch: false } }));
+      log.info(`${extra.id} ${m.version} on the build PATH (${extra.because})`);
+      bins.push(m);
+      used.add(extra.id === 'yarn-berry' ? 'yarn' : extra.id);
+    } catch (e) {
+      if (isUserError(e) && e.id === 'node/package-manager/hash-mismatch') throw e;
+      log.warn(`${extra.id === 'yarn-berry' ? 'yarn' : extra.id} is not on the build PATH: it could not be installed (${(e as Error).message.split('\n')[0]})`);
+    }
   }
   if (deno) {
     const d = await log.step('Deno', () => installManager(tools, { id: 'deno', constraint: deno.constraint, origin: { what: '[tools] deno', where: deno.file } }));
