@@ -2,7 +2,7 @@
  * Issue 17: `bun --bun run start` makes `node` mean Bun through a folder that Bun shares between all
  * its runs, /tmp/bun-node-<revision>/node (Bun ignores TMPDIR for it). A link left there by a Bun that
  * is gone dangles, and `node` then fell through to the Node.js layer: the app ran on Node.js and
- * `Bun.serve` crashed. The launch puts its own private `node -> bun` first on PATH; this test leaves
+ * `Bun.serve` crashed. The build writes its own `node -> bun` link (layer bun-node), first on the launch PATH; this test leaves
  * such a stale link (put back as it was afterwards) and checks that fixtures/node-bun-start still runs on Bun.
  */
 import fs from 'node:fs';
@@ -10,12 +10,16 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { FIXTURES, rbp, serve, tmpDir } from '../helpers/rbp.ts';
+import { forgetBunLinks } from './driver.ts';
 
 let work: string;
 beforeAll(() => {
   work = tmpDir('rbp-node-bun-stale-');
 });
-afterAll(() => fs.promises.rm(work, { recursive: true, force: true }), 60_000);
+afterAll(() => {
+  forgetBunLinks(work);
+  return fs.promises.rm(work, { recursive: true, force: true });
+}, 60_000);
 
 it('a stale /tmp/bun-node-<revision>/node link does not make a Bun app run on Node.js', async () => {
   const out = path.join(work, 'out');
@@ -41,5 +45,6 @@ it('a stale /tmp/bun-node-<revision>/node link does not make a Bun app run on No
   } finally {
     fs.rmSync(link, { force: true });
     if (before) fs.symlinkSync(before, link);
+    else fs.rmSync(shared, { recursive: true, force: true });
   }
 }, 300_000);

@@ -78,6 +78,21 @@ export async function cacheFrom(seed: string, dir: string): Promise<string> {
   return dir;
 }
 
+/**
+ * Bun's shared /tmp/bun-node-<revision>/ folders whose links point into `work` (made by the Bun apps
+ * these tests ran): removed with `work`, so that no dangling link is left for other programs.
+ */
+export function forgetBunLinks(work: string): void {
+  for (const d of fs.readdirSync('/tmp').filter((n) => n.startsWith('bun-node-'))) {
+    const dir = path.join('/tmp', d);
+    try {
+      if (fs.readlinkSync(path.join(dir, 'node')).startsWith(work + path.sep)) fs.rmSync(dir, { recursive: true, force: true });
+    } catch {
+      // not a Bun folder, or not ours
+    }
+  }
+}
+
 /** Each `text` occurs exactly `n` times in the log. */
 function countLines(log: string, counts: Record<string, number> | undefined): void {
   for (const [text, n] of Object.entries(counts ?? {})) expect(log.split(text).length - 1, `times "${text}" is logged:\n${log}`).toBe(n);
@@ -95,7 +110,10 @@ export function fixtureSuite(names: string[], prefix: string): void {
     work = tmpDir(`rbp-node-${prefix}-`);
     seed = await seedCache(work);
   }, 300_000);
-  afterAll(() => fs.promises.rm(work, { recursive: true, force: true }), 300_000);
+  afterAll(() => {
+    forgetBunLinks(work);
+    return fs.promises.rm(work, { recursive: true, force: true });
+  }, 300_000);
 
   for (const name of names) {
     const spec = readSpec(name);

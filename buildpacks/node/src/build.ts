@@ -15,6 +15,7 @@ import { cacheEnv, installDependencies, modulesMetadata, PACKAGE_CACHE_LAYER, ya
 import type { NodeDecision } from './launch-plan.ts';
 import { denoFromMise } from './mise.ts';
 import { startWarnings } from './start-check.ts';
+import { BUN_NODE_LAYER, bunNodeLayer } from './bun-node.ts';
 import { endOfLife, nodeConstraint } from './node-version.ts';
 import { NOTHING_TO_START_FIX, readPackageJson, startMethod } from './package-json.ts';
 import { buildPathTools, chooseTool, lockFileOf, devDependenciesChoice, installCommand, managerVersion, parsePackageManager } from './package-manager.ts';
@@ -22,7 +23,7 @@ import { registryAuth } from './registry-auth.ts';
 import { bindingRoot, sshKeyBindings } from './ssh-key.ts';
 import { installManager, installNode, installNpm, type Installed, type ToolEnv } from './tools.ts';
 
-const TOOL_LAYERS = ['pnpm', 'yarn', 'bun', 'deno'];
+const TOOL_LAYERS = ['pnpm', 'yarn', 'bun', 'deno', BUN_NODE_LAYER];
 
 runBuild(async (ctx) => {
   const log = new Logger();
@@ -166,7 +167,7 @@ runBuild(async (ctx) => {
   const decision: NodeDecision = {
     runtime: choice.manager === 'bun' ? 'bun' : 'node',
     node: node.version,
-    ...(bun ? { bun: bun.version } : {}),
+    ...(bun ? { bun: bun.version, bunNode: bunNodeLayer(ctx.layers, bun.tool.path) } : {}),
     manager: `${choice.manager} ${managerVer}`,
     tool: choice.tool,
     ...(pnp ? { pnp: true } : {}),

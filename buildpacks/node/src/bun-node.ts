@@ -3,33 +3,20 @@
  * folder it shares between all its runs, `/tmp/bun-node-<revision>/node -> <the bun that made it>`
  * (Bun 1.3 ignores TMPDIR and BUN_TMPDIR for it). When the Bun that made the link is gone, the link
  * dangles and `node` falls through to the next one on PATH: Node.js, and the app runs on the wrong
- * runtime without a word. So the launch makes its own private folder, created fresh, holding
- * `node -> this app's bun`, and puts it first on PATH: after Bun's own folder, before Node.js.
+ * runtime without a word. So the build makes a launch layer of our own, `bun-node`, holding
+ * `node -> this app's bun`, and the launch puts it first on PATH (after Bun's own folder, which Bun
+ * puts in front, before Node.js). Not `bin/`: the layer order on PATH is not ours to choose.
  */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
+import type { Layers } from '../../../lib/cnb/layers.ts';
 
-/** The first executable `name` on `pathVar`. */
-export function which(name: string, pathVar: string): string | undefined {
-  for (const dir of pathVar.split(':')) {
-    if (!dir) continue;
-    const f = path.join(dir, name);
-    try {
-      fs.accessSync(f, fs.constants.X_OK);
-      if (fs.statSync(f).isFile()) return f;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
-}
+export const BUN_NODE_LAYER = 'bun-node';
 
-/** Creates the private folder with `node -> bun` and returns the PATH with it first; PATH unchanged when no bun is found. */
-export function bunNodeFirst(pathVar: string, tmp = os.tmpdir()): { path: string; dir?: string } {
-  const bun = which('bun', pathVar);
-  if (!bun) return { path: pathVar };
-  const dir = fs.mkdtempSync(path.join(tmp, 'rbp-bun-node-'));
-  fs.symlinkSync(fs.realpathSync(bun), path.join(dir, 'node'));
-  return { path: `${dir}:${pathVar}`, dir };
+/** Writes the layer (rebuilt every time: it is one symlink) and returns its folder. */
+export function bunNodeLayer(layers: Layers, bunPath: string): string {
+  const layer = layers.fresh(BUN_NODE_LAYER, { launch: true }, { bun: bunPath });
+  fs.mkdirSync(layer.path, { recursive: true });
+  fs.symlinkSync(bunPath, path.join(layer.path, 'node'));
+  return layer.path;
 }

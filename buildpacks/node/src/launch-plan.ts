@@ -20,6 +20,8 @@ export interface NodeDecision extends Record<string, unknown> {
   bun?: string;
   manager: string;
   tool: string;
+  /** The layer folder holding `node -> bun` (bun-node.ts): first on PATH for a Bun app. */
+  bunNode?: string;
   /** Yarn Plug'n'Play: node needs .pnp.cjs preloaded. */
   pnp?: boolean;
 }
@@ -67,7 +69,7 @@ export function planLaunch({ env, pkg, decision, appDir }: LaunchInput): NodePla
     ? [`--require ${path.join(appDir, '.pnp.cjs')}`, ...(fs.existsSync(pnpLoader) ? [`--experimental-loader ${pathToFileURL(pnpLoader).href}`] : [])].join(' ')
     : undefined;
   const withPnp = pnpRequire && !(options ?? '').includes('.pnp.cjs') ? [options, pnpRequire].filter(Boolean).join(' ') : options;
-  const binDirs = [path.join(appDir, 'node_modules', '.bin')];
+  const binDirs = [...(decision.runtime === 'bun' && decision.bunNode ? [decision.bunNode] : []), path.join(appDir, 'node_modules', '.bin')];
   const planEnv: Record<string, string> = {
     NODE_ENV: 'production',
     PORT: String(port),

@@ -8,13 +8,11 @@ import { readDecision, runLaunch } from '../../../lib/launch/entry.ts';
 import { envWithoutOthersSecrets } from '../../../lib/launch/request-flow/middlewares.ts';
 import { planLaunch, type NodeDecision } from './launch-plan.ts';
 import { readPackageJson } from './package-json.ts';
-import { bunNodeFirst } from './bun-node.ts';
 
 runLaunch((env) => {
   const appDir = process.cwd();
   const plan = planLaunch({ env, pkg: readPackageJson(appDir) ?? {}, decision: readDecision<NodeDecision>(), appDir });
   if (env.RBP_DRY_RUN === '1') return plan;
-  if (plan.facts.runtime === 'bun' && plan.env.PATH) plan.env.PATH = bunNodeFirst(plan.env.PATH).path;
   // The hooks are the app's own scripts: like the app, they never see the middlewares' secrets.
   const hookEnv = (event: string) => envWithoutOthersSecrets({ ...process.env, ...plan.env, npm_lifecycle_event: event });
   if (plan.hooks.prestart) {
