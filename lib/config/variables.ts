@@ -58,6 +58,8 @@ export const VARIABLES: readonly VariableSpec[] = [
   { name: 'RBP_REDIRECTOR_COMMAND', kind: { type: 'command' }, scope: 'operator', phase: 'launch', rule: 'rbp operator setting', meaning: 'Command template of the redirection proxy (@@LISTEN_PORT@@, @@FORWARD_PORT@@).' },
   { name: 'RBP_ACCESSPROXY_COMMAND', kind: { type: 'command' }, scope: 'operator', phase: 'launch', rule: 'rbp operator setting', meaning: 'Command template of the access proxy (@@LISTEN_PORT@@, @@FORWARD_PORT@@).' },
   { name: 'RBP_VARNISH_STORAGE', kind: { type: 'string' }, scope: 'operator', phase: 'launch', rule: 'rbp operator setting', meaning: 'Cache proxy storage (varnishd -s; default an eighth of the instance memory, 16 MiB to 1 GiB).' },
+  { name: 'RBP_RESTART', kind: { type: 'enum', values: ['no', 'on-failure'] }, default: 'no', scope: 'operator', phase: 'launch', rule: 'contract, other conditions: a crashed app is restarted (rbp run --restart; on-failure for rbp deploy)', meaning: 'on-failure starts a crashed app again, with back-off from 1 s to 30 s.' },
+  { name: 'RBP_RESTART_FIRST_DELAY', kind: { type: 'seconds' }, default: '1', scope: 'operator', phase: 'launch', rule: 'rbp operator setting', meaning: 'The first wait before a restart (it doubles, up to 30 s).' },
   { name: 'RBP_LISTEN_TIMEOUT', kind: { type: 'seconds' }, default: '60', scope: 'operator', phase: 'launch', rule: 'rbp operator setting', meaning: 'How long the launcher waits for a hop to listen.' },
   { name: 'RBP_STOP_TIMEOUT', kind: { type: 'seconds' }, default: '10', scope: 'operator', phase: 'launch', rule: 'rbp operator setting', meaning: 'How long the launcher waits for processes to stop.' },
 ];

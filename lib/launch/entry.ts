@@ -18,7 +18,9 @@ import { writeLaunchToml, type ProcessDef } from '../cnb/launch.ts';
 import type { Metadata } from '../cnb/layers.ts';
 import { readTomlIfExists, writeToml } from '../cnb/toml.ts';
 import { isUserError, redactEnv, redactUrl, renderUserError, UserError } from '../errors.ts';
-import { Logger } from '../log.ts';
+import os from 'node:os';
+import { formatDuration, Logger } from '../log.ts';
+import { HEALTHY_RUN_MS, RESTART_VARIABLE, restartDelay, restartPolicy, type RestartPolicy } from './restart.ts';
 import { forgetLauncherNode, installLauncherNode, knownLauncherNode } from './launcher-node.ts';
 import { appListenPort, publicPort, RUNTIME_PORT_VARIABLES } from './ports.ts';
 import { bindable } from './request-flow/allocate.ts';
@@ -142,8 +144,9 @@ function appEnvironment(plan: Plan, flow: FlowPlan | undefined, env: NodeJS.Proc
 }
 
 /** `appEnv` is the app's whole environment (appEnvironment), built once by the caller. */
-function launchMode(plan: Plan, flow: FlowPlan | undefined, appEnv: Record<string, string>): LaunchMode {
+function launchMode(plan: Plan, flow: FlowPlan | undefined, appEnv: Record<string, string>, restart: RestartPolicy = 'no'): LaunchMode {
   return chooseMode({
+    restart,
     argv: plan.argv,
     env: appEnv,
     cwd: plan.cwd ?? process.cwd(),
@@ -157,7 +160,7 @@ function launchMode(plan: Plan, flow: FlowPlan | undefined, appEnv: Record<strin
 /** The whole plan as `rbp run --dry-run` shows it: every process, its command line, its ports, how it is started. */
 function dryRunJson(plan: Plan, flow: FlowPlan | undefined, env: NodeJS.ProcessEnv): object {
   const appEnv = appEnvOverrides(plan, flow, env);
-  const mode = launchMode(plan, flow, appEnvironment(plan, flow, env));
+  const mode = launchMode(plan, flow, appEnvironment(plan, flow, env), safeRestartPolicy(env));
   const app = { name: 'app', argv: plan.argv, cwd: plan.cwd ?? process.cwd(), listen: appPort(plan, flow, env) };
   const middlewares = (flow?.middlewares ?? []).map((m) => ({
     name: m.kind,
@@ -183,6 +186,14 @@ function dryRunJson(plan: Plan, flow: FlowPlan | undefined, env: NodeJS.ProcessE
     // From the public port inward; they start in the reverse order.
     processes: [...block, ...middlewares, app],
   };
+}
+
+function safeRestartPolicy(env: NodeJS.ProcessEnv): RestartPolicy {
+  try {
+    return restartPolicy(env[RESTART_VARIABLE]);
+  } catch {
+    return 'no';
+  }
 }
 
 function middlewareMember(m: MiddlewareSpec): Member {
@@ -230,8 +241,16 @@ export async function runLaunch(planFn: (env: NodeJS.ProcessEnv) => Plan | Promi
     return;
   }
   const log = new Logger();
+  let restart: RestartPolicy;
+  try {
+    restart = restartPolicy(env[RESTART_VARIABLE]);
+    // A busy port is reported before anything starts (with middleware, checkPortsFree does it for every port).
+    if (!flow && env.PORT !== undefined) await checkAppPortFree(appPort(plan, flow, env));
+  } catch (e) {
+    fail(e);
+  }
   const appEnv = appEnvironment(plan, flow, env);
-  const mode = launchMode(plan, flow, appEnv);
+  const mode = launchMode(plan, flow, appEnv, restart);
   const execve = execveOf();
   if (mode.mode === 'exec' && execve) {
     // Returns only when Node.js refused before replacing anything.
@@ -253,7 +272,6 @@ export async function runLaunch(planFn: (env: NodeJS.ProcessEnv) => Plan | Promi
     } catch (e) {
       fail(e);
     }
-    for (const m of flow.middlewares) m.prepare?.();
     if (flow.skipped.length) log.info(`public access blocked: not starting ${flow.skipped.map((k) => LABEL[k]).join(', ')}`);
     Object.assign(app, {
       listen: flow.appPort,
@@ -267,12 +285,54 @@ export async function runLaunch(planFn: (env: NodeJS.ProcessEnv) => Plan | Promi
     members = [app, ...outer.reverse()];
   }
   const route = flow ? [`:${flow.publicPort}`, ...(flow.block ? ['403 (blocked)'] : flow.chain), `app :${flow.appPort}`].join(' → ') : '';
-  const status = await supervise(members, {
-    log,
-    listenTimeoutMs: millis(env, 'RBP_LISTEN_TIMEOUT'),
-    stopTimeoutMs: millis(env, 'RBP_STOP_TIMEOUT'),
-    primary: 'app',
-    ready: flow ? `request flow ready: ${route}` : undefined,
+  let attempt = 0;
+  for (;;) {
+    if (flow) for (const m of flow.middlewares) m.prepare?.();
+    const outcome: { cause?: 'signal' | 'clean-exit' | 'failure' } = {};
+    const t0 = performance.now();
+    const status = await supervise(members, {
+      log,
+      listenTimeoutMs: millis(env, 'RBP_LISTEN_TIMEOUT'),
+      stopTimeoutMs: millis(env, 'RBP_STOP_TIMEOUT'),
+      primary: 'app',
+      ready: flow ? `request flow ready: ${route}` : undefined,
+      outcome,
+      restarts: restart === 'on-failure',
+    });
+    if (restart !== 'on-failure' || outcome.cause !== 'failure') process.exit(status);
+    attempt = performance.now() - t0 >= HEALTHY_RUN_MS ? 1 : attempt + 1;
+    const delay = restartDelay(attempt, millis(env, 'RBP_RESTART_FIRST_DELAY'));
+    log.line(`! restarting the app in ${formatDuration(delay)} (restart ${attempt}, ${RESTART_VARIABLE}=on-failure; last status ${status})`);
+    const sig = await waitOrSignal(delay);
+    if (sig) {
+      log.info(`${sig} while waiting to restart: stopping`);
+      process.exit(128 + (os.constants.signals[sig] ?? 0));
+    }
+  }
+}
+
+/** Sleeps `ms`; resolves early with the signal when SIGTERM, SIGINT or SIGHUP arrives. */
+function waitOrSignal(ms: number): Promise<NodeJS.Signals | undefined> {
+  return new Promise((resolve) => {
+    const sigs = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
+    const handlers = sigs.map((s) => [s, () => done(s)] as const);
+    const timer = setTimeout(() => done(undefined), ms);
+    function done(sig: NodeJS.Signals | undefined) {
+      clearTimeout(timer);
+      for (const [s, h] of handlers) process.off(s, h);
+      resolve(sig);
+    }
+    for (const [s, h] of handlers) process.on(s, h);
   });
-  process.exit(status);
+}
+
+async function checkAppPortFree(port: number): Promise<void> {
+  if (await bindable(port)) return;
+  throw new UserError({
+    id: 'launch/port/busy',
+    title: `Port ${port} is already in use`,
+    seen: { what: 'port', value: String(port) },
+    rule: 'The app listens on the public port (PORT): nothing else may listen there when it starts.',
+    fix: 'Stop what listens there, or use another port (rbp run --port).',
+  });
 }

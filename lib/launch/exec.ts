@@ -63,6 +63,8 @@ export interface ModeInput {
   flow?: { block: boolean; chain: string[] };
   execve: boolean;
   nodeVersion: string;
+  /** RBP_RESTART: with on-failure the launcher stays to start the app again. */
+  restart?: 'no' | 'on-failure';
 }
 
 /** Whether the launcher replaces itself with the app, and why; every reason to stay is given. */
@@ -71,6 +73,7 @@ export function chooseMode(input: ModeInput): LaunchMode {
   if (input.flow?.block) stay.push('public access is blocked: the launcher answers 403 in front of the app');
   else if (input.flow?.chain.length) stay.push(`request flow: ${input.flow.chain.join(' → ')} in front of the app`);
   if (input.supervise) stay.push(input.supervise);
+  if (input.restart === 'on-failure') stay.push('RBP_RESTART=on-failure: the launcher starts the app again when it crashes');
   if (shellKeepsChildren(input.argv)) stay.push('the shell command does not end in exec: only the supervisor stops its whole process group');
   if (!input.execve) stay.push(`Node.js ${input.nodeVersion} (the launcher's) has no process.execve (22.15+, 23.11+)`);
   const cmd = input.argv[0] ?? '';

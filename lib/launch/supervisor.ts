@@ -52,6 +52,10 @@ export interface SuperviseOptions {
   primary: string;
   /** Printed once every member listens. */
   ready?: string;
+  /** Filled with how the run ended: a signal stopped it, or a member exited (cleanly or not). */
+  outcome?: { cause?: 'signal' | 'clean-exit' | 'failure' };
+  /** A failure is followed by a restart (RBP_RESTART=on-failure): the launcher does not exit. */
+  restarts?: boolean;
 }
 
 const SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
@@ -131,11 +135,19 @@ export async function supervise(members: Member[], opts: SuperviseOptions): Prom
 
   const fail = (member: Member, exit: Exit): Promise<number> => {
     const status = member.status(exit);
+    if (member.name === opts.primary && status === 0 && !exit.error) {
+      // The app ending by itself with status 0 is no failure: say so plainly.
+      if (opts.outcome) opts.outcome.cause = 'clean-exit';
+      log.info(`${member.name} exited with status 0${started.length > 1 ? '; stopping the others' : ''}`);
+      return finish(0);
+    }
+    if (opts.outcome) opts.outcome.cause = 'failure';
     log.line(`! ${member.name} (${member.shown}) ${describeExit(exit)}${started.length > 1 ? '; stopping the others' : ''}`);
-    return finish(status, `${member.name} failed`);
+    return finish(status, opts.restarts ? undefined : `${member.name} failed`);
   };
 
   const byPrimary = async (sig: NodeJS.Signals): Promise<number> => {
+    if (opts.outcome) opts.outcome.cause = 'signal';
     await stopAll();
     for (const [s, h] of handlers) process.off(s, h);
     const primary = started.find((s) => s.member.name === opts.primary);
@@ -163,6 +175,7 @@ export async function supervise(members: Member[], opts: SuperviseOptions): Prom
     if ('exited' in outcome) return fail(outcome.exited.member, outcome.exited.exit);
     if ('sig' in outcome) return byPrimary(outcome.sig);
     if (outcome.listened !== true) {
+      if (opts.outcome) opts.outcome.cause = 'failure';
       log.line(`! ${member.name} ${outcome.listened}`);
       return finish(member.notListeningStatus ?? member.status({ code: 1, signal: null }), `${member.name} did not listen`);
     }

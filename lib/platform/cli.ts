@@ -1,4 +1,5 @@
 /** The `rbp` command line: detect, build, run, deploy. */
+import { RESTART_VARIABLE, restartPolicy, type RestartPolicy } from '../launch/restart.ts';
 import { referenceLauncher, runImageLayout, writeAppImage } from '../package/app-image.ts';
 import { writeBuilder } from '../package/builder.ts';
 import { packageOurs } from '../package/ours.ts';
@@ -221,7 +222,8 @@ export async function main(argv: string[], streams: Streams = { stdout: process.
           });
         }
         if (r.code !== 0 || cmd === 'build') return r.code;
-        return await deploy({ out, port, userEnv, instance, check: Boolean(values.check), timeoutMs, log });
+        const restart = restartPolicy(str('restart') ?? 'on-failure', '--restart');
+        return await deploy({ out, port, userEnv, instance, restart, check: Boolean(values.check), timeoutMs, log });
       }
       case 'run': {
         const out = one(positionals, 'OUT directory');
@@ -241,15 +243,11 @@ export async function main(argv: string[], streams: Streams = { stdout: process.
         const info = readRbpInfo(path.resolve(out));
         const instance = parseInstance(str('instance') ?? info?.instance ?? DEFAULT_INSTANCE);
         const memory = str('memory') ? parseMemory(str('memory')!) : INSTANCE_SIZES[instance]!;
-        const plan = planLaunch({
-          outDir: out,
-          processType: str('process'),
-          port: parsePort(str('port')),
-          userEnv: collectEnv(list('env-file'), list('env')),
-          instance,
-          memory,
-          args: passthrough,
-        });
+        const restart = restartPolicy(str('restart') ?? 'no', '--restart');
+        const userEnv = collectEnv(list('env-file'), list('env'));
+        const plan = planLaunch({ outDir: out, processType: str('process'), port: parsePort(str('port')), userEnv, instance, memory, args: passthrough });
+        plan.env[RESTART_VARIABLE] = restart;
+        warnMissingBuildEnv(info?.['env-names'], userEnv, log);
         if (values['dry-run']) {
           writeJson(streams.stdout, dryRun(plan));
           return 0;
@@ -289,9 +287,23 @@ export async function main(argv: string[], streams: Streams = { stdout: process.
   }
 }
 
-async function deploy(o: { out: string; port: number; userEnv: Record<string, string>; instance: string; check: boolean; timeoutMs: number; log: Logger }): Promise<number> {
+/**
+ * Variables given to `rbp build --env` that this run does not set: the app was built with them and
+ * may need them at run time too. Names only: values may be secrets.
+ */
+export function missingBuildEnv(names: string[] | undefined, userEnv: Record<string, string>): string[] {
+  return (names ?? []).filter((n) => !(n in userEnv));
+}
+
+function warnMissingBuildEnv(names: string[] | undefined, userEnv: Record<string, string>, log: Logger): void {
+  const missing = missingBuildEnv(names, userEnv);
+  if (missing.length) log.warn(`set at build (rbp build --env) but not for this run: ${missing.join(', ')}; give them again with --env NAME=VALUE if the app needs them`);
+}
+
+async function deploy(o: { out: string; port: number; userEnv: Record<string, string>; instance: string; restart: RestartPolicy; check: boolean; timeoutMs: number; log: Logger }): Promise<number> {
   const { log } = o;
   const plan = planLaunch({ outDir: o.out, port: o.port, userEnv: o.userEnv, instance: o.instance, memory: INSTANCE_SIZES[o.instance]!, args: [] });
+  plan.env[RESTART_VARIABLE] = o.restart;
   log.section('Deploy');
   if (plan.task) {
     log.info(`running task: ${plan.argv.join(' ')}`);

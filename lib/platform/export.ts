@@ -21,6 +21,8 @@ import { CACHE_MARKER, type OutTransaction } from './out-transaction.ts';
 import { identity, layerNames } from './restore.ts';
 
 export interface ExportOptions {
+  /** The app's variables of this build: their names (never values) go into rbp.toml. */
+  userEnv: Record<string, string>;
   group: BuildpackRef[];
   layersRoot: string;
   built: Built;
@@ -107,6 +109,7 @@ export function exportPhase(o: ExportOptions): { layers: BuildResult['layers']; 
     instance: o.instance,
     ...(o.task ? { task: o.task } : {}),
     'built-at': new Date().toISOString(),
+    'env-names': Object.keys(o.userEnv).sort(),
     layers: layers.map((l) => ({ buildpack: l.buildpack, name: l.name, state: l.state })),
     // Export is still running: its time is what it took up to here.
     timings: { ...o.phases, export: performance.now() - o.exportStart },

@@ -29,6 +29,8 @@ export interface RbpBuildInfo {
   layers: { buildpack: string; name: string; state: string }[];
   /** Milliseconds per phase (detect, restore, build, export) of the build that made this OUT. */
   timings?: Record<string, number>;
+  /** Names (never values) of the variables given with `rbp build --env`/--env-file: `rbp run` says which are missing. */
+  'env-names'?: string[];
 }
 
 export const metadataPath = (out: string) => path.join(out, 'layers', 'config', 'metadata.toml');

@@ -31,6 +31,13 @@ export interface Case {
     launch?: { argv: string[]; env?: Record<string, string> };
     http?: HttpCheck[];
     afterStop?: { present?: string[] };
+    /**
+     * A second build of the same source into the same output with the first build's cache (the
+     * modules layer reused): its log, then files, launch and HTTP are checked on what it left.
+     */
+    rebuild?: { log?: string[]; notLog?: string[]; count?: Record<string, number> };
+    /** How many times a line occurs in the (first) build's log. */
+    count?: Record<string, number>;
   };
 }
 
@@ -71,6 +78,26 @@ export async function cacheFrom(seed: string, dir: string): Promise<string> {
   return dir;
 }
 
+/**
+ * Bun's shared /tmp/bun-node-<revision>/ folders whose links point into `work` (made by the Bun apps
+ * these tests ran): removed with `work`, so that no dangling link is left for other programs.
+ */
+export function forgetBunLinks(work: string): void {
+  for (const d of fs.readdirSync('/tmp').filter((n) => n.startsWith('bun-node-'))) {
+    const dir = path.join('/tmp', d);
+    try {
+      if (fs.readlinkSync(path.join(dir, 'node')).startsWith(work + path.sep)) fs.rmSync(dir, { recursive: true, force: true });
+    } catch {
+      // not a Bun folder, or not ours
+    }
+  }
+}
+
+/** Each `text` occurs exactly `n` times in the log. */
+function countLines(log: string, counts: Record<string, number> | undefined): void {
+  for (const [text, n] of Object.entries(counts ?? {})) expect(log.split(text).length - 1, `times "${text}" is logged:\n${log}`).toBe(n);
+}
+
 function fill(s: string, vars: Record<string, string>): string {
   return s.replace(/\{(app|port)\}/g, (_, k: string) => vars[k]!);
 }
@@ -83,7 +110,10 @@ export function fixtureSuite(names: string[], prefix: string): void {
     work = tmpDir(`rbp-node-${prefix}-`);
     seed = await seedCache(work);
   }, 300_000);
-  afterAll(() => fs.promises.rm(work, { recursive: true, force: true }), 300_000);
+  afterAll(() => {
+    forgetBunLinks(work);
+    return fs.promises.rm(work, { recursive: true, force: true });
+  }, 300_000);
 
   for (const name of names) {
     const spec = readSpec(name);
@@ -101,9 +131,17 @@ export function fixtureSuite(names: string[], prefix: string): void {
           for (const l of c.expect.log ?? []) expect(r.all).toContain(l);
           for (const l of c.expect.notLog ?? []) expect(r.all).not.toContain(l);
           if (c.expect.errorId) expect(r.all).toContain(`(error id: ${c.expect.errorId})`);
+          countLines(r.all, c.expect.count);
           if (c.expect.build === 'fail') {
             expect(r.all).not.toMatch(/^\s+at .+:\d+:\d+\)?$/m); // no stack trace
             return;
+          }
+          if (c.expect.rebuild) {
+            const again = await rbp(['build', path.join(FIXTURES, name), '--out', out(), '--type', 'node', '--cache', cache, ...envArgs(c.env ?? {})]);
+            expect(again.exitCode, again.all).toBe(0);
+            for (const l of c.expect.rebuild.log ?? []) expect(again.all).toContain(l);
+            for (const l of c.expect.rebuild.notLog ?? []) expect(again.all).not.toContain(l);
+            countLines(again.all, c.expect.rebuild.count);
           }
           const ws = path.join(out(), 'workspace');
           for (const f of c.expect.files?.present ?? []) expect(fs.existsSync(path.join(ws, f)), f).toBe(true);

@@ -7,20 +7,23 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { runBuild } from '../../../lib/cnb/context.ts';
-import { UserError } from '../../../lib/errors.ts';
+import { operatorVariable } from '../../../lib/deps/operator.ts';
+import { isUserError, UserError } from '../../../lib/errors.ts';
 import { installLaunch } from '../../../lib/launch/entry.ts';
 import { Logger } from '../../../lib/log.ts';
 import { cacheEnv, installDependencies, modulesMetadata, PACKAGE_CACHE_LAYER, yarnLinker } from './dependencies.ts';
 import type { NodeDecision } from './launch-plan.ts';
 import { denoFromMise } from './mise.ts';
+import { startWarnings } from './start-check.ts';
+import { BUN_NODE_LAYER, bunNodeLayer } from './bun-node.ts';
 import { endOfLife, nodeConstraint } from './node-version.ts';
 import { NOTHING_TO_START_FIX, readPackageJson, startMethod } from './package-json.ts';
-import { chooseTool, devDependenciesChoice, installCommand, managerVersion, parsePackageManager } from './package-manager.ts';
+import { buildPathTools, chooseTool, lockFileOf, devDependenciesChoice, installCommand, managerVersion, parsePackageManager } from './package-manager.ts';
 import { registryAuth } from './registry-auth.ts';
 import { bindingRoot, sshKeyBindings } from './ssh-key.ts';
 import { installManager, installNode, installNpm, type Installed, type ToolEnv } from './tools.ts';
 
-const TOOL_LAYERS = ['pnpm', 'yarn', 'bun', 'deno'];
+const TOOL_LAYERS = ['pnpm', 'yarn', 'bun', 'deno', BUN_NODE_LAYER];
 
 runBuild(async (ctx) => {
   const log = new Logger();
@@ -38,7 +41,7 @@ runBuild(async (ctx) => {
   const version = nodeConstraint(pkg, env, pkgFile);
   const choice = chooseTool(appDir, pkg, env);
   const pm = parsePackageManager(pkg, pkgFile);
-  const wanted = managerVersion(choice, pm);
+  const wanted = managerVersion(choice, pm, appDir);
   const dev = devDependenciesChoice(env);
   const auth = registryAuth(env);
   const bindings = bindingRoot(env, ctx.platformDir);
@@ -81,6 +84,27 @@ runBuild(async (ctx) => {
     used.add(id === 'yarn-berry' ? 'yarn' : id);
     if (id === 'bun') bun = m;
   }
+  // Node rule 7: Yarn is on the build PATH in every build (the packageManager version, else the
+  // system default 1.22.22), and a custom command finds the package manager packageManager names.
+  // They serve the app's own commands, not the install: one that cannot be had (an offline build
+  // machine) is a warning, and the command that needs it says so itself.
+  for (const extra of buildPathTools(choice, pm)) {
+    const toolId = extra.id === 'yarn-berry' ? 'yarn' : extra.id;
+    // A build image that brings its own tools (RBP_TOOL_NODE) builds offline: nothing is fetched beside them.
+    if (env[operatorVariable('node')]?.trim() && !env[operatorVariable(toolId)]?.trim()) {
+      log.info(`${toolId} is not on the build PATH: the operator provides the tools (${operatorVariable('node')}) and no ${operatorVariable(toolId)}`);
+      continue;
+    }
+    try {
+      const m = await log.step(extra.id, () => installManager(tools, { ...extra, types: { build: true, launch: false } }));
+      log.info(`${extra.id} ${m.version} on the build PATH (${extra.because})`);
+      bins.push(m);
+      used.add(extra.id === 'yarn-berry' ? 'yarn' : extra.id);
+    } catch (e) {
+      if (isUserError(e) && e.id === 'node/package-manager/hash-mismatch') throw e;
+      log.warn(`${extra.id === 'yarn-berry' ? 'yarn' : extra.id} is not on the build PATH: it could not be installed (${(e as Error).message.split('\n')[0]})`);
+    }
+  }
   if (deno) {
     const d = await log.step('Deno', () => installManager(tools, { id: 'deno', constraint: deno.constraint, origin: { what: '[tools] deno', where: deno.file } }));
     log.info(`Deno ${d.version} (${deno.file}: deno = "${deno.constraint}")`);
@@ -94,7 +118,8 @@ runBuild(async (ctx) => {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-node-'));
   const userconfig = path.join(tmp, 'npmrc');
   fs.writeFileSync(userconfig, '');
-  const command = installCommand(choice, dev, nodeEnv, env);
+  const locked = choice.manager !== 'npm' && choice.manager !== 'custom' && Boolean(lockFileOf(appDir, choice.manager));
+  const command = installCommand(choice, dev, nodeEnv, env, { locked, ...(choice.manager === 'yarn-berry' ? { berryMajor: Number(managerVer.split('.')[0]) } : {}) });
   log.info(`development dependencies: ${command.dev} (CC_NODE_DEV_DEPENDENCIES ${dev === 'unset' ? 'unset' : `=${dev}`}, NODE_ENV=${nodeEnv})`);
   const installEnv: Record<string, string> = {
     ...env,
@@ -137,10 +162,12 @@ runBuild(async (ctx) => {
     fs.rmSync(tmp, { recursive: true, force: true });
   }
 
+  for (const w of startWarnings(appDir, pkg, startMethod(pkg, env), choice.manager)) log.warn(w);
+
   const decision: NodeDecision = {
     runtime: choice.manager === 'bun' ? 'bun' : 'node',
     node: node.version,
-    ...(bun ? { bun: bun.version } : {}),
+    ...(bun ? { bun: bun.version, bunNode: bunNodeLayer(ctx.layers, bun.tool.path) } : {}),
     manager: `${choice.manager} ${managerVer}`,
     tool: choice.tool,
     ...(pnp ? { pnp: true } : {}),

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cacheEnv, installOutputs } from './dependencies.ts';
+import { cacheEnv, installOutputs, missingDevTool } from './dependencies.ts';
 import type { ToolChoice } from './package-manager.ts';
 
 const CACHE = '/layers/rbp_node/package-cache';
@@ -31,5 +31,18 @@ describe('installOutputs', () => {
   it("is node_modules, or the Plug'n'Play files", () => {
     expect(installOutputs(false)).toEqual(['node_modules']);
     expect(installOutputs(true)).toContain('.pnp.cjs');
+  });
+});
+
+describe('missingDevTool (issue 12 item 7)', () => {
+  const pkg = { devDependencies: { nuxt: '^3', typescript: '^5', '@scope/semver': '1' } };
+  it('finds the development dependency that provides a command the shell did not find', () => {
+    expect(missingDevTool(pkg, '> postinstall\n> nuxt prepare\n\nsh: 1: nuxt: not found\nnpm error code 127')).toEqual({ command: 'nuxt', dependency: 'nuxt' });
+    expect(missingDevTool(pkg, '/bin/sh: line 1: tsc: command not found')).toEqual({ command: 'tsc', dependency: 'typescript' });
+    expect(missingDevTool(pkg, 'error: command not found: semver')).toEqual({ command: 'semver', dependency: '@scope/semver' });
+  });
+  it('says nothing for a command no development dependency provides', () => {
+    expect(missingDevTool(pkg, 'sh: 1: make: not found')).toBeUndefined();
+    expect(missingDevTool({}, 'sh: 1: nuxt: not found')).toBeUndefined();
   });
 });

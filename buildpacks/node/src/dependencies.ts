@@ -20,9 +20,12 @@ import type { PackageJson } from './package-json.ts';
 import { lockFileOf, type DevDependencies, type InstallCommand, type ToolChoice } from './package-manager.ts';
 import { hideSecrets, registryRefused, registryRefusedError, withRegistryAuth, type RegistryAuth } from './registry-auth.ts';
 import { sshRefused, sshRefusedError, withSshKeys, type SshKeyBinding } from './ssh-key.ts';
+import { keepModules, placeModules } from './modules-placement.ts';
 
 export const MODULES_LAYER = 'modules';
 export const PACKAGE_CACHE_LAYER = 'package-cache';
+/** 2: every node_modules folder (workspaces' too) in the layer, links leaving them absolute (modules-placement.ts). */
+export const MODULES_LAYOUT = '2';
 export const INSTALL_SCRIPTS = ['preinstall', 'install', 'postinstall'] as const;
 
 /** Fields of package.json that change what gets installed (scripts do not: they run again anyway). */
@@ -38,6 +41,8 @@ export interface ModulesMetadata extends Record<string, string> {
   tool: string;
   dev: string;
   registry: string;
+  /** How the layer holds the modules: a layer of an older layout is installed anew. */
+  layout: string;
 }
 
 function digest(data: string | Buffer): string {
@@ -68,6 +73,7 @@ export function modulesMetadata(o: {
     tool: o.choice.tool,
     dev: `${o.dev} (NODE_ENV=${o.nodeEnv})`,
     registry: o.registry,
+    layout: MODULES_LAYOUT,
   };
 }
 
@@ -130,7 +136,11 @@ export interface InstallResult {
 export async function installDependencies(r: InstallRequest): Promise<InstallResult> {
   const { log, appDir } = r;
   const outputs = installOutputs(r.pnp);
-  const layer = r.layers.get(MODULES_LAYER, { launch: true, cache: true }, r.metadata);
+  // A custom command builds as well as installs (`npm install && npm run build`): what it leaves
+  // cannot be proven unchanged by the lock file, so it runs on every build.
+  const custom = r.choice.manager === 'custom';
+  const layer = custom ? r.layers.fresh(MODULES_LAYER, { launch: true, cache: true }, r.metadata) : r.layers.get(MODULES_LAYER, { launch: true, cache: true }, r.metadata);
+  if (custom) log.info('CC_CUSTOM_BUILD_TOOL runs on every build: its outputs are not cached');
   for (const out of r.pnp ? [] : outputs) {
     const p = path.join(appDir, out);
     if (fs.lstatSync(p, { throwIfNoEntry: false })) {
@@ -154,6 +164,7 @@ export async function installDependencies(r: InstallRequest): Promise<InstallRes
         const env = { ...r.env, ...sshEnv, ...(r.choice.manager === 'yarn-berry' ? authEnv : {}) };
         await run(r, r.command.argv, env, 'install');
         if (r.command.then) await run(r, r.command.then, env, 'install');
+        if (r.command.berryStripDev) await withoutDevDependencies(appDir, r.pkg, r.log, () => run(r, ['yarn', 'install'], { ...env, YARN_ENABLE_IMMUTABLE_INSTALLS: 'false' }, 'install'));
       }),
     );
     keepOutputs(appDir, layer.path, outputs, r.pnp);
@@ -183,44 +194,95 @@ function describe(md: ModulesMetadata): string {
   return `lock ${md.lock}, ${md.runtime}, ${md.manager}, dev dependencies ${md.dev}`;
 }
 
-/** After an install: node_modules moves into the layer and the app gets a symlink; PnP files are copied. */
+/**
+ * Yarn 2 and 3 without `workspaces focus`: a second install from the same lock file, with the
+ * manifests' devDependencies removed, keeps the locked versions of the rest and drops the dev
+ * dependencies from node_modules (or .pnp.cjs). The manifests and the lock file are put back as they
+ * were: the project's files do not change.
+ */
+async function withoutDevDependencies(appDir: string, pkg: PackageJson, log: Logger, install: () => Promise<void>): Promise<void> {
+  const manifests = ['package.json', ...workspaceDirs(appDir, pkg).map((d) => path.join(d, 'package.json'))].filter((f) => fs.existsSync(path.join(appDir, f)));
+  const saved = new Map<string, string>();
+  for (const f of [...manifests, 'yarn.lock']) {
+    const file = path.join(appDir, f);
+    if (fs.existsSync(file)) saved.set(file, fs.readFileSync(file, 'utf8'));
+  }
+  log.info(`Yarn before 4 has no built-in \`workspaces focus\`: development dependencies are dropped by a second install without them (${manifests.join(', ')}; put back after)`);
+  try {
+    for (const f of manifests) {
+      const file = path.join(appDir, f);
+      const json = JSON.parse(saved.get(file)!) as Record<string, unknown>;
+      delete json.devDependencies;
+      fs.writeFileSync(file, `${JSON.stringify(json, null, 2)}\n`);
+    }
+    await install();
+  } finally {
+    for (const [file, text] of saved) fs.writeFileSync(file, text);
+  }
+}
+
+/** Workspace folders named by `workspaces` (`packages/*` or a folder): enough for manifests to edit. */
+function workspaceDirs(appDir: string, pkg: PackageJson): string[] {
+  const ws = (pkg as { workspaces?: string[] | { packages?: string[] } }).workspaces;
+  const patterns = Array.isArray(ws) ? ws : (ws?.packages ?? []);
+  const dirs: string[] = [];
+  for (const p of patterns) {
+    if (p.endsWith('/*')) {
+      const parent = p.slice(0, -2);
+      try {
+        for (const e of fs.readdirSync(path.join(appDir, parent), { withFileTypes: true })) if (e.isDirectory()) dirs.push(path.join(parent, e.name));
+      } catch {
+        // no such folder
+      }
+    } else if (!p.includes('*')) dirs.push(p);
+  }
+  return dirs;
+}
+
+/** After an install: node_modules folders move into the layer (modules-placement.ts); PnP files are copied. */
 function keepOutputs(appDir: string, layerPath: string, outputs: string[], pnp: boolean): void {
+  if (!pnp) {
+    keepModules(appDir, layerPath);
+    return;
+  }
   for (const out of outputs) {
     const src = path.join(appDir, out);
-    const dst = path.join(layerPath, out);
-    if (pnp) {
-      if (fs.existsSync(src)) fs.cpSync(src, dst, { recursive: true, verbatimSymlinks: true });
-      continue;
-    }
-    fs.mkdirSync(path.dirname(dst), { recursive: true });
-    if (fs.existsSync(src)) fs.renameSync(src, dst);
-    else fs.mkdirSync(dst, { recursive: true });
-    fs.symlinkSync(dst, src);
+    if (fs.existsSync(src)) fs.cpSync(src, path.join(layerPath, out), { recursive: true, verbatimSymlinks: true });
   }
 }
 
 /** On reuse: the same links (or copies) into the new source. */
 function placeOutputs(layerPath: string, appDir: string, outputs: string[], pnp: boolean): void {
+  if (!pnp) {
+    placeModules(layerPath, appDir);
+    return;
+  }
   for (const out of outputs) {
     const src = path.join(layerPath, out);
-    const dst = path.join(appDir, out);
-    if (!fs.existsSync(src)) continue;
-    if (pnp) {
-      fs.cpSync(src, dst, { recursive: true, force: false, verbatimSymlinks: true });
-      continue;
-    }
-    fs.mkdirSync(path.dirname(dst), { recursive: true });
-    fs.symlinkSync(src, dst);
+    if (fs.existsSync(src)) fs.cpSync(src, path.join(appDir, out), { recursive: true, force: false, verbatimSymlinks: true });
   }
 }
 
-/** The app's own install scripts, which the package manager runs on a fresh install. */
+/**
+ * The app's own install scripts, which the package manager runs on a fresh install: each exactly
+ * once (node rule 3). Run through the shell as the package manager would, not with `npm run install`,
+ * which would run preinstall and postinstall a second time as its own pre/post hooks. Plug'n'Play
+ * needs Yarn's own runner (its resolution hook); Yarn Berry runs no pre/post hooks.
+ */
 async function runInstallScripts(r: InstallRequest): Promise<void> {
   const scripts = INSTALL_SCRIPTS.filter((s) => r.pkg.scripts?.[s]);
-  if (scripts.length === 0) return;
-  const runner: Record<string, string[]> = { npm: ['npm', 'run'], pnpm: ['pnpm', 'run'], yarn: ['yarn', 'run'], 'yarn-berry': ['yarn', 'run'], bun: ['bun', 'run'], custom: ['npm', 'run'] };
   for (const s of scripts) {
-    await r.log.step(`run the app's ${s} script (${r.pkg.scripts![s]})`, () => run(r, [...runner[r.choice.manager]!, s], r.env, s));
+    const script = r.pkg.scripts![s]!;
+    const argv = r.choice.manager === 'yarn-berry' ? ['yarn', 'run', s] : ['/bin/sh', '-c', script];
+    const env = {
+      ...r.env,
+      PATH: [path.join(r.appDir, 'node_modules', '.bin'), r.env.PATH].join(':'),
+      npm_lifecycle_event: s,
+      npm_lifecycle_script: script,
+      ...(r.pkg.name ? { npm_package_name: r.pkg.name } : {}),
+      ...(r.pkg.version ? { npm_package_version: r.pkg.version } : {}),
+    };
+    await r.log.step(`run the app's ${s} script (${script})`, () => run(r, argv, env, s));
   }
 }
 
@@ -250,7 +312,13 @@ async function run(r: InstallRequest, argv: string[], env: Record<string, string
   if (pending) emit(`${pending}\n`);
   if (res.exitCode !== 0 && what === 'install' && registryRefused(tail)) throw registryRefusedError(r.auth, r.env, hideSecrets(shown, env));
   if (res.exitCode !== 0 && what === 'install' && sshRefused(tail)) throw sshRefusedError(r.sshKeys ?? [], r.bindingRoot ?? 'the bindings directory', hideSecrets(shown, env));
+  if (res.exitCode !== 0 && what === 'install') {
+    const stale = staleLockfile(r.choice.manager, tail);
+    if (stale) throw staleLockfileError(r, stale, hideSecrets(shown, env));
+  }
   if (res.exitCode !== 0) {
+    const dev = r.command.dev === 'excluded' ? missingDevTool(r.pkg, tail) : undefined;
+    if (dev) throw devToolError(r, dev, hideSecrets(shown, env), what);
     throw new UserError({
       id: `node/${what === 'install' ? 'install' : 'install-script'}/failed`,
       title: what === 'install' ? 'Installing the dependencies failed' : `The ${what} script failed`,
@@ -261,4 +329,60 @@ async function run(r: InstallRequest, argv: string[], env: Record<string, string
     });
   }
   r.log.detail(`done (${((performance.now() - t0) / 1000).toFixed(1)}s)`);
+}
+
+/** What each tool prints when its lock file no longer matches package.json, in its frozen / immutable mode. */
+const STALE_LOCKFILE: Partial<Record<ToolChoice['manager'], { pattern: RegExp; lock: string; local: string }>> = {
+  pnpm: { pattern: /ERR_PNPM_OUTDATED_LOCKFILE|ERR_PNPM_LOCKFILE_CONFIG_MISMATCH|lockfile needs updates/i, lock: 'pnpm-lock.yaml', local: 'pnpm install' },
+  yarn: { pattern: /Your lockfile needs to be updated/i, lock: 'yarn.lock', local: 'yarn install' },
+  'yarn-berry': { pattern: /YN0028|lockfile would have been modified/i, lock: 'yarn.lock', local: 'yarn install' },
+  bun: { pattern: /lockfile had changes, but lockfile is frozen/i, lock: 'bun.lock', local: 'bun install' },
+};
+
+function staleLockfile(manager: ToolChoice['manager'], output: string): { lock: string; local: string } | undefined {
+  const s = STALE_LOCKFILE[manager];
+  return s && s.pattern.test(output) ? s : undefined;
+}
+
+function staleLockfileError(r: InstallRequest, s: { lock: string; local: string }, shown: string): UserError {
+  return new UserError({
+    id: 'node/lockfile/out-of-date',
+    title: `${s.lock} is out of date: it does not match package.json`,
+    seen: { what: s.lock, value: 'does not match package.json', where: r.appDir },
+    rule: `With a lock file, the build installs exactly the locked versions and never rewrites the lock file (${shown}); package.json and ${s.lock} must agree.`,
+    fix: `Run \`${s.local}\` locally, commit the updated ${s.lock}, and deploy again (or delete ${s.lock} to let the build resolve versions anew).`,
+    details: ['The tool said so in its output above.'],
+  });
+}
+
+/** Commands whose package is named otherwise. */
+const BIN_PACKAGES: Record<string, string[]> = { tsc: ['typescript'], 'ts-node': ['ts-node'], vite: ['vite'], nuxi: ['nuxi', 'nuxt'], nuxt: ['nuxt', 'nuxi'], next: ['next'], ng: ['@angular/cli'], vue: ['@vue/cli'], prisma: ['prisma'], husky: ['husky'] };
+
+/**
+ * A command the script could not find (`sh: 1: nuxt: not found`) that a development dependency
+ * provides: with development dependencies excluded (rule 8), it is not installed.
+ */
+export function missingDevTool(pkg: PackageJson, output: string): { command: string; dependency: string } | undefined {
+  const dev = Object.keys((pkg as { devDependencies?: Record<string, string> }).devDependencies ?? {});
+  if (dev.length === 0) return undefined;
+  const patterns = [/sh: (?:line )?\d+: ([^\s:]+): (?:command )?not found/g, /sh: ([^\s:]+): (?:command )?not found/g, /command not found: ([^\s]+)/g];
+  for (const re of patterns) {
+    for (const m of output.matchAll(re)) {
+      const command = m[1]!;
+      const dependency = dev.find((d) => d === command || d.split('/').pop() === command || (BIN_PACKAGES[command] ?? []).includes(d));
+      if (dependency) return { command, dependency };
+    }
+  }
+  return undefined;
+}
+
+function devToolError(r: InstallRequest, dev: { command: string; dependency: string }, shown: string, what: string): UserError {
+  return new UserError({
+    id: 'node/dev-dependencies/needed',
+    title: `\`${dev.command}\` is not installed: it comes from ${dev.dependency}, a development dependency`,
+    seen: { what: what === 'install' ? 'command' : `the ${what} script`, value: shown, where: r.appDir },
+    rule: 'Development dependencies are not installed by default (NODE_ENV=production, CC_NODE_DEV_DEPENDENCIES unset): the scripts that run at build cannot use their commands.',
+    fix: `Set CC_NODE_DEV_DEPENDENCIES=install to install the development dependencies, or move ${dev.dependency} to dependencies in package.json.`,
+    details: [`${dev.command}: not found (see the output above)`],
+  });
 }

@@ -4,7 +4,9 @@
  * middleware), HOST 0.0.0.0, and NODE_OPTIONS' --max-old-space-size at 3/4 of the instance memory.
  */
 import { execCommand, shellCommand } from '../../../lib/launch/exec.ts';
+import fs from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { Plan } from '../../../lib/launch/entry.ts';
 import { appListenPort } from '../../../lib/launch/ports.ts';
 import { instanceMemory } from '../../../lib/launch/instance.ts';
@@ -18,6 +20,8 @@ export interface NodeDecision extends Record<string, unknown> {
   bun?: string;
   manager: string;
   tool: string;
+  /** The layer folder holding `node -> bun` (bun-node.ts): first on PATH for a Bun app. */
+  bunNode?: string;
   /** Yarn Plug'n'Play: node needs .pnp.cjs preloaded. */
   pnp?: boolean;
 }
@@ -59,9 +63,13 @@ export function planLaunch({ env, pkg, decision, appDir }: LaunchInput): NodePla
   const port = appListenPort(env, undefined, appDir);
   const memory = instanceMemory(env);
   const options = nodeOptions(env.NODE_OPTIONS, memory);
-  const pnpRequire = decision.pnp ? `--require ${path.join(appDir, '.pnp.cjs')}` : undefined;
+  // Yarn Plug'n'Play: .pnp.cjs resolves require(); ES modules need Yarn's loader too, as `yarn node` adds it.
+  const pnpLoader = path.join(appDir, '.pnp.loader.mjs');
+  const pnpRequire = decision.pnp
+    ? [`--require ${path.join(appDir, '.pnp.cjs')}`, ...(fs.existsSync(pnpLoader) ? [`--experimental-loader ${pathToFileURL(pnpLoader).href}`] : [])].join(' ')
+    : undefined;
   const withPnp = pnpRequire && !(options ?? '').includes('.pnp.cjs') ? [options, pnpRequire].filter(Boolean).join(' ') : options;
-  const binDirs = [path.join(appDir, 'node_modules', '.bin')];
+  const binDirs = [...(decision.runtime === 'bun' && decision.bunNode ? [decision.bunNode] : []), path.join(appDir, 'node_modules', '.bin')];
   const planEnv: Record<string, string> = {
     NODE_ENV: 'production',
     PORT: String(port),

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { renderUserError, type UserError } from '../../../lib/errors.ts';
-import { chooseTool, devDependenciesChoice, installCommand, managerVersion, parsePackageManager } from './package-manager.ts';
+import { buildPathTools, chooseTool, devDependenciesChoice, installCommand, managerVersion, parsePackageManager, pnpmForLockfile, yarnPathOf } from './package-manager.ts';
 
 function app(files: string[]): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-pm-'));
@@ -125,5 +125,43 @@ describe('explicit CC_NODE_BUILD_TOOL values (contract, node rule 4)', () => {
     expect(c).toMatchObject({ tool: 'yarn2', manager: 'yarn-berry', because: 'CC_NODE_BUILD_TOOL' });
     expect(c.deprecated).toMatch(/^Yarn 2\.x is deprecated/);
     expect(managerVersion(c, undefined)?.constraint).toBe('2');
+  });
+});
+
+describe('issue 17 and 12: build PATH tools, locked installs, Yarn 2/3 and yarnPath', () => {
+  const npm = { tool: 'npm', manager: 'npm', because: 'x' } as const;
+  const custom = { tool: 'custom', manager: 'custom', because: 'x' } as const;
+  it('puts Yarn on every build PATH: packageManager version, else 1.22.22; a custom command gets pnpm or Bun from packageManager', () => {
+    expect(buildPathTools(npm, undefined).map((t) => [t.id, t.constraint])).toEqual([['yarn', '1.22.22']]);
+    expect(buildPathTools(custom, { name: 'yarn', version: '3.8.7' }).map((t) => [t.id, t.constraint])).toEqual([['yarn-berry', '3.8.7']]);
+    expect(buildPathTools(custom, { name: 'pnpm', version: '9.15.0' }).map((t) => [t.id, t.constraint])).toEqual([
+      ['yarn', '1.22.22'],
+      ['pnpm', '9.15.0'],
+    ]);
+    expect(buildPathTools({ tool: 'yarn-berry', manager: 'yarn-berry', because: 'x' }, undefined)).toEqual([]);
+  });
+  it('picks the pnpm major that wrote the lock file', () => {
+    expect(pnpmForLockfile('5.3')?.constraint).toBe('6');
+    expect(pnpmForLockfile('5.4')?.constraint).toBe('7');
+    expect(pnpmForLockfile("'6.0'")?.constraint).toBe('8');
+    expect(pnpmForLockfile('9.0')).toBeUndefined();
+  });
+  it('installs in each tool CI mode when a lock file is there', () => {
+    const c = (tool: string) => ({ tool, manager: tool, because: 'x' }) as Parameters<typeof installCommand>[0];
+    expect(installCommand(c('pnpm'), 'unset', 'production', {}, { locked: true }).argv).toEqual(['pnpm', 'install', '--prod', '--frozen-lockfile']);
+    expect(installCommand(c('yarn'), 'unset', 'production', {}, { locked: true }).argv).toContain('--frozen-lockfile');
+    expect(installCommand(c('bun'), 'unset', 'production', {}, { locked: true }).argv).toEqual(['bun', 'install', '--omit', 'dev', '--frozen-lockfile']);
+    const berry3 = installCommand(c('yarn-berry'), 'unset', 'production', {}, { locked: true, berryMajor: 3 });
+    expect(berry3).toMatchObject({ argv: ['yarn', 'install', '--immutable'], berryStripDev: true });
+    expect(berry3.then).toBeUndefined();
+    expect(installCommand(c('yarn-berry'), 'unset', 'production', {}, { berryMajor: 4 }).then).toEqual(['yarn', 'workspaces', 'focus', '--all', '--production']);
+  });
+  it('treats a yarn.lock project pinned by yarnPath as Yarn Berry', () => {
+    const dir = app(['yarn.lock']);
+    fs.writeFileSync(path.join(dir, '.yarnrc.yml'), 'nodeLinker: node-modules\nyarnPath: .yarn/releases/yarn-3.8.7.cjs\n');
+    expect(yarnPathOf(dir)).toEqual({ file: '.yarn/releases/yarn-3.8.7.cjs', version: '3.8.7' });
+    const choice = chooseTool(dir, {}, {});
+    expect(choice).toMatchObject({ tool: 'yarn-berry', manager: 'yarn-berry' });
+    expect(managerVersion(choice, undefined, dir)?.constraint).toBe('3.8.7');
   });
 });

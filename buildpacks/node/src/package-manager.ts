@@ -109,6 +109,13 @@ export function chooseTool(appDir: string, pkg: PackageJson, env: Record<string,
     const major = pm?.name === 'yarn' ? Number(pm.version.split('.')[0]) : undefined;
     if (major === 3 || (major !== undefined && major >= 4)) return { tool: 'yarn-berry', manager: 'yarn-berry', because: `yarn.lock and packageManager yarn@${pm!.version}` };
     if (major === 2) return { tool: 'yarn2', manager: 'yarn-berry', because: `yarn.lock and packageManager yarn@${pm!.version}`, deprecated: YARN_DEPRECATION('2.x') };
+    // A Berry project that pins its Yarn with yarnPath (no packageManager) is no Yarn 1 project.
+    const pinned = major === undefined ? yarnPathOf(appDir) : undefined;
+    if (pinned) {
+      const because = `yarn.lock and yarnPath ${pinned.file} in .yarnrc.yml`;
+      if (pinned.version?.startsWith('2.')) return { tool: 'yarn2', manager: 'yarn-berry', because, deprecated: YARN_DEPRECATION('2.x') };
+      return { tool: 'yarn-berry', manager: 'yarn-berry', because };
+    }
     return { tool: 'yarn', manager: 'yarn', because: 'yarn.lock', deprecated: YARN_DEPRECATION('1.x') };
   }
   if (has(LOCK_FILES.pnpm)) return { tool: 'pnpm', manager: 'pnpm', because: LOCK_FILES.pnpm };
@@ -118,12 +125,49 @@ export function chooseTool(appDir: string, pkg: PackageJson, env: Record<string,
 }
 
 /** The version constraint for the package manager program, and where it came from. npm is the one bundled with Node. */
-export function managerVersion(choice: ToolChoice, pm: PackageManagerField | undefined): { constraint: string; because: string; hash?: PackageManagerField['hash'] } | undefined {
+/**
+ * The pnpm major that writes a lockfileVersion (pnpm's own table): without packageManager, the lock
+ * file says which pnpm made it, and a newer major would rewrite it and resolve anew.
+ */
+export function pnpmForLockfile(lockfileVersion: string | undefined): { constraint: string; because: string } | undefined {
+  const v = lockfileVersion?.trim().replace(/^['"]|['"]$/g, '');
+  if (!v) return undefined;
+  const major = Number(v.split('.')[0]);
+  const range = v === '5.3' ? '6' : major === 5 ? '7' : major === 6 ? '8' : undefined; // 9.0: pnpm 9 and 10, the default
+  if (!range) return undefined;
+  return { constraint: range, because: `pnpm-lock.yaml lockfileVersion ${v}: latest pnpm ${range}.x` };
+}
+
+/** `lockfileVersion` of a pnpm-lock.yaml, read without parsing the whole file. */
+export function pnpmLockfileVersion(appDir: string): string | undefined {
+  try {
+    const head = fs.readFileSync(path.join(appDir, LOCK_FILES.pnpm), 'utf8').slice(0, 512);
+    return /^lockfileVersion:\s*['"]?([0-9.]+)['"]?/m.exec(head)?.[1];
+  } catch {
+    return undefined;
+  }
+}
+
+/** Yarn Berry pinned by `yarnPath` in .yarnrc.yml (a release committed in the project), without packageManager. */
+export function yarnPathOf(appDir: string): { file: string; version?: string } | undefined {
+  let text: string;
+  try {
+    text = fs.readFileSync(path.join(appDir, '.yarnrc.yml'), 'utf8');
+  } catch {
+    return undefined;
+  }
+  const m = /^yarnPath:\s*['"]?([^'"\n]+?)['"]?\s*$/m.exec(text);
+  if (!m) return undefined;
+  const version = /(\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?)\.c?js$/.exec(m[1]!)?.[1];
+  return { file: m[1]!, ...(version ? { version } : {}) };
+}
+
+export function managerVersion(choice: ToolChoice, pm: PackageManagerField | undefined, appDir?: string): { constraint: string; because: string; hash?: PackageManagerField['hash'] } | undefined {
   const fromField = (name: PackageManagerField['name']) =>
     pm?.name === name ? { constraint: pm.version, because: `packageManager ${pm.name}@${pm.version}`, ...(pm.hash ? { hash: pm.hash } : {}) } : undefined;
   switch (choice.manager) {
     case 'pnpm':
-      return fromField('pnpm') ?? { constraint: DEFAULT_PNPM_RANGE, because: 'default (no packageManager pnpm@…): latest pnpm 10.x' };
+      return fromField('pnpm') ?? (appDir ? pnpmForLockfile(pnpmLockfileVersion(appDir)) : undefined) ?? { constraint: DEFAULT_PNPM_RANGE, because: 'default (no packageManager pnpm@…): latest pnpm 10.x' };
     case 'yarn': {
       const f = fromField('yarn');
       return f && f.constraint.startsWith('1.') ? f : { constraint: DEFAULT_YARN1_VERSION, because: 'system default Yarn 1.22.22' };
@@ -131,6 +175,9 @@ export function managerVersion(choice: ToolChoice, pm: PackageManagerField | und
     case 'yarn-berry': {
       const f = fromField('yarn');
       if (f && !f.constraint.startsWith('1.')) return f;
+      const pinned = appDir ? yarnPathOf(appDir) : undefined;
+      // Any Yarn runs the release yarnPath names: the one installed only starts it.
+      if (pinned?.version) return { constraint: pinned.version, because: `yarnPath ${pinned.file} in .yarnrc.yml` };
       return choice.tool === 'yarn2'
         ? { constraint: DEFAULT_YARN2_RANGE, because: 'CC_NODE_BUILD_TOOL=yarn2: latest Yarn 2.x' }
         : { constraint: DEFAULT_YARN_BERRY_RANGE, because: 'latest packaged Yarn 4.x' };
@@ -140,6 +187,30 @@ export function managerVersion(choice: ToolChoice, pm: PackageManagerField | und
     default:
       return undefined;
   }
+}
+
+/**
+ * Package managers put on the build PATH beside the one that installs (node rule 7): Yarn in every
+ * build (the packageManager version, else the system default 1.22.22; yarn-berry brings its own
+ * 4.x), and, for a custom command, the pnpm or Bun that packageManager names.
+ */
+export function buildPathTools(
+  choice: ToolChoice,
+  pm: PackageManagerField | undefined,
+): { id: 'yarn' | 'yarn-berry' | 'pnpm' | 'bun'; constraint: string; because: string; origin: { what: string; where?: string }; hash?: PackageManagerField['hash'] }[] {
+  const out: ReturnType<typeof buildPathTools> = [];
+  const field = { what: 'packageManager', where: 'package.json' };
+  if (choice.manager !== 'yarn' && choice.manager !== 'yarn-berry') {
+    if (pm?.name === 'yarn') {
+      out.push({ id: pm.version.startsWith('1.') ? 'yarn' : 'yarn-berry', constraint: pm.version, because: `packageManager yarn@${pm.version}`, origin: field, ...(pm.hash ? { hash: pm.hash } : {}) });
+    } else {
+      out.push({ id: 'yarn', constraint: DEFAULT_YARN1_VERSION, because: 'system default Yarn 1.22.22', origin: { what: 'the system default Yarn' } });
+    }
+  }
+  if (choice.manager === 'custom' && (pm?.name === 'pnpm' || pm?.name === 'bun')) {
+    out.push({ id: pm.name, constraint: pm.version, because: `packageManager ${pm.name}@${pm.version}`, origin: field, ...(pm.hash ? { hash: pm.hash } : {}) });
+  }
+  return out;
 }
 
 export type DevDependencies = 'install' | 'ignore' | 'unset';
@@ -164,6 +235,18 @@ export interface InstallCommand {
   then?: string[];
   /** Whether the install leaves development dependencies out (for the log). */
   dev: 'included' | 'excluded';
+  /**
+   * Yarn 2 and 3 have no `workspaces focus` without the workspace-tools plugin: dev dependencies are
+   * dropped by a second install from manifests without devDependencies (dependencies.ts).
+   */
+  berryStripDev?: boolean;
+}
+
+export interface InstallOptions {
+  /** A lock file is there: the install follows it and fails when it is out of date (each tool's CI mode). */
+  locked?: boolean;
+  /** Yarn Berry's major version (packageManager, yarnPath or the installed one). */
+  berryMajor?: number;
 }
 
 /**
@@ -171,7 +254,8 @@ export interface InstallCommand {
  * explicit flag includes them whatever NODE_ENV is; unset or `ignore`, Bun adds `--omit dev` and the
  * others exclude them when NODE_ENV=production.
  */
-export function installCommand(choice: ToolChoice, dev: DevDependencies, nodeEnv: string, env: Record<string, string | undefined>): InstallCommand {
+export function installCommand(choice: ToolChoice, dev: DevDependencies, nodeEnv: string, env: Record<string, string | undefined>, opts: InstallOptions = {}): InstallCommand {
+  const locked = Boolean(opts.locked);
   const include = dev === 'install';
   const production = nodeEnv === 'production';
   const devState = include || !production ? 'included' : 'excluded';
@@ -182,15 +266,20 @@ export function installCommand(choice: ToolChoice, dev: DevDependencies, nodeEnv
     case 'npm-ci':
       return { argv: ['npm', 'ci', ...(include ? ['--include=dev'] : []), '--no-audit', '--no-fund'], dev: devState };
     case 'pnpm':
-      return { argv: ['pnpm', 'install', ...(include ? ['--prod', 'false'] : production ? ['--prod'] : [])], dev: devState };
+      return { argv: ['pnpm', 'install', ...(include ? ['--prod', 'false'] : production ? ['--prod'] : []), ...(locked ? ['--frozen-lockfile'] : [])], dev: devState };
     case 'yarn':
-      return { argv: ['yarn', 'install', '--non-interactive', ...(include ? ['--production=false'] : [])], dev: devState };
+      return { argv: ['yarn', 'install', '--non-interactive', ...(include ? ['--production=false'] : []), ...(locked ? ['--frozen-lockfile'] : [])], dev: devState };
     case 'yarn-berry':
-    case 'yarn2':
-      // Berry refuses --production: it installs everything, then `workspaces focus --production` drops dev dependencies.
-      return { argv: ['yarn', 'install'], ...(devState === 'excluded' ? { then: ['yarn', 'workspaces', 'focus', '--all', '--production'] } : {}), dev: devState };
+    case 'yarn2': {
+      // Berry refuses --production: it installs everything, then drops dev dependencies: with
+      // `workspaces focus --production` from Yarn 4 on (built in), by a second install before.
+      const argv = ['yarn', 'install', ...(locked ? ['--immutable'] : [])];
+      if (devState === 'included') return { argv, dev: devState };
+      if ((opts.berryMajor ?? 4) >= 4) return { argv, then: ['yarn', 'workspaces', 'focus', '--all', '--production'], dev: devState };
+      return { argv, berryStripDev: true, dev: devState };
+    }
     case 'bun':
-      return { argv: ['bun', 'install', ...(include ? [] : ['--omit', 'dev'])], dev: include ? 'included' : 'excluded' };
+      return { argv: ['bun', 'install', ...(include ? [] : ['--omit', 'dev']), ...(locked ? ['--frozen-lockfile'] : [])], dev: include ? 'included' : 'excluded' };
     case 'custom':
       return { argv: ['/bin/sh', '-c', env.CC_CUSTOM_BUILD_TOOL!.trim()], dev: devState };
   }

@@ -177,6 +177,8 @@ export interface ManagerRequest {
   constraint: string;
   origin: ConstraintOrigin;
   hash?: { algorithm: string; hex: string };
+  /** Default build and launch; a tool only the build's commands use (Yarn beside npm) is build-only. */
+  types?: { build?: boolean; launch?: boolean };
 }
 
 const MANAGER_PACKAGES: Record<ManagerRequest['id'], { pkg: () => string; layer: string; command: string; bin: (version: string) => string }> = {
@@ -203,7 +205,7 @@ export async function installManager(t: ToolEnv, req: ManagerRequest): Promise<I
       throw hashMismatch(req, version, `registry sha1 ${doc.versions[version]?.dist?.shasum}`);
     }
   }
-  const tool = await installTool({ layers: t.layers, layerName: p.layer, spec, types: { build: true, launch: true }, env: t.env, log: t.log, command: p.command });
+  const tool = await installTool({ layers: t.layers, layerName: p.layer, spec, types: req.types ?? { build: true, launch: true }, env: t.env, log: t.log, command: p.command });
   // Yarn ≥ 2: the packageManager hash covers the single yarn.js, not the package tarball.
   if (req.id === 'yarn-berry' && req.hash && tool.layer) {
     const file = path.join(tool.layer.path, 'bin', 'yarn.js');

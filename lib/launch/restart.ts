@@ -1,0 +1,35 @@
+/**
+ * Restart on crash (contract, "Other conditions": the application crash behaviour is an automatic
+ * restart). RBP_RESTART, set by the platform (`rbp run --restart`, `rbp deploy`), is `no` or
+ * `on-failure`; unset means `no`. With on-failure the launcher supervises the app and starts it again
+ * after it exits with a non-zero status, waiting 1 s, 2 s, 4 s… up to 30 s between attempts; a run
+ * that lasted a minute resets that back-off. A clean exit (status 0) and a stop by signal end the run.
+ */
+import { UserError } from '../errors.ts';
+
+export const RESTART_VARIABLE = 'RBP_RESTART';
+export const RESTART_POLICIES = ['no', 'on-failure'] as const;
+export type RestartPolicy = (typeof RESTART_POLICIES)[number];
+
+export const FIRST_DELAY_MS = 1000;
+export const MAX_DELAY_MS = 30_000;
+/** A run at least this long was healthy: the next crash starts the back-off again. */
+export const HEALTHY_RUN_MS = 60_000;
+
+export function restartPolicy(value: string | undefined, what = RESTART_VARIABLE): RestartPolicy {
+  const v = value?.trim();
+  if (!v) return 'no';
+  if ((RESTART_POLICIES as readonly string[]).includes(v)) return v as RestartPolicy;
+  throw new UserError({
+    id: 'launch/restart/invalid',
+    title: `${what} is neither no nor on-failure`,
+    seen: { what, value: v },
+    rule: `${what} is \`no\` (a crashed app stays stopped) or \`on-failure\` (it is started again, with back-off).`,
+    fix: `Use ${what === RESTART_VARIABLE ? `${RESTART_VARIABLE}=no or ${RESTART_VARIABLE}=on-failure` : `${what} no or ${what} on-failure`}.`,
+  });
+}
+
+/** The wait before restart number `attempt` (1, 2, …): doubling from 1 s, at most 30 s. */
+export function restartDelay(attempt: number, first = FIRST_DELAY_MS, max = MAX_DELAY_MS): number {
+  return Math.min(max, first * 2 ** Math.max(0, attempt - 1));
+}
