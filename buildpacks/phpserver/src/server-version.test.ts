@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { rendered } from './errors.test-support.ts';
 import { selectServer } from './server-version.ts';
 import { checkInstance } from './instance.ts';
+import { parseServerVersion } from './server-install.ts';
 
 describe('selectServer', () => {
   it('defaults to 1.9.1 with PHP 8.4.12 and Caddy 2.10.2', () => {
@@ -39,5 +40,13 @@ describe('checkInstance', () => {
       ! Fix:  build for XS or a larger instance (rbp build --instance XS), or serve static files with the static runtime, which runs on pico
       ! (error id: phpserver/instance/pico)"
     `);
+  });
+});
+
+describe('parseServerVersion', () => {
+  it('reads the PHP and Caddy versions of `frankenphp version`', () => {
+    expect(parseServerVersion('FrankenPHP v1.11.1 PHP 8.2.32 Caddy v2.10.2 h1:abc=')).toEqual({ php: '8.2.32', caddy: '2.10.2' });
+    expect(parseServerVersion('FrankenPHP v1.9.1 PHP 8.4.12 Caddy v2.10.2')).toEqual({ php: '8.4.12', caddy: '2.10.2' });
+    expect(parseServerVersion('something else')).toEqual({});
   });
 });
