@@ -58,10 +58,15 @@ say "php-zts $series: make -j${RBP_TOOLS_JOBS:-2} (the longest step)"
 make -j"${RBP_TOOLS_JOBS:-2}" >"$work/make.log" 2>&1 || { tail -30 "$work/make.log" >&2; die "php-zts $series: make failed"; }
 make install INSTALL_ROOT="$work/root" >"$work/install.log" 2>&1 || { tail -20 "$work/install.log" >&2; die "php-zts $series: make install failed"; }
 cp -a "$work/root$home/." "$stage/"
+# Debian's patches leave @DEBIAN_PHP_API@ in php-config and phpize for its packaging to fill in (its
+# headers live in include/php/<api>/); this build installs them in include/php/, as upstream does.
+api="$(sed -n 's/^#define PHP_API_VERSION \([0-9]*\).*/\1/p' "$stage/include/php/main/php.h")"
+sed -i -e 's|/@DEBIAN_PHP_API@||g' -e "s|@DEBIAN_PHP_API@|$api|g" "$stage/bin/php-config" "$stage/bin/phpize"
 printf '%s\n' "$upstream" > "$stage/VERSION"
 
 LD_LIBRARY_PATH="$stage/lib" "$stage/bin/php" -r 'exit(PHP_ZTS ? 0 : 1);' || die "php-zts $series: the built PHP is not thread-safe"
 [ -f "$stage/lib/libphp.so" ] || die "php-zts $series: the embed library lib/libphp.so was not installed"
+[ -f "$("$stage/bin/php-config" --include-dir | sed "s|^$home|$stage|")/main/php_variables.h" ] || die "php-zts $series: php-config --include-dir does not name the installed headers"
 cd /
 trap 'rm -rf "$work"' EXIT
 tool_commit php-zts "$series" bin/php
