@@ -43,11 +43,13 @@ say "php-zts $series: configure PHP $upstream (Debian $got), ZTS + embed"
 cd "$src"
 # -O1 without -g (PHP_ZTS_CFLAGS overrides it): on 2 busy cores -O2 with debug info took more than
 # twice as long, and the server runs tests, not production traffic. opcache without its JIT: the
-# JIT is one huge file that is slow to compile and no test needs it.
+# JIT is one huge file that is slow to compile and no test needs it. Zend signals off and max
+# execution timers on, as FrankenPHP's docs/compile.md requires: with Zend signals the server's PHP
+# threads never start (ts_resource_ex loops), and nothing listens.
 # Configured for its final folder (php-config prints it), installed into the staging folder.
 home="$(tool_home php-zts "$series")"
 CFLAGS="${PHP_ZTS_CFLAGS:--O1}" ./configure --prefix="$home" \
-  --enable-zts --enable-embed=shared --enable-cli --disable-cgi --disable-phpdbg --disable-all --without-pear \
+  --enable-zts --enable-embed=shared --disable-zend-signals --enable-zend-max-execution-timers --enable-cli --disable-cgi --disable-phpdbg --disable-all --without-pear \
   --enable-ctype --enable-tokenizer --enable-session --enable-filter --enable-mbstring --enable-opcache --disable-opcache-jit \
   --enable-pdo --with-pdo-sqlite --with-sqlite3 --with-libxml --enable-dom --enable-xml --enable-simplexml \
   --enable-xmlreader --enable-xmlwriter --with-openssl --with-curl --with-zlib --enable-phar --enable-posix \
