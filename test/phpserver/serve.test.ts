@@ -53,17 +53,20 @@ describe('the real application server', () => {
     const port = await freePort();
     const run = startRun(out, port);
     try {
-      const first = await waitHttp(port, run, '/', 60_000);
+      // FrankenPHP hands the worker the requests that resolve to its script (here /worker.php); other
+      // paths run their own scripts classically (/ is public/index.php).
+      const first = await waitHttp(port, run, '/worker.php', 60_000);
       const bodies = [await first.text()];
       // FrankenPHP starts 2 workers per CPU: with one request more than that, some worker has
       // answered twice, and only a worker that kept its counter in memory says "request 2".
-      for (let i = 0; i < 2 * os.cpus().length && !bodies.some((b) => /request [2-9]/.test(b)); i++) bodies.push(await (await get(port)).text());
+      for (let i = 0; i < 2 * os.cpus().length && !bodies.some((b) => /request [2-9]/.test(b)); i++) bodies.push(await (await get(port, '/worker.php')).text());
       for (const b of bodies) expect(b).toMatch(/^worker booted at \S+, request \d+$/m);
       const counted = bodies.map((b) => /booted at (\S+), request (\d+)/.exec(b)!).filter((m) => Number(m[2]) >= 2);
       expect(counted.length, bodies.join('')).toBeGreaterThan(0);
       // The same worker (same boot time) answered before with the previous count.
       const [, booted, n] = counted[0]!;
       expect(bodies.join('')).toContain(`worker booted at ${booted}, request ${Number(n) - 1}`);
+      expect(await (await get(port, '/')).text()).toBe('hello from public/index.php\n');
     } finally {
       // Stopped whatever happened; its exit status is not what these tests are about.
       await run.stop();
