@@ -1,5 +1,8 @@
 import fs from 'node:fs';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { execa } from 'execa';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Layers } from '../cnb/layers.ts';
 import { readToml } from '../cnb/toml.ts';
@@ -161,6 +164,92 @@ describe('installTool: download and verify', () => {
     const e = await userError(install(specFor({ url: a.url }, '1.0.0', { checksumUri: `${server.url}/dl/SUMS.txt` })));
     expect(e.data.id).toBe('deps/checksum-not-listed');
     expect(server.count(a.urlPath)).toBe(0);
+  });
+});
+
+/**
+ * A real HTTPS server on 127.0.0.1 with a certificate made here (openssl), serving one file. The test
+ * process accepts that certificate only while the server runs (NODE_TLS_REJECT_UNAUTHORIZED).
+ */
+async function httpsServing(file: string): Promise<{ url: string; requests: string[]; close: () => Promise<void> }> {
+  const dir = tempDir('rbp-deps-tls-');
+  await execa('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1', '-keyout', path.join(dir, 'key.pem'), '-out', path.join(dir, 'cert.pem')]);
+  const requests: string[] = [];
+  const server = https.createServer({ key: fs.readFileSync(path.join(dir, 'key.pem')), cert: fs.readFileSync(path.join(dir, 'cert.pem')) }, (req, res) => {
+    requests.push(req.url ?? '/');
+    res.writeHead(200).end(fs.readFileSync(file));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const before = process.env.NODE_TLS_REJECT_UNAUTHORIZED;
+  process.env.NODE_TLS_REJECT_UNAUTHORIZED = '0';
+  return {
+    url: `https://127.0.0.1:${(server.address() as AddressInfo).port}/releases/${path.basename(file)}`,
+    requests,
+    close: async () => {
+      if (before === undefined) delete process.env.NODE_TLS_REJECT_UNAUTHORIZED;
+      else process.env.NODE_TLS_REJECT_UNAUTHORIZED = before;
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+describe('installTool: no checksum published (RBP_REQUIRE_CHECKSUMS)', () => {
+  it('downloads a release over HTTPS, warns with its sha256, records it in the SBOM, and keeps it when the layer is reused', async () => {
+    const a = await published();
+    const tls = await httpsServing(a.file);
+    try {
+      const r = await install(specFor({ url: tls.url }));
+      expect(r.source).toBe('download');
+      expect(await run(r.path)).toContain('v1.0.0');
+      expect(cap.text()).toContain(`tool 1.0.0: no checksum is published or pinned, so the download was not verified; it came over HTTPS from ${tls.url}, sha256:${a.sha256}`);
+      expect(cap.text()).toContain('Set RBP_REQUIRE_CHECKSUMS=1 to refuse such downloads.');
+      const sbomFile = path.join(layersDir, 'tool.sbom.cdx.json');
+      const sbom = () => JSON.parse(fs.readFileSync(sbomFile, 'utf8'));
+      expect(sbom().components[0].hashes).toEqual([{ alg: 'SHA-256', content: a.sha256 }]);
+
+      fs.rmSync(sbomFile);
+      const again = await install(specFor({ url: tls.url }));
+      expect(again.source).toBe('cache');
+      expect(tls.requests).toHaveLength(1);
+      expect(sbom().components[0].hashes).toEqual([{ alg: 'SHA-256', content: a.sha256 }]);
+    } finally {
+      await tls.close();
+    }
+  });
+
+  it('refuses that download when RBP_REQUIRE_CHECKSUMS=1, before any request', async () => {
+    const a = await published();
+    const tls = await httpsServing(a.file);
+    try {
+      const e = await userError(install(specFor({ url: tls.url }), { env: { RBP_REQUIRE_CHECKSUMS: '1' } }));
+      expect(e.data.id).toBe('deps/no-checksum');
+      expect(e.data.rule).toContain('RBP_REQUIRE_CHECKSUMS=1: every download is verified');
+      expect(e.data.fix).toContain('or unset RBP_REQUIRE_CHECKSUMS');
+      expect(tls.requests).toEqual([]);
+      expectNoLayer();
+    } finally {
+      await tls.close();
+    }
+  });
+
+  it('refuses a value of RBP_REQUIRE_CHECKSUMS that is neither on nor off', async () => {
+    const a = await published();
+    const e = await userError(install(specFor({ url: a.url.replace('http://', 'https://') }), { env: { RBP_REQUIRE_CHECKSUMS: 'maybe' } }));
+    expect(e.data.id).toBe('deps/require-checksums-invalid');
+    expect(e.data.seen).toMatchObject({ what: 'RBP_REQUIRE_CHECKSUMS', value: 'maybe' });
+    expect(server.requests).toEqual([]);
+  });
+
+  it('still refuses a mirror file without a .sha256 when nothing is pinned', async () => {
+    const a = await published();
+    const m = path.join(root, 'mirror-nosum', 'tool', '1.0.0');
+    fs.mkdirSync(m, { recursive: true });
+    fs.copyFileSync(a.file, path.join(m, path.basename(a.file)));
+    const e = await userError(install(specFor({ url: a.url.replace('http://', 'https://') }), { env: { RBP_DEPENDENCY_MIRROR: path.dirname(path.dirname(m)) } }));
+    expect(e.data.id).toBe('deps/no-checksum');
+    expectNoLayer();
   });
 });
 

@@ -2,6 +2,9 @@
  * Installing one tool into a cache layer: the operator's own binary if RBP_TOOL_<NAME> names one,
  * else the cached layer when its metadata (id, version, checksum, arch, uri) is unchanged, else a
  * download from the mirror or upstream, verified against a checksum before anything is unpacked.
+ * A tool whose upstream publishes no checksum (and none is pinned or mirrored) is downloaded only
+ * over HTTPS from its release URL: its sha256 is logged with a warning and recorded in the SBOM.
+ * RBP_REQUIRE_CHECKSUMS=1 refuses such a download instead.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -47,6 +50,29 @@ export interface InstallToolOptions {
 }
 
 export type ToolOrigin = 'download' | 'cache' | 'mirror' | 'operator';
+
+export const REQUIRE_CHECKSUMS_VARIABLE = 'RBP_REQUIRE_CHECKSUMS';
+
+/** RBP_REQUIRE_CHECKSUMS: `1`/`true`/`yes` refuse a download without a checksum; unset, `0`, `false`, `no` allow it. */
+export function requireChecksums(env: Record<string, string | undefined>): boolean {
+  const raw = env[REQUIRE_CHECKSUMS_VARIABLE]?.trim() ?? '';
+  const v = raw.toLowerCase();
+  if (['', '0', 'false', 'no'].includes(v)) return false;
+  if (['1', 'true', 'yes'].includes(v)) return true;
+  throw new UserError({
+    id: 'deps/require-checksums-invalid',
+    title: `${REQUIRE_CHECKSUMS_VARIABLE} is neither on nor off`,
+    seen: { what: REQUIRE_CHECKSUMS_VARIABLE, value: raw, where: 'the operator configuration' },
+    rule: `${REQUIRE_CHECKSUMS_VARIABLE} is 1 (every download needs a checksum) or 0 / unset (a tool whose upstream publishes none is downloaded over HTTPS, its sha256 logged)`,
+    fix: `set ${REQUIRE_CHECKSUMS_VARIABLE}=1 or unset it`,
+  });
+}
+
+/**
+ * The sha256 seen when a tool without a published checksum was downloaded, kept inside its layer so
+ * a build that reuses the layer records the same digest in the SBOM.
+ */
+const OBSERVED_SHA256 = '.rbp-observed-sha256';
 
 /** What decides whether a cached install can be reused. Never holds credentials. */
 export type ToolLayerMetadata = {
@@ -106,7 +132,7 @@ export async function installTool(o: InstallToolOptions): Promise<InstalledTool>
   if (layer.state === 'reused') {
     if (isExecutableFile(exe)) {
       log.info(`reused ${id} ${spec.version} (cached)`);
-      writeToolSbom(o, spec, metadata);
+      writeToolSbom(o, spec, metadata, readObserved(layer.path));
       return { id, path: exe, version: spec.version, source: 'cache', layer };
     }
     // Same metadata but no executable: an install that was interrupted. Start again.
@@ -119,21 +145,32 @@ export async function installTool(o: InstallToolOptions): Promise<InstalledTool>
     log.info(`installing ${id} ${spec.version} (${reason})`);
   }
 
+  let observed: string | undefined;
   try {
-    await download(spec, layer.path, mirror, o);
+    observed = await download(spec, layer.path, mirror, o);
     linkExecutable(layer.path, spec.bin, command);
+    if (observed) fs.writeFileSync(path.join(layer.path, OBSERVED_SHA256), `${observed}\n`);
   } catch (e) {
     // Never leave metadata that would let a later build reuse half an install.
     o.layers.remove(o.layerName);
     throw e;
   }
-  writeToolSbom(o, spec, metadata);
+  writeToolSbom(o, spec, metadata, observed);
   return { id, path: exe, version: spec.version, source: mirror ? 'mirror' : 'download', layer };
 }
 
-/** `<layer>.sbom.cdx.json`: what the layer holds, where it came from, and its checksum. */
-function writeToolSbom(o: InstallToolOptions, spec: DependencySpec, metadata: ToolLayerMetadata): void {
-  const sha256 = spec.checksum?.algorithm === 'sha256' ? spec.checksum.hex : undefined;
+function readObserved(layerPath: string): string | undefined {
+  const file = path.join(layerPath, OBSERVED_SHA256);
+  const text = fs.existsSync(file) ? fs.readFileSync(file, 'utf8').trim() : '';
+  return /^[0-9a-f]{64}$/.test(text) ? text : undefined;
+}
+
+/**
+ * `<layer>.sbom.cdx.json`: what the layer holds, where it came from, and its checksum: the pinned
+ * sha256, or the one seen at download when upstream publishes none.
+ */
+function writeToolSbom(o: InstallToolOptions, spec: DependencySpec, metadata: ToolLayerMetadata, observed?: string): void {
+  const sha256 = spec.checksum?.algorithm === 'sha256' ? spec.checksum.hex : observed;
   writeSbom(o.layers.dir, o.layerName, [
     {
       name: metadata.id,
@@ -158,11 +195,15 @@ async function resolveSpec(o: InstallToolOptions, arch: string): Promise<Depende
   return o.log.step(`resolve ${source.id} "${o.constraint}" from ${source.description}`, () => source.resolve(o.constraint!, arch, o.origin));
 }
 
-/** Downloads, verifies, then unpacks into `dir`. The download sits in `dir` only until unpacked. */
-async function download(spec: DependencySpec, dir: string, mirror: Mirror | undefined, o: InstallToolOptions): Promise<void> {
+/**
+ * Downloads, verifies, then unpacks into `dir`. The download sits in `dir` only until unpacked.
+ * Returns the sha256 seen when there was no checksum to verify against (an HTTPS release URL).
+ */
+async function download(spec: DependencySpec, dir: string, mirror: Mirror | undefined, o: InstallToolOptions): Promise<string | undefined> {
   const net = { ...o.network, log: o.log };
   const from = mirror ? mirrorRef(mirror, spec) : spec.uri;
   const expected = await expectedChecksums(spec, from, mirror, o);
+  if (expected.length === 0) return downloadUnverified(spec, dir, from, o);
   const tmp = path.join(dir, `.download-${crypto.randomBytes(4).toString('hex')}-${fileNameOf(from)}`);
   const fix = mirror ? `check that the mirror holds ${spec.id}/${spec.version}/${fileNameOf(spec.uri)} (${MIRROR_VARIABLE})` : undefined;
   try {
@@ -173,6 +214,25 @@ async function download(spec: DependencySpec, dir: string, mirror: Mirror | unde
     if (mismatch) throw checksumMismatch(spec, from, mismatch.expected, mismatch.actual);
     o.log.detail(`verified ${expected.map((c) => `${c.algorithm} (${c.source ?? 'pinned'})`).join(', ')}, ${got.bytes} bytes`);
     await o.log.step(`unpack ${spec.archive === 'none' ? 'binary' : spec.archive}`, () => unpack(tmp, dir, spec));
+  } finally {
+    fs.rmSync(tmp, { force: true });
+  }
+  return undefined;
+}
+
+/** A release URL over HTTPS with no checksum anywhere: the download's sha256 is logged and returned. */
+async function downloadUnverified(spec: DependencySpec, dir: string, from: string, o: InstallToolOptions): Promise<string> {
+  const tmp = path.join(dir, `.download-${crypto.randomBytes(4).toString('hex')}-${fileNameOf(from)}`);
+  try {
+    const got = await o.log.step(`download ${redact(from)}`, () => downloadFile(from, tmp, { ...o.network, log: o.log, what: `${spec.id} ${spec.version}`, algorithms: ['sha256'] }));
+    const sha256 = got.digests.find((d) => d.algorithm === 'sha256')!.hex;
+    o.log.warn(
+      `${spec.id} ${spec.version}: no checksum is published or pinned, so the download was not verified; ` +
+        `it came over HTTPS from ${redact(from)}, sha256:${sha256} (${got.bytes} bytes, recorded in the SBOM). ` +
+        `Set ${REQUIRE_CHECKSUMS_VARIABLE}=1 to refuse such downloads.`,
+    );
+    await o.log.step(`unpack ${spec.archive === 'none' ? 'binary' : spec.archive}`, () => unpack(tmp, dir, spec));
+    return sha256;
   } finally {
     fs.rmSync(tmp, { force: true });
   }
@@ -216,12 +276,18 @@ async function expectedChecksums(spec: DependencySpec, from: string, mirror: Mir
     out.push(c);
   }
   if (out.length === 0) {
+    const required = requireChecksums(o.env ?? process.env);
+    // Without a checksum only the upstream release URL over HTTPS is trusted, and only when the
+    // operator did not ask for checksums: a mirror can always keep a `.sha256` beside its files.
+    if (!required && !mirror && /^https:\/\//i.test(from)) return [];
     throw new UserError({
       id: 'deps/no-checksum',
       title: `${spec.id} ${spec.version} has no checksum to verify its download`,
       seen: { what: 'URL', value: redact(from) },
-      rule: 'no checksum is ever invented: a download is verified against a checksum pinned in buildpack.toml, published upstream, or kept by the mirror',
-      fix: `pin a sha256 for ${spec.id} ${spec.version} in buildpack.toml, put ${fileNameOf(from)}.sha256 beside the file in the mirror (${MIRROR_VARIABLE}), or provide the tool with ${operatorVariable(spec.id)}=<path>`,
+      rule: required
+        ? `${REQUIRE_CHECKSUMS_VARIABLE}=1: every download is verified against a checksum pinned in buildpack.toml, published upstream, or kept by the mirror; none is ever invented`
+        : 'no checksum is ever invented: a download is verified against a checksum pinned in buildpack.toml, published upstream, or kept by the mirror; only a release URL over HTTPS may be used without one',
+      fix: `pin a sha256 for ${spec.id} ${spec.version} in buildpack.toml, put ${fileNameOf(from)}.sha256 beside the file in the mirror (${MIRROR_VARIABLE}), or provide the tool with ${operatorVariable(spec.id)}=<path>${required ? `; or unset ${REQUIRE_CHECKSUMS_VARIABLE} to accept a release URL over HTTPS without one` : ''}`,
     });
   }
   return out;

@@ -1,21 +1,24 @@
 /**
  * Every fixtures/php-* app, case by case as its test.json says: the build (with the server installed
  * from a local mirror, real Debian PHP and Composer), its log and error, the files it leaves, the exact
- * launch command (`rbp run --dry-run`), tasks run for real, and HTTP checks. HTTP checks through the
- * application server run when a real binary is provided (RBP_TOOL_FRANKENPHP=/path/to/frankenphp)
- * and are reported skipped otherwise; a CC_RUN_COMMAND case that needs no server is served for real.
+ * launch command (`rbp run --dry-run`), tasks run for real, and HTTP checks. With the real server
+ * (RBP_TOOL_FRANKENPHP, see support.ts) every build uses it as the operator's server and every HTTP
+ * check goes through it; without it they fail in CI and are skipped locally, saying why. A
+ * CC_RUN_COMMAND case that needs no server is served for real either way.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { execaSync } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURES, copyFixture, freePort, rbp, serve as serveOut, tmpDir, type Served } from '../helpers/rbp.ts';
-import { COMPOSER, PHP, envArgs, makeMirror, operatorEnv } from './support.ts';
+import { COMPOSER, PHP, SERVER, envArgs, itWithServer, makeMirror, operatorEnv } from './support.ts';
 
 interface HttpCheck {
   path: string;
   status: number;
   contains?: string;
+  /** Text that must not be in the body (a file outside the webroot). */
+  notContains?: string;
 }
 
 interface Case {
@@ -43,7 +46,6 @@ interface FixtureSpec {
   cases: Case[];
 }
 
-const SERVER = process.env.RBP_TOOL_FRANKENPHP;
 const fixtures = fs
   .readdirSync(FIXTURES)
   .filter((n) => n.startsWith('php-') && fs.existsSync(path.join(FIXTURES, n, 'test.json')))
@@ -54,7 +56,6 @@ let work: string;
 beforeAll(() => {
   mirror = makeMirror();
   work = tmpDir('rbp-php-fixtures-');
-  if (!SERVER) console.warn('phpserver: RBP_TOOL_FRANKENPHP is not set: HTTP checks through the application server (FrankenPHP) are skipped');
 });
 afterAll(() => {
   fs.rmSync(mirror, { recursive: true, force: true });
@@ -80,6 +81,7 @@ async function serve(out: string, env: Record<string, string>, checks: HttpCheck
       const body = await res.text();
       expect(res.status, `GET ${c.path}: ${body}`).toBe(c.status);
       if (c.contains) expect(body).toContain(c.contains);
+      if (c.notContains) expect(body).not.toContain(c.notContains);
     }
   });
 }
@@ -95,7 +97,7 @@ for (const name of fixtures) {
         const args = ['build', app, '--out', out(), '--type', 'phpserver', '--cache', path.join(work, `${name}-${i}`, 'cache'), ...envArgs(c.env)];
         if (c.task) args.push('--task', c.task);
         if (c.instance) args.push('--instance', c.instance);
-        const r = await rbp(args, { env: operatorEnv(mirror, c.operatorEnv) });
+        const r = await rbp(args, { env: operatorEnv(mirror, { ...(SERVER ? { RBP_TOOL_FRANKENPHP: SERVER } : {}), ...c.operatorEnv }) });
         if (c.expect.build === 'pass') expect(r.exitCode, r.all).toBe(0);
         else expect(r.exitCode, r.all).not.toBe(0);
         for (const l of c.expect.log ?? []) expect(r.all).toContain(l);
@@ -126,14 +128,16 @@ for (const name of fixtures) {
       });
 
       if (c.expect.http) {
-        const runnable = Boolean(SERVER) || Boolean(c.serveWithoutServer);
-        it.skipIf(!runnable)(`${c.name}: serves over HTTP, stops on SIGTERM`, async () => {
+        const name = `${c.name}: serves over HTTP, stops on SIGTERM`;
+        const check = async () => {
           expect(built, 'the build of this case failed').toBe(true);
           const { status, signal } = await serve(out(), { RBP_TOOL_PHP: PHP, ...(c.runEnv ?? {}) }, c.expect.http!);
           // The server got SIGTERM and the launcher passed its status on (143 = killed by SIGTERM).
           expect(signal).toBeNull();
           expect([0, 143]).toContain(status);
-        });
+        };
+        if (c.serveWithoutServer) it(name, check);
+        else itWithServer(name, check);
       }
     });
   });

@@ -44,12 +44,13 @@ describe('application server install', () => {
     expect(again.all).not.toContain('download ');
   });
 
-  it('refuses a download without a checksum and says how to provide one', async () => {
+  it('with RBP_REQUIRE_CHECKSUMS=1, refuses the release download (upstream publishes no checksum) and says how to provide one', async () => {
     const out = path.join(work, 'no-mirror', 'out');
-    const r = await build(path.join(FIXTURES, 'php-index-php'), out, {}, { RBP_DEPENDENCY_MIRROR: '' });
+    const r = await build(path.join(FIXTURES, 'php-index-php'), out, {}, { RBP_DEPENDENCY_MIRROR: '', RBP_REQUIRE_CHECKSUMS: '1' });
     expect(r.exitCode).not.toBe(0);
     expect(r.all).toContain('(error id: deps/no-checksum)');
     expect(r.all).toContain('frankenphp 1.9.1 has no checksum to verify its download');
+    expect(r.all).toContain('https://github.com/php/frankenphp/releases/download/v1.9.1/');
     expect(r.all).toContain('RBP_DEPENDENCY_MIRROR');
     expect(r.all).toContain('RBP_TOOL_FRANKENPHP=<path>');
     expect(fs.existsSync(out)).toBe(false);

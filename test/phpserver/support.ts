@@ -3,13 +3,38 @@
  * machine, so builds install it from a local mirror (RBP_DEPENDENCY_MIRROR) holding a fixture
  * artifact and its `.sha256`: it exercises the download and checksum code and is never run. PHP and
  * Composer are the real Debian ones (RBP_TOOL_PHP, RBP_TOOL_COMPOSER), as in CI.
- * A real server binary, when one is provided as RBP_TOOL_FRANKENPHP, is used by serve.test.ts.
+ * The real server (RBP_TOOL_FRANKENPHP, built by scripts/tools/frankenphp.sh; CI exports it) serves
+ * the HTTP checks: `itWithServer` runs them, fails them in CI when the variable is missing, and
+ * skips them locally with the reason printed.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ociArch } from '../../lib/cnb/descriptor.ts';
+import { it, type TestFunction } from 'vitest';
 import { envArgs, tmpDir } from '../helpers/rbp.ts';
+
+/** The real application server, when the operator environment names one. */
+export const SERVER = process.env.RBP_TOOL_FRANKENPHP?.trim() || undefined;
+const MISSING = 'RBP_TOOL_FRANKENPHP is not set: it names the real application server (FrankenPHP), built by scripts/tools/frankenphp.sh';
+
+/**
+ * `it` for a test that needs the real server. Without RBP_TOOL_FRANKENPHP the test fails in CI
+ * (CI exports it: a missing server is a broken CI, not a reason to skip) and is skipped locally with
+ * the reason printed.
+ */
+export function itWithServer(name: string, fn: TestFunction, timeout = 120_000): void {
+  if (SERVER) {
+    it(name, fn, timeout);
+  } else if (process.env.CI) {
+    it(name, () => {
+      throw new Error(`${MISSING}; CI must run this test (eval "$(scripts/tools/env.sh)")`);
+    });
+  } else {
+    console.warn(`phpserver: skipped "${name}": ${MISSING}`);
+    it.skip(name, fn);
+  }
+}
 
 export const SERVER_VERSIONS = ['1.9.1', '1.12.3'];
 
@@ -43,9 +68,12 @@ export function haveFile(f: string): boolean {
   return fs.existsSync(f);
 }
 
-/** The operator environment for `rbp build`: the mirror, Debian's PHP and Composer. */
+/**
+ * The operator environment for `rbp build`: the mirror, Debian's PHP and Composer. The server comes
+ * from the mirror (RBP_TOOL_FRANKENPHP emptied) unless `extra` names one.
+ */
 export function operatorEnv(mirror: string, extra: Record<string, string> = {}): Record<string, string> {
-  return { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', RBP_DEPENDENCY_MIRROR: mirror, RBP_TOOL_PHP: PHP, RBP_TOOL_COMPOSER: COMPOSER, ...extra };
+  return { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', RBP_DEPENDENCY_MIRROR: mirror, RBP_TOOL_PHP: PHP, RBP_TOOL_COMPOSER: COMPOSER, RBP_TOOL_FRANKENPHP: '', ...extra };
 }
 
 export { envArgs };

@@ -3,7 +3,7 @@
  * buildpack.toml, the operator's mirror, or the operator's own binary (RBP_TOOL_FRANKENPHP). Upstream
  * publishes no checksum: lib/deps refuses a download without one from buildpack.toml or the mirror.
  */
-import { installTool, resolveVersion, type DependencySpec, type ToolOrigin } from '../../../lib/deps/index.ts';
+import { installTool, readToolVersion, resolveVersion, type DependencySpec, type ToolOrigin } from '../../../lib/deps/index.ts';
 import type { Layers } from '../../../lib/cnb/layers.ts';
 import type { Logger } from '../../../lib/log.ts';
 import type { ServerVersion } from './server-version.ts';
@@ -39,11 +39,26 @@ export async function installServer(o: {
     versionArgs: ['version'],
     versionPattern: /FrankenPHP v?(\d+\.\d+\.\d+)/,
   });
-  return {
-    path: tool.path,
-    version: tool.version ?? 'unknown',
-    php: o.version.php,
-    caddy: o.version.caddy,
-    source: tool.source,
-  };
+  const installed = { path: tool.path, version: tool.version ?? 'unknown', php: o.version.php, caddy: o.version.caddy, source: tool.source };
+  if (tool.source !== 'operator') return installed;
+  // The operator's server carries its own PHP and Caddy: say which, and warn when they are not the
+  // contract's (lib/deps already warns about the server's own version).
+  const { output } = await readToolVersion(tool.path, ['version'], /./);
+  const built = parseServerVersion(output);
+  for (const [what, want, got] of [['PHP', o.version.php, built.php], ['Caddy', o.version.caddy, built.caddy]] as const) {
+    if (got && !sameLine(got, want)) o.log.warn(`RBP_TOOL_FRANKENPHP runs ${what} ${got}, not ${want} as the contract asks for the application server ${o.version.server}`);
+  }
+  return { ...installed, php: built.php ?? installed.php, caddy: built.caddy ?? installed.caddy };
+}
+
+/** `FrankenPHP v1.11.1 PHP 8.2.32 Caddy v2.10.2 h1:…` → the PHP and Caddy versions it names. */
+export function parseServerVersion(line: string): { php?: string; caddy?: string } {
+  const php = /\bPHP (\d+\.\d+(?:\.\d+)?)/.exec(line)?.[1];
+  const caddy = /\bCaddy v?(\d+\.\d+\.\d+)/.exec(line)?.[1];
+  return { ...(php ? { php } : {}), ...(caddy ? { caddy } : {}) };
+}
+
+/** `8.5.1` is of the line `8.5`; `8.4.12` only equals `8.4.12`. */
+function sameLine(got: string, want: string): boolean {
+  return got === want || got.startsWith(`${want}.`);
 }

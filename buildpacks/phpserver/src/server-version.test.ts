@@ -2,23 +2,28 @@ import { describe, expect, it } from 'vitest';
 import { rendered } from './errors.test-support.ts';
 import { selectServer } from './server-version.ts';
 import { checkInstance } from './instance.ts';
+import { parseServerVersion } from './server-install.ts';
 
 describe('selectServer', () => {
   it('defaults to 1.9.1 with PHP 8.4.12 and Caddy 2.10.2', () => {
     expect(selectServer(undefined)).toEqual({ selector: 'default', server: '1.9.1', php: '8.4.12', caddy: '2.10.2' });
     expect(selectServer('  ')).toMatchObject({ server: '1.9.1' });
   });
+  it('accepts CC_PHP_VERSION=8.4, the default line', () => {
+    expect(selectServer('8.4')).toEqual(selectServer(undefined));
+    expect(selectServer(' 8.4 ')).toMatchObject({ selector: 'default', server: '1.9.1', php: '8.4.12' });
+  });
   it('selects 1.12.3 with PHP 8.5 and Caddy 2.11.3 for CC_PHP_VERSION=8.5', () => {
     expect(selectServer('8.5')).toEqual({ selector: '8.5', server: '1.12.3', php: '8.5', caddy: '2.11.3' });
   });
   it('refuses any other value', () => {
-    for (const v of ['8.4', '8', '8.5.0', 'latest']) expect(() => selectServer(v)).toThrow(/not a PHP version/);
+    for (const v of ['8.3', '8', '8.4.0', '8.5.0', 'latest']) expect(() => selectServer(v)).toThrow(/not a PHP version/);
     expect(rendered(() => selectServer('8.3'))).toMatchInlineSnapshot(`
       "! ERROR CC_PHP_VERSION=8.3 is not a PHP version this runtime offers
       !
       ! Seen: CC_PHP_VERSION: "8.3" (the application environment)
-      ! Rule: CC_PHP_VERSION is unset (PHP 8.4.12 on the application server 1.9.1) or 8.5 (PHP 8.5 on 1.12.3)
-      ! Fix:  unset CC_PHP_VERSION for PHP 8.4.12, or set it to 8.5
+      ! Rule: CC_PHP_VERSION is unset or 8.4 (PHP 8.4.12 on the application server 1.9.1), or 8.5 (PHP 8.5 on 1.12.3)
+      ! Fix:  unset CC_PHP_VERSION (or set it to 8.4) for PHP 8.4.12, or set it to 8.5
       ! (error id: phpserver/php-version/unsupported)"
     `);
   });
@@ -35,5 +40,13 @@ describe('checkInstance', () => {
       ! Fix:  build for XS or a larger instance (rbp build --instance XS), or serve static files with the static runtime, which runs on pico
       ! (error id: phpserver/instance/pico)"
     `);
+  });
+});
+
+describe('parseServerVersion', () => {
+  it('reads the PHP and Caddy versions of `frankenphp version`', () => {
+    expect(parseServerVersion('FrankenPHP v1.11.1 PHP 8.2.32 Caddy v2.10.2 h1:abc=')).toEqual({ php: '8.2.32', caddy: '2.10.2' });
+    expect(parseServerVersion('FrankenPHP v1.9.1 PHP 8.4.12 Caddy v2.10.2')).toEqual({ php: '8.4.12', caddy: '2.10.2' });
+    expect(parseServerVersion('something else')).toEqual({});
   });
 });

@@ -1,6 +1,7 @@
 /**
  * Which application server a build installs (contract, Versioning): 1.9.1 (PHP 8.4.12, Caddy 2.10.2)
- * by default; CC_PHP_VERSION=8.5 selects 1.12.3 (PHP 8.5, Caddy 2.11.3). Nothing else is accepted.
+ * by default, also when CC_PHP_VERSION names that default line (8.4); CC_PHP_VERSION=8.5 selects
+ * 1.12.3 (PHP 8.5, Caddy 2.11.3). Nothing else is accepted.
  */
 import { UserError } from '../../../lib/errors.ts';
 
@@ -17,15 +18,18 @@ export const SERVER_VERSIONS: Record<ServerVersion['selector'], ServerVersion> =
   '8.5': { selector: '8.5', server: '1.12.3', php: '8.5', caddy: '2.11.3' },
 };
 
+/** The PHP line of the default server: `8.4` for 8.4.12. */
+export const DEFAULT_LINE = SERVER_VERSIONS.default.php.split('.').slice(0, 2).join('.');
+
 export function selectServer(value: string | undefined): ServerVersion {
   const v = value?.trim() ?? '';
-  if (v === '') return SERVER_VERSIONS.default;
+  if (v === '' || v === DEFAULT_LINE) return SERVER_VERSIONS.default;
   if (v === '8.5') return SERVER_VERSIONS['8.5'];
   throw new UserError({
     id: 'phpserver/php-version/unsupported',
     title: `CC_PHP_VERSION=${v} is not a PHP version this runtime offers`,
     seen: { what: 'CC_PHP_VERSION', value: v, where: 'the application environment' },
-    rule: `CC_PHP_VERSION is unset (PHP ${SERVER_VERSIONS.default.php} on the application server ${SERVER_VERSIONS.default.server}) or 8.5 (PHP 8.5 on ${SERVER_VERSIONS['8.5'].server})`,
-    fix: `unset CC_PHP_VERSION for PHP ${SERVER_VERSIONS.default.php}, or set it to 8.5`,
+    rule: `CC_PHP_VERSION is unset or ${DEFAULT_LINE} (PHP ${SERVER_VERSIONS.default.php} on the application server ${SERVER_VERSIONS.default.server}), or 8.5 (PHP 8.5 on ${SERVER_VERSIONS['8.5'].server})`,
+    fix: `unset CC_PHP_VERSION (or set it to ${DEFAULT_LINE}) for PHP ${SERVER_VERSIONS.default.php}, or set it to 8.5`,
   });
 }
