@@ -39,3 +39,18 @@ export function findOnPath(cmd: string, pathVar: string | undefined, cwd: string
   }
   return undefined;
 }
+
+/**
+ * Moves a file or folder: one rename, or, when `from` and `to` are on different file systems
+ * (EXDEV: a platform mounts the app and the layers as separate volumes, as kpack and pack do), a
+ * copy that keeps links as written, then the removal of `from`.
+ */
+export function moveAcross(from: string, to: string): void {
+  try {
+    fs.renameSync(from, to);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EXDEV') throw e;
+    fs.cpSync(from, to, { recursive: true, verbatimSymlinks: true, preserveTimestamps: true });
+    fs.rmSync(from, { recursive: true, force: true });
+  }
+}

@@ -32,7 +32,8 @@ const toolCache = () => process.env.RBP_TOOLS_CACHE || path.join(os.homedir(), '
 
 /** The run image: --run-image, else RBP_RUN_IMAGE, else the one scripts/tools/run-image.sh made. */
 export function runImageLayout(given?: string): string {
-  const p = given ?? process.env.RBP_RUN_IMAGE ?? path.join(toolCache(), 'run-image', 'bookworm', 'layout');
+  // The folder scripts/tools/run-image.sh writes (its suite and REVISION).
+  const p = given ?? process.env.RBP_RUN_IMAGE ?? path.join(toolCache(), 'run-image', 'bookworm-r2', 'layout');
   // scripts/tools/run-image.sh prints the layout's `oci-layout` file, as the others print an executable.
   return path.basename(p) === 'oci-layout' ? path.dirname(p) : p;
 }

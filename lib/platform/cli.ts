@@ -246,7 +246,8 @@ export async function main(argv: string[], streams: Streams = { stdout: process.
         const restart = restartPolicy(str('restart') ?? 'no', '--restart');
         const userEnv = collectEnv(list('env-file'), list('env'));
         const plan = planLaunch({ outDir: out, processType: str('process'), port: parsePort(str('port')), userEnv, instance, memory, args: passthrough });
-        plan.env[RESTART_VARIABLE] = restart;
+        // Unset means no: a process that is not ours sees the environment the lifecycle would give it.
+        if (restart !== 'no') plan.env[RESTART_VARIABLE] = restart;
         warnMissingBuildEnv(info?.['env-names'], userEnv, log);
         if (values['dry-run']) {
           writeJson(streams.stdout, dryRun(plan));
@@ -303,7 +304,7 @@ function warnMissingBuildEnv(names: string[] | undefined, userEnv: Record<string
 async function deploy(o: { out: string; port: number; userEnv: Record<string, string>; instance: string; restart: RestartPolicy; check: boolean; timeoutMs: number; log: Logger }): Promise<number> {
   const { log } = o;
   const plan = planLaunch({ outDir: o.out, port: o.port, userEnv: o.userEnv, instance: o.instance, memory: INSTANCE_SIZES[o.instance]!, args: [] });
-  plan.env[RESTART_VARIABLE] = o.restart;
+  if (o.restart !== 'no') plan.env[RESTART_VARIABLE] = o.restart;
   log.section('Deploy');
   if (plan.task) {
     log.info(`running task: ${plan.argv.join(' ')}`);

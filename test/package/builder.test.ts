@@ -3,8 +3,9 @@
  * writes the builder and run images; podman runs the reference lifecycle's `creator` inside the
  * builder image on a fixture app, exporting the app image to an OCI layout; podman runs that app
  * image, which answers 200 and stops cleanly on SIGTERM. A node fixture (Node.js installed by the
- * buildpack from the npm registry) and a static fixture (Static Web Server given by the operator,
- * as a build-config variable naming a binary the run container mounts).
+ * buildpack from the npm registry), a static fixture (Static Web Server given by the operator, as a
+ * build-config variable naming a binary the containers mount) and a PHP fixture (FrankenPHP, the same
+ * way; the run image carries the shared libraries it links).
  * Needs podman, runc, skopeo, the run image and the reference lifecycle (scripts/tools/): in CI all
  * are there and a missing one fails; elsewhere the suite says what is missing and is skipped.
  */
@@ -26,6 +27,8 @@ const missing = [
 const inCi = Boolean(process.env.CI);
 if (missing.length && !inCi) console.warn(`builder.test.ts skipped: missing ${missing.join(', ')}`);
 const sws = process.env.RBP_TOOL_STATIC_WEB_SERVER;
+const frankenphp = process.env.RBP_TOOL_FRANKENPHP;
+if (!frankenphp && !inCi) console.warn('builder.test.ts: RBP_TOOL_FRANKENPHP is not set (scripts/tools/frankenphp.sh): the PHP case is skipped');
 if (!sws && !inCi) console.warn('builder.test.ts: RBP_TOOL_STATIC_WEB_SERVER is not set (scripts/tools/static-web-server.sh): the static case is skipped');
 
 let dir: string;
@@ -116,6 +119,20 @@ describe.skipIf(missing.length > 0 && !inCi)('rbp builder --out DIR', () => {
     const id = await runDetached(`oci:${r.image}`, ['-e', `RBP_PUBLIC_PORT=${port}`, ...mount]);
     const body = await body200(port);
     expect(body, await logs(id)).toMatch(/<html/i);
+    expect(await stop(id)).toBe('0');
+  }, 600_000);
+
+  it.skipIf(!frankenphp && !inCi)('and a PHP app served by the FrankenPHP the operator gave', async () => {
+    expect(frankenphp, 'RBP_TOOL_FRANKENPHP').toBeTruthy();
+    // The server's folder (bin/frankenphp, lib/libphp.so beside it) at /opt/frankenphp in both images.
+    const mount = ['-v', `${path.dirname(path.dirname(frankenphp!))}:/opt/frankenphp:ro`];
+    const r = await create('php-index-php', { RBP_TOOL_FRANKENPHP: `/opt/frankenphp/bin/${path.basename(frankenphp!)}` }, mount);
+    expect(r.exitCode, r.all).toBe(0);
+    expect(r.all).toMatch(/rbp\/phpserver\s+\S+/);
+    const port = await freePort();
+    const id = await runDetached(`oci:${r.image}`, ['-e', `RBP_PUBLIC_PORT=${port}`, ...mount]);
+    const body = await body200(port);
+    expect(body, await logs(id)).toMatch(/^hello from index\.php on PHP \d+\.\d+\.\d+$/m);
     expect(await stop(id)).toBe('0');
   }, 600_000);
 });

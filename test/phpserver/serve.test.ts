@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { findVarnishd } from '../../lib/launch/request-flow/vcl.ts';
-import { FIXTURES, freePort, rbp, tmpDir } from '../helpers/rbp.ts';
+import { copyFixture, FIXTURES, freePort, rbp, tmpDir } from '../helpers/rbp.ts';
 import { get, startRun, waitHttp, waitOutput } from '../request-flow/helpers.ts';
 import { SERVER, envArgs, itWithServer, makeMirror, operatorEnv } from './support.ts';
 
@@ -27,8 +27,9 @@ afterAll(() => {
 
 /** `rbp build` of a fixture with the real server as the operator's; `operator` adds to (or empties) RBP_* settings. */
 async function build(fixture: string, env: Record<string, string> = {}, operator: Record<string, string> = {}, extra: string[] = []): Promise<string> {
-  const out = path.join(work, `${fixture}-${Object.keys(env).join('-') || 'default'}-${Math.random().toString(36).slice(2, 8)}`, 'out');
-  const r = await rbp(['build', path.join(FIXTURES, fixture), '--out', out, '--type', 'phpserver', '--cache', `${out}.cache`, ...envArgs(env), ...extra], {
+  const out = path.join(work, `${path.basename(fixture)}-${Object.keys(env).join('-') || 'default'}-${Math.random().toString(36).slice(2, 8)}`, 'out');
+  const app = path.isAbsolute(fixture) ? fixture : path.join(FIXTURES, fixture);
+  const r = await rbp(['build', app, '--out', out, '--type', 'phpserver', '--cache', `${out}.cache`, ...envArgs(env), ...extra], {
     env: operatorEnv(mirror, { RBP_TOOL_FRANKENPHP: SERVER ?? '', ...operator }),
   });
   expect(r.exitCode, r.all).toBe(0);
@@ -133,8 +134,11 @@ if (!varnishd) console.warn('varnishd is not installed (apt-get install varnish)
 
 describe.skipIf(!varnishd)('the real application server behind the request flow', () => {
   itWithServer('Varnish in front of the PHP server: the second request is a cache HIT', async () => {
-    const flow = { CC_REQUEST_FLOW: 'cache', CC_CACHE_FILE: path.join(FIXTURES, 'flow-app-cache', '.rbp', 'cache.vcl') };
-    const out = await build('php-index-php', flow);
+    // The cache configuration is the app's own file (a path outside the app is refused).
+    const app = copyFixture('php-index-php');
+    fs.copyFileSync(path.join(FIXTURES, 'flow-app-cache', '.rbp', 'cache.vcl'), path.join(app, 'cache.vcl'));
+    const flow = { CC_REQUEST_FLOW: 'cache', CC_CACHE_FILE: 'cache.vcl' };
+    const out = await build(app, flow);
     const [port, appPort] = [await freePort(), await freePort()];
     const run = startRun(out, port, flow, { RBP_APP_PORT: String(appPort) });
     try {

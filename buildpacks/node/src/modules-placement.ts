@@ -8,6 +8,7 @@
  * later build that reuses the layer places every folder again, and rewrites the links when the app
  * sits elsewhere than it did.
  */
+import { moveAcross } from '../../../lib/fsx.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -61,7 +62,7 @@ export function keepModules(appDir: string, layerPath: string): PlacementRecord 
     const src = path.join(appDir, rel);
     const dst = path.join(layerPath, rel);
     fs.mkdirSync(path.dirname(dst), { recursive: true });
-    fs.renameSync(src, dst);
+    moveAcross(src, dst);
     for (const e of fs.readdirSync(dst, { recursive: true, withFileTypes: true })) {
       if (!e.isSymbolicLink()) continue;
       const inLayer = path.join((e as fs.Dirent & { path?: string }).parentPath ?? (e as { path?: string }).path ?? dst, e.name);

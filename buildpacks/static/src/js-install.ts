@@ -5,6 +5,7 @@
  * lock file (or package.json) and the Node.js version: when neither changed, the install is skipped.
  * npm's download cache is a second cache layer, so a changed lock file still installs from disk.
  */
+import { moveAcross } from '../../../lib/fsx.ts';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -59,7 +60,7 @@ export interface NodeModulesCache {
 /**
  * Restores node_modules from the `node_modules` cache layer when the lock file (or package.json),
  * the install command and the Node.js version are what they were; otherwise the layer starts empty.
- * Folders are moved, never copied: the layer and the app are on the same file system.
+ * Folders are moved, never copied (a copy only where a platform mounts the app and the layers apart).
  */
 export function nodeModulesCache(layers: Layers, appDir: string, plan: InstallPlan): NodeModulesCache {
   const keyFile = plan.lockFile ?? 'package.json';
@@ -77,7 +78,7 @@ export function nodeModulesCache(layers: Layers, appDir: string, plan: InstallPl
   if (fs.existsSync(own)) {
     reason = 'the project has its own node_modules';
   } else if (layer.state === 'reused' && fs.existsSync(cached)) {
-    fs.renameSync(cached, own);
+    moveAcross(cached, own);
     restored = true;
     reason = `${keyFile} unchanged`;
   }
@@ -87,7 +88,7 @@ export function nodeModulesCache(layers: Layers, appDir: string, plan: InstallPl
     keep: () => {
       if (!fs.existsSync(own)) return;
       fs.rmSync(cached, { recursive: true, force: true });
-      fs.renameSync(own, cached);
+      moveAcross(own, cached);
     },
   };
 }

@@ -3,6 +3,7 @@
  * detection; otherwise the generator of the table detected at the root, built into the auto-build
  * folder; otherwise nothing: the files are served as they are.
  */
+import { moveAcross } from '../../../lib/fsx.ts';
 import { maskedLines, maskSecrets } from '../../../lib/mask.ts';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -140,7 +141,7 @@ async function runStep(step: Step, appDir: string, env: Record<string, string>, 
     if (!fs.existsSync(from)) throw failed(`${name} build`, shown, undefined);
     await log.step(shown, () => {
       fs.mkdirSync(path.dirname(path.join(appDir, step.move.to)), { recursive: true });
-      fs.renameSync(from, path.join(appDir, step.move.to));
+      moveAcross(from, path.join(appDir, step.move.to));
     });
     return;
   }
