@@ -107,32 +107,29 @@ describe.skipIf(missing.length > 0 && !inCi)('rbp builder --out DIR', () => {
     expect(await stop(id)).toBe('0');
   }, 600_000);
 
-  it.skipIf(!sws && !inCi)('and a static site served by the Static Web Server the operator gave', async () => {
-    expect(sws, 'RBP_TOOL_STATIC_WEB_SERVER').toBeTruthy();
-    // As an operator whose build and run images carry the server at /opt/sws (the tool cache sits in
-    // root's home, which the build user 1000 cannot enter).
-    const mount = ['-v', `${path.dirname(path.dirname(sws!))}:/opt/sws:ro`];
-    const r = await create('static-index-html', { RBP_TOOL_STATIC_WEB_SERVER: `/opt/sws/bin/${path.basename(sws!)}` }, mount);
+  /**
+   * An operator whose build and run images carry a server at /opt/<name> (the tool's cache folder,
+   * its bin/ and lib/ as built, mounted read-only: the cache sits in root's home, which the build
+   * user 1000 cannot enter) names it with its RBP_TOOL_* variable in the build-config env.
+   */
+  async function withOperatorServer(fixture: string, buildpack: string, variable: string, exe: string, optName: string, expectBody: RegExp) {
+    expect(exe, variable).toBeTruthy();
+    const mount = ['-v', `${path.dirname(path.dirname(exe))}:/opt/${optName}:ro`];
+    const r = await create(fixture, { [variable]: `/opt/${optName}/bin/${path.basename(exe)}` }, mount);
     expect(r.exitCode, r.all).toBe(0);
-    expect(r.all).toMatch(/rbp\/static\s+\S+/);
+    expect(r.all).toMatch(new RegExp(`${buildpack.replace('/', '\\/')}\\s+\\S+`));
     const port = await freePort();
     const id = await runDetached(`oci:${r.image}`, ['-e', `RBP_PUBLIC_PORT=${port}`, ...mount]);
     const body = await body200(port);
-    expect(body, await logs(id)).toMatch(/<html/i);
+    expect(body, await logs(id)).toMatch(expectBody);
     expect(await stop(id)).toBe('0');
+  }
+
+  it.skipIf(!sws && !inCi)('and a static site served by the Static Web Server the operator gave', async () => {
+    await withOperatorServer('static-index-html', 'rbp/static', 'RBP_TOOL_STATIC_WEB_SERVER', sws!, 'sws', /<html/i);
   }, 600_000);
 
-  it.skipIf(!frankenphp && !inCi)('and a PHP app served by the FrankenPHP the operator gave', async () => {
-    expect(frankenphp, 'RBP_TOOL_FRANKENPHP').toBeTruthy();
-    // The server's folder (bin/frankenphp, lib/libphp.so beside it) at /opt/frankenphp in both images.
-    const mount = ['-v', `${path.dirname(path.dirname(frankenphp!))}:/opt/frankenphp:ro`];
-    const r = await create('php-index-php', { RBP_TOOL_FRANKENPHP: `/opt/frankenphp/bin/${path.basename(frankenphp!)}` }, mount);
-    expect(r.exitCode, r.all).toBe(0);
-    expect(r.all).toMatch(/rbp\/phpserver\s+\S+/);
-    const port = await freePort();
-    const id = await runDetached(`oci:${r.image}`, ['-e', `RBP_PUBLIC_PORT=${port}`, ...mount]);
-    const body = await body200(port);
-    expect(body, await logs(id)).toMatch(/^hello from index\.php on PHP \d+\.\d+\.\d+$/m);
-    expect(await stop(id)).toBe('0');
+  it.skipIf(!frankenphp && !inCi)('and a PHP app served by the FrankenPHP the operator gave (lib/libphp.so beside bin/)', async () => {
+    await withOperatorServer('php-index-php', 'rbp/phpserver', 'RBP_TOOL_FRANKENPHP', frankenphp!, 'frankenphp', /^hello from index\.php on PHP \d+\.\d+\.\d+$/m);
   }, 600_000);
 });
