@@ -22,7 +22,7 @@ import { UserError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { launchLayers } from '../platform/launcher.ts';
 import { readLaunchMetadata } from '../platform/metadata.ts';
-import { OciLayoutWriter, readLayout, REPRODUCIBLE_DATE, type Descriptor } from './oci-layout.ts';
+import { imageEnv, OciLayoutWriter, readLayout, REPRODUCIBLE_DATE, type Descriptor } from './oci-layout.ts';
 
 export const LAYERS_DIR = '/layers';
 export const APP_DIR = '/workspace';
@@ -138,8 +138,7 @@ export async function writeAppImage(o: AppImageOptions): Promise<{ layers: numbe
     const appLayer = await add(app);
 
     const dflt = md['buildpack-default-process-type'];
-    const runEnv = (run.config.config?.Env ?? []).filter((e) => !e.startsWith('PATH='));
-    const runPath = (run.config.config?.Env ?? []).find((e) => e.startsWith('PATH='))?.slice(5) ?? '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+    const { path: runPath, rest: runEnv } = imageEnv(run.config);
     const labels = {
       ...(run.config.config?.Labels ?? {}),
       'io.buildpacks.lifecycle.metadata': JSON.stringify({

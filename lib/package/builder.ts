@@ -20,8 +20,8 @@ import { escapeId, type BuildpackRef } from '../cnb/descriptor.ts';
 import type { Logger } from '../log.ts';
 import { AUTO_ORDER, ourBuildpack } from '../platform/order.ts';
 import { runImageLayout } from './app-image.ts';
-import { LAYERS_LABEL, stageBuildpack } from './buildpackage.ts';
-import { OciLayoutWriter, readLayout, REPRODUCIBLE_DATE, type Descriptor } from './oci-layout.ts';
+import { LAYERS_LABEL, oneGroupEach, stageBuildpack } from './buildpackage.ts';
+import { imageEnv, OciLayoutWriter, readLayout, REPRODUCIBLE_DATE, type Descriptor } from './oci-layout.ts';
 
 export const BUILD_UID = 1000;
 export const BUILD_GID = 1000;
@@ -79,7 +79,8 @@ export async function writeBuilder(o: BuilderOptions): Promise<{ builder: string
     }
 
     // order.toml, run.toml, the build user's folders and the Node.js of the bootstraps.
-    const order = members.map((m) => ({ group: [{ id: m.descriptor.buildpack.id, version: m.descriptor.buildpack.version }] }));
+    // The same order as the composite rbp/auto: one group per runtime, in AUTO_ORDER.
+    const order = oneGroupEach(members);
     const cfg = path.join(tmp, 'config');
     fs.mkdirSync(path.join(cfg, 'cnb'), { recursive: true });
     fs.writeFileSync(path.join(cfg, 'cnb', 'order.toml'), stringify({ order }));
@@ -94,7 +95,7 @@ export async function writeBuilder(o: BuilderOptions): Promise<{ builder: string
     }
     await add(cfg, true);
 
-    const runPath = (run.config.config?.Env ?? []).find((e) => e.startsWith('PATH='))?.slice(5) ?? '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+    const runPath = imageEnv(run.config).path;
     const metadata = {
       description: `runtime-buildpacks: ${AUTO_ORDER.join(', ')} on Debian bookworm`,
       buildpacks: members.map((m) => ({ id: m.descriptor.buildpack.id, version: m.descriptor.buildpack.version, homepage: m.descriptor.buildpack.homepage, name: m.descriptor.buildpack.name })),

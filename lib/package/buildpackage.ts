@@ -95,12 +95,17 @@ export async function writeBuildpackage(entry: BuildpackRef, components: Buildpa
   }
 }
 
+/** An order that tries each of `members` alone, in turn: one group per buildpack. */
+export function oneGroupEach(members: BuildpackRef[]): { group: { id: string; version: string }[] }[] {
+  return members.map((m) => ({ group: [{ id: m.descriptor.buildpack.id, version: m.descriptor.buildpack.version }] }));
+}
+
 /** The descriptor of a composite buildpack whose order tries each of `members`, one group each. */
 export function compositeDescriptor(id: string, version: string, name: string, members: BuildpackRef[]): BuildpackDescriptor {
   return {
     api: members[0]?.descriptor.api ?? '0.10',
     buildpack: { id, version, name, homepage: members[0]?.descriptor.buildpack.homepage },
-    order: members.map((m) => ({ group: [{ id: m.descriptor.buildpack.id, version: m.descriptor.buildpack.version }] })),
+    order: oneGroupEach(members),
   };
 }
 

@@ -52,6 +52,14 @@ export interface Manifest {
   layers: Descriptor[];
 }
 
+const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+
+/** An image's PATH (its config Env), and the rest of its Env: images built on it extend both. */
+export function imageEnv(config: ImageConfig): { path: string; rest: string[] } {
+  const env = config.config?.Env ?? [];
+  return { path: env.find((e) => e.startsWith('PATH='))?.slice('PATH='.length) ?? DEFAULT_PATH, rest: env.filter((e) => !e.startsWith('PATH=')) };
+}
+
 const sha256 = (data: Buffer | string) => `sha256:${crypto.createHash('sha256').update(data).digest('hex')}`;
 
 async function fileDigest(file: string): Promise<string> {
