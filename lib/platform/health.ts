@@ -66,9 +66,22 @@ export interface HealthResult {
   lines: string[];
 }
 
+/**
+ * A server that has just begun to listen may reset the first connections while it finishes starting
+ * (seen with FrankenPHP): no HTTP answer is retried a few times, a quarter second apart. Any HTTP
+ * status, 404 and 500 included, is final at once.
+ */
+async function settledGet(port: number, p: string, attempts = 5): Promise<string> {
+  for (let i = 1; ; i++) {
+    const status = await get(port, p);
+    if (!status.startsWith('unreachable') || i >= attempts) return status;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
 export async function healthCheck(port: number, paths: string[]): Promise<HealthResult> {
   const results = [];
-  for (const p of paths) results.push({ path: p, status: await get(port, p) });
+  for (const p of paths) results.push({ path: p, status: await settledGet(port, p) });
   const lines = results.map((r) => `Response from GET ${r.path} is ${r.status}`);
   const failing = results.filter((r) => r.status !== '200');
   if (failing.length) {
