@@ -22,7 +22,10 @@ import os from 'node:os';
 import { formatDuration, Logger } from '../log.ts';
 import { HEALTHY_RUN_MS, RESTART_VARIABLE, restartDelay, restartPolicy, type RestartPolicy } from './restart.ts';
 import { forgetLauncherNode, installLauncherNode, knownLauncherNode } from './launcher-node.ts';
-import { appListenPort, publicPort, RUNTIME_PORT_VARIABLES } from './ports.ts';
+import { publicPort } from './ports.ts';
+import { launchContext, portEnv, type RuntimeLaunch } from './context.ts';
+import { DIRECT_EXEC, DIRECT_LAUNCH_VARIABLE, NODE_LAUNCHER_FILE, planDirect, type DirectPlan } from './direct.ts';
+import { isActive } from './request-flow/activation.ts';
 import { bindable } from './request-flow/allocate.ts';
 import { checkRequestFlowAtBuild } from './request-flow/build-check.ts';
 import { APP_NOT_LISTENING_STATUS, envWithoutOthersSecrets, FAILURE_STATUS, LABEL, type MiddlewareSpec } from './request-flow/middlewares.ts';
@@ -42,46 +45,87 @@ export interface LaunchOptions {
    * launcher runs on it when it is recent enough, and nothing else is installed.
    */
   node?: string;
+  /**
+   * The runtime's launch, for a direct launch (direct.ts): its command planned now, with the build's
+   * variables, and written as a POSIX sh script that starts the server with no Node.js in front.
+   */
+  direct?: RuntimeLaunch;
   /** Processes beside `web`. */
   processes?: ProcessDef[];
   log?: Logger;
 }
 
 /**
- * Checks the request flow, picks the Node.js the launcher runs on (launcher-node.ts), copies bin/launch
- * into the `launcher` layer and declares `web` as `<node> <launcher>/bin/launch`. Returns that launch path.
+ * Checks the request flow, decides how the app is launched and writes the `launcher` layer and `web`:
+ * - a direct launch (direct.ts) when the runtime offers one and its command allows it: the process
+ *   is the script, and a Node.js for the launcher comes only when something already needs it;
+ * - else the Node.js launcher: `<node> <launcher>/bin/launch`, on the Node.js launcher-node.ts picks.
+ * Returns the process's command file.
  *
- * Not `async` on purpose: when the node is known (the runtime's, or RBP_LAUNCHER_NODE, which rbp
- * always sets) everything is done, and every error thrown, before it returns, so a build that calls
- * it without `await` still works. Only installing the launcher's own Node.js needs the promise.
+ * Not `async` on purpose: when no Node.js needs installing (a direct launch without one, the runtime's,
+ * or RBP_LAUNCHER_NODE, which rbp always sets) everything is done, and every error thrown, before it
+ * returns, so a build that calls it without `await` still works.
  */
 export function installLaunch(ctx: BuildContext, decision: LaunchDecision, opts: LaunchOptions = {}): Promise<string> {
   const log = opts.log ?? new Logger();
   checkRequestFlowAtBuild(ctx.appDir, ctx.env, log);
+  const extra = opts.processes ?? [];
+  const direct = opts.direct ? planDirect(opts.direct, ctx.env) : undefined;
+  // What makes the image need a Node.js for the launcher, whatever the run environment says.
+  const needs = [...(isActive(ctx.env, ctx.appDir) ? ['the request flow is active'] : []), ...(direct && !direct.ok ? [direct.why] : [])];
   const known = knownLauncherNode({ runtimeNode: opts.node, env: ctx.env, log });
-  if (known) {
-    forgetLauncherNode(ctx.layers, log);
-    return Promise.resolve(writeLauncher(ctx, decision, known.path, opts.processes ?? []));
+  const write = (node: string | undefined) => (direct?.ok ? writeDirect(ctx, decision, direct, node, extra, log) : writeLauncher(ctx, decision, node!, extra));
+  if (direct && !direct.ok) log.info(`launch: through the Node.js launcher: ${direct.why}`);
+  if (known || (direct?.ok && !needs.length)) {
+    if (!known || known.source !== 'runtime') forgetLauncherNode(ctx.layers, log);
+    return Promise.resolve(write(known?.path));
   }
-  return installLauncherNode({ layers: ctx.layers, env: ctx.env, log }).then((node) => writeLauncher(ctx, decision, node.path, opts.processes ?? []));
+  if (direct?.ok) log.info(`launch: the image needs Node.js for the launcher: ${needs.join('; ')}`);
+  return installLauncherNode({ layers: ctx.layers, env: ctx.env, log }).then((node) => write(node.path));
 }
 
-function writeLauncher(ctx: BuildContext, decision: LaunchDecision, node: string, extra: ProcessDef[]): string {
+function launcherLayer(ctx: BuildContext, decision: LaunchDecision): string {
   // `launch` is a reserved layer name; the entrypoint layer is `launcher`.
   const layer = ctx.layers.fresh('launcher', { launch: true }, decision);
   fs.mkdirSync(path.join(layer.path, 'bin'), { recursive: true });
   // The decision also goes inside the layer: an app image holds layer folders, not their .toml
   // (the lifecycle keeps layer metadata in an image label), and the entrypoint must find it there.
   writeToml(path.join(layer.path, DECISION_FILE), { metadata: decision } as unknown as Record<string, unknown>);
-  const target = path.join(layer.path, 'bin', 'launch');
-  fs.copyFileSync(path.join(ctx.buildpackDir, 'bin', 'launch'), target);
-  fs.chmodSync(target, 0o755);
-  // An absolute node: the run image's PATH may hold no node, or another one.
-  const processes: ProcessDef[] = [{ type: 'web', command: [node, target], args: [], default: true }, ...extra];
+  return layer.path;
+}
+
+function writeProcesses(ctx: BuildContext, web: string[], dryRunAware: boolean, extra: ProcessDef[]): void {
+  const processes: ProcessDef[] = [{ type: 'web', command: web, args: [], default: true }, ...extra];
   writeLaunchToml(path.join(ctx.layersDir, 'launch.toml'), {
-    labels: [{ key: DRY_RUN_LABEL, value: processes.map((p) => p.type).join(',') }],
+    labels: dryRunAware ? [{ key: DRY_RUN_LABEL, value: processes.map((p) => p.type).join(',') }] : [],
     processes,
   });
+}
+
+function copyNodeLauncher(ctx: BuildContext, target: string): void {
+  fs.copyFileSync(path.join(ctx.buildpackDir, 'bin', 'launch'), target);
+  fs.chmodSync(target, 0o755);
+}
+
+function writeLauncher(ctx: BuildContext, decision: LaunchDecision, node: string, extra: ProcessDef[]): string {
+  const target = path.join(launcherLayer(ctx, decision), 'bin', 'launch');
+  copyNodeLauncher(ctx, target);
+  // An absolute node: the run image's PATH may hold no node, or another one.
+  writeProcesses(ctx, [node, target], true, extra);
+  return target;
+}
+
+function writeDirect(ctx: BuildContext, decision: LaunchDecision, direct: Extract<DirectPlan, { ok: true }>, node: string | undefined, extra: ProcessDef[], log: Logger): string {
+  const bin = path.join(launcherLayer(ctx, decision), 'bin');
+  const target = path.join(bin, 'launch');
+  fs.writeFileSync(target, direct.script(node), { mode: 0o755 });
+  if (node) copyNodeLauncher(ctx, path.join(bin, NODE_LAUNCHER_FILE));
+  // Without a Node.js nothing can print the plan: rbp run --dry-run says so instead of failing.
+  writeProcesses(ctx, [target], node !== undefined, extra);
+  const inputs = direct.reads.length ? `; ${direct.reads.join(', ')} as at build` : '';
+  log.info(
+    `launch: direct, the launch script starts ${direct.argv0} itself${inputs}; ${node ? `the Node.js launcher (${node}) takes over for a request flow, a restart policy or a dry run` : 'no Node.js in the image'}`,
+  );
   return target;
 }
 
@@ -122,46 +166,54 @@ export interface Plan {
 
 const millis = (env: NodeJS.ProcessEnv, name: string): number => read<number>(env, name)!.value * 1000;
 
-/** The app's own variables: PORT and its runtime's port variable say 9000 when it is behind middleware. */
-function appEnvOverrides(plan: Plan, flow: FlowPlan | undefined, env: NodeJS.ProcessEnv): Record<string, string> {
-  const out = { ...plan.env };
-  if (!flow) return out;
-  const port = String(flow.appPort);
-  const runtimeVar = RUNTIME_PORT_VARIABLES[String(plan.facts.runtime ?? '')];
-  const vars = new Set(['PORT', ...(runtimeVar ? [runtimeVar] : [])]);
-  for (const v of Object.values(RUNTIME_PORT_VARIABLES)) if (env[v] !== undefined || out[v] !== undefined) vars.add(v);
-  for (const v of vars) out[v] = port;
-  return out;
+/**
+ * What the launch decided before the runtime planned: the request flow, the app's port (the flow's, else
+ * the port plan's, ports.ts) and the plan the runtime made with that port. The app's port variables
+ * (context.ts portEnv) go under the runtime's own variables.
+ */
+interface Decided {
+  plan: Plan;
+  flow: FlowPlan | undefined;
+  appPort: number;
+  /** The direct launch script's word (direct.ts): `exec` when it would start the app itself, else why not. */
+  direct?: string;
 }
 
-function appPort(plan: Plan, flow: FlowPlan | undefined, env: NodeJS.ProcessEnv): number {
-  return flow ? flow.appPort : appListenPort(env, RUNTIME_PORT_VARIABLES[String(plan.facts.runtime ?? '')]);
+async function decide(runtime: RuntimeLaunch, env: NodeJS.ProcessEnv, appDir: string): Promise<Decided> {
+  const flow = await planFlow(env, appDir);
+  const ctx = launchContext(env, appDir, runtime.portVariable);
+  const appPort = Number(ctx.port);
+  const plan = await runtime.plan(ctx);
+  plan.env = { ...portEnv(String(appPort), runtime.portVariable, flow !== undefined), ...plan.env };
+  plan.facts = { ...plan.facts, port: appPort };
+  return { plan, flow, appPort };
 }
 
 /** The app's whole environment, as it is started: no secret of a middleware reaches it. */
-function appEnvironment(plan: Plan, flow: FlowPlan | undefined, env: NodeJS.ProcessEnv): Record<string, string> {
-  return envWithoutOthersSecrets({ ...env, ...appEnvOverrides(plan, flow, env) });
+function appEnvironment(plan: Plan, env: NodeJS.ProcessEnv): Record<string, string> {
+  return envWithoutOthersSecrets({ ...env, ...plan.env });
 }
 
 /** `appEnv` is the app's whole environment (appEnvironment), built once by the caller. */
-function launchMode(plan: Plan, flow: FlowPlan | undefined, appEnv: Record<string, string>, restart: RestartPolicy = 'no'): LaunchMode {
+function launchMode(d: Decided, appEnv: Record<string, string>, restart: RestartPolicy = 'no'): LaunchMode {
+  if (d.direct === DIRECT_EXEC) return { mode: 'exec', file: d.plan.argv[0]!, why: `nothing to supervise: the launch script starts ${d.plan.argv[0]} itself (no Node.js)` };
   return chooseMode({
     restart,
-    argv: plan.argv,
+    argv: d.plan.argv,
     env: appEnv,
-    cwd: plan.cwd ?? process.cwd(),
-    supervise: plan.supervise,
-    flow,
+    cwd: d.plan.cwd ?? process.cwd(),
+    supervise: d.plan.supervise,
+    flow: d.flow,
     execve: execveOf() !== undefined,
     nodeVersion: process.versions.node,
   });
 }
 
 /** The whole plan as `rbp run --dry-run` shows it: every process, its command line, its ports, how it is started. */
-function dryRunJson(plan: Plan, flow: FlowPlan | undefined, env: NodeJS.ProcessEnv): object {
-  const appEnv = appEnvOverrides(plan, flow, env);
-  const mode = launchMode(plan, flow, appEnvironment(plan, flow, env), safeRestartPolicy(env));
-  const app = { name: 'app', argv: plan.argv, cwd: plan.cwd ?? process.cwd(), listen: appPort(plan, flow, env) };
+function dryRunJson(d: Decided, env: NodeJS.ProcessEnv): object {
+  const { plan, flow } = d;
+  const mode = launchMode(d, appEnvironment(plan, env), safeRestartPolicy(env));
+  const app = { name: 'app', argv: plan.argv, cwd: plan.cwd ?? process.cwd(), listen: d.appPort };
   const middlewares = (flow?.middlewares ?? []).map((m) => ({
     name: m.kind,
     argv: m.argv.map(redactUrl),
@@ -175,11 +227,13 @@ function dryRunJson(plan: Plan, flow: FlowPlan | undefined, env: NodeJS.ProcessE
   return {
     argv: plan.argv,
     cwd: plan.cwd ?? process.cwd(),
-    env: redactEnv(appEnv),
+    env: redactEnv(plan.env),
     ...plan.facts,
     // exec: the launch process becomes the app; supervise: it starts the app and stays beside it.
     mode: mode.mode,
     modeWhy: mode.why,
+    // A direct launch (direct.ts): whether its script starts the app itself, or why it hands over.
+    ...(d.direct ? { launchScript: d.direct === DIRECT_EXEC ? { direct: true } : { direct: false, why: d.direct } } : {}),
     requestFlow: flow
       ? { publicPort: flow.publicPort, appPort: flow.appPort, block: flow.block, chain: flow.chain, skipped: flow.skipped }
       : { publicPort: publicPort(env), appPort: app.listen, block: false, chain: [], skipped: [] },
@@ -226,31 +280,34 @@ function fail(e: unknown): never {
   process.exit(exitCodeFor(e, 'entrypoint'));
 }
 
-export async function runLaunch(planFn: (env: NodeJS.ProcessEnv) => Plan | Promise<Plan>): Promise<void> {
+export async function runLaunch(runtime: RuntimeLaunch): Promise<void> {
   const env = process.env;
-  let plan: Plan;
-  let flow: FlowPlan | undefined;
+  // Set by a direct launch script that handed over (direct.ts); not part of the app's environment.
+  const direct = env[DIRECT_LAUNCH_VARIABLE];
+  delete env[DIRECT_LAUNCH_VARIABLE];
+  let d: Decided;
   try {
-    flow = await planFlow(env, process.cwd());
-    plan = await planFn(env);
+    d = { ...(await decide(runtime, env, process.cwd())), ...(direct ? { direct } : {}) };
   } catch (e) {
     fail(e);
   }
+  const { plan, flow } = d;
   if (env.RBP_DRY_RUN === '1') {
-    process.stdout.write(`${JSON.stringify(dryRunJson(plan, flow, env), null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify(dryRunJson(d, env), null, 2)}\n`);
     return;
   }
   const log = new Logger();
+  if (direct && direct !== DIRECT_EXEC) log.info(`the launch script handed over to the Node.js launcher: ${direct}`);
   let restart: RestartPolicy;
   try {
     restart = restartPolicy(env[RESTART_VARIABLE]);
     // A busy port is reported before anything starts (with middleware, checkPortsFree does it for every port).
-    if (!flow && env.PORT !== undefined) await checkAppPortFree(appPort(plan, flow, env));
+    if (!flow && env.PORT !== undefined) await checkAppPortFree(d.appPort);
   } catch (e) {
     fail(e);
   }
-  const appEnv = appEnvironment(plan, flow, env);
-  const mode = launchMode(plan, flow, appEnv, restart);
+  const appEnv = appEnvironment(plan, env);
+  const mode = launchMode(d, appEnv, restart);
   const execve = execveOf();
   if (mode.mode === 'exec' && execve) {
     // Returns only when Node.js refused before replacing anything.

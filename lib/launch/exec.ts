@@ -46,7 +46,7 @@ export function execveProblem(file: string): string | undefined {
 }
 
 /** A `sh -c` command that ends in `exec`: the shell becomes the command, and signals reach it. */
-function shellKeepsChildren(argv: string[]): boolean {
+export function shellKeepsChildren(argv: string[]): boolean {
   if (!['sh', '/bin/sh', 'bash', '/bin/bash'].includes(argv[0] ?? '') || argv[1] !== '-c') return false;
   const script = (argv[2] ?? '').trim();
   return !/^(?:[A-Za-z_][A-Za-z0-9_]*=(?:'[^']*'|"[^"]*"|\S*)\s+)*exec\s/.test(script) || /[;&|\n]/.test(script.replace(/'[^']*'|"[^"]*"/g, ''));

@@ -5,7 +5,7 @@
  * - node-hello on the node runtime's Node.js 24: exec mode, rbp's child IS `node server.js`;
  * - prestart only: it runs, then the launcher steps aside;
  * - node-prepoststart: poststart runs after the app exits, so the launcher stays (supervise);
- * - a static site on RBP_LAUNCHER_NODE = this Node.js (20 here: no execve): supervise, and why.
+ * - a static site: its direct launch script (lib/launch/direct.ts) starts caddy itself, no Node.js at all.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -18,8 +18,6 @@ import { caddyTool } from '../static/helpers.ts';
 const trust: Record<string, string> = process.env.NODE_EXTRA_CA_CERTS ? { NODE_EXTRA_CA_CERTS: process.env.NODE_EXTRA_CA_CERTS } : {};
 const caddy = await caddyTool();
 if (!caddy) console.warn('execve tests: no caddy on this machine (apt-get install caddy, or RBP_TOOL_CADDY): the static launcher case is skipped');
-/** This Node.js: the tests' own, given to the static build as RBP_LAUNCHER_NODE. */
-const THIS_NODE_HAS_EXECVE = typeof (process as unknown as { execve?: unknown }).execve === 'function';
 
 async function buildNode(app: string): Promise<string> {
   const out = path.join(tmpDir('rbp-execve-'), 'out');
@@ -205,7 +203,7 @@ describe('a node app with a poststart script stays supervised', () => {
   });
 });
 
-describe.skipIf(!caddy)('a static site whose launcher runs on RBP_LAUNCHER_NODE (this Node.js)', () => {
+describe.skipIf(!caddy)('a static site: the direct launch script starts caddy itself, whatever Node.js the launcher would run on', () => {
   let out = '';
   const operator = (): Record<string, string> => ({ RBP_TOOL_CADDY: caddy!, RBP_LAUNCHER_NODE: process.execPath });
   beforeAll(async () => {
@@ -214,28 +212,21 @@ describe.skipIf(!caddy)('a static site whose launcher runs on RBP_LAUNCHER_NODE 
     expect(r.exitCode, r.all).toBe(0);
   }, 300_000);
 
-  it(`dry run: ${THIS_NODE_HAS_EXECVE ? 'exec' : 'supervise, since Node.js ' + process.versions.node + ' has no process.execve'}`, async () => {
+  it('dry run: exec, by the launch script (the Node.js launcher only prints the plan)', async () => {
     const d = await dryRun(out, await freePort());
-    expect(d.argv[0]).toBe(process.execPath);
+    expect(d.argv).toEqual([path.join(out, 'layers/rbp_static/launcher/bin/launch')]);
     expect(d.launch.argv[0]).toBe(caddy);
-    if (THIS_NODE_HAS_EXECVE) {
-      expect(d.launch.mode).toBe('exec');
-    } else {
-      expect(d.launch.mode).toBe('supervise');
-      expect(d.launch.modeWhy).toBe(`Node.js ${process.versions.node} (the launcher's) has no process.execve (22.15+, 23.11+)`);
-    }
+    expect(d.launch.mode).toBe('exec');
+    expect(d.launch.modeWhy).toBe(`nothing to supervise: the launch script starts ${caddy} itself (no Node.js)`);
   });
 
-  it('serves; rbp’s child is the launcher (or caddy itself when this Node.js has execve)', async () => {
+  it('serves; rbp’s child is caddy itself, and SIGTERM stops it with status 0', async () => {
     const run = await startRun(out, await freePort(), operator());
     try {
       const pid = rbpChild(run);
-      if (THIS_NODE_HAS_EXECVE) {
-        expect(cmdline(pid)[0]).toBe(caddy);
-      } else {
-        expect(cmdline(pid)).toEqual([process.execPath, path.join(out, 'layers/rbp_static/launcher/bin/launch')]);
-        expect(childrenOf(pid).map((p) => cmdline(p)[0])).toEqual([caddy]);
-      }
+      expect(cmdline(pid)[0]).toBe(caddy);
+      expect(childrenOf(pid)).toEqual([]);
+      expect(run.output()).toContain(`- exec ${caddy} (the launch script starts it directly: nothing to supervise)`);
     } finally {
       run.rbp.kill('SIGTERM');
     }

@@ -1,11 +1,13 @@
 /**
- * The launcher's own Node.js, for real: a static app built with RBP_LAUNCHER_NODE empty (no Node.js
- * known in the run image) gets Node.js 24 from the npm registry in the layer `launcher-node`, its
- * process is `<that node> <launcher>/bin/launch`, a second build reuses the cached layer, and the app
- * serves through it. A default build (rbp's own node as RBP_LAUNCHER_NODE) downloads nothing.
- * One cache directory for the whole file: Node.js is downloaded once. The site is served by caddy
- * (Debian's): Static Web Server would need a dependency mirror, which would then have to hold
- * Node.js too, and Node.js must come from the registry here.
+ * The launcher's own Node.js, for real. A static site with nothing to supervise gets none: its launch
+ * process is the direct launch script (lib/launch/direct.ts), which starts caddy itself, with no node
+ * anywhere (test/launch/direct.test.ts covers that launch). One built with a request flow, and
+ * RBP_LAUNCHER_NODE empty (no Node.js known in the run image), gets Node.js 24 from the npm registry
+ * in the layer `launcher-node`: the script hands over to the Node.js launcher on it, a second build
+ * reuses the cached layer, and the app serves through it. A default build (rbp's own node as
+ * RBP_LAUNCHER_NODE) downloads nothing. One cache directory for the whole file: Node.js is downloaded
+ * once. The site is served by caddy (Debian's): Static Web Server would need a dependency mirror,
+ * which would then have to hold Node.js too, and Node.js must come from the registry here.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -13,7 +15,7 @@ import { execa } from 'execa';
 import { parse } from 'smol-toml';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { copyFixture, freePort, rbp, tmpDir } from '../helpers/rbp.ts';
-import { build, caddyTool, dryRun, envArgs, spec } from '../static/helpers.ts';
+import { build, caddyTool, envArgs, spec } from '../static/helpers.ts';
 
 const caddy = await caddyTool();
 if (!caddy) console.warn('launcher tests: no caddy on this machine (apt-get install caddy, or RBP_TOOL_CADDY): the launcher-node builds are skipped');
@@ -25,6 +27,8 @@ const site = spec(FIXTURE);
 const withCaddy = (): Record<string, string> => ({ RBP_TOOL_CADDY: caddy! });
 /** No Node.js known in the run image: an empty RBP_LAUNCHER_NODE counts as unset. */
 const noNode = (): Record<string, string> => ({ ...withCaddy(), RBP_LAUNCHER_NODE: '' });
+/** Public access blocked: the Node.js launcher answers 403 in front of the app, so the image needs it. */
+const blocked = { ...site.env, CC_REQUEST_FLOW: 'block' };
 
 /** The top-level process of `rbp run --dry-run`: what the platform starts. */
 async function processArgv(out: string): Promise<string[]> {
@@ -35,15 +39,33 @@ async function processArgv(out: string): Promise<string[]> {
 
 let first: { out: string; log: string };
 
-describe.skipIf(!caddy)('without a Node.js in the run image', () => {
-  beforeAll(async () => {
+describe.skipIf(!caddy)('without a Node.js in the run image, nothing to supervise', () => {
+  it('installs no Node.js: the launch process is the direct launch script, with no Node.js launcher beside it', async () => {
     const out = path.join(tmpDir(), 'out');
     const r = await build(copyFixture(FIXTURE), out, site.env, noNode(), cache);
+    expect(r.exitCode, r.all).toBe(0);
+    expect(r.all).toContain(`- launch: direct, the launch script starts ${caddy} itself; CC_RUN_COMMAND, CC_STATIC_FLAGS as at build; no Node.js in the image`);
+    expect(r.all).not.toContain('installing Node.js');
+    expect(fs.existsSync(path.join(out, LAYERS, 'launcher-node'))).toBe(false);
+    expect(fs.readdirSync(path.join(out, LAYERS, 'launcher', 'bin'))).toEqual(['launch']);
+    // Nothing can print the plan: rbp shows the process, without our entrypoint's plan.
+    const d = await rbp(['run', out, '--dry-run', '--port', String(await freePort())]);
+    expect(d.exitCode, d.all).toBe(0);
+    expect(JSON.parse(d.stdout)).toMatchObject({ argv: [path.join(out, LAYERS, 'launcher/bin/launch')] });
+    expect(JSON.parse(d.stdout).launch).toBeUndefined();
+  });
+});
+
+describe.skipIf(!caddy)('without a Node.js in the run image, a request flow at build', () => {
+  beforeAll(async () => {
+    const out = path.join(tmpDir(), 'out');
+    const r = await build(copyFixture(FIXTURE), out, blocked, noNode(), cache);
     expect(r.exitCode, r.all).toBe(0);
     first = { out, log: r.all };
   });
 
   it('installs Node.js 24 from the npm registry into launcher-node and says why', async () => {
+    expect(first.log).toContain('launch: the image needs Node.js for the launcher: the request flow is active');
     expect(first.log).toContain('no Node.js in the run image given by RBP_LAUNCHER_NODE: installing Node.js 24.x for the launcher');
     expect(first.log).toMatch(/installing node 24\.\d+\.\d+ \(no previous layer\)/);
     expect(first.log).toMatch(/download https:\/\/registry\.npmjs\.org\/node-linux-(x64|arm64)\/-\/node-linux-(x64|arm64)-24\.\d+\.\d+\.tgz/);
@@ -54,46 +76,48 @@ describe.skipIf(!caddy)('without a Node.js in the run image', () => {
     expect(fs.readdirSync(path.join(first.out, LAYERS, 'launcher-node')).sort()).toEqual(['LICENSE', 'bin', 'package.json']);
   });
 
-  it('starts the launch entrypoint with that node, by absolute path', async () => {
+  it('the launch script hands over to the Node.js launcher on that node, named by absolute path', async () => {
     const node = path.join(first.out, LAYERS, 'launcher-node/bin/node');
-    const argv = await processArgv(first.out);
-    expect(argv).toEqual([node, path.join(first.out, LAYERS, 'launcher/bin/launch')]);
-    const v = await execa(node, ['--version']);
-    expect(v.stdout).toMatch(/^v24\.\d+\.\d+$/);
-    // The entrypoint itself answers through it: the static runtime's plan is under `launch`.
-    const plan = await dryRun(first.out, await freePort(), site.env);
+    expect(await processArgv(first.out)).toEqual([path.join(first.out, LAYERS, 'launcher/bin/launch')]);
+    expect(fs.readFileSync(path.join(first.out, LAYERS, 'launcher/bin/launch'), 'utf8')).toContain(`node='${node}'`);
+    expect((await execa(node, ['--version'])).stdout).toMatch(/^v24\.\d+\.\d+$/);
+    // The entrypoint answers through it: the static runtime's plan is under `launch`.
+    const r = await rbp(['run', first.out, '--dry-run', '--port', String(await freePort()), ...envArgs(blocked)]);
+    expect(r.exitCode, r.all).toBe(0);
+    const plan = JSON.parse(r.stdout).launch as { argv: string[]; launchScript: unknown; requestFlow: { block: boolean } };
     expect(plan.argv.slice(0, 2)).toEqual([caddy, 'file-server']);
+    expect(plan.launchScript).toEqual({ direct: false, why: 'CC_REQUEST_FLOW sets a request flow' });
+    expect(plan.requestFlow.block).toBe(true);
   });
 
   it('reuses the cached layer on the next build', async () => {
     const out = path.join(tmpDir(), 'out');
-    const r = await build(copyFixture(FIXTURE), out, site.env, noNode(), cache);
+    const r = await build(copyFixture(FIXTURE), out, blocked, noNode(), cache);
     expect(r.exitCode, r.all).toBe(0);
     const version = (first.log.match(/installing node (24\.\d+\.\d+)/) ?? [])[1];
     expect(r.all).toContain(`reused node ${version} (cached)`);
     expect(r.all).toContain(`launcher: Node.js ${version} reused from the cache (layer launcher-node: metadata unchanged)`);
     expect(r.all).not.toMatch(/download https:\/\/registry\.npmjs\.org\/node-linux/);
-    expect((await processArgv(out))[0]).toBe(path.join(out, LAYERS, 'launcher-node/bin/node'));
+    expect(fs.readFileSync(path.join(out, LAYERS, 'launcher/bin/launch'), 'utf8')).toContain(`node='${path.join(out, LAYERS, 'launcher-node/bin/node')}'`);
   });
 
-  it('serves through the launcher on the installed node, with no node on rbp’s PATH', async () => {
+  it('serves through the launcher on the installed node, with no node on rbp’s PATH: 403 in public, the site on the app port', async () => {
     const out = first.out;
-    const s = site;
-    const port = await freePort();
+    const [port, appPort] = [await freePort(), await freePort()];
     // PATH holds no node: only the launch layers' bin folders (the launcher-node one among them) are on it.
-    const child = execa(process.execPath, [path.join(import.meta.dirname, '../../dist/rbp.js'), 'run', out, '--port', String(port), ...envArgs(s.env)], {
+    const child = execa(process.execPath, [path.join(import.meta.dirname, '../../dist/rbp.js'), 'run', out, '--port', String(port), ...envArgs(blocked)], {
       reject: false,
       all: true,
-      env: { NO_COLOR: '1', PATH: '/nonexistent' },
+      env: { NO_COLOR: '1', PATH: '/nonexistent', RBP_APP_PORT: String(appPort) },
     });
     try {
       let body = '';
       for (let i = 0; i < 150 && !body; i++) {
-        body = await fetch(`http://127.0.0.1:${port}/`).then((x) => x.text(), () => '');
+        body = await fetch(`http://127.0.0.1:${appPort}/`).then((x) => x.text(), () => '');
         if (!body) await new Promise((res) => setTimeout(res, 100));
       }
       expect(body).toContain('started by a launcher on its own Node.js');
-      expect((await fetch(`http://127.0.0.1:${port}/missing.html`)).status).toBe(404);
+      expect((await fetch(`http://127.0.0.1:${port}/`)).status).toBe(403);
     } finally {
       child.kill('SIGTERM');
       await child;
@@ -105,13 +129,15 @@ describe.skipIf(!caddy)('with RBP_LAUNCHER_NODE (rbp sets its own node by defaul
   it('uses it as is: nothing downloaded, no launcher-node layer, the previous one dropped', async () => {
     const out = path.join(tmpDir(), 'out');
     // The shared cache holds launcher-node from the builds above: it must not be kept.
-    const r = await build(copyFixture(FIXTURE), out, site.env, withCaddy(), cache);
+    const r = await build(copyFixture(FIXTURE), out, blocked, withCaddy(), cache);
     expect(r.exitCode, r.all).toBe(0);
     const node = process.env.RBP_LAUNCHER_NODE || (await execa('sh', ['-c', 'command -v node'])).stdout.trim();
     expect(r.all).toContain(`launcher: Node.js ${(await execa(node, ['--version'])).stdout.slice(1)} of the run image (RBP_LAUNCHER_NODE=${node})`);
     expect(r.all).toContain('layer launcher-node of an earlier build removed');
     expect(r.all).not.toContain('installing Node.js 24.x for the launcher');
     expect(fs.existsSync(path.join(out, LAYERS, 'launcher-node'))).toBe(false);
-    expect(await processArgv(out)).toEqual([node, path.join(out, LAYERS, 'launcher/bin/launch')]);
+    expect(await processArgv(out)).toEqual([path.join(out, LAYERS, 'launcher/bin/launch')]);
+    expect(fs.readFileSync(path.join(out, LAYERS, 'launcher/bin/launch'), 'utf8')).toContain(`node='${node}'`);
+    expect(fs.readdirSync(path.join(out, LAYERS, 'launcher', 'bin')).sort()).toEqual(['launch', 'launch.cjs']);
   });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { launchContext, portEnv } from '../../../lib/launch/context.ts';
 import { execCommand, nodeOptions, planLaunch, type NodeDecision } from './launch-plan.ts';
 
 const GiB = 1024 ** 3;
@@ -35,37 +36,42 @@ describe('execCommand', () => {
 });
 
 describe('planLaunch', () => {
-  const base = { decision, appDir: '/workspace' };
+  const base = { decision };
+  const at = (env: NodeJS.ProcessEnv) => launchContext(env, '/workspace', undefined);
   it('CC_RUN_COMMAND > scripts.start > main', () => {
     const pkg = { main: 'main.js', scripts: { start: 'node start.js' } };
-    expect(planLaunch({ ...base, pkg, env: { CC_RUN_COMMAND: 'node run.js' } }).argv).toEqual(['/bin/sh', '-c', 'exec node run.js']);
-    expect(planLaunch({ ...base, pkg, env: {} }).argv).toEqual(['/bin/sh', '-c', 'exec node start.js']);
-    expect(planLaunch({ ...base, pkg: { main: 'main.js' }, env: {} }).argv).toEqual(['node', 'main.js']);
-    expect(planLaunch({ ...base, decision: { ...decision, runtime: 'bun' }, pkg: { main: 'main.js' }, env: {} }).argv).toEqual(['bun', 'main.js']);
+    expect(planLaunch({ ...base, pkg, ctx: at({ CC_RUN_COMMAND: 'node run.js' }) }).argv).toEqual(['/bin/sh', '-c', 'exec node run.js']);
+    expect(planLaunch({ ...base, pkg, ctx: at({}) }).argv).toEqual(['/bin/sh', '-c', 'exec node start.js']);
+    expect(planLaunch({ ...base, pkg: { main: 'main.js' }, ctx: at({}) }).argv).toEqual(['node', 'main.js']);
+    expect(planLaunch({ ...base, decision: { ...decision, runtime: 'bun' }, pkg: { main: 'main.js' }, ctx: at({}) }).argv).toEqual(['bun', 'main.js']);
   });
   it('with Bun, a start script runs under Bun, which also runs its prestart and poststart', () => {
     const pkg = { scripts: { prestart: 'echo pre', start: 'node a.js', poststart: 'echo post' } };
-    const p = planLaunch({ ...base, decision: { ...decision, runtime: 'bun' }, pkg, env: {} });
+    const p = planLaunch({ ...base, decision: { ...decision, runtime: 'bun' }, pkg, ctx: at({}) });
     expect(p.argv).toEqual(['bun', '--bun', 'run', 'start']);
     expect(p.hooks).toEqual({});
     expect(p.supervise).toBeUndefined();
   });
-  it('NODE_ENV=production, PORT 8080 or 9000 behind middleware, HOST 0.0.0.0, heap from the instance memory', () => {
-    const p = planLaunch({ ...base, pkg: { main: 'a.js' }, env: { RBP_INSTANCE_MEMORY: String(GiB) } });
-    expect(p.env).toMatchObject({ NODE_ENV: 'production', PORT: '8080', HOST: '0.0.0.0', NODE_OPTIONS: '--max-old-space-size=768' });
-    const behind = planLaunch({ ...base, pkg: { main: 'a.js' }, env: { CC_REDIRECTOR_PROJECT_KEY: 'k' } });
-    expect(behind.env.PORT).toBe('9000');
+  it('NODE_ENV=production, HOST 0.0.0.0, heap from the instance memory; PORT is the launch\'s (8080, 9000 behind middleware)', () => {
+    const p = planLaunch({ ...base, pkg: { main: 'a.js' }, ctx: at({ RBP_INSTANCE_MEMORY: String(GiB) }) });
+    expect(p.env).toMatchObject({ NODE_ENV: 'production', HOST: '0.0.0.0', NODE_OPTIONS: '--max-old-space-size=768' });
+    expect(p.env.PORT).toBeUndefined();
+    expect(at({}).port).toBe('8080');
+    expect(at({ CC_REDIRECTOR_PROJECT_KEY: 'k' }).port).toBe('9000');
+    expect(portEnv('9000', undefined, true)).toEqual({ PORT: '9000' });
+    expect(portEnv('9000', 'CC_STATIC_PORT', true)).toEqual({ PORT: '9000', CC_STATIC_PORT: '9000' });
+    expect(portEnv('8181', 'CC_STATIC_PORT', false)).toEqual({ PORT: '8181' });
   });
   it('runs prestart and poststart around scripts.start only', () => {
     const pkg = { scripts: { prestart: 'echo pre', start: 'node a.js', poststart: 'echo post' } };
-    expect(planLaunch({ ...base, pkg, env: {} }).hooks).toEqual({ prestart: 'echo pre', poststart: 'echo post' });
-    expect(planLaunch({ ...base, pkg, env: { CC_RUN_COMMAND: 'node b.js' } }).hooks).toEqual({});
+    expect(planLaunch({ ...base, pkg, ctx: at({}) }).hooks).toEqual({ prestart: 'echo pre', poststart: 'echo post' });
+    expect(planLaunch({ ...base, pkg, ctx: at({ CC_RUN_COMMAND: 'node b.js' }) }).hooks).toEqual({});
   });
   it('preloads .pnp.cjs for Yarn Plug-n-Play', () => {
-    const p = planLaunch({ ...base, decision: { ...decision, pnp: true }, pkg: { main: 'a.js' }, env: {} });
+    const p = planLaunch({ ...base, decision: { ...decision, pnp: true }, pkg: { main: 'a.js' }, ctx: at({}) });
     expect(p.env.NODE_OPTIONS).toBe('--require /workspace/.pnp.cjs');
   });
   it('fails clearly when there is nothing to start', () => {
-    expect(() => planLaunch({ ...base, pkg: {}, env: {} })).toThrowError(/Nothing to start/);
+    expect(() => planLaunch({ ...base, pkg: {}, ctx: at({}) })).toThrowError(/Nothing to start/);
   });
 });

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Plan } from '../../../lib/launch/entry.ts';
-import { appListenPort } from '../../../lib/launch/ports.ts';
+import type { LaunchContext } from '../../../lib/launch/context.ts';
 import { instanceMemory } from '../../../lib/launch/instance.ts';
 import { startMethod, NOTHING_TO_START_FIX, type PackageJson } from './package-json.ts';
 import { UserError } from '../../../lib/errors.ts';
@@ -38,10 +38,10 @@ export function nodeOptions(current: string | undefined, memoryBytes: number | u
 
 
 export interface LaunchInput {
-  env: Record<string, string | undefined>;
+  /** The launch's context: the environment, the app folder and the port it decided (lib/launch/context.ts). */
+  ctx: LaunchContext;
   pkg: PackageJson;
   decision: NodeDecision;
-  appDir: string;
 }
 
 export interface NodePlan extends Plan {
@@ -49,7 +49,8 @@ export interface NodePlan extends Plan {
   hooks: { prestart?: string; poststart?: string };
 }
 
-export function planLaunch({ env, pkg, decision, appDir }: LaunchInput): NodePlan {
+export function planLaunch({ ctx, pkg, decision }: LaunchInput): NodePlan {
+  const { env, appDir } = ctx;
   const start = startMethod(pkg, env);
   if (!start) {
     throw new UserError({
@@ -60,7 +61,6 @@ export function planLaunch({ env, pkg, decision, appDir }: LaunchInput): NodePla
       fix: NOTHING_TO_START_FIX,
     });
   }
-  const port = appListenPort(env, undefined, appDir);
   const memory = instanceMemory(env);
   const options = nodeOptions(env.NODE_OPTIONS, memory);
   // Yarn Plug'n'Play: .pnp.cjs resolves require(); ES modules need Yarn's loader too, as `yarn node` adds it.
@@ -72,7 +72,6 @@ export function planLaunch({ env, pkg, decision, appDir }: LaunchInput): NodePla
   const binDirs = [...(decision.runtime === 'bun' && decision.bunNode ? [decision.bunNode] : []), path.join(appDir, 'node_modules', '.bin')];
   const planEnv: Record<string, string> = {
     NODE_ENV: 'production',
-    PORT: String(port),
     HOST: env.HOST ?? '0.0.0.0',
     PATH: [...binDirs, env.PATH ?? '/usr/local/bin:/usr/bin:/bin'].join(':'),
     ...(withPnp ? { NODE_OPTIONS: withPnp } : {}),
@@ -116,7 +115,6 @@ export function planLaunch({ env, pkg, decision, appDir }: LaunchInput): NodePla
       node: decision.node,
       ...(decision.bun ? { bun: decision.bun } : {}),
       start: start.kind,
-      port,
       ...(memory ? { memory } : {}),
       ...(hooks.prestart ? { prestart: hooks.prestart } : {}),
       ...(hooks.poststart ? { poststart: hooks.poststart } : {}),

@@ -8,7 +8,7 @@ import { prependPath } from '../../../lib/cnb/env.ts';
 import { dependenciesOf } from '../../../lib/deps/index.ts';
 import { installLaunch } from '../../../lib/launch/entry.ts';
 import { Logger } from '../../../lib/log.ts';
-import type { PhpServerDecision } from './command.ts';
+import { phpServerLaunch, type PhpServerDecision } from './command.ts';
 import { readComposerProject } from './composer-files.ts';
 import { composerFlags, composerInstall, findComposer } from './composer.ts';
 import { checkExtensions, extensionRequirements } from './extensions.ts';
@@ -62,5 +62,5 @@ runBuild(async (ctx) => {
     ...(worker ? { worker } : {}),
     ...(php.phprc ? { phprc: php.phprc } : {}),
   };
-  await installLaunch(ctx, decision);
+  await installLaunch(ctx, decision, { direct: phpServerLaunch(decision) });
 });

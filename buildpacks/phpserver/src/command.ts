@@ -8,7 +8,8 @@
 import { shellCommand } from '../../../lib/launch/exec.ts';
 import path from 'node:path';
 import type { Plan, LaunchDecision } from '../../../lib/launch/entry.ts';
-import { appListenPort } from '../../../lib/launch/ports.ts';
+import type { LaunchContext, RuntimeLaunch } from '../../../lib/launch/context.ts';
+import { raw } from '../../../lib/config/read.ts';
 
 export interface PhpServerDecision extends LaunchDecision {
   runtime: 'phpserver';
@@ -21,24 +22,31 @@ export interface PhpServerDecision extends LaunchDecision {
   phprc?: string;
 }
 
-export function planPhpServer(d: PhpServerDecision, env: NodeJS.ProcessEnv, appDir: string): Plan {
-  const port = appListenPort(env, 'CC_PHPSERVER_PORT', appDir);
-  const server = env.RBP_TOOL_FRANKENPHP?.trim() || d.server.path;
+export function planPhpServer(d: PhpServerDecision, { env, appDir, port }: LaunchContext): Plan {
+  const server = raw(env, 'RBP_TOOL_FRANKENPHP') ?? d.server.path;
   const root = path.resolve(appDir, d.webroot);
   const worker = d.worker ? path.resolve(appDir, d.worker) : undefined;
   const processEnv: Record<string, string> = d.phprc ? { PHPRC: d.phprc } : {};
   const facts = {
     runtime: 'phpserver',
-    port,
     webroot: root,
     server: { ...d.server, path: server },
     ...(worker ? { worker } : {}),
     ...(d.phprc ? { phpIni: path.join(d.phprc, 'php.ini') } : {}),
   };
-  const runCommand = env.CC_RUN_COMMAND?.trim();
+  const runCommand = raw(env, 'CC_RUN_COMMAND');
   if (runCommand) {
     return { argv: shellCommand(runCommand), env: processEnv, cwd: appDir, facts: { ...facts, command: 'CC_RUN_COMMAND' } };
   }
   const argv = [server, 'php-server', '--listen', `0.0.0.0:${port}`, '--root', root, ...(worker ? ['--worker', worker] : [])];
   return { argv, env: processEnv, cwd: appDir, facts: { ...facts, command: worker ? 'php-server (worker mode)' : 'php-server' } };
 }
+
+export const PHPSERVER_PORT_VARIABLE = 'CC_PHPSERVER_PORT';
+
+/** The phpserver runtime's launch: its port variable and its plan. */
+export const phpServerLaunch = (d: PhpServerDecision): RuntimeLaunch => ({
+  portVariable: PHPSERVER_PORT_VARIABLE,
+  serverOverride: { variable: 'RBP_TOOL_FRANKENPHP', builtPath: d.server.path },
+  plan: (ctx) => planPhpServer(d, ctx),
+});

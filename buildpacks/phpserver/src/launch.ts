@@ -1,5 +1,6 @@
 /** bin/launch: starts the application server as the build decided and the run environment says. */
 import { readDecision, runLaunch } from '../../../lib/launch/entry.ts';
-import { planPhpServer, type PhpServerDecision } from './command.ts';
+import { PHPSERVER_PORT_VARIABLE, planPhpServer, type PhpServerDecision } from './command.ts';
 
-runLaunch((env) => planPhpServer(readDecision<PhpServerDecision>(), env, process.cwd()));
+// The decision is read inside the plan, where a missing one is the launch's user error.
+runLaunch({ portVariable: PHPSERVER_PORT_VARIABLE, plan: (ctx) => planPhpServer(readDecision<PhpServerDecision>(), ctx) });

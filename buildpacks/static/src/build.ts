@@ -7,7 +7,7 @@ import { cacheContent, isKept, missingPaths, pruneTo } from './build-cache.ts';
 import { readConfig } from './config.ts';
 import { resolveInRoot, show } from './paths.ts';
 import { chooseServer } from './server-choice.ts';
-import type { StaticDecision } from './server.ts';
+import { staticLaunch, type StaticDecision } from './server.ts';
 import { describePlan, planSite, runCommand, runGenerator } from './site-build.ts';
 import { chooseWebroot, requireIndex } from './webroot.ts';
 
@@ -59,5 +59,5 @@ runBuild(async (ctx) => {
   const decision: StaticDecision = { runtime: 'static', webroot: webroot.rel, mode: server.mode, bin: server.bin };
   if (server.caddyfile) decision.caddyfile = server.caddyfile;
   if (server.swsConfig) decision.swsConfig = server.swsConfig;
-  await installLaunch(ctx, decision);
+  await installLaunch(ctx, decision, { direct: staticLaunch(decision) });
 });

@@ -1,4 +1,5 @@
 import { readDecision, runLaunch } from '../../../lib/launch/entry.ts';
-import { serverPlan, type StaticDecision } from './server.ts';
+import { serverPlan, STATIC_PORT_VARIABLE, type StaticDecision } from './server.ts';
 
-runLaunch((env) => serverPlan(readDecision<StaticDecision>(), env, process.cwd()));
+// The decision is read inside the plan, where a missing one is the launch's user error.
+runLaunch({ portVariable: STATIC_PORT_VARIABLE, plan: (ctx) => serverPlan(readDecision<StaticDecision>(), ctx) });

@@ -3,15 +3,17 @@
  *
  * Precedence, decided at build (the server binary is installed then): CC_STATIC_SERVER=caddy forces
  * `caddy file-server` (a variable beats a file); else a valid Caddyfile runs `caddy run` with it; else
- * Static Web Server. At launch, CC_RUN_COMMAND replaces all of them, and the port
- * (CC_STATIC_PORT, 9000 behind a request-flow middleware) and CC_STATIC_FLAGS are read from the run
- * environment, so they change without a rebuild.
+ * Static Web Server. At launch, CC_RUN_COMMAND replaces all of them; the port is the launch's
+ * (CC_STATIC_PORT, 9000 behind a request-flow middleware: lib/launch/ports.ts). CC_RUN_COMMAND and
+ * CC_STATIC_FLAGS are read from the run environment: the direct launch script (lib/launch/direct.ts)
+ * hands over to the Node.js launcher when they differ from the build's.
  */
 import { shellCommand } from '../../../lib/launch/exec.ts';
 import path from 'node:path';
 import { parse } from 'shell-quote';
 import type { LaunchDecision, Plan } from '../../../lib/launch/entry.ts';
-import { appListenPort } from '../../../lib/launch/ports.ts';
+import type { LaunchContext, RuntimeLaunch } from '../../../lib/launch/context.ts';
+import { raw } from '../../../lib/config/read.ts';
 import { UserError } from '../../../lib/errors.ts';
 import { INDEX_FILES } from './webroot.ts';
 
@@ -51,34 +53,37 @@ export function parseFlags(raw: string | undefined): string[] {
   return words as string[];
 }
 
-/** The command that serves the site, from the build's decision and the run environment. */
-export function serverPlan(d: StaticDecision, env: NodeJS.ProcessEnv, appDir: string): Plan {
-  const port = appListenPort(env, 'CC_STATIC_PORT', appDir);
+/** The command that serves the site, from the build's decision, the port it is given and the run environment. */
+export function serverPlan(d: StaticDecision, { env, appDir, port }: LaunchContext): Plan {
   const root = path.join(appDir, d.webroot);
-  const facts = { runtime: 'static', port, webroot: `/${d.webroot}` };
-  // The port as {$PORT} for a Caddyfile, and for a run command.
-  const penv = { PORT: String(port) };
-  const run = env.CC_RUN_COMMAND?.trim();
-  if (run) return { argv: shellCommand(run), env: penv, cwd: appDir, facts: { ...facts, server: 'CC_RUN_COMMAND' } };
+  const facts = { runtime: 'static', webroot: `/${d.webroot}` };
+  const run = raw(env, 'CC_RUN_COMMAND');
+  if (run) return { argv: shellCommand(run), env: {}, cwd: appDir, facts: { ...facts, server: 'CC_RUN_COMMAND' } };
   const flags = parseFlags(env.CC_STATIC_FLAGS);
   switch (d.mode) {
     case 'caddy-run':
+      // The port reaches the Caddyfile as {$PORT} (the launch sets PORT).
       return {
         argv: [d.bin, 'run', '--config', path.join(appDir, d.caddyfile!), '--adapter', 'caddyfile', ...flags],
-        env: penv,
+        env: {},
         cwd: appDir,
         facts: { ...facts, server: 'caddy', caddyfile: `/${d.caddyfile}` },
       };
     case 'caddy-file-server':
-      return { argv: [d.bin, 'file-server', '--root', root, '--listen', `:${port}`, ...flags], env: penv, cwd: appDir, facts: { ...facts, server: 'caddy' } };
+      return { argv: [d.bin, 'file-server', '--root', root, '--listen', `:${port}`, ...flags], env: {}, cwd: appDir, facts: { ...facts, server: 'caddy' } };
     case 'static-web-server':
       return {
         // Static Web Server's index is index.html alone unless told otherwise; the contract's webroot
         // may hold index.htm instead.
-        argv: [d.bin, '--host', '0.0.0.0', '--port', String(port), '--root', root, '--index-files', INDEX_FILES.join(','), ...(d.swsConfig ? ['--config-file', path.join(appDir, d.swsConfig)] : []), ...flags],
-        env: penv,
+        argv: [d.bin, '--host', '0.0.0.0', '--port', port, '--root', root, '--index-files', INDEX_FILES.join(','), ...(d.swsConfig ? ['--config-file', path.join(appDir, d.swsConfig)] : []), ...flags],
+        env: {},
         cwd: appDir,
         facts: { ...facts, server: 'static-web-server' },
       };
   }
 }
+
+/** The static runtime's launch: its port variable and its plan. */
+export const staticLaunch = (d: StaticDecision): RuntimeLaunch => ({ portVariable: STATIC_PORT_VARIABLE, plan: (ctx) => serverPlan(d, ctx) });
+
+export const STATIC_PORT_VARIABLE = 'CC_STATIC_PORT';
