@@ -11,9 +11,6 @@ import { isActive } from './request-flow/activation.ts';
 export const PUBLIC_PORT = 8080;
 export const APP_PORT_BEHIND_MIDDLEWARE = 9000;
 
-/** The runtime port variables the contract names; the runtime `node` has none (it reads PORT). */
-export const RUNTIME_PORT_VARIABLES: Record<string, string> = { phpserver: 'CC_PHPSERVER_PORT', static: 'CC_STATIC_PORT' };
-
 // An invalid port variable is the variable's user error (lib/config), never a silent 8080.
 export function publicPort(env: NodeJS.ProcessEnv): number {
   return readPort(env, 'RBP_PUBLIC_PORT')?.value ?? PUBLIC_PORT;

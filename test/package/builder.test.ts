@@ -71,6 +71,23 @@ async function create(fixture: string, operatorEnv: Record<string, string>, moun
   return { ...r, image: path.join(repo, 'index.docker.io', 'library', 'app', 'latest') };
 }
 
+/**
+ * Nothing to supervise, so no Node.js in the image (lib/launch/direct.ts): the buildpack's launch
+ * layers are the launcher's script alone, and what the app adds to the run image stays small (it was
+ * 121 MB more with the launcher's own Node.js).
+ */
+async function expectNoNodeInImage(image: string, buildpack: string): Promise<void> {
+  const info = JSON.parse((await execa('skopeo', ['inspect', `oci:${image}`])).stdout) as { Labels: Record<string, string>; LayersData: Array<{ Size: number }> };
+  const md = JSON.parse(info.Labels['io.buildpacks.lifecycle.metadata']!) as { buildpacks: Array<{ key: string; layers?: Record<string, unknown> }>; runImage: { topLayer: string } };
+  const layers = Object.keys(md.buildpacks.find((b) => b.key === buildpack)?.layers ?? {});
+  expect(layers).toContain('launcher');
+  expect(layers).not.toContain('launcher-node');
+  const run = JSON.parse((await execa('skopeo', ['inspect', `oci:${dir}:run`])).stdout) as { LayersData: Array<{ Size: number }> };
+  const added = info.LayersData.slice(run.LayersData.length).reduce((n, l) => n + l.Size, 0);
+  console.log(`${buildpack}: the app image adds ${(added / 1e6).toFixed(1)} MB to the run image`);
+  expect(added).toBeLessThan(20e6);
+}
+
 describe.skipIf(missing.length > 0 && !inCi)('rbp builder --out DIR', () => {
   it('CI has everything the builder needs', () => {
     expect(missing).toEqual([]);
@@ -118,6 +135,7 @@ describe.skipIf(missing.length > 0 && !inCi)('rbp builder --out DIR', () => {
     const r = await create(fixture, { [variable]: `/opt/${optName}/bin/${path.basename(exe)}` }, mount);
     expect(r.exitCode, r.all).toBe(0);
     expect(r.all).toMatch(new RegExp(`${buildpack.replace('/', '\\/')}\\s+\\S+`));
+    await expectNoNodeInImage(r.image, buildpack);
     const port = await freePort();
     const id = await runDetached(`oci:${r.image}`, ['-e', `RBP_PUBLIC_PORT=${port}`, ...mount]);
     const body = await body200(port);

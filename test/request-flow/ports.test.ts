@@ -1,9 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { appListenPort, middlewareActive, publicPort, RUNTIME_PORT_VARIABLES } from '../../lib/launch/ports.ts';
+import { appListenPort, middlewareActive, publicPort } from '../../lib/launch/ports.ts';
+import { PHPSERVER_PORT_VARIABLE } from '../../buildpacks/phpserver/src/command.ts';
+import { STATIC_PORT_VARIABLE } from '../../buildpacks/static/src/server.ts';
 import { tmpDir } from '../helpers/rbp.ts';
 
+/** Each runtime's own port variable, as its launch names it; node's app reads PORT. */
+const RUNTIME_PORT_VARIABLES: Record<string, string | undefined> = { node: undefined, phpserver: PHPSERVER_PORT_VARIABLE, static: STATIC_PORT_VARIABLE };
 const plain = tmpDir('rbp-ports-');
 const withVcl = tmpDir('rbp-ports-vcl-');
 fs.mkdirSync(path.join(withVcl, '.rbp'));
