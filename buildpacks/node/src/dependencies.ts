@@ -17,7 +17,10 @@ import { nodeModulesComponents, yarnBerryLockComponents } from '../../../lib/cnb
 import { UserError } from '../../../lib/errors.ts';
 import type { Logger } from '../../../lib/log.ts';
 import type { PackageJson } from './package-json.ts';
-import { lockFileOf, type DevDependencies, type InstallCommand, type ToolChoice } from './package-manager.ts';
+import type { ToolChoice } from '../../../lib/js-project/build-tool.ts';
+import type { DevDependencies, InstallCommand } from '../../../lib/js-project/install-command.ts';
+import { lockDigest } from '../../../lib/js-project/lock-digest.ts';
+import { lockFileOf } from '../../../lib/js-project/lock-files.ts';
 import { hideSecrets, registryRefused, registryRefusedError, withRegistryAuth, type RegistryAuth } from './registry-auth.ts';
 import { sshRefused, sshRefusedError, withSshKeys, type SshKeyBinding } from './ssh-key.ts';
 import { keepModules, placeModules } from './modules-placement.ts';
@@ -61,7 +64,7 @@ export function modulesMetadata(o: {
   custom?: string;
 }): ModulesMetadata {
   const lockName = lockFileOf(o.appDir, o.choice.manager);
-  const lock = lockName ? `${lockName} ${digest(fs.readFileSync(path.join(o.appDir, lockName)))}` : 'none';
+  const lock = lockName ? `${lockName} ${lockDigest(path.join(o.appDir, lockName))}` : 'none';
   const pkg = o.pkg as Record<string, unknown>;
   const fields = Object.fromEntries(MANIFEST_FIELDS.filter((f) => pkg[f] !== undefined).map((f) => [f, pkg[f]]));
   const configs = CONFIG_FILES.filter((f) => fs.existsSync(path.join(o.appDir, f))).map((f) => `${f}:${digest(fs.readFileSync(path.join(o.appDir, f)))}`);
