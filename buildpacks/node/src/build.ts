@@ -26,7 +26,7 @@ import { parsePackageManager } from '../../../lib/js-project/package-manager-fie
 import { buildPathTools, managerVersion } from './package-manager.ts';
 import { registryAuth } from './registry-auth.ts';
 import { bindingRoot, sshKeyBindings } from './ssh-key.ts';
-import { installManager, installNode, installNpm, type Installed, type ToolEnv } from './tools.ts';
+import { installManager, installNode, installNpm, toolRegistryClient, type Installed, type ToolEnv } from './tools.ts';
 
 const TOOL_LAYERS = ['pnpm', 'yarn', 'bun', 'deno', BUN_NODE_LAYER];
 
@@ -66,7 +66,7 @@ runBuild(async (ctx) => {
   log.info(`package manager: ${choice.tool} (${choice.because})`);
   if (choice.deprecated) log.warn(choice.deprecated);
 
-  const tools: ToolEnv = { layers: ctx.layers, env, log, ...(env.RBP_NPM_REGISTRY ? { registry: env.RBP_NPM_REGISTRY } : {}) };
+  const tools: ToolEnv = { layers: ctx.layers, env, log, npm: toolRegistryClient(env, log) };
   const node = await log.step('Node.js', () => installNode(tools, version.constraint, version.origin));
   log.info(`Node.js ${node.version} (asked: "${version.constraint}" from ${version.source})`);
   const eol = endOfLife(node.version);
