@@ -12,13 +12,12 @@ import type { Layers } from '../../../lib/cnb/layers.ts';
 import { appendSbom } from '../../../lib/cnb/sbom.ts';
 import { composerComponents } from '../../../lib/cnb/sbom-deps.ts';
 import { installTool, findOperatorTool, catalogSource, type DependencySpec } from '../../../lib/deps/index.ts';
+import { raw, read } from '../../../lib/config/read.ts';
 import { UserError } from '../../../lib/errors.ts';
 import { linkTree } from '../../../lib/fsx.ts';
 import type { Logger } from '../../../lib/log.ts';
 import { runStep } from '../../../lib/run-step.ts';
 import type { ComposerProject } from './composer-files.ts';
-
-export const DEFAULT_COMPOSER_FLAGS = ['--no-interaction', '--no-progress', '--no-scripts'];
 
 export interface ComposerFlags {
   flags: string[];
@@ -33,11 +32,12 @@ export interface ComposerFlags {
  * the flags carry.
  */
 export function composerFlags(env: Record<string, string | undefined>): ComposerFlags {
-  const custom = env.CC_PHP_COMPOSER_FLAGS;
-  const base = custom !== undefined && custom.trim() !== '' ? custom.trim().split(/\s+/) : DEFAULT_COMPOSER_FLAGS;
-  const dev = env.CC_PHP_DEV_DEPENDENCIES?.trim() === 'install';
+  // The default (--no-interaction --no-progress --no-scripts) is the declaration's, in lib/config/variables.ts.
+  const setting = read<string>(env, 'CC_PHP_COMPOSER_FLAGS')!;
+  const base = setting.value.split(/\s+/);
+  const dev = raw(env, 'CC_PHP_DEV_DEPENDENCIES') === 'install';
   const flags = dev ? base.filter((f) => f !== '--no-dev') : base.includes('--no-dev') ? base : [...base, '--no-dev'];
-  const origin = `${custom?.trim() ? 'CC_PHP_COMPOSER_FLAGS' : 'default flags'}${dev ? ', dev dependencies installed (CC_PHP_DEV_DEPENDENCIES=install)' : ', --no-dev'}`;
+  const origin = `${setting.source === 'env' ? 'CC_PHP_COMPOSER_FLAGS' : 'default flags'}${dev ? ', dev dependencies installed (CC_PHP_DEV_DEPENDENCIES=install)' : ', --no-dev'}`;
   return { flags, dev, origin };
 }
 
