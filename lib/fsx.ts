@@ -54,3 +54,31 @@ export function moveAcross(from: string, to: string): void {
     fs.rmSync(from, { recursive: true, force: true });
   }
 }
+
+/**
+ * A second name for every file of the folder `from` at `to` (hard links; folders made anew, symlinks
+ * written as they were): both trees share the files' contents, nothing is copied. Where the two are
+ * on different file systems (EXDEV) or the file system has no hard links, a copy that keeps links as
+ * written. `to` must not exist.
+ */
+export function linkTree(from: string, to: string): void {
+  try {
+    linkDir(from, to);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code !== 'EXDEV' && code !== 'EPERM' && code !== 'ENOTSUP') throw e;
+    fs.rmSync(to, { recursive: true, force: true });
+    fs.cpSync(from, to, { recursive: true, verbatimSymlinks: true, preserveTimestamps: true });
+  }
+}
+
+function linkDir(from: string, to: string): void {
+  fs.mkdirSync(to, { mode: fs.statSync(from).mode & 0o7777 });
+  for (const e of fs.readdirSync(from, { withFileTypes: true })) {
+    const src = path.join(from, e.name);
+    const dst = path.join(to, e.name);
+    if (e.isDirectory()) linkDir(src, dst);
+    else if (e.isSymbolicLink()) fs.symlinkSync(fs.readlinkSync(src), dst);
+    else fs.linkSync(src, dst);
+  }
+}

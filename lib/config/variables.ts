@@ -6,7 +6,7 @@
  */
 import type { VariableSpec } from './kinds.ts';
 
-const NODE_BUILD_TOOLS = ['bun', 'npm', 'npm-install', 'npm-ci', 'pnpm', 'yarn-berry', 'custom', 'yarn', 'yarn2'] as const;
+export const NODE_BUILD_TOOLS = ['bun', 'npm', 'npm-install', 'npm-ci', 'pnpm', 'yarn-berry', 'custom', 'yarn', 'yarn2'] as const;
 const HUGO = ['0.147', '0.148', '0.149', '0.150', '0.151', '0.152', '0.159', '0.160', '0.161'] as const;
 
 export const VARIABLES: readonly VariableSpec[] = [

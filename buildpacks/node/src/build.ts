@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { runBuild } from '../../../lib/cnb/context.ts';
+import { read } from '../../../lib/config/read.ts';
 import { operatorVariable } from '../../../lib/deps/operator.ts';
 import { isUserError, UserError } from '../../../lib/errors.ts';
 import { installLaunch } from '../../../lib/launch/entry.ts';
@@ -18,10 +19,14 @@ import { startWarnings } from './start-check.ts';
 import { BUN_NODE_LAYER, bunNodeLayer } from './bun-node.ts';
 import { endOfLife, nodeConstraint } from './node-version.ts';
 import { NOTHING_TO_START_FIX, readPackageJson, startMethod } from './package-json.ts';
-import { buildPathTools, chooseTool, lockFileOf, devDependenciesChoice, installCommand, managerVersion, parsePackageManager } from './package-manager.ts';
+import { chooseTool } from '../../../lib/js-project/build-tool.ts';
+import { devDependenciesChoice, installCommand } from '../../../lib/js-project/install-command.ts';
+import { lockFileOf } from '../../../lib/js-project/lock-files.ts';
+import { parsePackageManager } from '../../../lib/js-project/package-manager-field.ts';
+import { buildPathTools, managerVersion } from './package-manager.ts';
 import { registryAuth } from './registry-auth.ts';
 import { bindingRoot, sshKeyBindings } from './ssh-key.ts';
-import { installManager, installNode, installNpm, type Installed, type ToolEnv } from './tools.ts';
+import { installManager, installNode, installNpm, toolRegistryClient, type Installed, type ToolEnv } from './tools.ts';
 
 const TOOL_LAYERS = ['pnpm', 'yarn', 'bun', 'deno', BUN_NODE_LAYER];
 
@@ -39,15 +44,15 @@ runBuild(async (ctx) => {
 
   // Every setting is checked before anything is downloaded.
   const version = nodeConstraint(pkg, env, pkgFile);
-  const choice = chooseTool(appDir, pkg, env);
   const pm = parsePackageManager(pkg, pkgFile);
+  const choice = chooseTool(appDir, pm, env);
   const wanted = managerVersion(choice, pm, appDir);
   const dev = devDependenciesChoice(env);
   const auth = registryAuth(env);
   const bindings = bindingRoot(env, ctx.platformDir);
   const sshKeys = sshKeyBindings(bindings);
   const deno = denoFromMise(appDir);
-  const nodeEnv = env.NODE_ENV?.trim() || 'production';
+  const nodeEnv = read(env, 'NODE_ENV')!.value;
 
   for (const f of ['.nvmrc']) {
     if (fs.existsSync(path.join(appDir, f))) {
@@ -61,7 +66,7 @@ runBuild(async (ctx) => {
   log.info(`package manager: ${choice.tool} (${choice.because})`);
   if (choice.deprecated) log.warn(choice.deprecated);
 
-  const tools: ToolEnv = { layers: ctx.layers, env, log, ...(env.RBP_NPM_REGISTRY ? { registry: env.RBP_NPM_REGISTRY } : {}) };
+  const tools: ToolEnv = { layers: ctx.layers, env, log, npm: toolRegistryClient(env, log) };
   const node = await log.step('Node.js', () => installNode(tools, version.constraint, version.origin));
   log.info(`Node.js ${node.version} (asked: "${version.constraint}" from ${version.source})`);
   const eol = endOfLife(node.version);
@@ -119,7 +124,7 @@ runBuild(async (ctx) => {
   const userconfig = path.join(tmp, 'npmrc');
   fs.writeFileSync(userconfig, '');
   const locked = choice.manager !== 'npm' && choice.manager !== 'custom' && Boolean(lockFileOf(appDir, choice.manager));
-  const command = installCommand(choice, dev, nodeEnv, env, { locked, ...(choice.manager === 'yarn-berry' ? { berryMajor: Number(managerVer.split('.')[0]) } : {}) });
+  const command = installCommand(choice, { dev: { choice: dev, nodeEnv }, locked, unattended: true, ...(choice.manager === 'yarn-berry' ? { berryMajor: Number(managerVer.split('.')[0]) } : {}) });
   log.info(`development dependencies: ${command.dev} (CC_NODE_DEV_DEPENDENCIES ${dev === 'unset' ? 'unset' : `=${dev}`}, NODE_ENV=${nodeEnv})`);
   const installEnv: Record<string, string> = {
     ...env,
@@ -148,7 +153,7 @@ runBuild(async (ctx) => {
         dev,
         nodeEnv,
         registry: new URL(auth.registry).host,
-        ...(choice.tool === 'custom' ? { custom: env.CC_CUSTOM_BUILD_TOOL } : {}),
+        ...(choice.command ? { custom: choice.command } : {}),
       }),
       command,
       pnp,

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cacheEnv, installOutputs, missingDevTool } from './dependencies.ts';
-import type { ToolChoice } from './package-manager.ts';
+import type { ToolChoice } from '../../../lib/js-project/build-tool.ts';
 
 const CACHE = '/layers/rbp_node/package-cache';
 const bun: ToolChoice = { tool: 'bun', manager: 'bun', because: 'bun.lock' };

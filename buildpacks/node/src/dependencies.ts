@@ -5,19 +5,20 @@
  * choice. When none of them changed the layer is reused without running the install; the app's own
  * preinstall/install/postinstall scripts still run, since they act on the (new) source.
  */
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { StringDecoder } from 'node:string_decoder';
-import { execa } from 'execa';
 import { parse as parseYaml } from 'yaml';
 import type { Layers } from '../../../lib/cnb/layers.ts';
 import { writeSbom } from '../../../lib/cnb/sbom.ts';
 import { nodeModulesComponents, yarnBerryLockComponents } from '../../../lib/cnb/sbom-deps.ts';
 import { UserError } from '../../../lib/errors.ts';
 import type { Logger } from '../../../lib/log.ts';
+import { runStep } from '../../../lib/run-step.ts';
 import type { PackageJson } from './package-json.ts';
-import { lockFileOf, type DevDependencies, type InstallCommand, type ToolChoice } from './package-manager.ts';
+import type { ToolChoice } from '../../../lib/js-project/build-tool.ts';
+import type { DevDependencies, InstallCommand } from '../../../lib/js-project/install-command.ts';
+import { keyDigest, lockDigest } from '../../../lib/js-project/lock-digest.ts';
+import { lockFileOf } from '../../../lib/js-project/lock-files.ts';
 import { hideSecrets, registryRefused, registryRefusedError, withRegistryAuth, type RegistryAuth } from './registry-auth.ts';
 import { sshRefused, sshRefusedError, withSshKeys, type SshKeyBinding } from './ssh-key.ts';
 import { keepModules, placeModules } from './modules-placement.ts';
@@ -45,10 +46,6 @@ export interface ModulesMetadata extends Record<string, string> {
   layout: string;
 }
 
-function digest(data: string | Buffer): string {
-  return crypto.createHash('sha256').update(data).digest('hex').slice(0, 16);
-}
-
 export function modulesMetadata(o: {
   appDir: string;
   pkg: PackageJson;
@@ -61,13 +58,13 @@ export function modulesMetadata(o: {
   custom?: string;
 }): ModulesMetadata {
   const lockName = lockFileOf(o.appDir, o.choice.manager);
-  const lock = lockName ? `${lockName} ${digest(fs.readFileSync(path.join(o.appDir, lockName)))}` : 'none';
+  const lock = lockName ? `${lockName} ${lockDigest(path.join(o.appDir, lockName))}` : 'none';
   const pkg = o.pkg as Record<string, unknown>;
   const fields = Object.fromEntries(MANIFEST_FIELDS.filter((f) => pkg[f] !== undefined).map((f) => [f, pkg[f]]));
-  const configs = CONFIG_FILES.filter((f) => fs.existsSync(path.join(o.appDir, f))).map((f) => `${f}:${digest(fs.readFileSync(path.join(o.appDir, f)))}`);
+  const configs = CONFIG_FILES.filter((f) => fs.existsSync(path.join(o.appDir, f))).map((f) => `${f}:${lockDigest(path.join(o.appDir, f))}`);
   return {
     lock,
-    manifest: digest(JSON.stringify({ fields, configs, custom: o.custom ?? '' })),
+    manifest: keyDigest(JSON.stringify({ fields, configs, custom: o.custom ?? '' })),
     runtime: o.runtime,
     manager: `${o.choice.manager} ${o.managerVersion}`,
     tool: o.choice.tool,
@@ -288,28 +285,9 @@ async function runInstallScripts(r: InstallRequest): Promise<void> {
 
 async function run(r: InstallRequest, argv: string[], env: Record<string, string>, what: string): Promise<void> {
   const shown = argv[0] === '/bin/sh' ? argv[2]! : argv.join(' ');
-  const t0 = performance.now();
   r.log.info(`$ ${hideSecrets(shown, env)}`);
-  const child = execa(argv[0]!, argv.slice(1), { cwd: r.appDir, env, extendEnv: false, reject: false, stdin: 'ignore', all: true, buffer: false });
-  let tail = '';
-  // Whole lines only: a secret split across two chunks would escape the masking.
-  let pending = '';
-  const decoder = new StringDecoder('utf8');
-  const emit = (text: string) => {
-    const shownText = hideSecrets(text, env);
-    tail = (tail + shownText).slice(-16_384);
-    r.log.raw(shownText.replace(/^(?=.)/gm, '    '));
-  };
-  child.all?.on('data', (d: Buffer) => {
-    pending += decoder.write(d);
-    const end = pending.lastIndexOf('\n') + 1;
-    if (end === 0) return;
-    emit(pending.slice(0, end));
-    pending = pending.slice(end);
-  });
-  const res = await child;
-  pending += decoder.end();
-  if (pending) emit(`${pending}\n`);
+  const res = await runStep(argv, { cwd: r.appDir, env, log: r.log, indent: '    ' });
+  const tail = res.output;
   if (res.exitCode !== 0 && what === 'install' && registryRefused(tail)) throw registryRefusedError(r.auth, r.env, hideSecrets(shown, env));
   if (res.exitCode !== 0 && what === 'install' && sshRefused(tail)) throw sshRefusedError(r.sshKeys ?? [], r.bindingRoot ?? 'the bindings directory', hideSecrets(shown, env));
   if (res.exitCode !== 0 && what === 'install') {
@@ -325,10 +303,10 @@ async function run(r: InstallRequest, argv: string[], env: Record<string, string
       seen: { what: 'command', value: hideSecrets(shown, env), where: r.appDir },
       rule: what === 'install' ? 'The dependencies are installed with the selected package manager (CC_NODE_BUILD_TOOL or the lock file).' : `Scripts ${INSTALL_SCRIPTS.join(', ')} run in the build phase and must succeed.`,
       fix: 'Read the output above: run the same command locally, fix the cause (lock file out of date, missing package, registry access), and deploy again.',
-      details: [`exit ${res.exitCode ?? res.signal} after ${Math.round(performance.now() - t0)}ms`],
+      details: [`${res.status} after ${Math.round(res.ms)}ms`],
     });
   }
-  r.log.detail(`done (${((performance.now() - t0) / 1000).toFixed(1)}s)`);
+  r.log.detail(`done (${(res.ms / 1000).toFixed(1)}s)`);
 }
 
 /** What each tool prints when its lock file no longer matches package.json, in its frozen / immutable mode. */

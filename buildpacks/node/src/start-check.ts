@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Manager } from './package-manager.ts';
+import type { Manager } from '../../../lib/js-project/lock-files.ts';
 import type { PackageJson, StartMethod } from './package-json.ts';
 
 const BUILD_FIX = 'build it during deployment: a "postinstall" script running your build (e.g. "postinstall": "npm run build"), or CC_NODE_BUILD_TOOL=custom with CC_CUSTOM_BUILD_TOOL="npm install && npm run build"';

@@ -13,72 +13,33 @@ import semver from 'semver';
 import type { Layers } from '../../../lib/cnb/layers.ts';
 import { ociArch } from '../../../lib/cnb/descriptor.ts';
 import type { DependencySpec } from '../../../lib/deps/catalog.ts';
-import { checksumFromHex, checksumFromSri, formatChecksum, type Checksum } from '../../../lib/deps/checksum.ts';
-import { fetchText } from '../../../lib/deps/download.ts';
+import { checksumFromHex, formatChecksum, type Checksum } from '../../../lib/deps/checksum.ts';
 import { installTool, type InstalledTool } from '../../../lib/deps/install.ts';
-import { NPM_REGISTRY, npmRegistrySource, packumentUrl } from '../../../lib/deps/npm.ts';
+import { bunPackage, denoPackage, nodePackage, NpmRegistryClient, npmRegistrySource, toolRegistry, withRegistryCredentials, type Packument } from '../../../lib/deps/npm.ts';
 import { operatorVariable } from '../../../lib/deps/operator.ts';
 import { pickVersion, type ConstraintOrigin } from '../../../lib/deps/resolve.ts';
 import { UserError } from '../../../lib/errors.ts';
 import type { Logger } from '../../../lib/log.ts';
 import { bundledNpmVersion, type NpmDocument } from './npm-version.ts';
 
-export interface Packument {
-  versions: Record<string, { dist?: { tarball?: string; integrity?: string; shasum?: string }; engines?: { node?: string } }>;
-  time?: Record<string, string>;
-  'dist-tags'?: Record<string, string>;
-}
-
 export interface ToolEnv {
   layers: Layers;
   env: Record<string, string | undefined>;
   log: Logger;
-  /** Where tool packages come from: RBP_NPM_REGISTRY (operator), else the public registry. */
-  registry?: string;
+  /** The registry tool packages come from (RBP_NPM_REGISTRY, else the public one); it keeps each document for the build. */
+  npm: NpmRegistryClient;
 }
 
-const documents = new Map<string, Promise<Packument>>();
-
-/** The full package document (it has `time`, which the abbreviated one lacks). Fetched once per build. */
-export function packument(pkg: string, t: ToolEnv): Promise<Packument> {
-  const url = packumentUrl(t.registry ?? NPM_REGISTRY, pkg);
-  let doc = documents.get(url);
-  if (!doc) {
-    doc = fetchText(url, { what: `the npm package document of ${pkg}`, log: t.log }).then((text) => {
-      try {
-        return JSON.parse(text ?? '') as Packument;
-      } catch (e) {
-        throw new UserError({
-          id: 'node/tools/registry-document',
-          title: `The registry did not answer with the package document of ${pkg}`,
-          seen: { what: 'URL', value: url },
-          rule: 'tools are installed from npm packages; the registry answers GET /<package> with JSON',
-          fix: 'check RBP_NPM_REGISTRY, or that this machine reaches the npm registry',
-          details: [(e as Error).message],
-        });
-      }
-    });
-    documents.set(url, doc);
-  }
-  return doc;
-}
-
-export function nodePackage(arch = ociArch()): string {
-  return `node-linux-${arch === 'arm64' ? 'arm64' : 'x64'}`;
-}
-export function bunPackage(arch = ociArch()): string {
-  return `@oven/bun-linux-${arch === 'arm64' ? 'aarch64' : 'x64'}`;
-}
-export function denoPackage(arch = ociArch()): string {
-  return `@deno/linux-${arch === 'arm64' ? 'arm64' : 'x64'}-glibc`;
+/** The registry client of a build: RBP_NPM_REGISTRY (operator), else the public registry. */
+export function toolRegistryClient(env: Record<string, string | undefined>, log: Logger): NpmRegistryClient {
+  const registry = toolRegistry(env);
+  return new NpmRegistryClient({ ...(registry ? { registry } : {}), log, memo: true });
 }
 
 /** The DependencySpec of `pkg@version` from its document; `pinned` (a packageManager hash) must agree with the registry. */
-export function specOf(doc: Packument, pkg: string, id: string, version: string, bin: string, pinned?: Checksum): DependencySpec {
-  const v = doc.versions[version];
-  const tarball = v?.dist?.tarball;
-  if (!v || !tarball) throw new Error(`${pkg}@${version} has no tarball in the registry document`);
-  const registry = v.dist?.integrity ? checksumFromSri(v.dist.integrity, 'npm registry dist.integrity') : undefined;
+export function specOf(t: ToolEnv, doc: Packument, pkg: string, id: string, version: string, bin: string, pinned?: Checksum): DependencySpec {
+  const spec = t.npm.spec(doc, pkg, version, { id, bin });
+  const registry = spec.checksum;
   if (pinned && registry && pinned.algorithm === registry.algorithm && pinned.hex !== registry.hex) {
     throw new UserError({
       id: 'node/package-manager/hash-mismatch',
@@ -89,7 +50,7 @@ export function specOf(doc: Packument, pkg: string, id: string, version: string,
       details: [`registry: ${formatChecksum(registry)}`],
     });
   }
-  return { id, version, uri: tarball, checksum: pinned ?? registry!, archive: 'tar.gz', stripComponents: 1, bin };
+  return { ...spec, checksum: pinned ?? registry! };
 }
 
 /** A spec rebuilt from a restored layer's metadata, when it already holds `version` (no registry round trip). */
@@ -99,7 +60,8 @@ function cachedSpec(t: ToolEnv, layer: string, id: string, bin: string, accept: 
   const [algo, hex] = md.sha.split(':');
   const checksum = checksumFromHex(hex ?? '', algo as Checksum['algorithm']);
   if (!checksum) return undefined;
-  return { id, version: md.version, uri: md.uri, checksum, archive: 'tar.gz', stripComponents: 1, bin, arch: typeof md.arch === 'string' ? md.arch : ociArch() };
+  // The metadata's uri has its credentials redacted: the registry's are put back.
+  return { id, version: md.version, uri: withRegistryCredentials(md.uri, t.npm.registry), checksum, archive: 'tar.gz', stripComponents: 1, bin, arch: typeof md.arch === 'string' ? md.arch : ociArch() };
 }
 
 export interface Installed {
@@ -119,7 +81,7 @@ function result(tool: InstalledTool, version: string): Installed {
  */
 async function operatorTool(t: ToolEnv, id: string, pkg: string, constraint: string, origin: ConstraintOrigin | undefined, bin: string): Promise<Installed | undefined> {
   if (!t.env[operatorVariable(id)]?.trim()) return undefined;
-  const source = npmRegistrySource({ pkg, id, bin, ...(t.registry ? { registry: t.registry } : {}), log: t.log });
+  const source = npmRegistrySource({ pkg, id, bin, registry: t.npm.registry, log: t.log });
   const tool = await installTool({ layers: t.layers, layerName: id, source, constraint, ...(origin ? { origin } : {}), types: { build: true, launch: true }, env: t.env, log: t.log, command: id });
   return result(tool, tool.version ?? constraint);
 }
@@ -132,9 +94,10 @@ export async function installNode(t: ToolEnv, constraint: string, origin: Constr
   const exact = semver.valid(constraint) ?? undefined;
   let spec = exact ? cachedSpec(t, 'node', 'node', 'bin/node', (md) => md.version === exact) : undefined;
   if (!spec) {
-    const doc = await t.log.step(`resolve Node.js "${constraint}" from the registry (${pkg})`, () => packument(pkg, t));
+    // The full document: npm's choice needs its publication dates (installNpm asks for it again).
+    const doc = await t.log.step(`resolve Node.js "${constraint}" from the registry (${pkg})`, () => t.npm.document(pkg, { full: true }));
     const version = pickVersion(Object.keys(doc.versions), constraint, 'node', origin);
-    spec = specOf(doc, pkg, 'node', version, 'bin/node');
+    spec = specOf(t, doc, pkg, 'node', version, 'bin/node');
   }
   const tool = await installTool({ layers: t.layers, layerName: 'node', spec, types: { build: true, launch: true }, env: t.env, log: t.log, command: 'node' });
   return result(tool, spec.version);
@@ -152,19 +115,19 @@ export async function installNpm(t: ToolEnv, nodeVersion: string): Promise<Insta
     t.layers.writeToml('npm', {}, rest);
   }
   if (!spec) {
-    const [npmDoc, nodeDoc] = await t.log.step(`find the npm bundled with Node.js ${nodeVersion}`, () => Promise.all([packument('npm', t), packument(nodePackage(), t)]));
+    const [npmDoc, nodeDoc] = await t.log.step(`find the npm bundled with Node.js ${nodeVersion}`, () => Promise.all([t.npm.document('npm', { full: true }), t.npm.document(nodePackage(), { full: true })]));
     const released = nodeDoc.time?.[nodeVersion];
     const version = bundledNpmVersion(nodeVersion, npmDoc as NpmDocument, released ? new Date(released) : undefined);
     if (!version) {
       throw new UserError({
         id: 'node/npm/none-for-node',
         title: `No npm for Node.js ${nodeVersion}`,
-        seen: { what: 'Node.js version', value: nodeVersion, where: t.registry ?? 'the npm registry' },
+        seen: { what: 'Node.js version', value: nodeVersion, where: t.npm.shown },
         rule: 'The npm installed with Node.js is the newest of the line that Node.js release bundles, published before it, whose engines accept it.',
         fix: 'Pick another Node.js version (engines.node or CC_NODE_VERSION), or check that RBP_NPM_REGISTRY carries the npm package.',
       });
     }
-    spec = specOf(npmDoc, 'npm', 'npm', version, 'bin/npm-cli.js');
+    spec = specOf(t, npmDoc, 'npm', 'npm', version, 'bin/npm-cli.js');
   }
   const tool = await installTool({ layers: t.layers, layerName: 'npm', spec, types: { build: true, launch: true }, env: t.env, log: t.log, command: 'npm' });
   // The layer's metadata says which Node.js this npm was chosen for, so the next build need not ask again.
@@ -198,9 +161,9 @@ export async function installManager(t: ToolEnv, req: ManagerRequest): Promise<I
   let spec =
     exact && !req.hash ? cachedSpec(t, p.layer, req.id === 'yarn-berry' ? 'yarn' : req.id, p.bin(exact), (md) => md.version === exact && String(md.uri).includes(`/${pkg}/-/`)) : undefined;
   if (!spec) {
-    const doc = await t.log.step(`resolve ${req.id} "${req.constraint}" from the registry (${pkg})`, () => packument(pkg, t));
+    const doc = await t.log.step(`resolve ${req.id} "${req.constraint}" from the registry (${pkg})`, () => t.npm.document(pkg));
     const version = pickVersion(Object.keys(doc.versions), req.constraint, req.id, req.origin);
-    spec = specOf(doc, pkg, req.id === 'yarn-berry' ? 'yarn' : req.id, version, p.bin(version), hashChecksum);
+    spec = specOf(t, doc, pkg, req.id === 'yarn-berry' ? 'yarn' : req.id, version, p.bin(version), hashChecksum);
     if (req.hash && !hashChecksum && req.id !== 'yarn-berry' && req.hash.algorithm === 'sha1' && doc.versions[version]?.dist?.shasum !== req.hash.hex) {
       throw hashMismatch(req, version, `registry sha1 ${doc.versions[version]?.dist?.shasum}`);
     }

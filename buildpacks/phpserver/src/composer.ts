@@ -3,21 +3,21 @@
  * build with `--no-interaction --no-progress --no-scripts` (CC_PHP_COMPOSER_FLAGS replaces them) plus
  * `--no-dev`, which CC_PHP_DEV_DEPENDENCIES=install removes whatever the flags say. A composer.phar at
  * the root is the Composer used. vendor/ is cached keyed on the lock file, the PHP version and the
- * flags: a rebuild with none of them changed restores it and does not run Composer.
+ * flags: a rebuild with none of them changed restores it and does not run Composer. The cache and
+ * the app share vendor/'s files as hard links (lib/fsx.ts linkTree): nothing is copied.
  */
-import { maskedLines } from '../../../lib/mask.ts';
 import fs from 'node:fs';
 import path from 'node:path';
-import { execa } from 'execa';
 import type { Layers } from '../../../lib/cnb/layers.ts';
 import { appendSbom } from '../../../lib/cnb/sbom.ts';
 import { composerComponents } from '../../../lib/cnb/sbom-deps.ts';
 import { installTool, findOperatorTool, catalogSource, type DependencySpec } from '../../../lib/deps/index.ts';
+import { raw, read } from '../../../lib/config/read.ts';
 import { UserError } from '../../../lib/errors.ts';
+import { linkTree } from '../../../lib/fsx.ts';
 import type { Logger } from '../../../lib/log.ts';
+import { runStep } from '../../../lib/run-step.ts';
 import type { ComposerProject } from './composer-files.ts';
-
-export const DEFAULT_COMPOSER_FLAGS = ['--no-interaction', '--no-progress', '--no-scripts'];
 
 export interface ComposerFlags {
   flags: string[];
@@ -32,11 +32,12 @@ export interface ComposerFlags {
  * the flags carry.
  */
 export function composerFlags(env: Record<string, string | undefined>): ComposerFlags {
-  const custom = env.CC_PHP_COMPOSER_FLAGS;
-  const base = custom !== undefined && custom.trim() !== '' ? custom.trim().split(/\s+/) : DEFAULT_COMPOSER_FLAGS;
-  const dev = env.CC_PHP_DEV_DEPENDENCIES?.trim() === 'install';
+  // The default (--no-interaction --no-progress --no-scripts) is the declaration's, in lib/config/variables.ts.
+  const setting = read<string>(env, 'CC_PHP_COMPOSER_FLAGS')!;
+  const base = setting.value.split(/\s+/);
+  const dev = raw(env, 'CC_PHP_DEV_DEPENDENCIES') === 'install';
   const flags = dev ? base.filter((f) => f !== '--no-dev') : base.includes('--no-dev') ? base : [...base, '--no-dev'];
-  const origin = `${custom?.trim() ? 'CC_PHP_COMPOSER_FLAGS' : 'default flags'}${dev ? ', dev dependencies installed (CC_PHP_DEV_DEPENDENCIES=install)' : ', --no-dev'}`;
+  const origin = `${setting.source === 'env' ? 'CC_PHP_COMPOSER_FLAGS' : 'default flags'}${dev ? ', dev dependencies installed (CC_PHP_DEV_DEPENDENCIES=install)' : ', --no-dev'}`;
   return { flags, dev, origin };
 }
 
@@ -105,7 +106,7 @@ export async function composerInstall(o: ComposerInstallOptions): Promise<'resto
   if (layer.state === 'reused' && fs.existsSync(cached)) {
     await log.step(`restore vendor/ from the cache (${o.project.inputs.file}, PHP ${o.phpVersion} and flags unchanged): Composer not run`, () => {
       fs.rmSync(vendor, { recursive: true, force: true });
-      fs.cpSync(cached, vendor, { recursive: true, verbatimSymlinks: true });
+      linkTree(cached, vendor);
     });
     writeVendorSbom(o.layers.dir, vendor, log);
     return 'restored';
@@ -116,40 +117,26 @@ export async function composerInstall(o: ComposerInstallOptions): Promise<'resto
   const home = o.layers.get('composer-home', { cache: true }, { purpose: 'COMPOSER_HOME and download cache' });
   const argv = [o.php, o.composer.script, 'install', ...o.flags.flags];
   const shown = ['php', o.composer.script === 'composer.phar' ? 'composer.phar' : 'composer', 'install', ...o.flags.flags].join(' ');
-  const output: string[] = [];
-  const r = await log.step(`${shown} (${o.composer.label}; ${o.flags.origin})`, async () => {
-    const child = execa(argv[0]!, argv.slice(1), {
-      cwd: o.appDir,
-      env: { ...o.env, COMPOSER_HOME: home.path, COMPOSER_CACHE_DIR: path.join(home.path, 'cache'), COMPOSER_ALLOW_SUPERUSER: '1' },
-      extendEnv: false,
-      reject: false,
-      stdin: 'ignore',
-      buffer: false,
-      all: true,
-    });
-    const out = maskedLines(o.env, (text) => {
-      output.push(text);
-      log.raw(text);
-    });
-    child.all?.on('data', (d: Buffer) => out.write(d));
-    const done = await child;
-    out.end();
-    return done;
-  });
-  if (r.exitCode !== 0) {
+  const r = await log.step(`${shown} (${o.composer.label}; ${o.flags.origin})`, () =>
+    runStep(argv, { cwd: o.appDir, env: { ...o.env, COMPOSER_HOME: home.path, COMPOSER_CACHE_DIR: path.join(home.path, 'cache'), COMPOSER_ALLOW_SUPERUSER: '1' }, log }),
+  );
+  if (!r.ok) {
     o.layers.remove('vendor');
-    const tail = output.join('').trim().split('\n').slice(-8);
+    const tail = r.output.trim().split('\n').slice(-8);
     throw new UserError({
       id: 'phpserver/composer/install-failed',
-      title: `Composer could not install the dependencies (exit ${r.exitCode ?? r.signal})`,
+      title: `Composer could not install the dependencies (${r.status})`,
       seen: { what: 'command', value: shown, where: o.appDir },
       rule: 'composer.json dependencies are installed at build; a failed install fails the build',
       fix: 'run the same command locally and fix what Composer reports (composer.json, composer.lock, CC_PHP_COMPOSER_FLAGS)',
       details: tail,
     });
   }
+  // Hard links, not a copy: vendor/ stays a real folder of the app (Composer's autoloader finds the
+  // app from vendor/'s own path, so it cannot be a symlink into the layer), and the cache shares its files.
   await log.step('cache vendor/', () => {
-    if (fs.existsSync(vendor)) fs.cpSync(vendor, cached, { recursive: true, verbatimSymlinks: true });
+    fs.rmSync(cached, { recursive: true, force: true });
+    if (fs.existsSync(vendor)) linkTree(vendor, cached);
     else fs.mkdirSync(cached, { recursive: true });
   });
   writeVendorSbom(o.layers.dir, vendor, log);

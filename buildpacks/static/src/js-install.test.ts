@@ -21,6 +21,14 @@ describe('JavaScript generator installs', () => {
     expect(installPlan(app({ 'bun.lock': '' })).argv).toEqual(['bun', 'install', '--frozen-lockfile']);
   });
 
+  it('tells Yarn Berry apart as node does (rule 5): packageManager yarn@2 or later, or yarnPath; not a bare .yarnrc.yml', () => {
+    expect(installPlan(app({ 'yarn.lock': '', '.yarnrc.yml': 'nodeLinker: node-modules\n', 'package.json': '{}' })).argv).toEqual(['corepack', 'yarn', 'install', '--frozen-lockfile']);
+    expect(installPlan(app({ 'yarn.lock': '', '.yarnrc.yml': 'yarnPath: .yarn/releases/yarn-4.9.1.cjs\n', 'package.json': '{}' })).argv).toEqual(['corepack', 'yarn', 'install', '--immutable']);
+    expect(installPlan(app({ 'yarn.lock': '', 'package.json': '{"packageManager":"yarn@3.8.7"}' })).argv).toEqual(['corepack', 'yarn', 'install', '--immutable']);
+    // A packageManager node would refuse is only weighed here: corepack says what is wrong with it.
+    expect(installPlan(app({ 'package-lock.json': '{}', 'package.json': '{"packageManager":"npm@^10"}' })).argv).toEqual(['npm', 'ci']);
+  });
+
   it('weighs lock files in the node runtime order (rule 5): yarn.lock, pnpm-lock.yaml, bun.lock, then npm', () => {
     expect(installPlan(app({ 'package-lock.json': '{}', 'yarn.lock': '', 'package.json': '{}' })).lockFile).toBe('yarn.lock');
     expect(installPlan(app({ 'package-lock.json': '{}', 'pnpm-lock.yaml': '' })).lockFile).toBe('pnpm-lock.yaml');

@@ -6,10 +6,13 @@
  * npm's download cache is a second cache layer, so a changed lock file still installs from disk.
  */
 import { moveAcross } from '../../../lib/fsx.ts';
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Layers } from '../../../lib/cnb/layers.ts';
+import { installCommand } from '../../../lib/js-project/install-command.ts';
+import { lockDigest } from '../../../lib/js-project/lock-digest.ts';
+import { detectFromLockFiles, lockFileOf } from '../../../lib/js-project/lock-files.ts';
+import { packageManagerIfValid } from '../../../lib/js-project/package-manager-field.ts';
 
 export interface InstallPlan {
   argv: string[];
@@ -27,26 +30,20 @@ function readJson(file: string): Record<string, unknown> | undefined {
 
 /**
  * The install command for the project's lock file; `npm i` (the contract's) without one. Lock files
- * count in the node runtime's order (contract, node rule 5: yarn.lock, then pnpm-lock.yaml, then
- * bun.lock), npm's own last, so a project installs the same way under both runtimes.
+ * count in the node runtime's order and Yarn Berry is told apart as node does (lib/js-project), npm's
+ * own lock last, so a project installs the same way under both runtimes. Always in the tool's CI
+ * mode, dev dependencies included (a generator is usually one); Yarn and pnpm through corepack,
+ * which runs the version packageManager names.
  */
 export function installPlan(appDir: string): InstallPlan {
-  const has = (f: string) => fs.existsSync(path.join(appDir, f));
-  if (has('yarn.lock')) {
-    const pm = readJson(path.join(appDir, 'package.json'))?.packageManager;
-    const berry = has('.yarnrc.yml') || (typeof pm === 'string' && /^yarn@[2-9]/.test(pm));
-    return { argv: ['corepack', 'yarn', 'install', berry ? '--immutable' : '--frozen-lockfile'], lockFile: 'yarn.lock' };
+  const found = detectFromLockFiles(appDir, packageManagerIfValid(readJson(path.join(appDir, 'package.json')) ?? {}));
+  if (found) {
+    const { argv } = installCommand({ tool: found.tool, manager: found.manager, because: found.because }, { locked: true });
+    return { argv: found.manager === 'bun' ? argv : ['corepack', ...argv], lockFile: lockFileOf(appDir, found.manager) };
   }
-  if (has('pnpm-lock.yaml')) return { argv: ['corepack', 'pnpm', 'install', '--frozen-lockfile'], lockFile: 'pnpm-lock.yaml' };
-  if (has('bun.lock')) return { argv: ['bun', 'install', '--frozen-lockfile'], lockFile: 'bun.lock' };
-  if (has('bun.lockb')) return { argv: ['bun', 'install', '--frozen-lockfile'], lockFile: 'bun.lockb' };
-  if (has('package-lock.json')) return { argv: ['npm', 'ci'], lockFile: 'package-lock.json' };
-  if (has('npm-shrinkwrap.json')) return { argv: ['npm', 'ci'], lockFile: 'npm-shrinkwrap.json' };
+  const npmLock = lockFileOf(appDir, 'npm');
+  if (npmLock) return { argv: installCommand({ tool: 'npm-ci', manager: 'npm', because: npmLock }, { locked: true }).argv, lockFile: npmLock };
   return { argv: ['npm', 'i'], lockFile: undefined };
-}
-
-function sha256(file: string): string {
-  return crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex');
 }
 
 export interface NodeModulesCache {
@@ -67,7 +64,7 @@ export function nodeModulesCache(layers: Layers, appDir: string, plan: InstallPl
   const keyPath = path.join(appDir, keyFile);
   const metadata = {
     install: plan.argv.join(' '),
-    [keyFile]: fs.existsSync(keyPath) ? sha256(keyPath) : 'absent',
+    [keyFile]: fs.existsSync(keyPath) ? lockDigest(keyPath) : 'absent',
     node: process.version,
   };
   const layer = layers.get('node_modules', { cache: true }, metadata);

@@ -4,10 +4,10 @@
  * folder; otherwise nothing: the files are served as they are.
  */
 import { moveAcross } from '../../../lib/fsx.ts';
-import { maskedLines, maskSecrets } from '../../../lib/mask.ts';
+import { maskSecrets } from '../../../lib/mask.ts';
+import { runStep, type StepResult } from '../../../lib/run-step.ts';
 import fs from 'node:fs';
 import path from 'node:path';
-import { execa } from 'execa';
 import type { BuildContext } from '../../../lib/cnb/context.ts';
 import { UserError } from '../../../lib/errors.ts';
 import type { Logger } from '../../../lib/log.ts';
@@ -44,30 +44,20 @@ export function describePlan(plan: SitePlan, cfg: StaticConfig): string {
   }
 }
 
-function failed(what: string, command: string, exitCode: number | undefined, variable?: string): UserError {
+function failed(what: string, command: string, result: StepResult | undefined, variable?: string): UserError {
   return new UserError({
     id: variable ? 'static/build-command/failed' : 'static/generator/failed',
-    title: `${what} failed${exitCode !== undefined ? ` (exit ${exitCode})` : ''}`,
+    title: `${what} failed${result ? ` (${result.status})` : ''}`,
     seen: { what: variable ?? 'build command', value: command },
     rule: 'the site is built in the build phase; a failing build stops the deployment',
     fix: variable ? `fix ${variable} or the project so that the command succeeds; its output is above` : 'fix the project so that the generator succeeds; its output is above',
   });
 }
 
-async function run(argv: string[], cwd: string, env: Record<string, string>, log: Logger): Promise<number | undefined> {
-  const child = execa(argv[0]!, argv.slice(1), { cwd, env, extendEnv: false, reject: false, stdin: 'ignore', all: true, buffer: false });
-  const out = maskedLines(env, (text) => log.raw(text));
-  child.all?.on('data', (d: Buffer) => out.write(d));
-  const r = await child;
-  out.end();
-  if (r.failed && r.exitCode === undefined) log.line(r.shortMessage ?? `cannot run ${argv[0]}`);
-  return r.exitCode ?? 127;
-}
-
 export async function runCommand(ctx: BuildContext, command: string, log: Logger): Promise<void> {
   const env = stringEnv(ctx.env);
-  const code = await log.step(`running CC_BUILD_COMMAND: ${maskSecrets(command, env)}`, () => run(['/bin/sh', '-c', command], ctx.appDir, env, log));
-  if (code !== 0) throw failed('CC_BUILD_COMMAND', command, code, 'CC_BUILD_COMMAND');
+  const r = await log.step(`running CC_BUILD_COMMAND: ${maskSecrets(command, env)}`, () => runStep(['/bin/sh', '-c', command], { cwd: ctx.appDir, env, log }));
+  if (!r.ok) throw failed('CC_BUILD_COMMAND', maskSecrets(command, env), r, 'CC_BUILD_COMMAND');
 }
 
 function stringEnv(env: Record<string, string | undefined>): Record<string, string> {
@@ -116,8 +106,8 @@ export async function runGenerator(ctx: BuildContext, d: Detection, cfg: StaticC
     if (cache.restored) log.info(`node_modules restored from the cache (${cache.reason}): install skipped`);
     else {
       log.detail(`node_modules not cached (${cache.reason})`);
-      const code = await log.step(`installing: ${plan.argv.join(' ')}`, () => run(plan.argv, ctx.appDir, env, log));
-      if (code !== 0) throw failed(`${g.name} dependency install`, plan.argv.join(' '), code);
+      const r = await log.step(`installing: ${plan.argv.join(' ')}`, () => runStep(plan.argv, { cwd: ctx.appDir, env, log }));
+      if (!r.ok) throw failed(`${g.name} dependency install`, plan.argv.join(' '), r);
     }
   } else {
     prefixes[g.runner] = await toolPrefix(ctx, g.runner, cfg, log);
@@ -128,13 +118,13 @@ export async function runGenerator(ctx: BuildContext, d: Detection, cfg: StaticC
     fs.rmSync(cfg.outDir.abs, { recursive: true, force: true });
   }
   try {
-    for (const step of g.steps(out)) await runStep(step, ctx.appDir, env, prefixes, g.name, log);
+    for (const step of g.steps(out)) await runGeneratorStep(step, ctx.appDir, env, prefixes, g.name, log);
   } finally {
     keepNodeModules();
   }
 }
 
-async function runStep(step: Step, appDir: string, env: Record<string, string>, prefixes: Partial<Record<ToolName, string[]>>, name: string, log: Logger): Promise<void> {
+async function runGeneratorStep(step: Step, appDir: string, env: Record<string, string>, prefixes: Partial<Record<ToolName, string[]>>, name: string, log: Logger): Promise<void> {
   const shown = renderStep(step, prefixes);
   if ('move' in step) {
     const from = path.join(appDir, step.move.from);
@@ -147,6 +137,6 @@ async function runStep(step: Step, appDir: string, env: Record<string, string>, 
   }
   const [cmd, ...args] = step.run;
   const argv = cmd && cmd in prefixes ? [...prefixes[cmd as ToolName]!, ...args] : step.run;
-  const code = await log.step(shown, () => run(argv, appDir, env, log));
-  if (code !== 0) throw failed(`${name} build`, shown, code);
+  const r = await log.step(shown, () => runStep(argv, { cwd: appDir, env, log }));
+  if (!r.ok) throw failed(`${name} build`, shown, r);
 }

@@ -1,0 +1,91 @@
+/**
+ * The install command of each package manager (contract, node rule 4) with the dev-dependency flags
+ * of node rule 8: with CC_NODE_DEV_DEPENDENCIES=install an explicit flag includes them whatever
+ * NODE_ENV is; unset or `ignore`, Bun adds `--omit dev` and the others exclude them when
+ * NODE_ENV=production. With a lock file each tool installs in its CI mode (the lock is followed, and
+ * one out of date is an error). static's generators use the same table without dev-dependency
+ * flags: a site generator is usually a dev dependency.
+ */
+import { read } from '../config/read.ts';
+import type { ToolChoice } from './build-tool.ts';
+
+export type DevDependencies = 'install' | 'ignore' | 'unset';
+
+/** CC_NODE_DEV_DEPENDENCIES; an invalid value is its `config/CC_NODE_DEV_DEPENDENCIES/invalid` error. */
+export function devDependenciesChoice(env: Record<string, string | undefined>): DevDependencies {
+  return read<'install' | 'ignore'>(env, 'CC_NODE_DEV_DEPENDENCIES')?.value ?? 'unset';
+}
+
+export interface InstallCommand {
+  /** The program, looked up on the build PATH (npm, pnpm, yarn, bun) or /bin/sh for custom. */
+  argv: string[];
+  /** A second command, run after the install (Yarn Berry drops dev dependencies with `workspaces focus`). */
+  then?: string[];
+  /** Whether the install leaves development dependencies out (for the log). */
+  dev: 'included' | 'excluded';
+  /**
+   * Yarn 2 and 3 have no `workspaces focus` without the workspace-tools plugin: dev dependencies are
+   * dropped by a second install from manifests without devDependencies (node's dependencies.ts).
+   */
+  berryStripDev?: boolean;
+}
+
+export interface InstallOptions {
+  /**
+   * Node rule 8: CC_NODE_DEV_DEPENDENCIES and NODE_ENV. Absent: no dev-dependency flag at all, each
+   * tool installs everything (static's generators).
+   */
+  dev?: { choice: DevDependencies; nodeEnv: string };
+  /** A lock file is there: the install follows it and fails when it is out of date (each tool's CI mode). */
+  locked?: boolean;
+  /** Yarn Berry's major version (packageManager, yarnPath or the installed one). */
+  berryMajor?: number;
+  /** Flags for a run nobody watches: npm's --no-audit --no-fund, Yarn 1's --non-interactive (node). */
+  unattended?: boolean;
+}
+
+/** One row per program: the command and the flags each situation adds. */
+interface Row {
+  argv: string[];
+  /** CC_NODE_DEV_DEPENDENCIES=install (rule 8's table). */
+  includeDev: string[];
+  /** Dev dependencies left out: with NODE_ENV=production (pnpm), or always unless asked for (Bun). */
+  omitDev?: { flags: string[]; when: 'production' | 'always' };
+  locked: string[];
+  unattendedBefore?: string[];
+  unattendedAfter?: string[];
+}
+
+const TABLE: Record<Exclude<ToolChoice['tool'], 'custom' | 'yarn2'>, Row> = {
+  npm: { argv: ['npm', 'install'], includeDev: ['--production=false'], locked: [], unattendedAfter: ['--no-audit', '--no-fund'] },
+  'npm-install': { argv: ['npm', 'install'], includeDev: ['--production=false'], locked: [], unattendedAfter: ['--no-audit', '--no-fund'] },
+  'npm-ci': { argv: ['npm', 'ci'], includeDev: ['--include=dev'], locked: [], unattendedAfter: ['--no-audit', '--no-fund'] },
+  pnpm: { argv: ['pnpm', 'install'], includeDev: ['--prod', 'false'], omitDev: { flags: ['--prod'], when: 'production' }, locked: ['--frozen-lockfile'] },
+  yarn: { argv: ['yarn', 'install'], includeDev: ['--production=false'], locked: ['--frozen-lockfile'], unattendedBefore: ['--non-interactive'] },
+  // Berry refuses --production: it installs everything, then drops dev dependencies (below).
+  'yarn-berry': { argv: ['yarn', 'install'], includeDev: [], locked: ['--immutable'] },
+  bun: { argv: ['bun', 'install'], includeDev: [], omitDev: { flags: ['--omit', 'dev'], when: 'always' }, locked: ['--frozen-lockfile'] },
+};
+
+export function installCommand(choice: ToolChoice, opts: InstallOptions = {}): InstallCommand {
+  if (choice.tool === 'custom') {
+    const production = opts.dev?.nodeEnv === 'production';
+    return { argv: ['/bin/sh', '-c', choice.command!], dev: opts.dev?.choice === 'install' || !production ? 'included' : 'excluded' };
+  }
+  const row = TABLE[choice.tool === 'yarn2' ? 'yarn-berry' : choice.tool];
+  const include = !opts.dev || opts.dev.choice === 'install';
+  const production = opts.dev?.nodeEnv === 'production';
+  const omit = !include && row.omitDev && (row.omitDev.when === 'always' || production);
+  const dev = include || (!production && row.omitDev?.when !== 'always') ? 'included' : 'excluded';
+  const argv = [
+    ...row.argv,
+    ...(opts.unattended ? (row.unattendedBefore ?? []) : []),
+    ...(opts.dev?.choice === 'install' ? row.includeDev : omit ? row.omitDev!.flags : []),
+    ...(opts.unattended ? (row.unattendedAfter ?? []) : []),
+    ...(opts.locked ? row.locked : []),
+  ];
+  if (row !== TABLE['yarn-berry'] || dev === 'included') return { argv, dev };
+  // Yarn 4 drops dev dependencies with `workspaces focus --production` (built in); 2 and 3 by a second install.
+  if ((opts.berryMajor ?? 4) >= 4) return { argv, then: ['yarn', 'workspaces', 'focus', '--all', '--production'], dev };
+  return { argv, berryStripDev: true, dev };
+}

@@ -1,0 +1,75 @@
+/**
+ * The lock files of a JavaScript project and what they say (contract, node rule 5): at the app
+ * root, yarn.lock (Yarn Berry when packageManager names Yarn 3 or later, or when .yarnrc.yml pins a
+ * Berry release with yarnPath; else the deprecated Yarn 1.x), then pnpm-lock.yaml, then bun.lock.
+ * node and static both detect the package manager here, so a project installs the same way under
+ * both runtimes.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { PackageManagerField } from './package-manager-field.ts';
+
+export const LOCK_FILES = { yarn: 'yarn.lock', pnpm: 'pnpm-lock.yaml', bun: 'bun.lock', bunBinary: 'bun.lockb', npm: 'package-lock.json', npmShrinkwrap: 'npm-shrinkwrap.json' } as const;
+
+/** The program that installs: npm for npm/npm-install/npm-ci, Yarn 1 for `yarn`, Berry for yarn-berry and yarn2. */
+export type Manager = 'npm' | 'pnpm' | 'yarn' | 'yarn-berry' | 'bun' | 'custom';
+
+/** What the lock files decide, before any CC_NODE_BUILD_TOOL. */
+export interface LockDetection {
+  tool: 'yarn' | 'yarn2' | 'yarn-berry' | 'pnpm' | 'bun';
+  manager: Exclude<Manager, 'npm' | 'custom'>;
+  /** The file (and field) that decided, for the log. */
+  because: string;
+  /** Yarn 1.x or 2.x: deprecated on the platform. */
+  deprecatedYarn?: '1.x' | '2.x';
+}
+
+/** Yarn Berry pinned by `yarnPath` in .yarnrc.yml (a release committed in the project), without packageManager. */
+export function yarnPathOf(appDir: string): { file: string; version?: string } | undefined {
+  let text: string;
+  try {
+    text = fs.readFileSync(path.join(appDir, '.yarnrc.yml'), 'utf8');
+  } catch {
+    return undefined;
+  }
+  const m = /^yarnPath:\s*['"]?([^'"\n]+?)['"]?\s*$/m.exec(text);
+  if (!m) return undefined;
+  const version = /(\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?)\.c?js$/.exec(m[1]!)?.[1];
+  return { file: m[1]!, ...(version ? { version } : {}) };
+}
+
+/** Node rule 5; undefined when no lock file names a manager (npm, the default). */
+export function detectFromLockFiles(appDir: string, pm: PackageManagerField | undefined): LockDetection | undefined {
+  const has = (f: string) => fs.existsSync(path.join(appDir, f));
+  if (has(LOCK_FILES.yarn)) {
+    const major = pm?.name === 'yarn' ? Number(pm.version.split('.')[0]) : undefined;
+    if (major !== undefined && major >= 3) return { tool: 'yarn-berry', manager: 'yarn-berry', because: `yarn.lock and packageManager yarn@${pm!.version}` };
+    if (major === 2) return { tool: 'yarn2', manager: 'yarn-berry', because: `yarn.lock and packageManager yarn@${pm!.version}`, deprecatedYarn: '2.x' };
+    // A Berry project that pins its Yarn with yarnPath (no packageManager) is no Yarn 1 project:
+    // Yarn 1 itself hands over to the release yarnPath names.
+    const pinned = major === undefined ? yarnPathOf(appDir) : undefined;
+    if (pinned) {
+      const because = `yarn.lock and yarnPath ${pinned.file} in .yarnrc.yml`;
+      if (pinned.version?.startsWith('2.')) return { tool: 'yarn2', manager: 'yarn-berry', because, deprecatedYarn: '2.x' };
+      return { tool: 'yarn-berry', manager: 'yarn-berry', because };
+    }
+    return { tool: 'yarn', manager: 'yarn', because: LOCK_FILES.yarn, deprecatedYarn: '1.x' };
+  }
+  if (has(LOCK_FILES.pnpm)) return { tool: 'pnpm', manager: 'pnpm', because: LOCK_FILES.pnpm };
+  if (has(LOCK_FILES.bun)) return { tool: 'bun', manager: 'bun', because: LOCK_FILES.bun };
+  if (has(LOCK_FILES.bunBinary)) return { tool: 'bun', manager: 'bun', because: LOCK_FILES.bunBinary };
+  return undefined;
+}
+
+/** The lock file the manager reads, if present: the install follows it, and its digest keys the dependency cache. */
+export function lockFileOf(appDir: string, manager: Manager): string | undefined {
+  const candidates: Record<Manager, string[]> = {
+    npm: [LOCK_FILES.npmShrinkwrap, LOCK_FILES.npm],
+    pnpm: [LOCK_FILES.pnpm],
+    yarn: [LOCK_FILES.yarn],
+    'yarn-berry': [LOCK_FILES.yarn],
+    bun: [LOCK_FILES.bun, LOCK_FILES.bunBinary],
+    custom: [LOCK_FILES.npm, LOCK_FILES.yarn, LOCK_FILES.pnpm, LOCK_FILES.bun],
+  };
+  return candidates[manager].find((f) => fs.existsSync(path.join(appDir, f)));
+}
