@@ -12,10 +12,9 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ociArch } from '../cnb/descriptor.ts';
 import type { Layers } from '../cnb/layers.ts';
 import { installTool, type ToolOrigin } from '../deps/install.ts';
-import { npmRegistrySource } from '../deps/npm.ts';
+import { nodePackage, npmRegistrySource, toolRegistry } from '../deps/npm.ts';
 import { operatorVariable } from '../deps/operator.ts';
 import { UserError } from '../errors.ts';
 import type { Logger } from '../log.ts';
@@ -32,11 +31,6 @@ export interface LauncherNode {
   path: string;
   version: string | undefined;
   source: 'runtime' | 'operator' | ToolOrigin;
-}
-
-/** The official Node.js build published on the npm registry for this architecture. */
-export function nodePackage(arch = ociArch()): string {
-  return `node-linux-${arch === 'arm64' ? 'arm64' : 'x64'}`;
 }
 
 export type NodeProbe = { ok: true; version: string } | { ok: false; problem: string; version?: string };
@@ -113,7 +107,7 @@ export async function installLauncherNode(opts: { layers: Layers; env: Record<st
   log.info(`no Node.js in the run image given by ${LAUNCHER_NODE_VARIABLE}: installing Node.js ${LAUNCHER_NODE_LINE} for the launcher`);
   // RBP_TOOL_NODE names a node of the build image, which says nothing about the run image.
   const env = { ...opts.env, [operatorVariable('node')]: undefined };
-  const registry = env.RBP_NPM_REGISTRY?.trim() || undefined;
+  const registry = toolRegistry(env);
   const tool = await log.step(`Node.js ${LAUNCHER_NODE_LINE} for the launcher (layer ${LAUNCHER_NODE_LAYER})`, async () => {
     const t = await installTool({
       layers,

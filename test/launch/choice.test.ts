@@ -11,7 +11,8 @@ import { Layers } from '../../lib/cnb/layers.ts';
 import type { BuildContext } from '../../lib/cnb/context.ts';
 import { isUserError, renderUserError } from '../../lib/errors.ts';
 import { installLaunch } from '../../lib/launch/entry.ts';
-import { knownLauncherNode, LAUNCHER_NODE_LAYER, nodePackage, operatorLauncherNode, probeNode } from '../../lib/launch/launcher-node.ts';
+import { nodePackage } from '../../lib/deps/npm.ts';
+import { knownLauncherNode, LAUNCHER_NODE_LAYER, operatorLauncherNode, probeNode } from '../../lib/launch/launcher-node.ts';
 import { Logger } from '../../lib/log.ts';
 import { tmpDir } from '../helpers/rbp.ts';
 
