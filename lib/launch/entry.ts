@@ -20,7 +20,7 @@ import { readTomlIfExists, writeToml } from '../cnb/toml.ts';
 import { isUserError, redactEnv, redactUrl, renderUserError, UserError } from '../errors.ts';
 import os from 'node:os';
 import { formatDuration, Logger } from '../log.ts';
-import { HEALTHY_RUN_MS, RESTART_VARIABLE, restartDelay, restartPolicy, type RestartPolicy } from './restart.ts';
+import { HEALTHY_RUN_MS, RESTART_VARIABLE, restartDelay, restartPolicyOf, type RestartPolicy } from './restart.ts';
 import { forgetLauncherNode, installLauncherNode, knownLauncherNode } from './launcher-node.ts';
 import { publicPort } from './ports.ts';
 import { launchContext, portEnv, type RuntimeLaunch } from './context.ts';
@@ -244,7 +244,7 @@ function dryRunJson(d: Decided, env: NodeJS.ProcessEnv): object {
 
 function safeRestartPolicy(env: NodeJS.ProcessEnv): RestartPolicy {
   try {
-    return restartPolicy(env[RESTART_VARIABLE]);
+    return restartPolicyOf(env);
   } catch {
     return 'no';
   }
@@ -300,7 +300,7 @@ export async function runLaunch(runtime: RuntimeLaunch): Promise<void> {
   if (direct && direct !== DIRECT_EXEC) log.info(`the launch script handed over to the Node.js launcher: ${direct}`);
   let restart: RestartPolicy;
   try {
-    restart = restartPolicy(env[RESTART_VARIABLE]);
+    restart = restartPolicyOf(env);
     // A busy port is reported before anything starts (with middleware, checkPortsFree does it for every port).
     if (!flow && env.PORT !== undefined) await checkAppPortFree(d.appPort);
   } catch (e) {

@@ -5,6 +5,7 @@
  * after it exits with a non-zero status, waiting 1 s, 2 s, 4 s… up to 30 s between attempts; a run
  * that lasted a minute resets that back-off. A clean exit (status 0) and a stop by signal end the run.
  */
+import { read } from '../config/read.ts';
 import { UserError } from '../errors.ts';
 
 export const RESTART_VARIABLE = 'RBP_RESTART';
@@ -16,7 +17,13 @@ export const MAX_DELAY_MS = 30_000;
 /** A run at least this long was healthy: the next crash starts the back-off again. */
 export const HEALTHY_RUN_MS = 60_000;
 
-export function restartPolicy(value: string | undefined, what = RESTART_VARIABLE): RestartPolicy {
+/** RBP_RESTART of the launch environment, read as lib/config declares it (an invalid value is its own user error). */
+export function restartPolicyOf(env: NodeJS.ProcessEnv): RestartPolicy {
+  return (read<RestartPolicy>(env, RESTART_VARIABLE)?.value ?? 'no');
+}
+
+/** The `--restart` flag of rbp run and rbp deploy. */
+export function restartPolicy(value: string | undefined, what = '--restart'): RestartPolicy {
   const v = value?.trim();
   if (!v) return 'no';
   if ((RESTART_POLICIES as readonly string[]).includes(v)) return v as RestartPolicy;
@@ -25,7 +32,7 @@ export function restartPolicy(value: string | undefined, what = RESTART_VARIABLE
     title: `${what} is neither no nor on-failure`,
     seen: { what, value: v },
     rule: `${what} is \`no\` (a crashed app stays stopped) or \`on-failure\` (it is started again, with back-off).`,
-    fix: `Use ${what === RESTART_VARIABLE ? `${RESTART_VARIABLE}=no or ${RESTART_VARIABLE}=on-failure` : `${what} no or ${what} on-failure`}.`,
+    fix: `Use ${what} no or ${what} on-failure.`,
   });
 }
 

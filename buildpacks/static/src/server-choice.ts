@@ -7,12 +7,12 @@ import path from 'node:path';
 import { parse } from 'smol-toml';
 import type { BuildContext } from '../../../lib/cnb/context.ts';
 import { UserError } from '../../../lib/errors.ts';
-import { appListenPort } from '../../../lib/launch/ports.ts';
+import { launchContext } from '../../../lib/launch/context.ts';
 import type { Logger } from '../../../lib/log.ts';
 import { locateCaddyfile, validateCaddyfile } from './caddyfile.ts';
 import type { StaticConfig } from './config.ts';
 import { show } from './paths.ts';
-import { CADDY_VERSION, SWS_VERSION, type StaticDecision } from './server.ts';
+import { CADDY_VERSION, STATIC_PORT_VARIABLE, SWS_VERSION, type StaticDecision } from './server.ts';
 import { installStaticTool } from './tools.ts';
 
 export type ServerChoice = Pick<StaticDecision, 'mode' | 'bin' | 'caddyfile' | 'swsConfig'> & {
@@ -40,7 +40,8 @@ export async function chooseServer(ctx: BuildContext, cfg: StaticConfig, log: Lo
   }
   if (caddyfile) {
     const caddy = await installStaticTool(ctx, caddyRequest(`a Caddyfile (${show(caddyfile.rel)}) is served by Caddy`), log);
-    const port = appListenPort(ctx.env, 'CC_STATIC_PORT', ctx.appDir);
+    // The port the launch would give the server, for the Caddyfile's {$PORT}.
+    const port = Number(launchContext(ctx.env, ctx.appDir, STATIC_PORT_VARIABLE).port);
     const v = await log.step(`validating ${show(caddyfile.rel)} with caddy validate`, () => validateCaddyfile(caddy.path, caddyfile.abs, port, ctx.env));
     if (v.valid) {
       log.info(`server: caddy run with ${show(caddyfile.rel)} (a valid Caddyfile${caddyfile.explicit ? ' named by CC_STATIC_CADDYFILE' : ' at the root'})`);
