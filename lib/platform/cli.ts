@@ -22,7 +22,7 @@ import type { Writable } from 'node:stream';
 import { detect } from './detect.ts';
 import { filteredHostEnv, operatorEnv } from './env.ts';
 import { healthCheck, healthCheckPaths, waitForPort } from './health.ts';
-import { dryRun, planLaunch, start } from './launcher.ts';
+import { dryRun, execInstead, planLaunch, start } from './launcher.ts';
 import { rbpInfoPath, readRbpInfo } from './metadata.ts';
 import { orderFromGroups, resolveOrder, type Order } from './order.ts';
 import { appPortBehindMiddleware } from '../launch/ports.ts';
@@ -254,6 +254,7 @@ export async function main(argv: string[], streams: Streams = { stdout: process.
           return 0;
         }
         if (values.json) throw usage('--json goes with --dry-run: a running process prints its own output');
+        execInstead(plan);
         return await start(plan).exited;
       }
       case 'package': {

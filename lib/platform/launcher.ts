@@ -2,9 +2,10 @@
  * `rbp run`: the launcher (cnb-spec.md §9). The base environment is a short include-list of rbp's
  * own, the operator's RBP_* and the user's variables; launch layers' env goes on top (per buildpack:
  * first every launch layer's bin → PATH and lib → LD_LIBRARY_PATH, then every layer's env/,
- * env.launch/, env.launch/<type>/, layers alphabetically), then exec.d. The process is spawned
- * (rbp stays to forward signals and report the status; our own launch entrypoint then replaces
- * itself with the app when nothing needs supervising), and rbp exits with the process's status.
+ * env.launch/, env.launch/<type>/, layers alphabetically), then exec.d. rbp then becomes the process
+ * when its Node.js can exec (execInstead); else the process is spawned (rbp stays to forward signals
+ * and report the status), and rbp exits with the process's status. Either way our own launch
+ * processes start the app directly when nothing needs supervising (lib/launch/direct.ts, exec.ts).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -17,6 +18,7 @@ import { DRY_RUN_LABEL } from '../cnb/launch.ts';
 import { readLayerToml } from '../cnb/layers.ts';
 import { redactEnv, UserError } from '../errors.ts';
 import { exitStatus } from '../launch/supervisor.ts';
+import { execveOf, execveProblem, stepAside } from '../launch/exec.ts';
 import { filteredHostEnv, operatorEnv, TRUST_VARS } from './env.ts';
 import { isDir } from './fsops.ts';
 import { readLaunchMetadata, type ExportedProcess } from './metadata.ts';
@@ -149,6 +151,19 @@ export interface Running {
   child: ChildProcess;
   exited: Promise<number>;
   stop(signal?: NodeJS.Signals): void;
+}
+
+/**
+ * `rbp run` steps aside when its Node.js has process.execve (22.15+, 23.11+): rbp becomes the
+ * process, as the lifecycle's launcher does, so no Node.js stays resident beside it and the signals
+ * and the exit status are the process's own. Returns only when it cannot (this Node.js has no execve,
+ * or the command is not something execve starts); the caller then starts and waits for it.
+ */
+export function execInstead(plan: LaunchPlan): void {
+  const execve = execveOf();
+  if (!execve || execveProblem(plan.argv[0]!)) return;
+  // Returns only when Node.js refused before replacing anything: then rbp starts it as a child.
+  stepAside(plan.argv[0]!, plan.argv, plan.env as Record<string, string>, plan.cwd, execve, '');
 }
 
 /** Starts the process; SIGTERM/SIGINT/SIGHUP sent to rbp reach it. Resolves with its exit status. */

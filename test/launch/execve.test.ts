@@ -88,10 +88,14 @@ function rbpChild(run: Run): number {
   return kids[0]!;
 }
 
+/** The node runtime's Node.js 24 from the first build: a Node.js with process.execve, for rbp itself. */
+let node24 = '';
+
 describe('a node app with nothing to supervise (the runtime’s Node.js 24)', () => {
   let out = '';
   beforeAll(async () => {
     out = await buildNode(path.join(FIXTURES, 'node-hello'));
+    node24 = path.join(out, 'layers/rbp_node/node/bin/node');
   }, 300_000);
 
   it('dry run: mode exec, and why', async () => {
@@ -231,6 +235,26 @@ describe.skipIf(!caddy)('a static site: the direct launch script starts caddy it
       run.rbp.kill('SIGTERM');
     }
     expect(await run.exited).toBe(0);
+  });
+
+  it('rbp run on a Node.js with process.execve (the runtime’s 24) becomes the launch process, which becomes caddy: one pid, no Node.js left', async () => {
+    expect(node24, 'the node build above gives Node.js 24').not.toBe('');
+    const port = await freePort();
+    const child = spawn(node24, [RBP, 'run', out, '--port', String(port)], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...operator(), NO_COLOR: '1' } });
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    try {
+      let status = 0;
+      for (let i = 0; i < 100 && status !== 200; i++) {
+        status = await fetch(`http://127.0.0.1:${port}/`).then((r) => r.status, () => 0);
+        if (status !== 200) await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(status).toBe(200);
+      expect(cmdline(child.pid!)[0]).toBe(caddy);
+      expect(childrenOf(child.pid!)).toEqual([]);
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
   });
 });
 
