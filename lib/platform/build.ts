@@ -41,6 +41,11 @@ export interface BuildOptions {
   appFilter?: (rel: string, isDir: boolean) => boolean;
   instance: string;
   instanceMemory: number;
+  /**
+   * The build becomes an image (rbp build --image): rbp's own Node.js is not in it, so it is not the
+   * launcher's (RBP_LAUNCHER_NODE) unless the operator names one.
+   */
+  forImage?: boolean;
   log: Logger;
 }
 
@@ -91,7 +96,7 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
     const platformDir = path.join(tmpDir, 'platform');
     writePlatformEnv(platformDir, opts.userEnv);
     linkBindings(platformDir, opts.bindings ?? []);
-    const operator = { RBP_LAUNCHER_NODE: process.env.RBP_LAUNCHER_NODE ?? process.execPath, ...operatorEnv(), RBP_INSTANCE_SIZE: opts.instance, RBP_INSTANCE_MEMORY: String(opts.instanceMemory) };
+    const operator = { RBP_LAUNCHER_NODE: process.env.RBP_LAUNCHER_NODE ?? (opts.forImage ? '' : process.execPath), ...operatorEnv(), RBP_INSTANCE_SIZE: opts.instance, RBP_INSTANCE_MEMORY: String(opts.instanceMemory) };
     const penv: PhaseEnv = { base: filteredHostEnv(), user: opts.userEnv, operator, platformDir };
 
     const detected = await timed('detect', () => detect(opts.order, appDir, penv, log));

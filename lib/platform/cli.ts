@@ -199,6 +199,7 @@ export async function main(argv: string[], streams: Streams = { stdout: process.
           ...(project?.filter ? { appFilter: project.filter } : {}),
           instance,
           instanceMemory: INSTANCE_SIZES[instance]!,
+          forImage: Boolean(str('image')),
           log,
         });
         if (r.code !== 0) log.flushHeld();

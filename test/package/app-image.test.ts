@@ -23,6 +23,7 @@ const missing = [
   ...(fs.existsSync(launcher) ? [] : [`the reference launcher at ${launcher} (scripts/tools/lifecycle.sh)`]),
 ];
 const inCi = Boolean(process.env.CI);
+const sws = process.env.RBP_TOOL_STATIC_WEB_SERVER;
 if (missing.length && !inCi) console.warn(`app-image.test.ts skipped: missing ${missing.join(', ')}`);
 afterAll(cleanupPodman);
 
@@ -52,6 +53,23 @@ describe.skipIf(missing.length > 0 && !inCi)('rbp build --image DIR', () => {
     const id = await runDetached(`oci:${image}:latest`, ['-e', `RBP_PUBLIC_PORT=${port}`]);
     const body = await body200(port);
     expect(body, await logs(id)).toContain('hello from node v24.15.0 (production)');
+    expect(await stop(id)).toBe('0');
+  }, 300_000);
+
+  it.skipIf(!sws && !inCi)('a static site: its launch script starts the server with no Node.js in the image, not even rbp’s own', async () => {
+    expect(sws, 'RBP_TOOL_STATIC_WEB_SERVER (scripts/tools/static-web-server.sh)').toBeTruthy();
+    const image = path.join(lowerTmp('rbp-image-'), 'image');
+    const out = path.join(tmpDir('rbp-image-'), 'out');
+    const r = await rbp(['build', path.join(FIXTURES, 'static-index-html'), '--out', out, '--image', image], { env: { RBP_TOOL_STATIC_WEB_SERVER: sws! } });
+    expect(r.exitCode, r.all).toBe(0);
+    expect(r.all).toContain('no Node.js in the image');
+    expect(fs.readFileSync(path.join(out, 'layers/rbp_static/launcher/bin/launch'), 'utf8')).toContain("node=''");
+    // The server is the operator's: the container sees it where the build did.
+    const toolDir = path.dirname(path.dirname(sws!));
+    const port = await freePort();
+    const id = await runDetached(`oci:${image}:latest`, ['-e', `RBP_PUBLIC_PORT=${port}`, '-v', `${toolDir}:${toolDir}:ro`]);
+    const body = await body200(port);
+    expect(body, await logs(id)).toMatch(/<html/i);
     expect(await stop(id)).toBe('0');
   }, 300_000);
 });
