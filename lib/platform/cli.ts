@@ -25,7 +25,7 @@ import { healthCheck, healthCheckPaths, waitForPort } from './health.ts';
 import { dryRun, execInstead, planLaunch, start } from './launcher.ts';
 import { rbpInfoPath, readRbpInfo } from './metadata.ts';
 import { orderFromGroups, resolveOrder, type Order } from './order.ts';
-import { appPortBehindMiddleware } from '../launch/ports.ts';
+import { launchContext } from '../launch/context.ts';
 import { isBlocked } from '../launch/request-flow/activation.ts';
 import { writePlatformEnv } from '../cnb/env.ts';
 import { isDir } from '../fsx.ts';
@@ -324,7 +324,7 @@ async function deploy(o: { out: string; port: number; userEnv: Record<string, st
   };
   // Whatever goes wrong in the check, the app does not stay behind.
   try {
-    return await checkDeployed(o, running, () => alive, stop);
+    return await checkDeployed({ ...o, launchEnv: plan.env, appDir: plan.cwd }, running, () => alive, stop);
   } catch (e) {
     await stop();
     throw e;
@@ -332,7 +332,7 @@ async function deploy(o: { out: string; port: number; userEnv: Record<string, st
 }
 
 async function checkDeployed(
-  o: { out: string; port: number; userEnv: Record<string, string>; check: boolean; timeoutMs: number; log: Logger },
+  o: { out: string; port: number; userEnv: Record<string, string>; check: boolean; timeoutMs: number; log: Logger; launchEnv: Record<string, string | undefined>; appDir: string },
   running: { exited: Promise<number> },
   isAlive: () => boolean,
   stop: () => Promise<number>,
@@ -350,7 +350,8 @@ async function checkDeployed(
   // With CC_REQUEST_FLOW=block the public port answers 403 by design; the platform's check then
   // reaches the application on its own port.
   const blocked = isBlocked(o.userEnv);
-  const checkPort = blocked ? appPortBehindMiddleware({ ...process.env, ...o.userEnv }) : o.port;
+  // The app's port as the launch decides it (lib/launch/context.ts), from the launch's own environment.
+  const checkPort = blocked ? Number(launchContext(o.launchEnv, o.appDir, undefined).port) : o.port;
   if (blocked) log.info(`CC_REQUEST_FLOW=block: public access is blocked, so the health check goes to the application's port ${checkPort}`);
   if (blocked) await waitForPort(checkPort, { timeoutMs: o.timeoutMs, alive }).catch(() => undefined);
   const r = await healthCheck(checkPort, paths);

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, load, untilOk } from '../bench-lib.mjs';
+import { freePort, load, median, untilOk } from '../bench-lib.mjs';
 import * as esbuild from 'esbuild';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -63,6 +63,24 @@ export async function run({ ms = 3000, concurrency = 8 } = {}) {
       return { direct, through, rss: launcherRssMiB(rbpPid) };
     });
     const alone = await withRun(out, {}, async ({ rbpPid }) => launcherRssMiB(rbpPid));
+    // The supervisor's own start: rbp run to the first 200 on the public port, with the pass-through
+    // middleware in front (supervisor + middleware + app) and without (the app alone), medians of 5.
+    const startup = async (env) => {
+      const times = [];
+      for (let i = 0; i < 5; i++) {
+        const port = await freePort();
+        const appPort = await freePort();
+        const t0 = performance.now();
+        const args = ['run', out, '--port', String(port), ...Object.entries(env).flatMap(([k, v]) => ['--env', `${k}=${v}`])];
+        const child = spawn('node', [rbp, ...args], { stdio: 'ignore', env: { ...process.env, RBP_APP_PORT: String(appPort) } });
+        times.push(await untilOk(port, t0));
+        child.kill('SIGTERM');
+        await new Promise((r) => child.once('exit', r));
+      }
+      return median(times);
+    };
+    const startWith = await startup(custom);
+    const startWithout = await startup({});
     return {
       'direct: requests/s': chained.direct.rps,
       'direct: p50 latency (ms)': chained.direct.p50,
@@ -73,6 +91,9 @@ export async function run({ ms = 3000, concurrency = 8 } = {}) {
       'throughput ratio (through / direct)': chained.through.rps / chained.direct.rps,
       'launcher RSS with one middleware (MiB)': chained.rss,
       'launcher RSS without middleware (MiB)': alone,
+      'rbp run to first 200 through one middleware, median (ms)': startWith,
+      'rbp run to first 200 without middleware, median (ms)': startWithout,
+      'what one middleware adds to the start (ms)': startWith - startWithout,
       [`load`]: `${concurrency} keep-alive clients, ${ms / 1000}s each`,
     };
   } finally {
