@@ -22,7 +22,7 @@ import os from 'node:os';
 import { formatDuration, Logger } from '../log.ts';
 import { HEALTHY_RUN_MS, RESTART_VARIABLE, restartDelay, restartPolicyOf, type RestartPolicy } from './restart.ts';
 import { forgetLauncherNode, installLauncherNode, knownLauncherNode } from './launcher-node.ts';
-import { publicPort } from './ports.ts';
+import { checkPortFree, publicPort } from './ports.ts';
 import { launchContext, portEnv, type RuntimeLaunch } from './context.ts';
 import { DIRECT_EXEC, DIRECT_LAUNCH_VARIABLE, NODE_LAUNCHER_FILE, planDirect, type DirectPlan } from './direct.ts';
 import { isActive } from './request-flow/activation.ts';
@@ -302,7 +302,7 @@ export async function runLaunch(runtime: RuntimeLaunch): Promise<void> {
   try {
     restart = restartPolicyOf(env);
     // A busy port is reported before anything starts (with middleware, checkPortsFree does it for every port).
-    if (!flow && env.PORT !== undefined) await checkAppPortFree(d.appPort);
+    if (!flow && env.PORT !== undefined) await checkPortFree(d.appPort);
   } catch (e) {
     fail(e);
   }
@@ -380,16 +380,5 @@ function waitOrSignal(ms: number): Promise<NodeJS.Signals | undefined> {
       resolve(sig);
     }
     for (const [s, h] of handlers) process.on(s, h);
-  });
-}
-
-async function checkAppPortFree(port: number): Promise<void> {
-  if (await bindable(port)) return;
-  throw new UserError({
-    id: 'launch/port/busy',
-    title: `Port ${port} is already in use`,
-    seen: { what: 'port', value: String(port) },
-    rule: 'The app listens on the public port (PORT): nothing else may listen there when it starts.',
-    fix: 'Stop what listens there, or use another port (rbp run --port).',
   });
 }

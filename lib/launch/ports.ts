@@ -6,6 +6,8 @@
  * 9000 for runs that must not collide, such as tests running side by side.
  */
 import { readPort } from '../config/read.ts';
+import { UserError } from '../errors.ts';
+import { bindable } from './request-flow/allocate.ts';
 import { isActive } from './request-flow/activation.ts';
 
 export const PUBLIC_PORT = 8080;
@@ -35,4 +37,20 @@ export function appListenPort(env: NodeJS.ProcessEnv, runtimeVar?: string, appDi
   const own = runtimeVar ? readPort(env, runtimeVar) : undefined;
   // The runtime's port variable counts when set; its declared default (8080) is the public port's.
   return own?.source === 'env' ? own.value : publicPort(env);
+}
+
+/**
+ * Nothing may listen on the app's port when it starts. Checked before the launch (rbp run, rbp deploy)
+ * and by the Node.js launcher: Caddy and FrankenPHP bind with SO_REUSEPORT, so a second server on a
+ * busy port does not fail, it silently shares the port with the first.
+ */
+export async function checkPortFree(port: number): Promise<void> {
+  if (await bindable(port)) return;
+  throw new UserError({
+    id: 'launch/port/busy',
+    title: `Port ${port} is already in use`,
+    seen: { what: 'port', value: String(port) },
+    rule: 'The app listens on the public port (PORT): nothing else may listen there when it starts.',
+    fix: 'Stop what listens there, or use another port (rbp run --port).',
+  });
 }

@@ -22,7 +22,7 @@ import type { Writable } from 'node:stream';
 import { detect } from './detect.ts';
 import { filteredHostEnv, operatorEnv } from './env.ts';
 import { healthCheck, healthCheckPaths, waitForPort } from './health.ts';
-import { dryRun, execInstead, planLaunch, start } from './launcher.ts';
+import { checkListenPort, dryRun, execInstead, planLaunch, start } from './launcher.ts';
 import { rbpInfoPath, readRbpInfo } from './metadata.ts';
 import { orderFromGroups, resolveOrder, type Order } from './order.ts';
 import { launchContext } from '../launch/context.ts';
@@ -255,6 +255,7 @@ export async function main(argv: string[], streams: Streams = { stdout: process.
           return 0;
         }
         if (values.json) throw usage('--json goes with --dry-run: a running process prints its own output');
+        await checkListenPort(plan, parsePort(str('port')));
         execInstead(plan);
         return await start(plan).exited;
       }
@@ -314,6 +315,7 @@ async function deploy(o: { out: string; port: number; userEnv: Record<string, st
     log.info(`task exited with status ${code}`);
     return code;
   }
+  await checkListenPort(plan, o.port);
   log.info(`starting process ${plan.process}: ${plan.argv.join(' ')}`);
   const running = start(plan);
   let alive = true;

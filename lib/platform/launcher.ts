@@ -19,6 +19,7 @@ import { readLayerToml } from '../cnb/layers.ts';
 import { redactEnv, UserError } from '../errors.ts';
 import { exitStatus } from '../launch/supervisor.ts';
 import { execveOf, execveProblem, stepAside } from '../launch/exec.ts';
+import { checkPortFree } from '../launch/ports.ts';
 import { filteredHostEnv, operatorEnv, TRUST_VARS } from './env.ts';
 import { isDir } from './fsops.ts';
 import { readLaunchMetadata, type ExportedProcess } from './metadata.ts';
@@ -151,6 +152,14 @@ export interface Running {
   child: ChildProcess;
   exited: Promise<number>;
   stop(signal?: NodeJS.Signals): void;
+}
+
+/**
+ * A process of our buildpacks (ids `rbp/…`) listens on the public port (the contract's PORT): it must
+ * be free before the process starts. Other buildpacks' processes are theirs to check.
+ */
+export async function checkListenPort(plan: LaunchPlan, port: number): Promise<void> {
+  if (!plan.task && plan.buildpack.startsWith('rbp/')) await checkPortFree(port);
 }
 
 /**

@@ -9,6 +9,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { chooseMode, execveProblem, resolveCommand } from '../../lib/launch/exec.ts';
@@ -240,6 +241,19 @@ describe.skipIf(!caddy)('a static site: the direct launch script starts caddy it
       run.rbp.kill('SIGTERM');
     }
     expect(await run.exited).toBe(0);
+  });
+
+  it('a busy public port is refused before caddy starts (Caddy binds with SO_REUSEPORT and would share it)', async () => {
+    const server = net.createServer();
+    const port = await new Promise<number>((resolve) => server.listen(0, '0.0.0.0', () => resolve((server.address() as net.AddressInfo).port)));
+    try {
+      const r = await rbp(['run', out, '--port', String(port)], { env: operator() });
+      expect(r.exitCode, r.all).not.toBe(0);
+      expect(r.all).toContain('(error id: launch/port/busy)');
+      expect(r.all).not.toContain('- exec');
+    } finally {
+      server.close();
+    }
   });
 
   it('rbp run on a Node.js with process.execve (the runtime’s 24) becomes the launch process, which becomes caddy: one pid, no Node.js left', async () => {
