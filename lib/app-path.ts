@@ -8,6 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { UserError } from './errors.ts';
+import { statIfAny } from './fsx.ts';
 
 export type AppPathKind = 'file' | 'dir' | 'any';
 
@@ -112,4 +113,19 @@ export function appPath(appDir: string, value: string, o: { id: string; what: st
   const r = resolveAppPath(appDir, value, o.kind, o.mustExist ?? true);
   if (r.problem) throw appPathError({ ...o, value, problem: r.problem });
   return r.path!;
+}
+
+/**
+ * The index files each runtime serves a folder with, in the order it looks for them: the one place
+ * that says it (static rule 3: index.html or index.htm; phpserver detection: index.php, then
+ * index.html).
+ */
+export const INDEX_FILES = {
+  static: ['index.html', 'index.htm'],
+  phpserver: ['index.php', 'index.html'],
+} as const satisfies Record<string, readonly string[]>;
+
+/** The first of `names` that is a file in `dir` (symlinks followed), or undefined. */
+export function findIndex(dir: string, names: readonly string[]): string | undefined {
+  return names.find((f) => statIfAny(path.join(dir, f))?.isFile());
 }

@@ -237,7 +237,7 @@ describe('installTool: no checksum published (RBP_REQUIRE_CHECKSUMS)', () => {
   it('refuses a value of RBP_REQUIRE_CHECKSUMS that is neither on nor off', async () => {
     const a = await published();
     const e = await userError(install(specFor({ url: a.url.replace('http://', 'https://') }), { env: { RBP_REQUIRE_CHECKSUMS: 'maybe' } }));
-    expect(e.data.id).toBe('deps/require-checksums-invalid');
+    expect(e.data.id).toBe('config/RBP_REQUIRE_CHECKSUMS/invalid');
     expect(e.data.seen).toMatchObject({ what: 'RBP_REQUIRE_CHECKSUMS', value: 'maybe' });
     expect(server.requests).toEqual([]);
   });

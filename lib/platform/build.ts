@@ -13,6 +13,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { writePlatformEnv, type EnvMap } from '../cnb/env.ts';
+import { value } from '../config/read.ts';
 import { EXIT, PhaseFailure } from '../cnb/exit.ts';
 import { UserError } from '../errors.ts';
 import { formatDuration, type Logger } from '../log.ts';
@@ -91,7 +92,7 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
     const platformDir = path.join(tmpDir, 'platform');
     writePlatformEnv(platformDir, opts.userEnv);
     linkBindings(platformDir, opts.bindings ?? []);
-    const operator = { RBP_LAUNCHER_NODE: process.env.RBP_LAUNCHER_NODE ?? process.execPath, ...operatorEnv(), RBP_INSTANCE_SIZE: opts.instance, RBP_INSTANCE_MEMORY: String(opts.instanceMemory) };
+    const operator = { RBP_LAUNCHER_NODE: value(process.env, 'RBP_LAUNCHER_NODE') ?? process.execPath, ...operatorEnv(), RBP_INSTANCE_SIZE: opts.instance, RBP_INSTANCE_MEMORY: String(opts.instanceMemory) };
     const penv: PhaseEnv = { base: filteredHostEnv(), user: opts.userEnv, operator, platformDir };
 
     const detected = await timed('detect', () => detect(opts.order, appDir, penv, log));

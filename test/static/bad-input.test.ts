@@ -65,7 +65,7 @@ describe.skipIf(sws.skip)('static bad input', () => {
   });
 
   it('a build cache override escaping the root', async () => {
-    expect(await failingBuild('static-index-html', { CC_OVERRIDE_BUILDCACHE: 'index.html:../../etc' })).toContain('static/path/outside-root');
+    expect(await failingBuild('static-index-html', { CC_OVERRIDE_BUILDCACHE: 'index.html:../../etc' })).toContain('config/CC_OVERRIDE_BUILDCACHE/invalid');
   });
 
   it('a failing CC_BUILD_COMMAND', async () => {

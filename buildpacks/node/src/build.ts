@@ -22,6 +22,7 @@ import { buildPathTools, chooseTool, lockFileOf, devDependenciesChoice, installC
 import { registryAuth } from './registry-auth.ts';
 import { bindingRoot, sshKeyBindings } from './ssh-key.ts';
 import { installManager, installNode, installNpm, type Installed, type ToolEnv } from './tools.ts';
+import { isSet, value } from '../../../lib/config/read.ts';
 
 const TOOL_LAYERS = ['pnpm', 'yarn', 'bun', 'deno', BUN_NODE_LAYER];
 
@@ -47,7 +48,7 @@ runBuild(async (ctx) => {
   const bindings = bindingRoot(env, ctx.platformDir);
   const sshKeys = sshKeyBindings(bindings);
   const deno = denoFromMise(appDir);
-  const nodeEnv = env.NODE_ENV?.trim() || 'production';
+  const nodeEnv = value(env, 'NODE_ENV')!;
 
   for (const f of ['.nvmrc']) {
     if (fs.existsSync(path.join(appDir, f))) {
@@ -61,7 +62,8 @@ runBuild(async (ctx) => {
   log.info(`package manager: ${choice.tool} (${choice.because})`);
   if (choice.deprecated) log.warn(choice.deprecated);
 
-  const tools: ToolEnv = { layers: ctx.layers, env, log, ...(env.RBP_NPM_REGISTRY ? { registry: env.RBP_NPM_REGISTRY } : {}) };
+  const npmRegistry = value(env, 'RBP_NPM_REGISTRY');
+  const tools: ToolEnv = { layers: ctx.layers, env, log, ...(npmRegistry ? { registry: npmRegistry } : {}) };
   const node = await log.step('Node.js', () => installNode(tools, version.constraint, version.origin));
   log.info(`Node.js ${node.version} (asked: "${version.constraint}" from ${version.source})`);
   const eol = endOfLife(node.version);
@@ -91,7 +93,7 @@ runBuild(async (ctx) => {
   for (const extra of buildPathTools(choice, pm)) {
     const toolId = extra.id === 'yarn-berry' ? 'yarn' : extra.id;
     // A build image that brings its own tools (RBP_TOOL_NODE) builds offline: nothing is fetched beside them.
-    if (env[operatorVariable('node')]?.trim() && !env[operatorVariable(toolId)]?.trim()) {
+    if (isSet(env, operatorVariable('node')) && !isSet(env, operatorVariable(toolId))) {
       log.info(`${toolId} is not on the build PATH: the operator provides the tools (${operatorVariable('node')}) and no ${operatorVariable(toolId)}`);
       continue;
     }
@@ -148,7 +150,7 @@ runBuild(async (ctx) => {
         dev,
         nodeEnv,
         registry: new URL(auth.registry).host,
-        ...(choice.tool === 'custom' ? { custom: env.CC_CUSTOM_BUILD_TOOL } : {}),
+        ...(choice.tool === 'custom' ? { custom: value(env, 'CC_CUSTOM_BUILD_TOOL') } : {}),
       }),
       command,
       pnp,

@@ -83,7 +83,7 @@ describe('installCommand (contract, node rule 8)', () => {
   });
   it('rejects other CC_NODE_DEV_DEPENDENCIES values', () => {
     expect(devDependenciesChoice({})).toBe('unset');
-    expect(errorOf(() => devDependenciesChoice({ CC_NODE_DEV_DEPENDENCIES: 'yes' }))).toContain('node/dev-dependencies/invalid');
+    expect(errorOf(() => devDependenciesChoice({ CC_NODE_DEV_DEPENDENCIES: 'yes' }))).toContain('config/CC_NODE_DEV_DEPENDENCIES/invalid');
   });
 });
 

@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { UserError } from '../../../lib/errors.ts';
 import type { PackageJson } from './package-json.ts';
+import { value } from '../../../lib/config/read.ts';
 
 export const BUILD_TOOLS = ['bun', 'npm', 'npm-install', 'npm-ci', 'pnpm', 'yarn-berry', 'custom'] as const;
 export const DEPRECATED_BUILD_TOOLS = ['yarn', 'yarn2'] as const;
@@ -215,17 +216,9 @@ export function buildPathTools(
 
 export type DevDependencies = 'install' | 'ignore' | 'unset';
 
+/** CC_NODE_DEV_DEPENDENCIES (lib/config: install or ignore; another value is its user error). */
 export function devDependenciesChoice(env: Record<string, string | undefined>): DevDependencies {
-  const v = env.CC_NODE_DEV_DEPENDENCIES?.trim();
-  if (!v) return 'unset';
-  if (v === 'install' || v === 'ignore') return v;
-  throw new UserError({
-    id: 'node/dev-dependencies/invalid',
-    title: 'CC_NODE_DEV_DEPENDENCIES is neither install nor ignore',
-    seen: { what: 'CC_NODE_DEV_DEPENDENCIES', value: v, where: 'the application environment' },
-    rule: 'CC_NODE_DEV_DEPENDENCIES is `install` (development dependencies are installed whatever NODE_ENV is) or `ignore`, or unset.',
-    fix: 'Set CC_NODE_DEV_DEPENDENCIES=install to install them, or unset it.',
-  });
+  return value<'install' | 'ignore'>(env, 'CC_NODE_DEV_DEPENDENCIES') ?? 'unset';
 }
 
 export interface InstallCommand {

@@ -22,6 +22,7 @@ import { pickVersion, type ConstraintOrigin } from '../../../lib/deps/resolve.ts
 import { UserError } from '../../../lib/errors.ts';
 import type { Logger } from '../../../lib/log.ts';
 import { bundledNpmVersion, type NpmDocument } from './npm-version.ts';
+import { isSet } from '../../../lib/config/read.ts';
 
 export interface Packument {
   versions: Record<string, { dist?: { tarball?: string; integrity?: string; shasum?: string }; engines?: { node?: string } }>;
@@ -118,7 +119,7 @@ function result(tool: InstalledTool, version: string): Installed {
  * the one asked for. Nothing is resolved first, so an image that carries its tools builds offline.
  */
 async function operatorTool(t: ToolEnv, id: string, pkg: string, constraint: string, origin: ConstraintOrigin | undefined, bin: string): Promise<Installed | undefined> {
-  if (!t.env[operatorVariable(id)]?.trim()) return undefined;
+  if (!isSet(t.env, operatorVariable(id))) return undefined;
   const source = npmRegistrySource({ pkg, id, bin, ...(t.registry ? { registry: t.registry } : {}), log: t.log });
   const tool = await installTool({ layers: t.layers, layerName: id, source, constraint, ...(origin ? { origin } : {}), types: { build: true, launch: true }, env: t.env, log: t.log, command: id });
   return result(tool, tool.version ?? constraint);

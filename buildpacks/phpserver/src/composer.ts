@@ -16,8 +16,10 @@ import { installTool, findOperatorTool, catalogSource, type DependencySpec } fro
 import { UserError } from '../../../lib/errors.ts';
 import type { Logger } from '../../../lib/log.ts';
 import type { ComposerProject } from './composer-files.ts';
+import { raw, spec, value } from '../../../lib/config/read.ts';
 
-export const DEFAULT_COMPOSER_FLAGS = ['--no-interaction', '--no-progress', '--no-scripts'];
+/** The base flags (the contract's default of CC_PHP_COMPOSER_FLAGS, declared in lib/config). */
+export const DEFAULT_COMPOSER_FLAGS = spec('CC_PHP_COMPOSER_FLAGS').default!.split(' ');
 
 export interface ComposerFlags {
   flags: string[];
@@ -32,11 +34,11 @@ export interface ComposerFlags {
  * the flags carry.
  */
 export function composerFlags(env: Record<string, string | undefined>): ComposerFlags {
-  const custom = env.CC_PHP_COMPOSER_FLAGS;
-  const base = custom !== undefined && custom.trim() !== '' ? custom.trim().split(/\s+/) : DEFAULT_COMPOSER_FLAGS;
-  const dev = env.CC_PHP_DEV_DEPENDENCIES?.trim() === 'install';
+  const custom = raw(env, 'CC_PHP_COMPOSER_FLAGS');
+  const base = custom !== undefined ? custom.split(/\s+/) : DEFAULT_COMPOSER_FLAGS;
+  const dev = value(env, 'CC_PHP_DEV_DEPENDENCIES') === 'install';
   const flags = dev ? base.filter((f) => f !== '--no-dev') : base.includes('--no-dev') ? base : [...base, '--no-dev'];
-  const origin = `${custom?.trim() ? 'CC_PHP_COMPOSER_FLAGS' : 'default flags'}${dev ? ', dev dependencies installed (CC_PHP_DEV_DEPENDENCIES=install)' : ', --no-dev'}`;
+  const origin = `${custom ? 'CC_PHP_COMPOSER_FLAGS' : 'default flags'}${dev ? ', dev dependencies installed (CC_PHP_DEV_DEPENDENCIES=install)' : ', --no-dev'}`;
   return { flags, dev, origin };
 }
 

@@ -3,8 +3,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { rendered } from './errors.test-support.ts';
-import { findIndex, missingIndexReason, resolveWebroot } from './webroot.ts';
+import { findIndex as findIndexIn, INDEX_FILES } from '../../../lib/app-path.ts';
+import { missingIndexReason, resolveWebroot as resolveWebrootOf, type Webroot } from './webroot.ts';
 import { resolveWorker } from './worker.ts';
+
+const resolveWebroot = (appDir: string, v: string | undefined) => resolveWebrootOf(appDir, v === undefined ? {} : { CC_WEBROOT: v });
+const findIndex = (w: Webroot) => findIndexIn(w.abs, INDEX_FILES.phpserver);
 
 function app(files: Record<string, string>): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-php-webroot-'));
@@ -22,14 +26,21 @@ describe('resolveWebroot', () => {
     }
     expect(resolveWebroot('/app', '/public').abs).toBe('/app/public');
   });
+  it('names a symlinked webroot by where it leads, and refuses one that leads outside', () => {
+    const dir = app({ 'dist/index.php': '' });
+    fs.symlinkSync(path.join(dir, 'dist'), path.join(dir, 'public'));
+    expect(resolveWebroot(dir, '/public')).toEqual({ rel: 'dist', abs: path.join(dir, 'dist'), setting: '/public' });
+    fs.symlinkSync(os.tmpdir(), path.join(dir, 'escape'));
+    expect(() => resolveWebroot(dir, 'escape')).toThrow(/CC_WEBROOT points outside the application/);
+  });
   it('refuses a webroot outside the project', () => {
     expect(rendered(() => resolveWebroot('/app', '../x'))).toMatchInlineSnapshot(`
-      "! ERROR CC_WEBROOT points outside the project
+      "! ERROR CC_WEBROOT points outside the application
       !
       ! Seen: CC_WEBROOT: "../x" (the application environment)
-      ! Rule: CC_WEBROOT is a directory relative to the project root, default /
-      ! Fix:  set CC_WEBROOT to a directory inside the project, such as /public
-      ! (error id: phpserver/webroot/outside)"
+      ! Rule: CC_WEBROOT is a path inside the application (relative to its root; a leading / means the root), also once symbolic links are followed.
+      ! Fix:  Set CC_WEBROOT to a directory inside the project, such as /public.
+      ! (error id: config/CC_WEBROOT/invalid)"
     `);
   });
   it('finds index.php before index.html and says what is missing where', () => {

@@ -34,11 +34,11 @@ describe('static configuration', () => {
 
   it('refuses a symlinked webroot that leads outside the root', () => {
     fs.symlinkSync(os.tmpdir(), path.join(appDir, 'escape'));
-    expect(() => readConfig({ CC_WEBROOT: 'escape' }, appDir)).toThrow(/outside the application root/);
+    expect(() => readConfig({ CC_WEBROOT: 'escape' }, appDir)).toThrow(/points outside the application/);
   });
 
   it('refuses an unknown CC_STATIC_SERVER and an output folder that is the root', () => {
-    expect(errorOf({ CC_STATIC_SERVER: 'nginx' })).toContain('static/server/unknown');
-    expect(errorOf({ CC_STATIC_AUTOBUILD_OUTDIR: '/' })).toContain('static/outdir/root');
+    expect(errorOf({ CC_STATIC_SERVER: 'nginx' })).toContain('config/CC_STATIC_SERVER/invalid');
+    expect(errorOf({ CC_STATIC_AUTOBUILD_OUTDIR: '/' })).toContain('config/CC_STATIC_AUTOBUILD_OUTDIR/invalid');
   });
 });
