@@ -1,6 +1,6 @@
 /**
- * Every user error id in lib/ and buildpacks/ is rendered in a snapshot (a test/**\/__snapshots__
- * file or an inline snapshot anywhere): what a user reads when it fails is reviewed text, not a
+ * Every user error id in lib/ and buildpacks/ is rendered in a snapshot (a __snapshots__ file or an
+ * inline snapshot, in test/, lib/ or buildpacks/): what a user reads when it fails is reviewed text, not a
  * guess. An id that no snapshot renders fails here until a snapshot test renders it or the code
  * stops producing it; an id that only a snapshot still names (removed from the code) is listed
  * too, so the snapshots do not keep dead errors.
@@ -75,7 +75,7 @@ export function renderedIds(): Set<string> {
   const add = (text: string) => {
     for (const m of text.matchAll(/\(error id: ([^)\s]+)\)/g)) out.add(m[1]!);
   };
-  for (const f of files('test', (f) => f.includes('/__snapshots__/') && f.endsWith('.snap'))) add(fs.readFileSync(path.join(ROOT, f), 'utf8'));
+  for (const dir of ['test', 'lib', 'buildpacks']) for (const f of files(dir, (f) => f.includes('/__snapshots__/') && f.endsWith('.snap'))) add(fs.readFileSync(path.join(ROOT, f), 'utf8'));
   for (const f of [...files('test', (f) => f.endsWith('.test.ts')), ...files('lib', (f) => f.endsWith('.test.ts')), ...files('buildpacks', (f) => f.endsWith('.test.ts'))]) {
     const text = fs.readFileSync(path.join(ROOT, f), 'utf8');
     for (const m of text.matchAll(/toMatchInlineSnapshot\(\s*`([^`]*)`/g)) add(m[1]!);

@@ -220,7 +220,7 @@ export async function installManager(t: ToolEnv, req: ManagerRequest): Promise<I
   return result(tool, spec.version);
 }
 
-function hashMismatch(req: ManagerRequest, version: string, actual: string): UserError {
+export function hashMismatch(req: ManagerRequest, version: string, actual: string): UserError {
   return new UserError({
     id: 'node/package-manager/hash-mismatch',
     title: `The packageManager hash does not match ${req.id} ${version}`,

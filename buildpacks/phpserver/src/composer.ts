@@ -141,14 +141,7 @@ export async function composerInstall(o: ComposerInstallOptions): Promise<'resto
   if (r.exitCode !== 0) {
     o.layers.remove('vendor');
     const tail = output.join('').trim().split('\n').slice(-8);
-    throw new UserError({
-      id: 'phpserver/composer/install-failed',
-      title: `Composer could not install the dependencies (exit ${r.exitCode ?? r.signal})`,
-      seen: { what: 'command', value: shown, where: o.appDir },
-      rule: 'composer.json dependencies are installed at build; a failed install fails the build',
-      fix: 'run the same command locally and fix what Composer reports (composer.json, composer.lock, CC_PHP_COMPOSER_FLAGS)',
-      details: tail,
-    });
+    throw composerFailedError(shown, o.appDir, `${r.exitCode ?? r.signal}`, tail);
   }
   await log.step('cache vendor/', () => {
     if (fs.existsSync(vendor)) fs.cpSync(vendor, cached, { recursive: true, verbatimSymlinks: true });
@@ -166,4 +159,16 @@ function writeVendorSbom(layersDir: string, vendor: string, log: Logger): void {
   const components = composerComponents(vendor);
   appendSbom(layersDir, 'launch', components);
   log.detail(`SBOM: ${components.length} Composer package(s) in launch.sbom.cdx.json`);
+}
+
+/** Composer's install failed: its last lines say why. */
+export function composerFailedError(shown: string, appDir: string, exit: string, tail: string[]): UserError {
+  return new UserError({
+    id: 'phpserver/composer/install-failed',
+    title: `Composer could not install the dependencies (exit ${exit})`,
+    seen: { what: 'command', value: shown, where: appDir },
+    rule: 'composer.json dependencies are installed at build; a failed install fails the build',
+    fix: 'run the same command locally and fix what Composer reports (composer.json, composer.lock, CC_PHP_COMPOSER_FLAGS)',
+    details: tail,
+  });
 }
