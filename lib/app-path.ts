@@ -91,7 +91,8 @@ const RULE: Record<AppPathProblem, (what: string, kind: AppPathKind) => string> 
 };
 
 /** The user error for a path `resolveAppPath` refused. */
-export function appPathError(o: { id: string; what: string; value: string; problem: AppPathProblem; kind: AppPathKind; fix: string; where?: string }): UserError {
+/** `id` is a prefix (`<id>/<problem>`), unless `fullId` gives the whole id (one per variable: lib/config). */
+export function appPathError(o: { id: string; fullId?: string; what: string; value: string; problem: AppPathProblem; kind: AppPathKind; fix: string; where?: string }): UserError {
   const titles: Record<AppPathProblem, string> = {
     outside: `${o.what} points outside the application`,
     missing: `${o.what} names something that does not exist`,
@@ -100,7 +101,7 @@ export function appPathError(o: { id: string; what: string; value: string; probl
     unusable: `${o.what} cannot be used as a path`,
   };
   return new UserError({
-    id: `${o.id}/${o.problem}`,
+    id: o.fullId ?? `${o.id}/${o.problem}`,
     title: titles[o.problem],
     seen: { what: o.what, value: o.value.length > 200 ? `${o.value.slice(0, 200)}…` : o.value, where: o.where ?? 'the application environment' },
     rule: RULE[o.problem](o.what, o.kind),

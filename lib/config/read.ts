@@ -192,8 +192,10 @@ export function resolveSettingPath(appDir: string, name: string, value: string, 
   const r = resolveAppPath(appDir, value, kind, o.mustExist ?? false);
   const s = spec(name);
   if (r.problem) {
-    const e = appPathError({
-      id: `config/${name}`,
+    // One id per variable, whatever the problem (the title and rule say which).
+    throw appPathError({
+      id: 'config',
+      fullId: `config/${name}/invalid`,
       what: name,
       value,
       problem: r.problem,
@@ -201,8 +203,6 @@ export function resolveSettingPath(appDir: string, name: string, value: string, 
       fix: o.fix ?? s.fix ?? `Set ${name} to a path inside the project (relative to its root), for example /public.`,
       where: source === 'default' ? `the default of ${name}` : WHERE[s.scope],
     });
-    // One id per variable, whatever the problem (the title and rule say which).
-    throw new UserError({ ...e.data, id: `config/${name}/invalid` });
   }
   const found = r.path!;
   const real = found.type ? path.relative(fs.realpathSync(appDir), fs.realpathSync(found.abs)).split(path.sep).join('/') : found.rel;
