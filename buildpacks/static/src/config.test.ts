@@ -23,12 +23,12 @@ describe('static configuration', () => {
 
   it('refuses a webroot outside the root', () => {
     expect(errorOf({ CC_WEBROOT: '/../../etc' })).toMatchInlineSnapshot(`
-      "! ERROR CC_WEBROOT points outside the application root
+      "! ERROR CC_WEBROOT points outside the application
       !
       ! Seen: CC_WEBROOT: "/../../etc" (the application environment)
-      ! Rule: CC_WEBROOT is a path relative to the application root (a leading / means the root); it cannot leave it
-      ! Fix:  set CC_WEBROOT to a folder or file inside the project, for example /public
-      ! (error id: static/path/outside-root)"
+      ! Rule: CC_WEBROOT is a path inside the application (relative to its root; a leading / means the root), also once symbolic links are followed.
+      ! Fix:  Set CC_WEBROOT to a path inside the project (relative to its root), for example /public.
+      ! (error id: config/CC_WEBROOT/invalid)"
     `);
   });
 
