@@ -1,7 +1,7 @@
 /**
  * Every variable of the contract and every operator setting of rbp, declared once: its kind, its
  * default, the rule it comes from, when it is read (build, launch or both) and which runtime reads
- * it. The README's variable tables are rendered from this list (test/config/readme.test.ts keeps
+ * it. The README's variable tables are rendered from this list (test/config/config.test.ts keeps
  * them equal); read.ts parses values by these declarations.
  */
 import type { VariableSpec } from './kinds.ts';

@@ -4,11 +4,10 @@
  * CLI's main() or the function that decides, with no build: the error comes before any work.
  */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { isUserError, type UserError } from '../../lib/errors.ts';
+import type { UserError } from '../../lib/errors.ts';
 import { parseMemory } from '../../lib/launch/instance.ts';
 import { restartPolicy } from '../../lib/launch/restart.ts';
 import { writeAppImage } from '../../lib/package/app-image.ts';
@@ -262,5 +261,3 @@ describe('project.toml, buildpackages and images', () => {
   });
 });
 
-void os;
-void isUserError;
