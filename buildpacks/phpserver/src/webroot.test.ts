@@ -69,7 +69,7 @@ describe('resolveWorker', () => {
       ! Rule: the worker script must be inside the webroot (/public, CC_WEBROOT)
       !   worker.php is outside /public
       ! Fix:  move the script under /public and point CC_PHPSERVER_WORKER at it, e.g. /public/worker.php
-      ! (error id: phpserver/worker/outside-webroot)"
+      ! (error id: config/CC_PHPSERVER_WORKER/invalid)"
     `);
     expect(() => resolveWorker(dir, webroot, '/public/../worker.php')).toThrow(/not inside the webroot/);
     fs.symlinkSync(path.join(dir, 'worker.php'), path.join(dir, 'public', 'link.php'));
@@ -77,13 +77,12 @@ describe('resolveWorker', () => {
   });
   it('refuses a script that does not exist', () => {
     expect(rendered(() => resolveWorker(dir, webroot, '/public/nope.php')).replaceAll(dir, '<app>')).toMatchInlineSnapshot(`
-      "! ERROR The worker script does not exist
+      "! ERROR CC_PHPSERVER_WORKER names something that does not exist
       !
       ! Seen: CC_PHPSERVER_WORKER: "/public/nope.php" (the application environment)
-      ! Rule: CC_PHPSERVER_WORKER names a PHP file of the project, relative to the project root
-      !   <app>/public/nope.php does not exist
+      ! Rule: CC_PHPSERVER_WORKER names a file of the application, which must exist.
       ! Fix:  add public/nope.php to the project, or correct CC_PHPSERVER_WORKER
-      ! (error id: phpserver/worker/not-found)"
+      ! (error id: config/CC_PHPSERVER_WORKER/invalid)"
     `);
   });
 });
