@@ -71,12 +71,10 @@ const OFF = ['0', 'false', 'no'];
 
 /** Parses `text` by the variable's kind; throws the variable's user error when it breaks the rule. */
 function parse(s: VariableSpec, text: string, name = s.name): string | number | boolean | string[] {
-  const invalid_ = (why?: string) => invalid(s, text, why, name);
-  return parseKind(s, text, invalid_);
+  return parseKind(s.kind, text, (why) => invalid(s, text, why, name));
 }
 
-function parseKind(s: VariableSpec, text: string, invalid: (why?: string) => UserError): string | number | boolean | string[] {
-  const k = s.kind;
+function parseKind(k: VariableSpec['kind'], text: string, invalid: (why?: string) => UserError): string | number | boolean | string[] {
   switch (k.type) {
     case 'port': {
       const n = Number(text);
