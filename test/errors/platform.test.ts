@@ -207,9 +207,17 @@ describe('the order of buildpacks', () => {
 
   it('platform/order/not-found', () => {
     const dir = tmpDir('rbp-order-');
-    const nf = thrownUserError(() => orderFromGroups([[{ id: 'example/missing', version: '1.0.0' }]], dir, [], path.join(dir, 'order.toml')));
-    expect(nf.id).toBe('platform/order/not-found');
-    expect(stable(nf, { [dir]: '<dir>' })).toMatchSnapshot();
+    // Where our own buildpacks are depends on the checkout (dist/ built or not): named here.
+    const before = process.env.RBP_BUILDPACKS_DIR;
+    process.env.RBP_BUILDPACKS_DIR = path.join(dir, 'ours');
+    try {
+      const nf = thrownUserError(() => orderFromGroups([[{ id: 'example/missing', version: '1.0.0' }]], dir, [], path.join(dir, 'order.toml')));
+      expect(nf.id).toBe('platform/order/not-found');
+      expect(stable(nf, { [dir]: '<dir>' })).toMatchSnapshot();
+    } finally {
+      if (before === undefined) delete process.env.RBP_BUILDPACKS_DIR;
+      else process.env.RBP_BUILDPACKS_DIR = before;
+    }
   });
 
   it('platform/order/conflict', () => {
