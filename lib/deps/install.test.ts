@@ -9,8 +9,7 @@ import { readToml } from '../cnb/toml.ts';
 import type { DependencySpec } from './catalog.ts';
 import { installTool, type InstallToolOptions } from './install.ts';
 import { captureLog, makeArchive, run, startServer, tempDir, type Artifact, type TestServer } from './test-support.ts';
-import { rejectedUserError as userError } from '../../test/helpers/user-error.ts';
-import { stableRendering } from '../../test/helpers/user-error.ts';
+import { rejectedUserError as userError, stableRendering } from '../../test/helpers/user-error.ts';
 
 let root: string;
 let layersDir: string;

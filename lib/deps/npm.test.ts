@@ -5,8 +5,7 @@ import { Layers } from '../cnb/layers.ts';
 import { installTool } from './install.ts';
 import { NPM_ACCEPT, npmRegistrySource, packumentUrl } from './npm.ts';
 import { captureLog, makeArchive, run, startServer, tempDir, type Artifact, type TestServer } from './test-support.ts';
-import { rejectedUserError as userError } from '../../test/helpers/user-error.ts';
-import { stableRendering } from '../../test/helpers/user-error.ts';
+import { rejectedUserError as userError, stableRendering } from '../../test/helpers/user-error.ts';
 
 const PKG = '@fake/tool-linux-x64';
 const DOC_PATH = '/@fake%2ftool-linux-x64';

@@ -6,8 +6,7 @@ import type { DependencySpec } from './catalog.ts';
 import { installTool } from './install.ts';
 import { findOperatorTool, operatorVariable } from './operator.ts';
 import { captureLog, tempDir } from './test-support.ts';
-import { rejectedUserError as userError } from '../../test/helpers/user-error.ts';
-import { stableRendering } from '../../test/helpers/user-error.ts';
+import { rejectedUserError as userError, stableRendering } from '../../test/helpers/user-error.ts';
 
 let root: string;
 let cap: ReturnType<typeof captureLog>;

@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { DependencySpec } from './catalog.ts';
 import { catalogSource, nearestFirst, pickVersion, resolveVersion } from './resolve.ts';
-import { thrownUserError as userError } from '../../test/helpers/user-error.ts';
-import { stableRendering } from '../../test/helpers/user-error.ts';
+import { stableRendering, thrownUserError as userError } from '../../test/helpers/user-error.ts';
 
 function spec(version: string, extra: Partial<DependencySpec> = {}): DependencySpec {
   return {
