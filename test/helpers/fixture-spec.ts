@@ -52,8 +52,8 @@ export interface Case {
      * without any of its content stands for all of it (`cc_static_autobuilt`). See keptView().
      */
     kept?: string[];
-    /** static: the server the build chose. */
-    server?: 'static-web-server' | 'caddy-run' | 'caddy-file-server';
+    /** static: the server the launch plan names (its command line, in `launch`, says how Caddy runs). */
+    server?: 'static-web-server' | 'caddy';
     /** static: the generator's command line, as logged. */
     command?: string;
     launch?: { argv: string[]; env?: Record<string, string>; server?: Record<string, string> };
@@ -112,7 +112,7 @@ export const SCHEMA: Shape = {
               errorId: 'string',
               files: { object: { present: STRINGS, absent: STRINGS, contains: VARS } },
               kept: STRINGS,
-              server: { enum: ['static-web-server', 'caddy-run', 'caddy-file-server'] },
+              server: { enum: ['static-web-server', 'caddy'] },
               command: 'string',
               launch: { object: { argv: STRINGS, env: VARS, server: VARS }, required: ['argv'] },
               task: { object: { exitCode: 'number', contains: STRINGS }, required: ['exitCode', 'contains'] },
