@@ -320,7 +320,14 @@ async function run(r: InstallRequest, argv: string[], env: Record<string, string
   if (res.exitCode !== 0) {
     const dev = r.command.dev === 'excluded' ? missingDevTool(r.pkg, tail) : undefined;
     if (dev) throw devToolError(r, dev, hideSecrets(shown, env), what);
-    throw installFailedError(r.appDir, hideSecrets(shown, env), what, `exit ${res.exitCode ?? res.signal} after ${Math.round(performance.now() - t0)}ms`);
+    throw new UserError({
+      id: `node/${what === 'install' ? 'install' : 'install-script'}/failed`,
+      title: what === 'install' ? 'Installing the dependencies failed' : `The ${what} script failed`,
+      seen: { what: 'command', value: hideSecrets(shown, env), where: r.appDir },
+      rule: what === 'install' ? 'The dependencies are installed with the selected package manager (CC_NODE_BUILD_TOOL or the lock file).' : `Scripts ${INSTALL_SCRIPTS.join(', ')} run in the build phase and must succeed.`,
+      fix: 'Read the output above: run the same command locally, fix the cause (lock file out of date, missing package, registry access), and deploy again.',
+      details: [`exit ${res.exitCode ?? res.signal} after ${Math.round(performance.now() - t0)}ms`],
+    });
   }
   r.log.detail(`done (${((performance.now() - t0) / 1000).toFixed(1)}s)`);
 }
@@ -338,19 +345,7 @@ function staleLockfile(manager: ToolChoice['manager'], output: string): { lock: 
   return s && s.pattern.test(output) ? s : undefined;
 }
 
-/** An install (or install script) that failed for a reason the output does not name. */
-export function installFailedError(appDir: string, shown: string, what: string, how: string): UserError {
-  return new UserError({
-    id: what === 'install' ? 'node/install/failed' : 'node/install-script/failed',
-    title: what === 'install' ? 'Installing the dependencies failed' : `The ${what} script failed`,
-    seen: { what: 'command', value: shown, where: appDir },
-    rule: what === 'install' ? 'The dependencies are installed with the selected package manager (CC_NODE_BUILD_TOOL or the lock file).' : `Scripts ${INSTALL_SCRIPTS.join(', ')} run in the build phase and must succeed.`,
-    fix: 'Read the output above: run the same command locally, fix the cause (lock file out of date, missing package, registry access), and deploy again.',
-    details: [how],
-  });
-}
-
-export function staleLockfileError(r: InstallRequest, s: { lock: string; local: string }, shown: string): UserError {
+function staleLockfileError(r: InstallRequest, s: { lock: string; local: string }, shown: string): UserError {
   return new UserError({
     id: 'node/lockfile/out-of-date',
     title: `${s.lock} is out of date: it does not match package.json`,
@@ -382,7 +377,7 @@ export function missingDevTool(pkg: PackageJson, output: string): { command: str
   return undefined;
 }
 
-export function devToolError(r: InstallRequest, dev: { command: string; dependency: string }, shown: string, what: string): UserError {
+function devToolError(r: InstallRequest, dev: { command: string; dependency: string }, shown: string, what: string): UserError {
   return new UserError({
     id: 'node/dev-dependencies/needed',
     title: `\`${dev.command}\` is not installed: it comes from ${dev.dependency}, a development dependency`,
