@@ -8,6 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { UserError } from './errors.ts';
+import { statIfAny } from './fsx.ts';
 
 export type AppPathKind = 'file' | 'dir' | 'any';
 
@@ -90,7 +91,8 @@ const RULE: Record<AppPathProblem, (what: string, kind: AppPathKind) => string> 
 };
 
 /** The user error for a path `resolveAppPath` refused. */
-export function appPathError(o: { id: string; what: string; value: string; problem: AppPathProblem; kind: AppPathKind; fix: string; where?: string }): UserError {
+/** `id` is a prefix (`<id>/<problem>`), unless `fullId` gives the whole id (one per variable: lib/config). */
+export function appPathError(o: { id: string; fullId?: string; what: string; value: string; problem: AppPathProblem; kind: AppPathKind; fix: string; where?: string }): UserError {
   const titles: Record<AppPathProblem, string> = {
     outside: `${o.what} points outside the application`,
     missing: `${o.what} names something that does not exist`,
@@ -99,7 +101,7 @@ export function appPathError(o: { id: string; what: string; value: string; probl
     unusable: `${o.what} cannot be used as a path`,
   };
   return new UserError({
-    id: `${o.id}/${o.problem}`,
+    id: o.fullId ?? `${o.id}/${o.problem}`,
     title: titles[o.problem],
     seen: { what: o.what, value: o.value.length > 200 ? `${o.value.slice(0, 200)}…` : o.value, where: o.where ?? 'the application environment' },
     rule: RULE[o.problem](o.what, o.kind),
@@ -112,4 +114,19 @@ export function appPath(appDir: string, value: string, o: { id: string; what: st
   const r = resolveAppPath(appDir, value, o.kind, o.mustExist ?? true);
   if (r.problem) throw appPathError({ ...o, value, problem: r.problem });
   return r.path!;
+}
+
+/**
+ * The index files each runtime serves a folder with, in the order it looks for them: the one place
+ * that says it (static rule 3: index.html or index.htm; phpserver detection: index.php, then
+ * index.html).
+ */
+export const INDEX_FILES = {
+  static: ['index.html', 'index.htm'],
+  phpserver: ['index.php', 'index.html'],
+} as const satisfies Record<string, readonly string[]>;
+
+/** The first of `names` that is a file in `dir` (symlinks followed), or undefined. */
+export function findIndex(dir: string, names: readonly string[]): string | undefined {
+  return names.find((f) => statIfAny(path.join(dir, f))?.isFile());
 }

@@ -3,6 +3,8 @@
  * One renderer prints them; tests snapshot the rendering. Anything that is not a UserError is a bug
  * in this project and is printed with its stack.
  */
+import { VARIABLES } from './config/variables.ts';
+
 export interface Seen {
   /** The variable, file or flag, e.g. `CC_NODE_BUILD_TOOL` or `package.json`. */
   what: string;
@@ -52,13 +54,8 @@ export function renderUserError(e: UserErrorData): string {
   return lines.join('\n');
 }
 
-/** Secrets the platform knows about: never printed, stored or exported. */
-export const SECRET_VARIABLES = new Set([
-  'NPM_TOKEN',
-  'CC_NPM_BASIC_AUTH',
-  'CC_REDIRECTOR_PROJECT_KEY',
-  'ACCESSPROXY_CHALLENGE_SECRET',
-]);
+/** Secrets the platform knows about (lib/config declares them, kind `secret`): never printed, stored or exported. */
+export const SECRET_VARIABLES = new Set(VARIABLES.filter((v) => v.kind.type === 'secret').map((v) => v.name));
 
 export function isSecretName(name: string): boolean {
   return SECRET_VARIABLES.has(name) || /(TOKEN|SECRET|PASSWORD|PASSWD|_KEY|CREDENTIALS?)$/i.test(name);

@@ -8,6 +8,7 @@
  * when something fails), `verbose` adds `debug` lines. The default level is `RBP_LOG_LEVEL`, which rbp
  * sets for the buildpacks it runs.
  */
+import { raw } from './config/read.ts';
 import type { Writable } from 'node:stream';
 import { renderUserError, type UserErrorData } from './errors.ts';
 
@@ -31,7 +32,9 @@ export function formatDuration(ms: number): string {
 export type LogLevel = 'quiet' | 'normal' | 'verbose';
 
 export function logLevelOf(env: NodeJS.ProcessEnv = process.env): LogLevel {
-  const v = env.RBP_LOG_LEVEL?.toLowerCase();
+  // Read leniently on purpose: the logger prints every user error, so it must never throw one;
+  // an unknown level is the normal one (lib/config declares it so).
+  const v = raw(env, 'RBP_LOG_LEVEL')?.toLowerCase();
   return v === 'quiet' || v === 'verbose' ? v : 'normal';
 }
 

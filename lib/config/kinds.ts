@@ -17,12 +17,19 @@ export type Kind =
   | { type: 'list'; separator: string }
   | { type: 'host' }
   | { type: 'date' }
-  | { type: 'seconds' };
+  | { type: 'seconds' }
+  | { type: 'bool' }
+  | { type: 'bytes' }
+  | { type: 'path' };
 
 export type Phase = 'build' | 'launch' | 'both';
-export type Scope = 'common' | 'node' | 'static' | 'phpserver' | 'operator';
+export type Scope = 'common' | 'node' | 'static' | 'phpserver' | 'operator' | 'internal';
 
 export interface VariableSpec {
+  /**
+   * The variable's name; a family of variables writes its varying part in angle brackets
+   * (`CC_HEALTH_CHECK_PATH_<n>`: digits, `RBP_TOOL_<NAME>`: capitals, digits and _).
+   */
   name: string;
   kind: Kind;
   /** The default as the contract states it (text), when there is one. */
@@ -33,6 +40,8 @@ export interface VariableSpec {
   scope: Scope;
   /** One line for the README tables. */
   meaning: string;
+  /** The fix an invalid value's error gives, when a better one than "set a valid value" exists. */
+  fix?: string;
 }
 
 export interface Setting<T> {
@@ -51,7 +60,7 @@ export function describeKind(k: Kind): string {
     case 'version':
       return k.shape;
     case 'url-path':
-      return 'a URL path starting with /, without spaces or control characters';
+      return 'a URL path (a missing leading / is added; spaces and non-ASCII are percent-encoded)';
     case 'app-path':
       return 'a path inside the application';
     case 'path-list':
@@ -59,14 +68,31 @@ export function describeKind(k: Kind): string {
     case 'list':
       return `a list separated by ${JSON.stringify(k.separator)}`;
     case 'host':
-      return 'a host name, optionally with a port (no scheme, no path)';
+      return 'a host name (with a port or a path if needed), or an http(s) URL without credentials';
     case 'date':
       return 'an ISO date (YYYY-MM-DD)';
     case 'secret':
       return 'a secret (never printed)';
     case 'seconds':
       return 'a number of seconds greater than 0';
+    case 'bool':
+      return '1, true or yes (on); 0, false or no (off)';
+    case 'bytes':
+      return 'a number of bytes greater than 0';
+    case 'path':
+      return 'a path on the machine that runs rbp or the buildpack';
     default:
       return k.type;
   }
+}
+
+/**
+ * A path as an HTTP request target: bytes that may not appear there (space, control characters,
+ * non-ASCII, `"<>\\^`{|}`) are percent-encoded as UTF-8, the rest (including `%`, `?`, `&`) is kept
+ * as written. `/a b` is `/a%20b`.
+ */
+export function requestTarget(p: string): string {
+  return p.replace(/[^\x21-\x7e]|["<>\\^`{|}]/gu, (c) =>
+    [...Buffer.from(c, 'utf8')].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join(''),
+  );
 }

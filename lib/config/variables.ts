@@ -1,7 +1,7 @@
 /**
  * Every variable of the contract and every operator setting of rbp, declared once: its kind, its
  * default, the rule it comes from, when it is read (build, launch or both) and which runtime reads
- * it. The README's variable tables are rendered from this list (test/config/readme.test.ts keeps
+ * it. The README's variable tables are rendered from this list (test/config/config.test.ts keeps
  * them equal); read.ts parses values by these declarations.
  */
 import type { VariableSpec } from './kinds.ts';
@@ -14,6 +14,7 @@ export const VARIABLES: readonly VariableSpec[] = [
   { name: 'CC_WEBROOT', kind: { type: 'app-path' }, default: '/', scope: 'common', phase: 'both', rule: 'contract, common variables', meaning: 'Directory served.' },
   { name: 'CC_RUN_COMMAND', kind: { type: 'command' }, scope: 'common', phase: 'launch', rule: 'contract, common variables', meaning: 'Replaces the default start/serve command.' },
   { name: 'CC_HEALTH_CHECK_PATH', kind: { type: 'url-path' }, default: '/', scope: 'common', phase: 'launch', rule: 'contract, deployment health check', meaning: 'One path to check at deployment.' },
+  { name: 'CC_HEALTH_CHECK_PATH_<n>', kind: { type: 'url-path' }, scope: 'common', phase: 'launch', rule: 'contract, deployment health check', meaning: 'Several paths to check, in the order of n (0, 1, 2, ...).' },
   { name: 'CC_REQUEST_FLOW', kind: { type: 'list', separator: ',' }, scope: 'common', phase: 'launch', rule: 'contract, request flow rule 3', meaning: 'Order of the request-flow chain (redirector, cache, custom), or block.' },
   { name: 'CC_REQUEST_FLOW_CUSTOM', kind: { type: 'command' }, scope: 'common', phase: 'launch', rule: 'contract, request flow rule 3', meaning: 'Custom middleware command with @@LISTEN_PORT@@ and @@FORWARD_PORT@@.' },
   { name: 'ACCESSPROXY_CHALLENGE_SECRET', kind: { type: 'secret' }, scope: 'common', phase: 'launch', rule: 'contract, request flow rule 2', meaning: 'Presence activates the challenge access proxy.' },
@@ -21,16 +22,16 @@ export const VARIABLES: readonly VariableSpec[] = [
   { name: 'CC_REDIRECTOR_PROJECT_KEY', kind: { type: 'secret' }, scope: 'common', phase: 'launch', rule: 'contract, request flow rule 2', meaning: 'Presence activates the redirection proxy.' },
 
   // phpserver (contract, "phpserver variables and files").
-  { name: 'CC_PHP_VERSION', kind: { type: 'enum', values: ['8.4', '8.5'] }, scope: 'phpserver', phase: 'build', rule: 'contract, phpserver versioning', meaning: '8.5 selects the newer server version; 8.4 (or unset) the default.' },
+  { name: 'CC_PHP_VERSION', kind: { type: 'enum', values: ['8.4', '8.5'] }, scope: 'phpserver', phase: 'build', rule: 'contract, phpserver versioning', meaning: '8.5 selects the newer server version; 8.4 (or unset) the default.', fix: 'Unset CC_PHP_VERSION (or set it to 8.4) for PHP 8.4.12, or set it to 8.5.' },
   { name: 'CC_PHP_COMPOSER_FLAGS', kind: { type: 'flags' }, default: '--no-interaction --no-progress --no-scripts', scope: 'phpserver', phase: 'build', rule: 'contract, phpserver variables', meaning: 'Replaces the base Composer flags.' },
-  { name: 'CC_PHP_DEV_DEPENDENCIES', kind: { type: 'enum', values: ['install'] }, scope: 'phpserver', phase: 'build', rule: 'contract, phpserver variables', meaning: 'install removes --no-dev.' },
+  { name: 'CC_PHP_DEV_DEPENDENCIES', kind: { type: 'string' }, scope: 'phpserver', phase: 'build', rule: 'contract, phpserver variables', meaning: 'install removes --no-dev (any other value keeps it).' },
   { name: 'CC_PHPSERVER_WORKER', kind: { type: 'app-path' }, scope: 'phpserver', phase: 'launch', rule: 'contract, phpserver variables; limit 3', meaning: 'Worker script kept in memory; inside the webroot.' },
   { name: 'CC_PHPSERVER_PORT', kind: { type: 'port' }, default: '8080', scope: 'phpserver', phase: 'launch', rule: 'contract, ports exposed by the application', meaning: 'Listening port without middleware.' },
 
   // static (contract, "static variables and files").
   { name: 'CC_BUILD_COMMAND', kind: { type: 'command' }, scope: 'static', phase: 'build', rule: 'contract, static rule 1', meaning: 'Run in the build phase; no generator detection.' },
   { name: 'CC_OVERRIDE_BUILDCACHE', kind: { type: 'path-list', separator: ':' }, scope: 'static', phase: 'build', rule: 'contract, static rule 4', meaning: 'Build cache content.' },
-  { name: 'CC_STATIC_SERVER', kind: { type: 'enum', values: ['caddy'] }, scope: 'static', phase: 'launch', rule: 'contract, static rule 5', meaning: 'caddy forces `caddy file-server`.' },
+  { name: 'CC_STATIC_SERVER', kind: { type: 'enum', values: ['caddy'] }, scope: 'static', phase: 'both', rule: 'contract, static rule 5', meaning: 'caddy forces `caddy file-server` (unset: Static Web Server, or Caddy with a valid Caddyfile).', fix: 'Set CC_STATIC_SERVER=caddy, or remove it.' },
   { name: 'CC_STATIC_CADDYFILE', kind: { type: 'app-path' }, default: './Caddyfile', scope: 'static', phase: 'both', rule: 'contract, static rule 5', meaning: 'Location of the Caddyfile.' },
   { name: 'CC_STATIC_FLAGS', kind: { type: 'flags' }, scope: 'static', phase: 'launch', rule: 'contract, static variables', meaning: 'Extra flags for the web server.' },
   { name: 'CC_STATIC_PORT', kind: { type: 'port' }, default: '8080', scope: 'static', phase: 'launch', rule: 'contract, ports exposed by the application', meaning: 'Listening port without middleware.' },
@@ -42,9 +43,9 @@ export const VARIABLES: readonly VariableSpec[] = [
   { name: 'NODE_OPTIONS', kind: { type: 'flags' }, scope: 'node', phase: 'launch', rule: 'contract, node rule 2', meaning: 'Gets --max-old-space-size (3/4 of the memory) unless it has one.' },
   { name: 'CC_NODE_BUILD_TOOL', kind: { type: 'enum', values: NODE_BUILD_TOOLS }, default: 'npm', scope: 'node', phase: 'build', rule: 'contract, node rules 4 and 5', meaning: 'Package manager (detected from the lock file, else npm).' },
   { name: 'CC_CUSTOM_BUILD_TOOL', kind: { type: 'command' }, scope: 'node', phase: 'build', rule: 'contract, node rule 4', meaning: 'Command used with CC_NODE_BUILD_TOOL=custom.' },
-  { name: 'CC_NODE_VERSION', kind: { type: 'version', pattern: /^\d+(\.\d+){0,2}$/, shape: '<major>, <major>.<minor> or <major>.<minor>.<patch>' }, scope: 'node', phase: 'build', rule: 'contract, node rule 6', meaning: 'Node.js version (engines.node wins); latest LTS when unset.' },
+  { name: 'CC_NODE_VERSION', kind: { type: 'version', pattern: /^\d+(\.\d+){0,2}$/, shape: '<major>, <major>.<minor> or <major>.<minor>.<patch>, e.g. 24, 24.15 or 24.15.0' }, scope: 'node', phase: 'build', rule: 'contract, node rule 6', meaning: 'Node.js version (engines.node wins); latest LTS when unset.', fix: 'Set CC_NODE_VERSION to a version such as 24, or use a semver range in engines.node of package.json.' },
   { name: 'CC_BUN_INSTALL_CACHE_DIR', kind: { type: 'app-path' }, scope: 'node', phase: 'build', rule: 'contract, node variables', meaning: 'Bun cache directory.' },
-  { name: 'CC_NODE_DEV_DEPENDENCIES', kind: { type: 'enum', values: ['install', 'ignore'] }, scope: 'node', phase: 'build', rule: 'contract, node rule 8', meaning: 'install includes development dependencies.' },
+  { name: 'CC_NODE_DEV_DEPENDENCIES', kind: { type: 'enum', values: ['install', 'ignore'] }, scope: 'node', phase: 'build', rule: 'contract, node rule 8', meaning: 'install includes development dependencies.', fix: 'Set CC_NODE_DEV_DEPENDENCIES=install to install them, or unset it.' },
   { name: 'NPM_TOKEN', kind: { type: 'secret' }, scope: 'node', phase: 'build', rule: 'contract, node rule 9', meaning: 'Registry auth token (not with CC_NPM_BASIC_AUTH).' },
   { name: 'CC_NPM_BASIC_AUTH', kind: { type: 'secret' }, scope: 'node', phase: 'build', rule: 'contract, node rule 9', meaning: '<user>:<password> for the registry.' },
   { name: 'CC_NPM_REGISTRY', kind: { type: 'host' }, scope: 'node', phase: 'build', rule: 'contract, node rule 9', meaning: 'Registry host.' },
@@ -52,6 +53,12 @@ export const VARIABLES: readonly VariableSpec[] = [
   // rbp's own operator settings (never in the contract; set in rbp's environment or the build-config env).
   { name: 'RBP_DEPENDENCY_MIRROR', kind: { type: 'string' }, scope: 'operator', phase: 'build', rule: 'rbp operator setting', meaning: 'URL or folder holding <id>/<version>/<file> (+ .sha256): offline builds.' },
   { name: 'RBP_NPM_REGISTRY', kind: { type: 'string' }, scope: 'operator', phase: 'build', rule: 'rbp operator setting', meaning: 'Where Node.js, npm, pnpm, Yarn, Bun and Deno packages come from.' },
+  { name: 'RBP_REQUIRE_CHECKSUMS', kind: { type: 'bool' }, default: '0', scope: 'operator', phase: 'build', rule: 'rbp operator setting', meaning: 'On: every download needs a published checksum; off: a tool without one is downloaded over HTTPS, its sha256 logged.', fix: 'Set RBP_REQUIRE_CHECKSUMS=1, or unset it.' },
+  { name: 'RBP_TOOL_<NAME>', kind: { type: 'path' }, scope: 'operator', phase: 'both', rule: 'rbp operator setting', meaning: 'A tool the operator provides (RBP_TOOL_CADDY, RBP_TOOL_FRANKENPHP, RBP_TOOL_LIFECYCLE, ...): used as is, nothing downloaded.' },
+  { name: 'RBP_TOOLS_CACHE', kind: { type: 'path' }, default: '~/.cache/rbp-tools', scope: 'operator', phase: 'build', rule: 'rbp operator setting', meaning: 'Where scripts/tools/ keep the tools they build (the run image and lifecycle among them).' },
+  { name: 'RBP_RUN_IMAGE', kind: { type: 'path' }, scope: 'operator', phase: 'build', rule: 'rbp operator setting', meaning: 'The run image of rbp build --image and rbp builder: an OCI layout (default the one scripts/tools/run-image.sh made).' },
+  { name: 'RBP_BUILDPACKS_DIR', kind: { type: 'path' }, scope: 'operator', phase: 'build', rule: 'rbp operator setting', meaning: 'Where rbp finds its own built buildpacks (default dist/buildpacks/ beside the CLI).' },
+  { name: 'RBP_LOG_LEVEL', kind: { type: 'enum', values: ['quiet', 'normal', 'verbose'] }, default: 'normal', scope: 'operator', phase: 'both', rule: 'rbp operator setting (rbp -v sets verbose)', meaning: 'How much the buildpacks and rbp print; any other value is normal (the logger never fails).' },
   { name: 'RBP_NOW', kind: { type: 'date' }, scope: 'operator', phase: 'build', rule: 'rbp operator setting', meaning: 'The date the Hugo June 15th rule is judged on (default today).' },
   { name: 'RBP_PUBLIC_PORT', kind: { type: 'port' }, default: '8080', scope: 'operator', phase: 'launch', rule: 'contract, common rule 2 (rbp run --port moves it locally)', meaning: 'The public port.' },
   { name: 'RBP_APP_PORT', kind: { type: 'port' }, default: '9000', scope: 'operator', phase: 'launch', rule: 'contract, ports exposed by the application (moved for side-by-side runs)', meaning: 'The app port behind request-flow middleware.' },
@@ -62,4 +69,10 @@ export const VARIABLES: readonly VariableSpec[] = [
   { name: 'RBP_RESTART_FIRST_DELAY', kind: { type: 'seconds' }, default: '1', scope: 'operator', phase: 'launch', rule: 'rbp operator setting', meaning: 'The first wait before a restart (it doubles, up to 30 s).' },
   { name: 'RBP_LISTEN_TIMEOUT', kind: { type: 'seconds' }, default: '60', scope: 'operator', phase: 'launch', rule: 'rbp operator setting', meaning: 'How long the launcher waits for a hop to listen.' },
   { name: 'RBP_STOP_TIMEOUT', kind: { type: 'seconds' }, default: '10', scope: 'operator', phase: 'launch', rule: 'rbp operator setting', meaning: 'How long the launcher waits for processes to stop.' },
+
+  // Set by rbp itself for the buildpacks and the launch entrypoint (not meant to be set by hand).
+  { name: 'RBP_INSTANCE_SIZE', kind: { type: 'string' }, scope: 'internal', phase: 'build', rule: 'contract, limits 1 and 2 (rbp build --instance)', meaning: 'The instance size the app is built for (XS by default; phpserver refuses pico).' },
+  { name: 'RBP_INSTANCE_MEMORY', kind: { type: 'bytes' }, scope: 'internal', phase: 'both', rule: 'contract, node rule 2 (rbp --instance, --memory)', meaning: 'The instance memory in bytes (else the cgroup limit).' },
+  { name: 'RBP_LAUNCHER_NODE', kind: { type: 'path' }, scope: 'internal', phase: 'both', rule: 'rbp: the Node.js that runs the launch entrypoint', meaning: 'rbp\'s own node, used when the runtime carries none.' },
+  { name: 'RBP_DRY_RUN', kind: { type: 'enum', values: ['1'] }, scope: 'internal', phase: 'launch', rule: 'rbp run --dry-run', meaning: '1: the launch entrypoint prints its plan and exits.' },
 ];

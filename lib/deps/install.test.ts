@@ -9,7 +9,7 @@ import { readToml } from '../cnb/toml.ts';
 import type { DependencySpec } from './catalog.ts';
 import { installTool, type InstallToolOptions } from './install.ts';
 import { captureLog, makeArchive, run, startServer, tempDir, type Artifact, type TestServer } from './test-support.ts';
-import { rejectedUserError as userError } from '../../test/helpers/user-error.ts';
+import { rejectedUserError as userError, stableRendering } from '../../test/helpers/user-error.ts';
 
 let root: string;
 let layersDir: string;
@@ -115,6 +115,7 @@ describe('installTool: download and verify', () => {
     const url = a.url.replace('http://', 'http://bob:s3cret@');
     const e = await userError(install(specFor({ url, sha256: 'f'.repeat(64) })));
     expect(e.data.id).toBe('deps/checksum-mismatch');
+    expect(stableRendering(e)).toMatchSnapshot();
     expect(e.data.seen?.value).toBe(a.url.replace('http://', 'http://bob:***@'));
     expect(e.data.details).toEqual([`expected sha256:${'f'.repeat(64)} (buildpack.toml)`, `actual   sha256:${a.sha256}`]);
     expect(server.count(a.urlPath)).toBe(1);
@@ -142,6 +143,7 @@ describe('installTool: download and verify', () => {
     const a = await published();
     const e = await userError(install(specFor({ url: a.url })));
     expect(e.data.id).toBe('deps/no-checksum');
+    expect(stableRendering(e)).toMatchSnapshot();
     expect(e.data.rule).toContain('no checksum is ever invented');
     expect(e.data.fix).toMatch(/buildpack\.toml.*RBP_DEPENDENCY_MIRROR.*RBP_TOOL_TOOL=<path>/);
     expect(server.requests).toEqual([]);
@@ -163,6 +165,7 @@ describe('installTool: download and verify', () => {
     server.route('/dl/SUMS.txt', `${'0'.repeat(64)}  something-else.tar.gz\n`);
     const e = await userError(install(specFor({ url: a.url }, '1.0.0', { checksumUri: `${server.url}/dl/SUMS.txt` })));
     expect(e.data.id).toBe('deps/checksum-not-listed');
+    expect(stableRendering(e)).toMatchSnapshot();
     expect(server.count(a.urlPath)).toBe(0);
   });
 });
@@ -237,7 +240,7 @@ describe('installTool: no checksum published (RBP_REQUIRE_CHECKSUMS)', () => {
   it('refuses a value of RBP_REQUIRE_CHECKSUMS that is neither on nor off', async () => {
     const a = await published();
     const e = await userError(install(specFor({ url: a.url.replace('http://', 'https://') }), { env: { RBP_REQUIRE_CHECKSUMS: 'maybe' } }));
-    expect(e.data.id).toBe('deps/require-checksums-invalid');
+    expect(e.data.id).toBe('config/RBP_REQUIRE_CHECKSUMS/invalid');
     expect(e.data.seen).toMatchObject({ what: 'RBP_REQUIRE_CHECKSUMS', value: 'maybe' });
     expect(server.requests).toEqual([]);
   });
@@ -291,6 +294,7 @@ describe('installTool: mirror', () => {
     const m = mirrorDir(a, `${'e'.repeat(64)}\n`);
     const e = await userError(install(specFor(a), { env: { RBP_DEPENDENCY_MIRROR: m } }));
     expect(e.data.id).toBe('deps/mirror-checksum-conflict');
+    expect(stableRendering(e)).toMatchSnapshot();
     expect(e.data.details).toEqual([`pinned (buildpack.toml): sha256:${a.sha256}`, `mirror: sha256:${'e'.repeat(64)}`]);
     expectNoLayer();
   });
@@ -301,6 +305,7 @@ describe('installTool: mirror', () => {
     fs.mkdirSync(m);
     const e = await userError(install(specFor(a), { env: { RBP_DEPENDENCY_MIRROR: m } }));
     expect(e.data.id).toBe('deps/download-failed');
+    expect(stableRendering(e)).toMatchSnapshot();
     expect(e.data.seen?.value).toBe(path.join(m, 'tool', '1.0.0', path.basename(a.file)));
     expect(e.data.fix).toContain('RBP_DEPENDENCY_MIRROR');
     expect(server.requests).toEqual([]);
@@ -310,6 +315,7 @@ describe('installTool: mirror', () => {
     const a = await published();
     const e = await userError(install(specFor(a), { env: { RBP_DEPENDENCY_MIRROR: path.join(root, 'nope') } }));
     expect(e.data.id).toBe('deps/mirror-invalid');
+    expect(stableRendering(e)).toMatchSnapshot();
   });
 });
 

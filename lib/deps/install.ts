@@ -12,6 +12,7 @@ import path from 'node:path';
 import { ociArch } from '../cnb/descriptor.ts';
 import type { Layer, Layers } from '../cnb/layers.ts';
 import { writeSbom } from '../cnb/sbom.ts';
+import { read } from '../config/read.ts';
 import { UserError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { expandTemplate, type DependencySpec } from './catalog.ts';
@@ -53,19 +54,9 @@ export type ToolOrigin = 'download' | 'cache' | 'mirror' | 'operator';
 
 export const REQUIRE_CHECKSUMS_VARIABLE = 'RBP_REQUIRE_CHECKSUMS';
 
-/** RBP_REQUIRE_CHECKSUMS: `1`/`true`/`yes` refuse a download without a checksum; unset, `0`, `false`, `no` allow it. */
+/** RBP_REQUIRE_CHECKSUMS (lib/config, a bool): on refuses a download without a checksum; unset or off allows it. */
 export function requireChecksums(env: Record<string, string | undefined>): boolean {
-  const raw = env[REQUIRE_CHECKSUMS_VARIABLE]?.trim() ?? '';
-  const v = raw.toLowerCase();
-  if (['', '0', 'false', 'no'].includes(v)) return false;
-  if (['1', 'true', 'yes'].includes(v)) return true;
-  throw new UserError({
-    id: 'deps/require-checksums-invalid',
-    title: `${REQUIRE_CHECKSUMS_VARIABLE} is neither on nor off`,
-    seen: { what: REQUIRE_CHECKSUMS_VARIABLE, value: raw, where: 'the operator configuration' },
-    rule: `${REQUIRE_CHECKSUMS_VARIABLE} is 1 (every download needs a checksum) or 0 / unset (a tool whose upstream publishes none is downloaded over HTTPS, its sha256 logged)`,
-    fix: `set ${REQUIRE_CHECKSUMS_VARIABLE}=1 or unset it`,
-  });
+  return read<boolean>(env, REQUIRE_CHECKSUMS_VARIABLE)?.value ?? false;
 }
 
 /**

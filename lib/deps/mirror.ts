@@ -5,6 +5,7 @@
  * the internet behind the operator's back.
  */
 import fs from 'node:fs';
+import { raw } from '../config/read.ts';
 import { UserError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { DependencySpec } from './catalog.ts';
@@ -33,7 +34,7 @@ function invalid(value: string, problem: string): UserError {
 
 /** The mirror the operator configured, if any. A local directory must exist. */
 export function mirrorFromEnv(env: Record<string, string | undefined>): Mirror | undefined {
-  const value = env[MIRROR_VARIABLE]?.trim();
+  const value = raw(env, MIRROR_VARIABLE);
   if (!value) return undefined;
   let loc;
   try {

@@ -5,7 +5,7 @@ import { Layers } from '../cnb/layers.ts';
 import { installTool } from './install.ts';
 import { bunPackage, denoPackage, nodePackage, NPM_ACCEPT, NpmRegistryClient, npmRegistrySource, packumentUrl, toolRegistry } from './npm.ts';
 import { captureLog, makeArchive, run, startServer, tempDir, type Artifact, type TestServer } from './test-support.ts';
-import { rejectedUserError as userError } from '../../test/helpers/user-error.ts';
+import { rejectedUserError as userError, stableRendering } from '../../test/helpers/user-error.ts';
 
 const PKG = '@fake/tool-linux-x64';
 const DOC_PATH = '/@fake%2ftool-linux-x64';
@@ -81,6 +81,7 @@ describe('npmRegistrySource', () => {
     await serveRegistry();
     const e = await userError(npmRegistrySource({ pkg: PKG, registry: server.url, id: 'tool' }).resolve('3', 'amd64', { what: 'CC_TOOL_VERSION' }));
     expect(e.data.id).toBe('deps/no-matching-version');
+    expect(stableRendering(e)).toMatchSnapshot();
     expect(e.data.seen).toEqual({ what: 'CC_TOOL_VERSION', value: '3' });
     expect(e.data.details).toEqual(['available, nearest first: 2.0.0, 1.2.0, 1.0.0']);
   });
@@ -89,6 +90,7 @@ describe('npmRegistrySource', () => {
     server.route(DOC_PATH, '<html>login</html>');
     const e = await userError(npmRegistrySource({ pkg: PKG, registry: server.url }).resolve('1', 'amd64'));
     expect(e.data.id).toBe('deps/npm-document-invalid');
+    expect(stableRendering(e)).toMatchSnapshot();
   });
 
   it('installs through installTool, then reuses the cache without downloading the tarball again', async () => {
@@ -114,6 +116,7 @@ describe('npmRegistrySource', () => {
       installTool({ layers: new Layers(layersDir), layerName: 'tool', source: npmRegistrySource({ pkg: PKG, registry: server.url, id: 'tool' }), constraint: '1.2', env: {}, log: captureLog().log }),
     );
     expect(e.data.id).toBe('deps/checksum-mismatch');
+    expect(stableRendering(e)).toMatchSnapshot();
     expect(e.data.details).toEqual([`expected sha512:${tarballs['1.0.0']!.sha512} (npm registry dist.integrity)`, `actual   sha512:${tarballs['1.2.0']!.sha512}`]);
     expect(fs.existsSync(path.join(layersDir, 'tool'))).toBe(false);
   });

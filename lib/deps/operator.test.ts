@@ -6,7 +6,7 @@ import type { DependencySpec } from './catalog.ts';
 import { installTool } from './install.ts';
 import { findOperatorTool, operatorVariable } from './operator.ts';
 import { captureLog, tempDir } from './test-support.ts';
-import { rejectedUserError as userError } from '../../test/helpers/user-error.ts';
+import { rejectedUserError as userError, stableRendering } from '../../test/helpers/user-error.ts';
 
 let root: string;
 let cap: ReturnType<typeof captureLog>;
@@ -84,6 +84,7 @@ describe('operator-provided tools', () => {
   it('refuses a path that does not exist', async () => {
     const e = await userError(install({ RBP_TOOL_CADDY: '/nonexistent/caddy' }));
     expect(e.data.id).toBe('deps/operator-tool-missing');
+    expect(stableRendering(e)).toMatchSnapshot();
     expect(e.data.seen).toEqual({ what: 'RBP_TOOL_CADDY', value: '/nonexistent/caddy', where: 'the operator configuration' });
     expect(e.data.details).toEqual(['/nonexistent/caddy does not exist']);
   });

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { appendSbom } from '../cnb/sbom.ts';
 import semver from 'semver';
+import { raw } from '../config/read.ts';
 import { UserError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { normalizeConstraint } from './resolve.ts';
@@ -51,7 +52,7 @@ export async function readToolVersion(file: string, args: string[], pattern = /\
 /** The operator's tool for `id`, or undefined when RBP_TOOL_<ID> is not set. */
 export async function findOperatorTool(opts: OperatorToolOptions): Promise<OperatorTool | undefined> {
   const variable = operatorVariable(opts.id);
-  const value = opts.env[variable]?.trim();
+  const value = raw(opts.env, variable);
   if (!value) return undefined;
   const file = path.resolve(value);
   if (!isExecutableFile(file)) {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { DependencySpec } from './catalog.ts';
 import { catalogSource, nearestFirst, pickVersion, resolveVersion } from './resolve.ts';
-import { thrownUserError as userError } from '../../test/helpers/user-error.ts';
+import { stableRendering, thrownUserError as userError } from '../../test/helpers/user-error.ts';
 
 function spec(version: string, extra: Partial<DependencySpec> = {}): DependencySpec {
   return {
@@ -55,6 +55,7 @@ describe('resolveVersion', () => {
   it('refuses a constraint nothing matches, listing the versions nearest first', () => {
     const e = userError(() => resolveVersion(catalog, 'caddy', '2.12', 'amd64', { what: 'CC_CADDY_VERSION', where: 'the platform environment' }));
     expect(e.data.id).toBe('deps/no-matching-version');
+    expect(stableRendering(e)).toMatchSnapshot();
     expect(e.data.seen).toEqual({ what: 'CC_CADDY_VERSION', value: '2.12', where: 'the platform environment' });
     expect(e.data.details?.[0]).toBe('available, nearest first: 2.11.3, 2.11.2, 2.10.2, 2.6.2, 3.0.0-beta.1, 1.4.0');
     expect(e.data.fix).toContain('2.11.3');
@@ -63,12 +64,14 @@ describe('resolveVersion', () => {
   it('refuses what is not a version', () => {
     const e = userError(() => resolveVersion(catalog, 'caddy', 'two', 'amd64'));
     expect(e.data.id).toBe('deps/invalid-constraint');
+    expect(stableRendering(e)).toMatchSnapshot();
     expect(e.data.seen?.value).toBe('two');
   });
 
   it('refuses an arch no entry covers, naming the arches there are', () => {
     const e = userError(() => resolveVersion([spec('2.11.2', { arch: 'amd64' })], 'caddy', '2', 'arm64'));
     expect(e.data.id).toBe('deps/unsupported-arch');
+    expect(stableRendering(e)).toMatchSnapshot();
     expect(e.data.fix).toContain('amd64');
   });
 

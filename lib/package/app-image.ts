@@ -18,6 +18,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { escapeId } from '../cnb/descriptor.ts';
+import { value } from '../config/read.ts';
 import { UserError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { launchLayers } from '../platform/launcher.ts';
@@ -28,19 +29,19 @@ export const LAYERS_DIR = '/layers';
 export const APP_DIR = '/workspace';
 export const PLATFORM_API = '0.13';
 
-const toolCache = () => process.env.RBP_TOOLS_CACHE || path.join(os.homedir(), '.cache', 'rbp-tools');
+const toolCache = () => value(process.env, 'RBP_TOOLS_CACHE')!;
 
 /** The run image: --run-image, else RBP_RUN_IMAGE, else the one scripts/tools/run-image.sh made. */
 export function runImageLayout(given?: string): string {
   // The folder scripts/tools/run-image.sh writes (its suite and REVISION).
-  const p = given ?? process.env.RBP_RUN_IMAGE ?? path.join(toolCache(), 'run-image', 'bookworm-r2', 'layout');
+  const p = given ?? value(process.env, 'RBP_RUN_IMAGE') ?? path.join(toolCache(), 'run-image', 'bookworm-r2', 'layout');
   // scripts/tools/run-image.sh prints the layout's `oci-layout` file, as the others print an executable.
   return path.basename(p) === 'oci-layout' ? path.dirname(p) : p;
 }
 
 /** The reference launcher: beside RBP_TOOL_LIFECYCLE, else the one scripts/tools/lifecycle.sh made. */
 export function referenceLauncher(): string {
-  const lc = process.env.RBP_TOOL_LIFECYCLE;
+  const lc = value(process.env, 'RBP_TOOL_LIFECYCLE');
   return lc ? path.join(path.dirname(lc), 'launcher') : path.join(toolCache(), 'lifecycle', '0.20.8', 'launcher');
 }
 

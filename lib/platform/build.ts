@@ -96,7 +96,9 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
     const platformDir = path.join(tmpDir, 'platform');
     writePlatformEnv(platformDir, opts.userEnv);
     linkBindings(platformDir, opts.bindings ?? []);
-    const operator = { RBP_LAUNCHER_NODE: process.env.RBP_LAUNCHER_NODE ?? (opts.forImage ? '' : process.execPath), ...operatorEnv(), RBP_INSTANCE_SIZE: opts.instance, RBP_INSTANCE_MEMORY: String(opts.instanceMemory) };
+    // rbp's own Node.js is the launcher's unless the operator names another (operatorEnv, even empty:
+    // none known) or the build becomes an image, which does not hold rbp's.
+    const operator = { RBP_LAUNCHER_NODE: opts.forImage ? '' : process.execPath, ...operatorEnv(), RBP_INSTANCE_SIZE: opts.instance, RBP_INSTANCE_MEMORY: String(opts.instanceMemory) };
     const penv: PhaseEnv = { base: filteredHostEnv(), user: opts.userEnv, operator, platformDir };
 
     const detected = await timed('detect', () => detect(opts.order, appDir, penv, log));

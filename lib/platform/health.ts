@@ -5,30 +5,20 @@
 import http from 'node:http';
 import net from 'node:net';
 import type { EnvMap } from '../cnb/env.ts';
-
-/** `CC_HEALTH_CHECK_PATH`, then `CC_HEALTH_CHECK_PATH_<n>` in order of n; `/` when none is set. */
-export function healthCheckPaths(env: EnvMap): string[] {
-  const paths: string[] = [];
-  if (env.CC_HEALTH_CHECK_PATH) paths.push(env.CC_HEALTH_CHECK_PATH);
-  const numbered = Object.keys(env)
-    .map((k) => /^CC_HEALTH_CHECK_PATH_(\d+)$/.exec(k))
-    .filter((m): m is RegExpExecArray => m !== null && env[m[0]] !== '')
-    .sort((a, b) => Number(a[1]) - Number(b[1]));
-  for (const m of numbered) paths.push(env[m[0]]!);
-  const normalised = paths.map((p) => requestTarget(p.startsWith('/') ? p : `/${p}`));
-  return normalised.length ? [...new Set(normalised)] : ['/'];
-}
+import { requestTarget } from '../config/kinds.ts';
+import { read, readFamily } from '../config/read.ts';
 
 /**
- * A path as an HTTP request target: bytes that may not appear there (space, control characters,
- * non-ASCII, `"<>\\^`{|}`) are percent-encoded as UTF-8, the rest (including `%`, `?`, `&`) is kept
- * as written. `/a b` is checked as `/a%20b`.
+ * `CC_HEALTH_CHECK_PATH`, then `CC_HEALTH_CHECK_PATH_<n>` in order of n, each as a request target
+ * (lib/config: a missing leading / added, spaces percent-encoded); `/` when none is set.
  */
-export function requestTarget(p: string): string {
-  return p.replace(/[^\x21-\x7e]|["<>\\^`{|}]/gu, (c) =>
-    [...Buffer.from(c, 'utf8')].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join(''),
-  );
+export function healthCheckPaths(env: EnvMap): string[] {
+  const one = read(env, 'CC_HEALTH_CHECK_PATH');
+  const paths = [...(one?.source === 'env' ? [one.value] : []), ...readFamily(env, 'CC_HEALTH_CHECK_PATH_<n>').map((p) => p.value)];
+  return paths.length ? [...new Set(paths)] : ['/'];
 }
+
+export { requestTarget };
 
 /** Resolves when something accepts connections on the port, rejects when `alive()` says the app died or time runs out. */
 export async function waitForPort(port: number, opts: { timeoutMs: number; alive: () => boolean; host?: string }): Promise<void> {

@@ -19,6 +19,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { escapeId, readDescriptor, type BuildpackRef, type OrderEntry } from '../cnb/descriptor.ts';
+import { value } from '../config/read.ts';
 import { readToml } from '../cnb/toml.ts';
 import { UserError } from '../errors.ts';
 
@@ -43,7 +44,8 @@ export type Order = GroupEntry[][];
 
 /** Where our built buildpacks live: `dist/buildpacks/` beside the bundled CLI. */
 export function ourBuildpacksDir(): string {
-  if (process.env.RBP_BUILDPACKS_DIR) return process.env.RBP_BUILDPACKS_DIR;
+  const dir = value(process.env, 'RBP_BUILDPACKS_DIR');
+  if (dir) return dir;
   const here = path.dirname(fileURLToPath(import.meta.url));
   for (const candidate of [path.join(here, 'buildpacks'), path.resolve(here, '../../dist/buildpacks')]) {
     if (fs.existsSync(candidate)) return candidate;

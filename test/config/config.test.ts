@@ -4,14 +4,16 @@
  * README's variable tables kept equal to the declarations.
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isSet, raw, read } from '../../lib/config/read.ts';
+import { isSet, raw, read, readAppPath, readFamily } from '../../lib/config/read.ts';
 import { BEGIN, END, renderVariableTables } from '../../lib/config/table.ts';
 import { VARIABLES } from '../../lib/config/variables.ts';
 import { renderUserError, type UserError } from '../../lib/errors.ts';
 import { appListenPort, publicPort } from '../../lib/launch/ports.ts';
 import { activeMiddlewares, cacheVcl } from '../../lib/launch/request-flow/activation.ts';
+import { healthCheckPaths } from '../../lib/platform/health.ts';
 import { ROOT, tmpDir } from '../helpers/rbp.ts';
 
 function userError(f: () => unknown): UserError {
@@ -44,8 +46,9 @@ describe('the reader', () => {
     ['RBP_PUBLIC_PORT', '80.5'],
     ['CC_NODE_VERSION', 'lts'],
     ['CC_NODE_BUILD_TOOL', 'maven'],
-    ['CC_HEALTH_CHECK_PATH', '/a b'],
-    ['CC_HEALTH_CHECK_PATH', 'health'],
+    ['CC_PHP_VERSION', '8.3'],
+    ['RBP_REQUIRE_CHECKSUMS', 'maybe'],
+    ['RBP_NOW', 'tomorrow'],
     ['RBP_STOP_TIMEOUT', '-1'],
   ])('%s=%j is the variable\'s own user error, with the value, the rule and the fix', (name, value) => {
     const e = userError(() => read({ [name]: value }, name));
@@ -60,6 +63,29 @@ describe('the reader', () => {
     // No secret has a shape today; the renderer's rule is still checked on a declared secret.
     const s = VARIABLES.filter((v) => v.kind.type === 'secret').map((v) => v.name);
     expect(s.sort()).toEqual(['ACCESSPROXY_CHALLENGE_SECRET', 'CC_NPM_BASIC_AUTH', 'CC_REDIRECTOR_PROJECT_KEY', 'NPM_TOKEN']);
+  });
+
+  it('a family is declared once for all its members, read in the order of its varying part', () => {
+    expect(read({ RBP_TOOL_CADDY: ' /opt/caddy ' }, 'RBP_TOOL_CADDY')).toEqual({ value: '/opt/caddy', source: 'env' });
+    expect(() => read({}, 'RBP_TOOLX')).toThrow(/not declared/);
+    const env = { CC_HEALTH_CHECK_PATH_10: '/ten', CC_HEALTH_CHECK_PATH_2: 'two', CC_HEALTH_CHECK_PATH_1: ' ', CC_HEALTH_CHECK_PATH_X: '/x' };
+    expect(readFamily(env, 'CC_HEALTH_CHECK_PATH_<n>')).toEqual([
+      { name: 'CC_HEALTH_CHECK_PATH_2', value: '/two' },
+      { name: 'CC_HEALTH_CHECK_PATH_10', value: '/ten' },
+    ]);
+  });
+
+  it('a URL path gets its leading / and is percent-encoded, as the health check has always taken it', () => {
+    expect(read({ CC_HEALTH_CHECK_PATH: 'health' }, 'CC_HEALTH_CHECK_PATH')?.value).toBe('/health');
+    expect(read({ CC_HEALTH_CHECK_PATH: '/a b/é' }, 'CC_HEALTH_CHECK_PATH')?.value).toBe('/a%20b/%C3%A9');
+    expect(healthCheckPaths({ CC_HEALTH_CHECK_PATH: ' ', CC_HEALTH_CHECK_PATH_0: '/ok' })).toEqual(['/ok']);
+    expect(healthCheckPaths({})).toEqual(['/']);
+  });
+
+  it('a bool is 1/true/yes or 0/false/no, any case; a path may start with ~/', () => {
+    expect(read({ RBP_REQUIRE_CHECKSUMS: 'YES' }, 'RBP_REQUIRE_CHECKSUMS')?.value).toBe(true);
+    expect(read({}, 'RBP_REQUIRE_CHECKSUMS')).toEqual({ value: false, source: 'default' });
+    expect(read({ RBP_TOOLS_CACHE: '~/tools' }, 'RBP_TOOLS_CACHE')?.value).toBe(path.join(os.homedir(), 'tools'));
   });
 
   it('every variable is declared once', () => {
@@ -93,6 +119,28 @@ describe('request-flow activation', () => {
     const app = tmpDir('rbp-config-app-');
     expect(cacheVcl({ CC_CACHE_FILE: ' my.vcl ' }, app)).toMatchObject({ path: path.join(app, 'my.vcl'), shown: 'my.vcl' });
     expect(cacheVcl({ CC_CACHE_FILE: '  ' }, app)).toBeUndefined();
+  });
+});
+
+describe('paths inside the app: one resolver, one error id per variable', () => {
+  it('follows symlinks, and names the path by where it leads', () => {
+    const app = tmpDir('rbp-config-app-');
+    fs.mkdirSync(path.join(app, 'dist'));
+    fs.symlinkSync(path.join(app, 'dist'), path.join(app, 'public'));
+    expect(readAppPath({ CC_WEBROOT: '/public/' }, 'CC_WEBROOT', app)).toMatchObject({ rel: 'public', real: 'dist', value: '/public/', source: 'env', type: 'dir' });
+    expect(readAppPath({}, 'CC_WEBROOT', app)).toMatchObject({ real: '', source: 'default' });
+    expect(readAppPath({}, 'CC_CACHE_FILE', app)).toBeUndefined();
+  });
+
+  it('a path that leads outside is the variable\'s own error, whatever the way out', () => {
+    const app = tmpDir('rbp-config-app-');
+    fs.symlinkSync(os.tmpdir(), path.join(app, 'out'));
+    for (const v of ['../x', '/../../etc', 'out']) {
+      const e = userError(() => readAppPath({ CC_STATIC_CADDYFILE: v }, 'CC_STATIC_CADDYFILE', app));
+      expect(e.id).toBe('config/CC_STATIC_CADDYFILE/invalid');
+      expect(e.data.title).toBe('CC_STATIC_CADDYFILE points outside the application');
+    }
+    expect(userError(() => readAppPath({ CC_CACHE_FILE: 'missing.vcl' }, 'CC_CACHE_FILE', app, { kind: 'file', mustExist: true })).id).toBe('config/CC_CACHE_FILE/invalid');
   });
 });
 

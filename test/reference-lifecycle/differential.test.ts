@@ -19,6 +19,7 @@ import { COMPOSER, makeMirror, PHP } from '../phpserver/support.ts';
 import { bp, editedBuildpack, launchToml, passWith, scriptedApp } from '../lifecycle/helpers.ts';
 import { compared, rebuildViaLifecycle, rebuildViaRbp, viaLifecycle, viaRbp, type Observed, type Scenario } from './differential.ts';
 import { skipWithoutLifecycle } from './lifecycle.ts';
+import { readFixture } from '../helpers/fixture-spec.ts';
 
 const skip = skipWithoutLifecycle('rbp vs the reference lifecycle');
 
@@ -261,7 +262,7 @@ describe.skipIf(skip)('our runtime buildpacks: rbp and the reference lifecycle b
   ] as const)('%s: %s — group, plan, launch layers and their types, processes', async (bpName, fixture, tools) => {
     const operator = tools();
     if (!operator) return console.warn(`${fixture}: no caddy (RBP_TOOL_CADDY or /usr/bin/caddy): not compared`);
-    const env = ((JSON.parse(fs.readFileSync(path.join(FIXTURES, fixture, 'test.json'), 'utf8')) as { env?: Record<string, string> }).env ?? {});
+    const env = readFixture(fixture).cases[0]?.env ?? {};
     const r = await both({ buildpacks: [path.join(DIST, bpName)], app: path.join(FIXTURES, fixture), userEnv: env, operatorEnv: { ...TRUST, ...operator } });
     expect(r.ref.build?.code, r.ref.log).toBe(0);
     expect(r.ref.build?.processes.length).toBeGreaterThan(0);

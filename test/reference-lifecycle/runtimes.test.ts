@@ -24,6 +24,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { copyFixture, envArgs, FIXTURES, freePort, rbp, ROOT, tmpDir, waitForHttp } from '../helpers/rbp.ts';
 import { makeMirror, PHP, COMPOSER } from '../phpserver/support.ts';
 import { detectAndBuild, detector, fullBuild, nextBuild, launch, makeLayout, skipWithoutLifecycle, startLauncher, type Layout } from './lifecycle.ts';
+import { readFixture } from '../helpers/fixture-spec.ts';
 
 const skip = skipWithoutLifecycle('reference lifecycle: runtime fixtures');
 const DIST = path.join(ROOT, 'dist', 'buildpacks');
@@ -35,13 +36,8 @@ const ORDER = OURS.map((dir) => [{ dir }]);
 const TRUST = Object.fromEntries(['NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'SSL_CERT_DIR'].flatMap((k) => (process.env[k] ? [[k, process.env[k]!]] : [])));
 const CADDY = process.env.RBP_TOOL_CADDY ?? (fs.existsSync('/usr/bin/caddy') ? '/usr/bin/caddy' : undefined);
 
-interface AnySpec {
-  env?: Record<string, string>;
-  cases?: { env?: Record<string, string> }[];
-}
 function firstEnv(name: string): Record<string, string> {
-  const s = JSON.parse(fs.readFileSync(path.join(FIXTURES, name, 'test.json'), 'utf8')) as AnySpec;
-  return s.env ?? s.cases?.[0]?.env ?? {};
+  return readFixture(name).cases[0]?.env ?? {};
 }
 
 const FIXTURE_NAMES = fs

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { unpack } from '../../lib/deps/unpack.ts';
 import { FIXTURES, freePort, rbp, tmpDir } from '../helpers/rbp.ts';
-import { rejectedUserError } from '../helpers/user-error.ts';
+import { rejectedUserError, stableRendering } from '../helpers/user-error.ts';
 import { bp, bpArgs, launchToml, passWith, scriptedApp } from '../lifecycle/helpers.ts';
 
 const TRACE = /\n\s+at .+:\d+:\d+\)?(\n|$)/;
@@ -58,6 +58,7 @@ describe('each former stack-trace input is a user error with an id', () => {
     fs.writeFileSync(file, Buffer.concat([Buffer.from(head), Buffer.alloc(512, 0x41)]));
     const e = await rejectedUserError(unpack(file, path.join(dir, 'out'), { id: 'caddy', version: '2.11.2', archive, stripComponents: 0, bin: 'caddy' }));
     expect(e.id).toBe('deps/unpack-failed');
+    expect(stableRendering(e, { [dir]: '<dir>' })).toMatchSnapshot();
     expect(e.data.title).toBe('caddy 2.11.2 could not be unpacked');
     expect(e.data.fix).toContain('RBP_TOOL_CADDY');
   });

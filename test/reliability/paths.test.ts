@@ -120,7 +120,7 @@ describe('the Caddyfile stays inside the app', () => {
     } catch (e) {
       if (!isUserError(e)) throw e;
       message = JSON.stringify(e.data);
-      expect(e.id).toBe('static/path/outside-root');
+      expect(e.id).toBe('config/CC_STATIC_CADDYFILE/invalid');
     }
     expect(message).not.toBe('');
     expect(message).not.toContain('S3CRETHASH');

@@ -12,30 +12,18 @@ import { execa } from 'execa';
 import fg from 'fast-glob';
 import * as tar from 'tar';
 import { ociArch } from '../../lib/cnb/descriptor.ts';
-import { envArgs, FIXTURES, RBP, rbp, tmpDir, type RbpResult } from '../helpers/rbp.ts';
+import { envArgs, RBP, rbp, tmpDir, type RbpResult } from '../helpers/rbp.ts';
+import { readFixture, type Case, type HttpCheck } from '../helpers/fixture-spec.ts';
 import { realTool, type RealTool } from '../helpers/tool-cache.ts';
 
-export interface HttpCheck {
-  path: string;
-  status: number;
-  contains?: string;
-  header?: [string, string];
-}
+export type { HttpCheck } from '../helpers/fixture-spec.ts';
 
-export interface FixtureSpec {
-  description: string;
-  env: Record<string, string>;
-  server?: 'static-web-server' | 'caddy-run' | 'caddy-file-server';
-  command?: string;
-  checks?: HttpCheck[];
-  /** The exact content of the built application (files and folders, relative). */
-  kept?: string[];
-  log?: string[];
-  fails?: { stage: 'detect' | 'build'; message: string };
-}
+/** A static fixture's one case (test/helpers/fixture-spec.ts, the schema of every test.json): its variables and what must happen. */
+export type StaticFixture = Case['expect'] & { env: Record<string, string> };
 
-export function spec(name: string): FixtureSpec {
-  return JSON.parse(fs.readFileSync(path.join(FIXTURES, name, 'test.json'), 'utf8')) as FixtureSpec;
+export function spec(name: string): StaticFixture {
+  const c = readFixture(name).cases[0]!;
+  return { env: c.env ?? {}, ...c.expect };
 }
 
 /** The contract's Caddy (2.11.2, from the tool cache): never Debian's. */

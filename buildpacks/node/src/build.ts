@@ -7,7 +7,6 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { runBuild } from '../../../lib/cnb/context.ts';
-import { read } from '../../../lib/config/read.ts';
 import { operatorVariable } from '../../../lib/deps/operator.ts';
 import { isUserError, UserError } from '../../../lib/errors.ts';
 import { installLaunch } from '../../../lib/launch/entry.ts';
@@ -27,6 +26,7 @@ import { buildPathTools, managerVersion } from './package-manager.ts';
 import { registryAuth } from './registry-auth.ts';
 import { bindingRoot, sshKeyBindings } from './ssh-key.ts';
 import { installManager, installNode, installNpm, toolRegistryClient, type Installed, type ToolEnv } from './tools.ts';
+import { isSet, value } from '../../../lib/config/read.ts';
 
 const TOOL_LAYERS = ['pnpm', 'yarn', 'bun', 'deno', BUN_NODE_LAYER];
 
@@ -52,7 +52,7 @@ runBuild(async (ctx) => {
   const bindings = bindingRoot(env, ctx.platformDir);
   const sshKeys = sshKeyBindings(bindings);
   const deno = denoFromMise(appDir);
-  const nodeEnv = read(env, 'NODE_ENV')!.value;
+  const nodeEnv = value(env, 'NODE_ENV')!;
 
   for (const f of ['.nvmrc']) {
     if (fs.existsSync(path.join(appDir, f))) {
@@ -96,7 +96,7 @@ runBuild(async (ctx) => {
   for (const extra of buildPathTools(choice, pm)) {
     const toolId = extra.id === 'yarn-berry' ? 'yarn' : extra.id;
     // A build image that brings its own tools (RBP_TOOL_NODE) builds offline: nothing is fetched beside them.
-    if (env[operatorVariable('node')]?.trim() && !env[operatorVariable(toolId)]?.trim()) {
+    if (isSet(env, operatorVariable('node')) && !isSet(env, operatorVariable(toolId))) {
       log.info(`${toolId} is not on the build PATH: the operator provides the tools (${operatorVariable('node')}) and no ${operatorVariable(toolId)}`);
       continue;
     }

@@ -22,6 +22,7 @@ import { lockFileOf } from '../../../lib/js-project/lock-files.ts';
 import { hideSecrets, registryRefused, registryRefusedError, withRegistryAuth, type RegistryAuth } from './registry-auth.ts';
 import { sshRefused, sshRefusedError, withSshKeys, type SshKeyBinding } from './ssh-key.ts';
 import { keepModules, placeModules } from './modules-placement.ts';
+import { value } from '../../../lib/config/read.ts';
 
 export const MODULES_LAYER = 'modules';
 export const PACKAGE_CACHE_LAYER = 'package-cache';
@@ -102,7 +103,7 @@ export function cacheEnv(cacheDir: string, choice: ToolChoice, env: Record<strin
         ? { YARN_ENABLE_GLOBAL_CACHE: 'false', YARN_GLOBAL_FOLDER: path.join(cacheDir, 'yarn-berry') }
         : { YARN_GLOBAL_FOLDER: path.join(cacheDir, 'yarn-berry') }
       : {}),
-    BUN_INSTALL_CACHE_DIR: env.CC_BUN_INSTALL_CACHE_DIR?.trim() || path.join(cacheDir, 'bun'),
+    BUN_INSTALL_CACHE_DIR: value(env, 'CC_BUN_INSTALL_CACHE_DIR') ?? path.join(cacheDir, 'bun'),
   };
 }
 

@@ -5,6 +5,7 @@
  */
 import semver from 'semver';
 import schedule from 'node-releases/data/release-schedule/release-schedule.json' with { type: 'json' };
+import { value } from '../../../lib/config/read.ts';
 import { UserError } from '../../../lib/errors.ts';
 import type { ConstraintOrigin } from '../../../lib/deps/resolve.ts';
 import type { PackageJson } from './package-json.ts';
@@ -23,19 +24,9 @@ export interface NodeConstraint {
   ignored?: string;
 }
 
-const CC_NODE_VERSION_RE = /^\d+(\.\d+){0,2}$/;
-
 export function nodeConstraint(pkg: PackageJson, env: Record<string, string | undefined>, pkgFile = 'package.json'): NodeConstraint {
-  const fromEnv = env.CC_NODE_VERSION?.trim();
-  if (fromEnv !== undefined && fromEnv !== '' && !CC_NODE_VERSION_RE.test(fromEnv)) {
-    throw new UserError({
-      id: 'node/version/invalid',
-      title: 'CC_NODE_VERSION is not a Node.js version',
-      seen: { what: 'CC_NODE_VERSION', value: fromEnv, where: 'the application environment' },
-      rule: 'CC_NODE_VERSION is <major>, <major>.<minor> or <major>.<minor>.<patch>, e.g. 24, 24.15 or 24.15.0.',
-      fix: 'Set CC_NODE_VERSION to a version such as 24, or use a semver range in engines.node of package.json.',
-    });
-  }
+  // lib/config checks the shape (<major>[.<minor>[.<patch>]]): a bad one is config/CC_NODE_VERSION/invalid.
+  const fromEnv = value(env, 'CC_NODE_VERSION');
   const engines = pkg.engines?.node?.trim();
   if (engines) {
     if (semver.validRange(engines) === null) {

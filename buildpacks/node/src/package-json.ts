@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { jsonDepth, MAX_JSON_DEPTH } from '../../../lib/json-depth.ts';
 import { UserError } from '../../../lib/errors.ts';
+import { value } from '../../../lib/config/read.ts';
 
 export interface PackageJson {
   name?: string;
@@ -80,7 +81,7 @@ export type StartMethod =
 
 /** Contract: CC_RUN_COMMAND takes priority over all other start methods, then scripts.start, then main. */
 export function startMethod(pkg: PackageJson, env: Record<string, string | undefined>): StartMethod | undefined {
-  const run = env.CC_RUN_COMMAND?.trim();
+  const run = value(env, 'CC_RUN_COMMAND');
   if (run) return { kind: 'run-command', command: run };
   const start = pkg.scripts?.start?.trim();
   if (start) return { kind: 'start-script', command: start };

@@ -9,6 +9,7 @@ import { maskSecrets } from '../../../lib/mask.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 import { UserError } from '../../../lib/errors.ts';
+import { isSet, raw, value } from '../../../lib/config/read.ts';
 
 export const DEFAULT_REGISTRY = 'https://registry.npmjs.org/';
 
@@ -33,8 +34,8 @@ export function isLoopback(hostname: string): boolean {
  * such a registry runs next to the build and has no certificate. An explicit `http://` or
  * `https://` prefix always wins.
  */
-export function registryUrl(value: string | undefined): string {
-  const v = value?.trim();
+export function registryUrl(setting: string | undefined): string {
+  const v = setting?.trim();
   if (!v) return DEFAULT_REGISTRY;
   const explicit = /^[a-z][a-z0-9+.-]*:\/\//i.test(v);
   let u: URL;
@@ -50,7 +51,7 @@ export function registryUrl(value: string | undefined): string {
 
 function badRegistry(v: string): UserError {
   return new UserError({
-    id: 'node/registry/invalid',
+    id: 'config/CC_NPM_REGISTRY/invalid',
     title: 'CC_NPM_REGISTRY is not a registry host',
     seen: { what: 'CC_NPM_REGISTRY', value: v, where: 'the application environment' },
     rule: 'CC_NPM_REGISTRY is the host name of an npm registry (npm.example.com, reached over https; a loopback host over http), or its http(s) URL, without credentials.',
@@ -65,8 +66,8 @@ export function nerfDart(registry: string): string {
 }
 
 export function registryAuth(env: Record<string, string | undefined>): RegistryAuth {
-  const token = env.NPM_TOKEN?.trim();
-  const basic = env.CC_NPM_BASIC_AUTH?.trim();
+  const token = raw(env, 'NPM_TOKEN');
+  const basic = raw(env, 'CC_NPM_BASIC_AUTH');
   if (token && basic) {
     throw new UserError({
       id: 'node/registry/both-auth',
@@ -76,16 +77,16 @@ export function registryAuth(env: Record<string, string | undefined>): RegistryA
       fix: 'Unset one of them: keep NPM_TOKEN for token authentication, or CC_NPM_BASIC_AUTH for basic authentication.',
     });
   }
-  if (basic !== undefined && basic !== '' && !/^[^:]+:.+$/s.test(basic)) {
+  if (basic !== undefined && !/^[^:]+:.+$/s.test(basic)) {
     throw new UserError({
-      id: 'node/registry/basic-auth-invalid',
+      id: 'config/CC_NPM_BASIC_AUTH/invalid',
       title: 'CC_NPM_BASIC_AUTH is not user:password',
       seen: { what: 'CC_NPM_BASIC_AUTH', value: '***', where: 'the application environment' },
       rule: 'CC_NPM_BASIC_AUTH is <user>:<password>, in clear: the buildpack Base64-encodes it.',
       fix: 'Set CC_NPM_BASIC_AUTH=<user>:<password>.',
     });
   }
-  const registry = registryUrl(env.CC_NPM_REGISTRY);
+  const registry = registryUrl(value(env, 'CC_NPM_REGISTRY'));
   const key = nerfDart(registry);
   const custom = registry !== DEFAULT_REGISTRY;
   const head = custom ? [`registry=${registry}`] : [];
@@ -161,7 +162,7 @@ export function registryRefused(output: string): boolean {
 /** The error when an install failed because the registry refused the request (or wanted credentials). */
 export function registryRefusedError(auth: RegistryAuth, env: Record<string, string | undefined>, command: string): UserError {
   const host = new URL(auth.registry).host;
-  const source = env.CC_NPM_REGISTRY?.trim() ? 'CC_NPM_REGISTRY' : 'the default registry';
+  const source = isSet(env, 'CC_NPM_REGISTRY') ? 'CC_NPM_REGISTRY' : 'the default registry';
   const sent = auth.kind === 'token' ? 'NPM_TOKEN was sent' : auth.kind === 'basic' ? 'CC_NPM_BASIC_AUTH was sent' : 'no credentials were sent (NPM_TOKEN and CC_NPM_BASIC_AUTH are unset)';
   return new UserError({
     id: 'node/registry/refused',

@@ -21,6 +21,7 @@ import { pickVersion, type ConstraintOrigin } from '../../../lib/deps/resolve.ts
 import { UserError } from '../../../lib/errors.ts';
 import type { Logger } from '../../../lib/log.ts';
 import { bundledNpmVersion, type NpmDocument } from './npm-version.ts';
+import { isSet } from '../../../lib/config/read.ts';
 
 export interface ToolEnv {
   layers: Layers;
@@ -80,7 +81,7 @@ function result(tool: InstalledTool, version: string): Installed {
  * the one asked for. Nothing is resolved first, so an image that carries its tools builds offline.
  */
 async function operatorTool(t: ToolEnv, id: string, pkg: string, constraint: string, origin: ConstraintOrigin | undefined, bin: string): Promise<Installed | undefined> {
-  if (!t.env[operatorVariable(id)]?.trim()) return undefined;
+  if (!isSet(t.env, operatorVariable(id))) return undefined;
   const source = npmRegistrySource({ pkg, id, bin, registry: t.npm.registry, log: t.log });
   const tool = await installTool({ layers: t.layers, layerName: id, source, constraint, ...(origin ? { origin } : {}), types: { build: true, launch: true }, env: t.env, log: t.log, command: id });
   return result(tool, tool.version ?? constraint);
@@ -182,7 +183,7 @@ export async function installManager(t: ToolEnv, req: ManagerRequest): Promise<I
   return result(tool, spec.version);
 }
 
-function hashMismatch(req: ManagerRequest, version: string, actual: string): UserError {
+export function hashMismatch(req: ManagerRequest, version: string, actual: string): UserError {
   return new UserError({
     id: 'node/package-manager/hash-mismatch',
     title: `The packageManager hash does not match ${req.id} ${version}`,

@@ -30,12 +30,12 @@ describe('nodeConstraint (contract, node rule 6)', () => {
       text = renderUserError((e as UserError).data);
     }
     expect(text).toMatchInlineSnapshot(`
-      "! ERROR CC_NODE_VERSION is not a Node.js version
+      "! ERROR Invalid CC_NODE_VERSION
       !
       ! Seen: CC_NODE_VERSION: "^22" (the application environment)
-      ! Rule: CC_NODE_VERSION is <major>, <major>.<minor> or <major>.<minor>.<patch>, e.g. 24, 24.15 or 24.15.0.
+      ! Rule: CC_NODE_VERSION is <major>, <major>.<minor> or <major>.<minor>.<patch>, e.g. 24, 24.15 or 24.15.0 (contract, node rule 6).
       ! Fix:  Set CC_NODE_VERSION to a version such as 24, or use a semver range in engines.node of package.json.
-      ! (error id: node/version/invalid)"
+      ! (error id: config/CC_NODE_VERSION/invalid)"
     `);
   });
   it('knows end-of-life lines', () => {

@@ -18,17 +18,18 @@ import { installServer } from './server-install.ts';
 import { selectServer } from './server-version.ts';
 import { resolveWebroot } from './webroot.ts';
 import { resolveWorker } from './worker.ts';
+import { value } from '../../../lib/config/read.ts';
 
 runBuild(async (ctx) => {
   const log = new Logger();
   const { env, appDir } = ctx;
 
-  checkInstance(env.RBP_INSTANCE_SIZE);
-  const version = selectServer(env.CC_PHP_VERSION);
+  checkInstance(value(env, 'RBP_INSTANCE_SIZE'));
+  const version = selectServer(env);
   log.info(`application server ${version.server} (PHP ${version.php}, Caddy ${version.caddy})${version.selector === '8.5' ? ' selected by CC_PHP_VERSION=8.5' : ''}`);
-  const webroot = resolveWebroot(appDir, env.CC_WEBROOT);
+  const webroot = resolveWebroot(appDir, env);
   log.info(`webroot: ${webroot.rel === '.' ? '/ (project root)' : `/${webroot.rel}`}`);
-  const worker = resolveWorker(appDir, webroot, env.CC_PHPSERVER_WORKER);
+  const worker = resolveWorker(appDir, webroot, value(env, 'CC_PHPSERVER_WORKER'));
   if (worker) log.info(`worker mode: ${worker} (CC_PHPSERVER_WORKER)`);
   const project = readComposerProject(appDir);
   const flags = composerFlags(env);

@@ -12,12 +12,15 @@ import type { Layers } from '../../../lib/cnb/layers.ts';
 import { appendSbom } from '../../../lib/cnb/sbom.ts';
 import { composerComponents } from '../../../lib/cnb/sbom-deps.ts';
 import { installTool, findOperatorTool, catalogSource, type DependencySpec } from '../../../lib/deps/index.ts';
-import { raw, read } from '../../../lib/config/read.ts';
 import { UserError } from '../../../lib/errors.ts';
 import { linkTree } from '../../../lib/fsx.ts';
 import type { Logger } from '../../../lib/log.ts';
 import { runStep } from '../../../lib/run-step.ts';
 import type { ComposerProject } from './composer-files.ts';
+import { raw, spec, value } from '../../../lib/config/read.ts';
+
+/** The base flags (the contract's default of CC_PHP_COMPOSER_FLAGS, declared in lib/config). */
+export const DEFAULT_COMPOSER_FLAGS = spec('CC_PHP_COMPOSER_FLAGS').default!.split(' ');
 
 export interface ComposerFlags {
   flags: string[];
@@ -32,12 +35,11 @@ export interface ComposerFlags {
  * the flags carry.
  */
 export function composerFlags(env: Record<string, string | undefined>): ComposerFlags {
-  // The default (--no-interaction --no-progress --no-scripts) is the declaration's, in lib/config/variables.ts.
-  const setting = read<string>(env, 'CC_PHP_COMPOSER_FLAGS')!;
-  const base = setting.value.split(/\s+/);
-  const dev = raw(env, 'CC_PHP_DEV_DEPENDENCIES') === 'install';
+  const custom = raw(env, 'CC_PHP_COMPOSER_FLAGS');
+  const base = custom !== undefined ? custom.split(/\s+/) : DEFAULT_COMPOSER_FLAGS;
+  const dev = value(env, 'CC_PHP_DEV_DEPENDENCIES') === 'install';
   const flags = dev ? base.filter((f) => f !== '--no-dev') : base.includes('--no-dev') ? base : [...base, '--no-dev'];
-  const origin = `${setting.source === 'env' ? 'CC_PHP_COMPOSER_FLAGS' : 'default flags'}${dev ? ', dev dependencies installed (CC_PHP_DEV_DEPENDENCIES=install)' : ', --no-dev'}`;
+  const origin = `${custom ? 'CC_PHP_COMPOSER_FLAGS' : 'default flags'}${dev ? ', dev dependencies installed (CC_PHP_DEV_DEPENDENCIES=install)' : ', --no-dev'}`;
   return { flags, dev, origin };
 }
 
@@ -123,14 +125,7 @@ export async function composerInstall(o: ComposerInstallOptions): Promise<'resto
   if (!r.ok) {
     o.layers.remove('vendor');
     const tail = r.output.trim().split('\n').slice(-8);
-    throw new UserError({
-      id: 'phpserver/composer/install-failed',
-      title: `Composer could not install the dependencies (${r.status})`,
-      seen: { what: 'command', value: shown, where: o.appDir },
-      rule: 'composer.json dependencies are installed at build; a failed install fails the build',
-      fix: 'run the same command locally and fix what Composer reports (composer.json, composer.lock, CC_PHP_COMPOSER_FLAGS)',
-      details: tail,
-    });
+    throw composerFailedError(shown, o.appDir, r.status, tail);
   }
   // Hard links, not a copy: vendor/ stays a real folder of the app (Composer's autoloader finds the
   // app from vendor/'s own path, so it cannot be a symlink into the layer), and the cache shares its files.
@@ -151,4 +146,17 @@ function writeVendorSbom(layersDir: string, vendor: string, log: Logger): void {
   const components = composerComponents(vendor);
   appendSbom(layersDir, 'launch', components);
   log.detail(`SBOM: ${components.length} Composer package(s) in launch.sbom.cdx.json`);
+}
+
+/** Composer's install failed: its last lines say why. */
+/** `status` as lib/run-step.ts says it: `exit 2`, `signal SIGKILL` or `could not start`. */
+export function composerFailedError(shown: string, appDir: string, status: string, tail: string[]): UserError {
+  return new UserError({
+    id: 'phpserver/composer/install-failed',
+    title: `Composer could not install the dependencies (${status})`,
+    seen: { what: 'command', value: shown, where: appDir },
+    rule: 'composer.json dependencies are installed at build; a failed install fails the build',
+    fix: 'run the same command locally and fix what Composer reports (composer.json, composer.lock, CC_PHP_COMPOSER_FLAGS)',
+    details: tail,
+  });
 }

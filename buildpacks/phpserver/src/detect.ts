@@ -1,10 +1,11 @@
 /** Detect (contract, `phpserver`): the webroot holds an `index.php` or an `index.html`. */
 import { runDetect } from '../../../lib/cnb/context.ts';
-import { findIndex, missingIndexReason, resolveWebroot } from './webroot.ts';
+import { findIndex, INDEX_FILES } from '../../../lib/app-path.ts';
+import { missingIndexReason, resolveWebroot } from './webroot.ts';
 
 runDetect((ctx) => {
-  const webroot = resolveWebroot(ctx.appDir, ctx.env.CC_WEBROOT);
-  const index = findIndex(webroot);
+  const webroot = resolveWebroot(ctx.appDir, ctx.env);
+  const index = findIndex(webroot.abs, INDEX_FILES.phpserver);
   if (!index) return { pass: false, reason: missingIndexReason(webroot) };
   return {
     pass: true,

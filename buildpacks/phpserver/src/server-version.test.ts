@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { rendered } from './errors.test-support.ts';
-import { selectServer } from './server-version.ts';
+import { selectServer as selectServerOf } from './server-version.ts';
 import { checkInstance } from './instance.ts';
 import { parseServerVersion } from './server-install.ts';
+
+const selectServer = (v: string | undefined) => selectServerOf(v === undefined ? {} : { CC_PHP_VERSION: v });
 
 describe('selectServer', () => {
   it('defaults to 1.9.1 with PHP 8.4.12 and Caddy 2.10.2', () => {
@@ -17,14 +19,14 @@ describe('selectServer', () => {
     expect(selectServer('8.5')).toEqual({ selector: '8.5', server: '1.12.3', php: '8.5', caddy: '2.11.3' });
   });
   it('refuses any other value', () => {
-    for (const v of ['8.3', '8', '8.4.0', '8.5.0', 'latest']) expect(() => selectServer(v)).toThrow(/not a PHP version/);
+    for (const v of ['8.3', '8', '8.4.0', '8.5.0', 'latest']) expect(() => selectServer(v)).toThrow(/Invalid CC_PHP_VERSION/);
     expect(rendered(() => selectServer('8.3'))).toMatchInlineSnapshot(`
-      "! ERROR CC_PHP_VERSION=8.3 is not a PHP version this runtime offers
+      "! ERROR Invalid CC_PHP_VERSION
       !
       ! Seen: CC_PHP_VERSION: "8.3" (the application environment)
-      ! Rule: CC_PHP_VERSION is unset or 8.4 (PHP 8.4.12 on the application server 1.9.1), or 8.5 (PHP 8.5 on 1.12.3)
-      ! Fix:  unset CC_PHP_VERSION (or set it to 8.4) for PHP 8.4.12, or set it to 8.5
-      ! (error id: phpserver/php-version/unsupported)"
+      ! Rule: CC_PHP_VERSION is one of 8.4, 8.5 (contract, phpserver versioning).
+      ! Fix:  Unset CC_PHP_VERSION (or set it to 8.4) for PHP 8.4.12, or set it to 8.5.
+      ! (error id: config/CC_PHP_VERSION/invalid)"
     `);
   });
 });

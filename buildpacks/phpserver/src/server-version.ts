@@ -1,9 +1,9 @@
 /**
  * Which application server a build installs (contract, Versioning): 1.9.1 (PHP 8.4.12, Caddy 2.10.2)
  * by default, also when CC_PHP_VERSION names that default line (8.4); CC_PHP_VERSION=8.5 selects
- * 1.12.3 (PHP 8.5, Caddy 2.11.3). Nothing else is accepted.
+ * 1.12.3 (PHP 8.5, Caddy 2.11.3). Nothing else is accepted (lib/config declares the values).
  */
-import { UserError } from '../../../lib/errors.ts';
+import { value } from '../../../lib/config/read.ts';
 
 export interface ServerVersion {
   /** What CC_PHP_VERSION selected: `default` or `8.5`. */
@@ -21,15 +21,7 @@ export const SERVER_VERSIONS: Record<ServerVersion['selector'], ServerVersion> =
 /** The PHP line of the default server: `8.4` for 8.4.12. */
 export const DEFAULT_LINE = SERVER_VERSIONS.default.php.split('.').slice(0, 2).join('.');
 
-export function selectServer(value: string | undefined): ServerVersion {
-  const v = value?.trim() ?? '';
-  if (v === '' || v === DEFAULT_LINE) return SERVER_VERSIONS.default;
-  if (v === '8.5') return SERVER_VERSIONS['8.5'];
-  throw new UserError({
-    id: 'phpserver/php-version/unsupported',
-    title: `CC_PHP_VERSION=${v} is not a PHP version this runtime offers`,
-    seen: { what: 'CC_PHP_VERSION', value: v, where: 'the application environment' },
-    rule: `CC_PHP_VERSION is unset or ${DEFAULT_LINE} (PHP ${SERVER_VERSIONS.default.php} on the application server ${SERVER_VERSIONS.default.server}), or 8.5 (PHP 8.5 on ${SERVER_VERSIONS['8.5'].server})`,
-    fix: `unset CC_PHP_VERSION (or set it to ${DEFAULT_LINE}) for PHP ${SERVER_VERSIONS.default.php}, or set it to 8.5`,
-  });
+/** CC_PHP_VERSION through lib/config (unset, 8.4 or 8.5; another value is config/CC_PHP_VERSION/invalid). */
+export function selectServer(env: Record<string, string | undefined>): ServerVersion {
+  return value(env, 'CC_PHP_VERSION') === '8.5' ? SERVER_VERSIONS['8.5'] : SERVER_VERSIONS.default;
 }

@@ -3,8 +3,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { rendered } from './errors.test-support.ts';
-import { findIndex, missingIndexReason, resolveWebroot } from './webroot.ts';
+import { findIndex as findIndexIn, INDEX_FILES } from '../../../lib/app-path.ts';
+import { missingIndexReason, resolveWebroot as resolveWebrootOf, type Webroot } from './webroot.ts';
 import { resolveWorker } from './worker.ts';
+
+const resolveWebroot = (appDir: string, v: string | undefined) => resolveWebrootOf(appDir, v === undefined ? {} : { CC_WEBROOT: v });
+const findIndex = (w: Webroot) => findIndexIn(w.abs, INDEX_FILES.phpserver);
 
 function app(files: Record<string, string>): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-php-webroot-'));
@@ -22,14 +26,21 @@ describe('resolveWebroot', () => {
     }
     expect(resolveWebroot('/app', '/public').abs).toBe('/app/public');
   });
+  it('names a symlinked webroot by where it leads, and refuses one that leads outside', () => {
+    const dir = app({ 'dist/index.php': '' });
+    fs.symlinkSync(path.join(dir, 'dist'), path.join(dir, 'public'));
+    expect(resolveWebroot(dir, '/public')).toEqual({ rel: 'dist', abs: path.join(dir, 'dist'), setting: '/public' });
+    fs.symlinkSync(os.tmpdir(), path.join(dir, 'escape'));
+    expect(() => resolveWebroot(dir, 'escape')).toThrow(/CC_WEBROOT points outside the application/);
+  });
   it('refuses a webroot outside the project', () => {
     expect(rendered(() => resolveWebroot('/app', '../x'))).toMatchInlineSnapshot(`
-      "! ERROR CC_WEBROOT points outside the project
+      "! ERROR CC_WEBROOT points outside the application
       !
       ! Seen: CC_WEBROOT: "../x" (the application environment)
-      ! Rule: CC_WEBROOT is a directory relative to the project root, default /
-      ! Fix:  set CC_WEBROOT to a directory inside the project, such as /public
-      ! (error id: phpserver/webroot/outside)"
+      ! Rule: CC_WEBROOT is a path inside the application (relative to its root; a leading / means the root), also once symbolic links are followed.
+      ! Fix:  Set CC_WEBROOT to a directory inside the project, such as /public.
+      ! (error id: config/CC_WEBROOT/invalid)"
     `);
   });
   it('finds index.php before index.html and says what is missing where', () => {
@@ -58,7 +69,7 @@ describe('resolveWorker', () => {
       ! Rule: the worker script must be inside the webroot (/public, CC_WEBROOT)
       !   worker.php is outside /public
       ! Fix:  move the script under /public and point CC_PHPSERVER_WORKER at it, e.g. /public/worker.php
-      ! (error id: phpserver/worker/outside-webroot)"
+      ! (error id: config/CC_PHPSERVER_WORKER/invalid)"
     `);
     expect(() => resolveWorker(dir, webroot, '/public/../worker.php')).toThrow(/not inside the webroot/);
     fs.symlinkSync(path.join(dir, 'worker.php'), path.join(dir, 'public', 'link.php'));
@@ -66,13 +77,12 @@ describe('resolveWorker', () => {
   });
   it('refuses a script that does not exist', () => {
     expect(rendered(() => resolveWorker(dir, webroot, '/public/nope.php')).replaceAll(dir, '<app>')).toMatchInlineSnapshot(`
-      "! ERROR The worker script does not exist
+      "! ERROR CC_PHPSERVER_WORKER names something that does not exist
       !
       ! Seen: CC_PHPSERVER_WORKER: "/public/nope.php" (the application environment)
-      ! Rule: CC_PHPSERVER_WORKER names a PHP file of the project, relative to the project root
-      !   <app>/public/nope.php does not exist
+      ! Rule: CC_PHPSERVER_WORKER names a file of the application, which must exist.
       ! Fix:  add public/nope.php to the project, or correct CC_PHPSERVER_WORKER
-      ! (error id: phpserver/worker/not-found)"
+      ! (error id: config/CC_PHPSERVER_WORKER/invalid)"
     `);
   });
 });

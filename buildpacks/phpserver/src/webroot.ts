@@ -3,11 +3,8 @@
  * relative to the project root, which needs an `index.php` or an `index.html`.
  */
 import path from 'node:path';
-import { appPathError, resolveAppPath } from '../../../lib/app-path.ts';
-import { UserError } from '../../../lib/errors.ts';
+import { readAppPath } from '../../../lib/config/read.ts';
 import { statIfAny } from '../../../lib/fsx.ts';
-
-export const INDEX_FILES = ['index.php', 'index.html'] as const;
 
 export interface Webroot {
   /** Relative to the app root, `.` for the root itself; what the launch metadata records. */
@@ -18,29 +15,14 @@ export interface Webroot {
 }
 
 /**
- * `/`, `/public`, `public/`, `./public` → `.`, `public`; a path that leaves the root, also through a
- * symlink, is an error (lib/app-path.ts, the one resolver for paths inside the app).
+ * CC_WEBROOT through lib/config's one resolver: `/`, `/public`, `public/`, `./public` → `.`,
+ * `public`; a symlinked webroot is named by where it leads; a path that leaves the root, also
+ * through a symlink, is config/CC_WEBROOT/invalid.
  */
-export function resolveWebroot(appDir: string, value: string | undefined): Webroot {
-  const raw = value?.trim() ?? '';
-  const r = resolveAppPath(appDir, raw, 'any', false);
-  if (r.problem === 'outside') {
-    throw new UserError({
-      id: 'phpserver/webroot/outside',
-      title: 'CC_WEBROOT points outside the project',
-      seen: { what: 'CC_WEBROOT', value: raw, where: 'the application environment' },
-      rule: 'CC_WEBROOT is a directory relative to the project root, default /',
-      fix: 'set CC_WEBROOT to a directory inside the project, such as /public',
-    });
-  }
-  if (r.problem) throw appPathError({ id: 'phpserver/webroot', what: 'CC_WEBROOT', value: raw, problem: r.problem, kind: 'dir', fix: 'set CC_WEBROOT to a directory inside the project, such as /public' });
-  const rel = r.path!.rel || '.';
-  return { rel, abs: path.join(appDir, rel), setting: value };
-}
-
-/** The first index file in the webroot, or undefined. */
-export function findIndex(webroot: Webroot): string | undefined {
-  return INDEX_FILES.find((f) => statIfAny(path.join(webroot.abs, f))?.isFile());
+export function resolveWebroot(appDir: string, env: Record<string, string | undefined>): Webroot {
+  const w = readAppPath(env, 'CC_WEBROOT', appDir, { fix: 'Set CC_WEBROOT to a directory inside the project, such as /public.' })!;
+  const rel = w.real || '.';
+  return { rel, abs: path.join(appDir, rel), setting: w.source === 'env' ? w.value : undefined };
 }
 
 /** What detect says when the webroot has no index: which file is missing, and where. */

@@ -63,12 +63,12 @@ describe('build cache content (rule 4)', () => {
     }
     expect(err).toBeInstanceOf(UserError);
     expect(renderUserError((err as UserError).data)).toMatchInlineSnapshot(`
-      "! ERROR CC_OVERRIDE_BUILDCACHE points outside the application root
+      "! ERROR CC_OVERRIDE_BUILDCACHE points outside the application
       !
       ! Seen: CC_OVERRIDE_BUILDCACHE: "../elsewhere" (the application environment)
-      ! Rule: CC_OVERRIDE_BUILDCACHE is a path relative to the application root (a leading / means the root); it cannot leave it
-      ! Fix:  set CC_OVERRIDE_BUILDCACHE to a folder or file inside the project, for example /public
-      ! (error id: static/path/outside-root)"
+      ! Rule: CC_OVERRIDE_BUILDCACHE is a path inside the application (relative to its root; a leading / means the root), also once symbolic links are followed.
+      ! Fix:  Set CC_OVERRIDE_BUILDCACHE to a path inside the project (relative to its root), for example /public.
+      ! (error id: config/CC_OVERRIDE_BUILDCACHE/invalid)"
     `);
   });
 

@@ -1,11 +1,11 @@
-import path from 'node:path';
 import { runBuild } from '../../../lib/cnb/context.ts';
+import { readAppPath } from '../../../lib/config/read.ts';
 import { UserError } from '../../../lib/errors.ts';
 import { installLaunch } from '../../../lib/launch/entry.ts';
 import { Logger } from '../../../lib/log.ts';
 import { cacheContent, isKept, missingPaths, pruneTo } from './build-cache.ts';
 import { readConfig } from './config.ts';
-import { resolveInRoot, show } from './paths.ts';
+import { rootPath, show } from './paths.ts';
 import { chooseServer } from './server-choice.ts';
 import { staticLaunch, type StaticDecision } from './server.ts';
 import { describePlan, planSite, runCommand, runGenerator } from './site-build.ts';
@@ -31,8 +31,10 @@ runBuild(async (ctx) => {
   const server = await chooseServer(ctx, cfg, log, { rel: webroot.rel, index });
 
   // Rule 4: the build cache content, which is what the built app keeps.
-  const cacheFile = ctx.env.CC_CACHE_FILE?.trim();
-  const extra = cacheFile && !path.isAbsolute(cacheFile) ? [resolveInRoot(ctx.appDir, cacheFile, 'CC_CACHE_FILE').rel] : [];
+  // The cache proxy's file is kept as the launch finds it (lib/config's resolver: trimmed, and a
+  // leading / is the app root, so /conf/cache.vcl is kept too).
+  const cacheFile = readAppPath(ctx.env, 'CC_CACHE_FILE', ctx.appDir);
+  const extra = cacheFile ? [rootPath(cacheFile).rel] : [];
   const content = cacheContent({
     appDir: ctx.appDir,
     autoBuild: site.kind === 'generator',

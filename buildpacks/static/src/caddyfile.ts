@@ -10,7 +10,8 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { UserError } from '../../../lib/errors.ts';
 import { DEFAULT_CADDYFILE, type StaticConfig } from './config.ts';
-import { resolveInRoot, type RootPath } from './paths.ts';
+import { resolveSettingPath } from '../../../lib/config/read.ts';
+import type { RootPath } from './paths.ts';
 import { statIfAny } from '../../../lib/fsx.ts';
 
 export interface CaddyfileRef extends RootPath {
@@ -22,7 +23,7 @@ export function locateCaddyfile(cfg: StaticConfig, appDir: string): CaddyfileRef
   if (cfg.caddyfile) {
     if (!statIfAny(cfg.caddyfile.abs)?.isFile()) {
       throw new UserError({
-        id: 'static/caddyfile/missing',
+        id: 'config/CC_STATIC_CADDYFILE/invalid',
         title: 'The Caddyfile named by CC_STATIC_CADDYFILE does not exist',
         seen: { what: 'CC_STATIC_CADDYFILE', value: `/${cfg.caddyfile.rel}`, where: 'the application environment' },
         rule: 'CC_STATIC_CADDYFILE is the path of a Caddyfile in the project, relative to its root',
@@ -34,7 +35,7 @@ export function locateCaddyfile(cfg: StaticConfig, appDir: string): CaddyfileRef
   // ./Caddyfile is the app's own only when it stays inside the app, symlinks followed: Caddy's
   // validation errors quote the file, so a link to a file outside would print it into the log.
   if (!fs.lstatSync(path.join(appDir, DEFAULT_CADDYFILE), { throwIfNoEntry: false })) return undefined;
-  const abs = resolveInRoot(appDir, DEFAULT_CADDYFILE, 'Caddyfile').abs;
+  const abs = resolveSettingPath(appDir, 'CC_STATIC_CADDYFILE', DEFAULT_CADDYFILE, 'default').abs;
   return statIfAny(abs)?.isFile() ? { rel: DEFAULT_CADDYFILE, abs, explicit: false } : undefined;
 }
 

@@ -23,22 +23,22 @@ describe('static configuration', () => {
 
   it('refuses a webroot outside the root', () => {
     expect(errorOf({ CC_WEBROOT: '/../../etc' })).toMatchInlineSnapshot(`
-      "! ERROR CC_WEBROOT points outside the application root
+      "! ERROR CC_WEBROOT points outside the application
       !
       ! Seen: CC_WEBROOT: "/../../etc" (the application environment)
-      ! Rule: CC_WEBROOT is a path relative to the application root (a leading / means the root); it cannot leave it
-      ! Fix:  set CC_WEBROOT to a folder or file inside the project, for example /public
-      ! (error id: static/path/outside-root)"
+      ! Rule: CC_WEBROOT is a path inside the application (relative to its root; a leading / means the root), also once symbolic links are followed.
+      ! Fix:  Set CC_WEBROOT to a path inside the project (relative to its root), for example /public.
+      ! (error id: config/CC_WEBROOT/invalid)"
     `);
   });
 
   it('refuses a symlinked webroot that leads outside the root', () => {
     fs.symlinkSync(os.tmpdir(), path.join(appDir, 'escape'));
-    expect(() => readConfig({ CC_WEBROOT: 'escape' }, appDir)).toThrow(/outside the application root/);
+    expect(() => readConfig({ CC_WEBROOT: 'escape' }, appDir)).toThrow(/points outside the application/);
   });
 
   it('refuses an unknown CC_STATIC_SERVER and an output folder that is the root', () => {
-    expect(errorOf({ CC_STATIC_SERVER: 'nginx' })).toContain('static/server/unknown');
-    expect(errorOf({ CC_STATIC_AUTOBUILD_OUTDIR: '/' })).toContain('static/outdir/root');
+    expect(errorOf({ CC_STATIC_SERVER: 'nginx' })).toContain('config/CC_STATIC_SERVER/invalid');
+    expect(errorOf({ CC_STATIC_AUTOBUILD_OUTDIR: '/' })).toContain('config/CC_STATIC_AUTOBUILD_OUTDIR/invalid');
   });
 });

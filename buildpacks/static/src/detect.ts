@@ -4,7 +4,8 @@ import { allDetectionFiles, renderCommand } from './generators.ts';
 import { installPlan } from './js-install.ts';
 import { show } from './paths.ts';
 import { planSite } from './site-build.ts';
-import { findIndex } from './webroot.ts';
+import { findIndex } from '../../../lib/app-path.ts';
+import { INDEX_FILES } from './webroot.ts';
 
 // Contract, `static`: an index in the webroot, CC_BUILD_COMMAND, or a generator of the table.
 runDetect((ctx) => {
@@ -18,7 +19,7 @@ runDetect((ctx) => {
     return { pass: true, plan: provides, reason: `${g.name} (${file}): ${renderCommand(g, cfg.outDir.rel, install)}` };
   }
   const webroot = cfg.webroot ?? { rel: '', abs: ctx.appDir };
-  const index = findIndex(webroot.abs);
+  const index = findIndex(webroot.abs, INDEX_FILES);
   if (index) return { pass: true, plan: provides, reason: `${show(webroot.rel === '' ? index : `${webroot.rel}/${index}`)}` };
   return {
     pass: false,

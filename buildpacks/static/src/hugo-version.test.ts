@@ -45,13 +45,13 @@ describe('CC_HUGO_VERSION', () => {
       ! Rule: CC_HUGO_VERSION accepts only these values (default 0.149)
       !   accepted: 0.147, 0.148, 0.149, 0.150, 0.151, 0.152, 0.159, 0.160, 0.161
       ! Fix:  set CC_HUGO_VERSION to one of 0.147, 0.148, 0.149, 0.150, 0.151, 0.152, 0.159, 0.160, 0.161, or remove it
-      ! (error id: static/hugo-version/unknown)"
+      ! (error id: config/CC_HUGO_VERSION/invalid)"
     `);
   });
 
   it('takes today from RBP_NOW when the operator sets it, and refuses a non-date', () => {
     expect(today({ RBP_NOW: '2026-06-15' }).toISOString()).toBe('2026-06-15T00:00:00.000Z');
     expect(Math.abs(today({}).getTime() - Date.now())).toBeLessThan(5000);
-    expect(() => today({ RBP_NOW: 'tomorrow' })).toThrow(/RBP_NOW is not a date/);
+    expect(() => today({ RBP_NOW: 'tomorrow' })).toThrow(/Invalid RBP_NOW/);
   });
 });

@@ -11,10 +11,13 @@
  * "Today" is the build machine's clock, or RBP_NOW (an ISO 8601 date or date-time) when the
  * operator sets it, which is how tests cross the date.
  */
+import { read, spec } from '../../../lib/config/read.ts';
 import { UserError } from '../../../lib/errors.ts';
 
-export const HUGO_VERSIONS = ['0.147', '0.148', '0.149', '0.150', '0.151', '0.152', '0.159', '0.160', '0.161'] as const;
-export const HUGO_DEFAULT = '0.149';
+const HUGO = spec('CC_HUGO_VERSION');
+/** The listed minors and the default, as lib/config declares them. */
+export const HUGO_VERSIONS = HUGO.kind.type === 'enum' ? HUGO.kind.values : [];
+export const HUGO_DEFAULT = HUGO.default!;
 /** The first day on which only SUPPORTED_FROM and later are supported (UTC). */
 export const HUGO_CUTOFF = '2026-06-15';
 export const HUGO_SUPPORTED_FROM = '0.160';
@@ -37,20 +40,10 @@ export function acceptedHugoVersions(now: Date): string[] {
   return HUGO_VERSIONS.filter((v) => !afterCutoff || minorOf(v) >= minorOf(HUGO_SUPPORTED_FROM));
 }
 
+/** RBP_NOW (lib/config, an ISO date or date-time; another value is its user error), else the clock. */
 export function today(env: Record<string, string | undefined>): Date {
-  const raw = env[NOW_VARIABLE]?.trim();
-  if (!raw) return new Date();
-  const t = Date.parse(raw);
-  if (Number.isNaN(t)) {
-    throw new UserError({
-      id: 'static/now/invalid',
-      title: `${NOW_VARIABLE} is not a date`,
-      seen: { what: NOW_VARIABLE, value: raw, where: 'the operator configuration' },
-      rule: `${NOW_VARIABLE} replaces the clock for date rules; it is an ISO 8601 date such as 2026-06-15 or a date-time`,
-      fix: `unset ${NOW_VARIABLE}, or write a date such as 2026-06-15`,
-    });
-  }
-  return new Date(t);
+  const now = read(env, NOW_VARIABLE);
+  return now ? new Date(Date.parse(now.value)) : new Date();
 }
 
 export function chooseHugoVersion(requested: string | undefined, now: Date): HugoChoice {
@@ -65,7 +58,7 @@ export function chooseHugoVersion(requested: string | undefined, now: Date): Hug
   if (accepted.includes(requested)) return { version: requested, reason: `CC_HUGO_VERSION=${requested}` };
   const listed = (HUGO_VERSIONS as readonly string[]).includes(requested);
   throw new UserError({
-    id: listed ? 'static/hugo-version/unsupported' : 'static/hugo-version/unknown',
+    id: listed ? 'static/hugo-version/unsupported' : 'config/CC_HUGO_VERSION/invalid',
     title: listed ? `Hugo ${requested} is no longer supported` : `CC_HUGO_VERSION=${requested} is not a Hugo version this runtime offers`,
     seen: { what: 'CC_HUGO_VERSION', value: requested, where: 'the application environment' },
     rule: listed

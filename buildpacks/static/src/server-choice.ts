@@ -65,7 +65,7 @@ export async function chooseServer(ctx: BuildContext, cfg: StaticConfig, log: Lo
  * The project's sws.toml, if any. Static Web Server gives the file precedence over its command line,
  * so a port or root set there silently beats CC_STATIC_PORT and the webroot: say so.
  */
-function checkSwsToml(appDir: string, log: Logger): string | undefined {
+export function checkSwsToml(appDir: string, log: Logger): string | undefined {
   const file = path.join(appDir, 'sws.toml');
   if (!fs.existsSync(file)) return undefined;
   let t: { general?: Record<string, unknown> };

@@ -44,7 +44,7 @@ export function describePlan(plan: SitePlan, cfg: StaticConfig): string {
   }
 }
 
-function failed(what: string, command: string, result: StepResult | undefined, variable?: string): UserError {
+export function failed(what: string, command: string, result: Pick<StepResult, 'status'> | undefined, variable?: string): UserError {
   return new UserError({
     id: variable ? 'static/build-command/failed' : 'static/generator/failed',
     title: `${what} failed${result ? ` (${result.status})` : ''}`,

@@ -41,7 +41,7 @@ export async function installStaticTool(ctx: BuildContext, req: ToolRequest, log
   }
 }
 
-function unavailable(req: ToolRequest, cause: UserError): UserError {
+export function unavailable(req: ToolRequest, cause: UserError): UserError {
   return new UserError({
     id: 'static/tool/unavailable',
     title: `${req.label} ${req.constraint} could not be installed`,

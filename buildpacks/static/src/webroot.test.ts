@@ -3,7 +3,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readConfig } from './config.ts';
-import { chooseWebroot, findIndex } from './webroot.ts';
+import { findIndex as findIndexIn } from '../../../lib/app-path.ts';
+import { chooseWebroot, INDEX_FILES } from './webroot.ts';
+
+const findIndex = (d: string) => findIndexIn(d, INDEX_FILES);
 
 const appDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-webroot-'));
 

@@ -3,13 +3,14 @@
  * auto-build folder when a generator ran, else the root. It must hold an index.html or index.htm.
  */
 import fs from 'node:fs';
-import path from 'node:path';
+import { findIndex, INDEX_FILES as INDEX_FILES_OF } from '../../../lib/app-path.ts';
 import { UserError } from '../../../lib/errors.ts';
 import type { StaticConfig } from './config.ts';
 import { show, type RootPath } from './paths.ts';
 import { statIfAny } from '../../../lib/fsx.ts';
 
-export const INDEX_FILES = ['index.html', 'index.htm'] as const;
+/** The static runtime's index names (lib/app-path.ts keeps every runtime's). */
+export const INDEX_FILES = INDEX_FILES_OF.static;
 
 export function chooseWebroot(cfg: StaticConfig, appDir: string, autoBuilt: boolean): RootPath & { why: string } {
   if (cfg.webroot) return { ...cfg.webroot, why: autoBuilt ? 'CC_WEBROOT is set (it wins over the auto-build folder)' : 'CC_WEBROOT is set' };
@@ -17,12 +18,8 @@ export function chooseWebroot(cfg: StaticConfig, appDir: string, autoBuilt: bool
   return { rel: '', abs: appDir, why: 'the default, the project root' };
 }
 
-export function findIndex(dir: string): string | undefined {
-  return INDEX_FILES.find((f) => statIfAny(path.join(dir, f))?.isFile());
-}
-
 export function requireIndex(webroot: RootPath & { why: string }, after: string): string {
-  const index = findIndex(webroot.abs);
+  const index = findIndex(webroot.abs, INDEX_FILES);
   if (index) return index;
   const exists = statIfAny(webroot.abs)?.isDirectory();
   throw new UserError({

@@ -1,0 +1,154 @@
+/**
+ * What the buildpacks say when the application is wrong: each user error of node, static and
+ * phpserver that no other test renders, rendered once from the function that decides it (the
+ * package manager's or Composer's own output is not part of these: the errors point above it).
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { Logger } from '../../lib/log.ts';
+import { denoFromMise } from '../../buildpacks/node/src/mise.ts';
+import { nodeConstraint } from '../../buildpacks/node/src/node-version.ts';
+import { readPackageJson } from '../../buildpacks/node/src/package-json.ts';
+import { chooseTool } from '../../lib/js-project/build-tool.ts';
+import { parsePackageManager } from '../../lib/js-project/package-manager-field.ts';
+import { registryAuth } from '../../buildpacks/node/src/registry-auth.ts';
+import { sshRefusedError } from '../../buildpacks/node/src/ssh-key.ts';
+import { hashMismatch } from '../../buildpacks/node/src/tools.ts';
+import { composerFailedError } from '../../buildpacks/phpserver/src/composer.ts';
+import { cacheContent } from '../../buildpacks/static/src/build-cache.ts';
+import { readConfig } from '../../buildpacks/static/src/config.ts';
+import { checkSwsToml } from '../../buildpacks/static/src/server-choice.ts';
+import { parseFlags } from '../../buildpacks/static/src/server.ts';
+import { failed } from '../../buildpacks/static/src/site-build.ts';
+import { mkdocsPrefix, unavailable } from '../../buildpacks/static/src/tools.ts';
+import { ROOT, tmpDir } from '../helpers/rbp.ts';
+import { rejectedUserError, stableRendering, thrownUserError } from '../helpers/user-error.ts';
+import { UserError } from '../../lib/errors.ts';
+
+const quiet = () => new Logger({ out: new Writable({ write: (_c, _e, cb) => cb() }), err: new Writable({ write: (_c, _e, cb) => cb() }) });
+
+function app(files: Record<string, string>): string {
+  const dir = tmpDir('rbp-errors-app-');
+  for (const [f, c] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(dir, f)), { recursive: true });
+    fs.writeFileSync(path.join(dir, f), c);
+  }
+  return dir;
+}
+
+/** The rendered error of a buildpack's bin/build (bundled, as rbp runs it) on `appDir`. */
+function bundledBuildError(buildpack: string, appDir: string): string {
+  const dir = tmpDir('rbp-errors-cnb-');
+  for (const d of ['layers', 'platform']) fs.mkdirSync(path.join(dir, d));
+  fs.writeFileSync(path.join(dir, 'plan.toml'), '');
+  const bp = path.join(ROOT, 'dist', 'buildpacks', buildpack);
+  let out = '';
+  try {
+    execFileSync(process.execPath, [path.join(bp, 'lib', 'build.cjs')], {
+      cwd: appDir,
+      env: { PATH: process.env.PATH ?? '', CNB_LAYERS_DIR: path.join(dir, 'layers'), CNB_PLATFORM_DIR: path.join(dir, 'platform'), CNB_BUILDPACK_DIR: bp, CNB_BP_PLAN_PATH: path.join(dir, 'plan.toml') },
+      encoding: 'utf8',
+      stdio: 'pipe',
+    });
+  } catch (e) {
+    out = `${(e as { stdout?: string }).stdout ?? ''}${(e as { stderr?: string }).stderr ?? ''}`;
+  }
+  // eslint-disable-next-line no-control-regex
+  const lines = out.replace(/\x1b\[[0-9;]*m/g, '').split('\n');
+  const start = lines.findIndex((l) => l.startsWith('! ERROR'));
+  const end = lines.findIndex((l, i) => i > start && l.startsWith('! (error id:'));
+  expect(start, out).toBeGreaterThan(-1);
+  return lines.slice(start, end + 1).join('\n').replaceAll(appDir, '<app>');
+}
+
+describe('node', () => {
+  // The bundled buildpack (npm run build, which npm test runs first).
+  it('node/package-json/missing and node/start/none (after detect: the reference lifecycle may run build alone)', () => {
+    expect(bundledBuildError('node', app({ 'index.html': '' }))).toMatchSnapshot();
+    expect(bundledBuildError('node', app({ 'package.json': '{"name":"x"}' }))).toMatchSnapshot();
+  });
+
+  it('node/package-json/parse', () => {
+    const dir = app({ 'package.json': '{"name": ' });
+    expect(stableRendering(thrownUserError(() => readPackageJson(dir)), { [dir]: '<app>' })).toMatchSnapshot();
+  });
+
+  it('node/version/engines-invalid', () => {
+    expect(stableRendering(thrownUserError(() => nodeConstraint({ engines: { node: 'the latest one' } }, {})))).toMatchSnapshot();
+  });
+
+  it('node/package-manager/field-invalid', () => {
+    expect(stableRendering(thrownUserError(() => parsePackageManager({ packageManager: 'pnpm@^10' })))).toMatchSnapshot();
+  });
+
+  it('node/build-tool/custom-missing', () => {
+    const dir = app({ 'package.json': '{}' });
+    expect(stableRendering(thrownUserError(() => chooseTool(dir, undefined, { CC_NODE_BUILD_TOOL: 'custom' })))).toMatchSnapshot();
+  });
+
+  it('node/mise/parse and node/mise/deno-version', () => {
+    const bad = app({ 'mise.toml': '[tools\ndeno = "2"' });
+    expect(stableRendering(thrownUserError(() => denoFromMise(bad)), { [bad]: '<app>' })).toMatchSnapshot();
+    const noVersion = app({ 'mise.toml': '[tools]\ndeno = ""\n' });
+    expect(stableRendering(thrownUserError(() => denoFromMise(noVersion)), { [noVersion]: '<app>' })).toMatchSnapshot();
+  });
+
+  it('the registry settings: config/CC_NPM_REGISTRY/invalid, config/CC_NPM_BASIC_AUTH/invalid, node/registry/both-auth', () => {
+    expect(stableRendering(thrownUserError(() => registryAuth({ CC_NPM_REGISTRY: 'ftp://npm.example.com' })))).toMatchSnapshot();
+    const basic = stableRendering(thrownUserError(() => registryAuth({ CC_NPM_BASIC_AUTH: 'no-colon-s3cret' })));
+    expect(basic).not.toContain('s3cret');
+    expect(basic).toMatchSnapshot();
+    const both = stableRendering(thrownUserError(() => registryAuth({ NPM_TOKEN: 't0ken', CC_NPM_BASIC_AUTH: 'u:p4ss' })));
+    expect(both).not.toMatch(/t0ken|p4ss/);
+    expect(both).toMatchSnapshot();
+  });
+
+  it('node/ssh-key/refused', () => {
+    expect(stableRendering(sshRefusedError([], '/platform/bindings', 'npm ci'))).toMatchSnapshot();
+  });
+
+  it('node/package-manager/hash-mismatch', () => {
+    const e = hashMismatch({ id: 'pnpm', constraint: '10.0.0', origin: { what: 'packageManager' }, hash: { algorithm: 'sha512', hex: 'ab'.repeat(64) } }, '10.0.0', 'sha512.cd…');
+    expect(stableRendering(e)).toMatchSnapshot();
+  });
+});
+
+describe('static', () => {
+  it('static/buildcache/empty', () => {
+    const dir = app({ 'index.html': '' });
+    expect(stableRendering(thrownUserError(() => cacheContent({ appDir: dir, autoBuild: false, webrootSet: false, webroot: '', override: ' : ', configFiles: [] })))).toMatchSnapshot();
+  });
+
+  it('config/CC_STATIC_AUTOBUILD_OUTDIR/invalid (the root)', () => {
+    const dir = app({ 'index.html': '' });
+    expect(stableRendering(thrownUserError(() => readConfig({ CC_STATIC_AUTOBUILD_OUTDIR: '/' }, dir)))).toMatchSnapshot();
+  });
+
+  it('static/sws-toml/parse', () => {
+    const dir = app({ 'sws.toml': '[general\nport = 1' });
+    expect(stableRendering(thrownUserError(() => checkSwsToml(dir, quiet())))).toMatchSnapshot();
+  });
+
+  it('static/flags/invalid', () => {
+    expect(stableRendering(thrownUserError(() => parseFlags('--log-level info | tee log')))).toMatchSnapshot();
+  });
+
+  it('static/generator/failed', () => {
+    expect(stableRendering(failed('hugo --minify', 'hugo --minify --destination cc_static_autobuilt', { status: 'exit 255' }))).toMatchSnapshot();
+  });
+
+  it('static/tool/unavailable and static/mkdocs/unavailable', async () => {
+    const cause = new UserError({ id: 'deps/download-failed', title: 'Could not download hugo 0.149.1', seen: { what: 'URL', value: 'https://example.invalid/hugo.tar.gz' }, rule: 'r', fix: 'f', details: ['getaddrinfo ENOTFOUND example.invalid'] });
+    expect(stableRendering(unavailable({ id: 'hugo', label: 'Hugo', constraint: '0.149', launch: false, versionArgs: ['version'], purpose: 'Hugo sites (hugo.toml) are built with hugo' }, cause))).toMatchSnapshot();
+    expect(stableRendering(await rejectedUserError(mkdocsPrefix({ PATH: '/nonexistent-bin' }, quiet())))).toMatchSnapshot();
+  });
+});
+
+describe('phpserver', () => {
+  it('phpserver/composer/install-failed', () => {
+    expect(stableRendering(composerFailedError('composer install --no-interaction --no-progress --no-scripts --no-dev', '/workspace', 'exit 2', ['Your requirements could not be resolved to an installable set of packages.']))).toMatchSnapshot();
+  });
+});
