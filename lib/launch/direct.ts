@@ -20,7 +20,7 @@
  * without one, those cases are one clear error that says what to set at build.
  */
 import { renderUserError } from '../errors.ts';
-import { invalid, spec } from '../config/read.ts';
+import { invalid, raw, spec } from '../config/read.ts';
 import { isSecretName } from '../errors.ts';
 import type { LaunchContext, RuntimeLaunch } from './context.ts';
 import type { Plan } from './entry.ts';
@@ -76,7 +76,7 @@ export function planDirect(runtime: RuntimeLaunch, buildEnv: NodeJS.ProcessEnv):
   if (shellKeepsChildren(plan.argv)) return { ok: false, why: 'the shell command does not end in exec: only the supervisor stops its whole process group' };
   const secret = [...reads].find((k) => isSecretName(k) || k in MIDDLEWARE_SECRETS);
   if (secret) return { ok: false, why: `the command depends on ${secret}, a secret the launch script may not record` };
-  const inputs = [...reads].sort().map((name) => [name, buildEnv[name]?.trim() ?? ''] as const);
+  const inputs = [...reads].sort().map((name) => [name, raw(buildEnv, name) ?? ''] as const);
   const argv0 = plan.argv[0]!.replace(SERVER_REF, runtime.serverOverride?.builtPath ?? '').replace(APP_REF, '<app>');
   return { ok: true, argv0, reads: inputs.map(([n]) => n), script: (node) => script(runtime, plan, inputs, node) };
 }

@@ -8,7 +8,7 @@
  * with the app when nothing needs supervising and Node.js has process.execve (exec.ts), else
  * supervising the app and its middlewares (supervisor.ts).
  */
-import { read } from '../config/read.ts';
+import { raw, read } from '../config/read.ts';
 import { DRY_RUN_LABEL } from '../cnb/launch.ts';
 import { exitCodeFor } from '../cnb/exit.ts';
 import fs from 'node:fs';
@@ -191,7 +191,9 @@ async function decide(runtime: RuntimeLaunch, env: NodeJS.ProcessEnv, appDir: st
 
 /** The app's whole environment, as it is started: no secret of a middleware reaches it. */
 function appEnvironment(plan: Plan, env: NodeJS.ProcessEnv): Record<string, string> {
-  return envWithoutOthersSecrets({ ...env, ...plan.env });
+  // The direct launch script's word to this launcher is not part of the app's environment.
+  const own = Object.fromEntries(Object.entries(env).filter(([k]) => k !== DIRECT_LAUNCH_VARIABLE));
+  return envWithoutOthersSecrets({ ...own, ...plan.env });
 }
 
 /** `appEnv` is the app's whole environment (appEnvironment), built once by the caller. */
@@ -283,8 +285,7 @@ function fail(e: unknown): never {
 export async function runLaunch(runtime: RuntimeLaunch): Promise<void> {
   const env = process.env;
   // Set by a direct launch script that handed over (direct.ts); not part of the app's environment.
-  const direct = env[DIRECT_LAUNCH_VARIABLE];
-  delete env[DIRECT_LAUNCH_VARIABLE];
+  const direct = raw(env, DIRECT_LAUNCH_VARIABLE);
   let d: Decided;
   try {
     d = { ...(await decide(runtime, env, process.cwd())), ...(direct ? { direct } : {}) };
@@ -292,7 +293,7 @@ export async function runLaunch(runtime: RuntimeLaunch): Promise<void> {
     fail(e);
   }
   const { plan, flow } = d;
-  if (env.RBP_DRY_RUN === '1') {
+  if (raw(env, 'RBP_DRY_RUN') === '1') {
     process.stdout.write(`${JSON.stringify(dryRunJson(d, env), null, 2)}\n`);
     return;
   }

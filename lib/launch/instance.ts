@@ -2,6 +2,7 @@
  * Instance sizes and their memory. The launcher reads the memory from the cgroup limit; `rbp run`
  * sets it locally with `--instance` / `--memory`, handed to the process as RBP_INSTANCE_MEMORY.
  */
+import { value } from '../config/read.ts';
 import fs from 'node:fs';
 import { UserError } from '../errors.ts';
 
@@ -55,8 +56,8 @@ export function parseMemory(value: string, what = '--memory'): number {
 
 /** The memory this process may use: RBP_INSTANCE_MEMORY (set by rbp), else the cgroup limit. */
 export function instanceMemory(env: Record<string, string | undefined> = process.env): number | undefined {
-  const fromEnv = Number(env.RBP_INSTANCE_MEMORY);
-  if (Number.isFinite(fromEnv) && fromEnv > 0) return fromEnv;
+  const fromEnv = value<number>(env, 'RBP_INSTANCE_MEMORY');
+  if (fromEnv) return fromEnv;
   for (const f of ['/sys/fs/cgroup/memory.max', '/sys/fs/cgroup/memory/memory.limit_in_bytes']) {
     try {
       const raw = fs.readFileSync(f, 'utf8').trim();

@@ -9,6 +9,7 @@
  *    the launch layer `launcher-node`, cached, and reused while the resolved release is unchanged.
  * The launch process is then `<node> <launcher>/bin/launch`: no `#!/usr/bin/env node` lookup at run time.
  */
+import { raw } from '../config/read.ts';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -59,7 +60,7 @@ export function probeNode(file: string): NodeProbe {
 
 /** RBP_LAUNCHER_NODE, with an empty value meaning unset. */
 export function operatorLauncherNode(env: Record<string, string | undefined>): string | undefined {
-  return env[LAUNCHER_NODE_VARIABLE]?.trim() || undefined;
+  return raw(env, LAUNCHER_NODE_VARIABLE);
 }
 
 /**

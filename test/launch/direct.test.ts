@@ -122,7 +122,7 @@ describe('the direct launch script', () => {
     expect(r.stderr).toMatchInlineSnapshot(`
       "! ERROR Invalid CC_STATIC_PORT
       !
-      ! Seen: CC_STATIC_PORT: "eighty"
+      ! Seen: CC_STATIC_PORT: "eighty" (the application environment)
       ! Rule: CC_STATIC_PORT is a port number, a whole number from 1 to 65535 (contract, ports exposed by the application).
       ! Fix:  Set CC_STATIC_PORT to a valid value, or unset it for the default "8080".
       ! (error id: config/CC_STATIC_PORT/invalid)"

@@ -3,6 +3,7 @@
  * Plans the start command from what the build decided and the run-time environment, runs prestart
  * before and poststart after the start script, as npm would.
  */
+import { raw } from '../../../lib/config/read.ts';
 import { spawnSync } from 'node:child_process';
 import { readDecision, runLaunch } from '../../../lib/launch/entry.ts';
 import { envWithoutOthersSecrets } from '../../../lib/launch/request-flow/middlewares.ts';
@@ -16,7 +17,7 @@ runLaunch({ plan: (ctx) => launchPlan(ctx) });
 function launchPlan(ctx: LaunchContext): NodePlan {
   const { env } = ctx;
   const plan = planLaunch({ ctx, pkg: readPackageJson(ctx.appDir) ?? {}, decision: readDecision<NodeDecision>() });
-  if (env.RBP_DRY_RUN === '1') return plan;
+  if (raw(env, 'RBP_DRY_RUN') === '1') return plan;
   // The hooks are the app's own scripts: like the app, they never see the middlewares' secrets.
   const hookEnv = (event: string) => envWithoutOthersSecrets({ ...process.env, PORT: ctx.port, ...plan.env, npm_lifecycle_event: event });
   if (plan.hooks.prestart) {

@@ -59,7 +59,7 @@ export function serverPlan(d: StaticDecision, { env, appDir, port }: LaunchConte
   const facts = { runtime: 'static', webroot: `/${d.webroot}` };
   const run = raw(env, 'CC_RUN_COMMAND');
   if (run) return { argv: shellCommand(run), env: {}, cwd: appDir, facts: { ...facts, server: 'CC_RUN_COMMAND' } };
-  const flags = parseFlags(env.CC_STATIC_FLAGS);
+  const flags = parseFlags(raw(env, 'CC_STATIC_FLAGS'));
   switch (d.mode) {
     case 'caddy-run':
       // The port reaches the Caddyfile as {$PORT} (the launch sets PORT).

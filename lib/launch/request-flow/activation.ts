@@ -3,7 +3,8 @@
  * of its variable or file, and `custom` by CC_REQUEST_FLOW naming it with CC_REQUEST_FLOW_CUSTOM set.
  * Nothing here throws: the chain planner (chain.ts) turns bad combinations into user errors.
  */
-import { raw } from '../../config/read.ts';
+// Whitespace only counts as unset, as everywhere (lib/config): `CC_REDIRECTOR_PROJECT_KEY=" "` activates nothing.
+import { isSet, raw } from '../../config/read.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 import { resolveAppPath, type AppPathProblem } from '../../app-path.ts';
@@ -35,8 +36,6 @@ export interface CacheVcl {
   problem?: AppPathProblem;
 }
 
-// Whitespace only counts as unset, as everywhere (lib/config): `CC_REDIRECTOR_PROJECT_KEY=" "` activates nothing.
-const set = (v: string | undefined): v is string => v !== undefined && v.trim() !== '';
 
 /**
  * The cache configuration: CC_CACHE_FILE (relative to the app) wins over .rbp/cache.vcl. Both are
@@ -54,7 +53,7 @@ export function cacheVcl(env: NodeJS.ProcessEnv, appDir: string): CacheVcl | und
 
 /** CC_REQUEST_FLOW split on commas, trimmed, empty items dropped. */
 export function flowItems(env: NodeJS.ProcessEnv): string[] {
-  return (env.CC_REQUEST_FLOW ?? '')
+  return (raw(env, 'CC_REQUEST_FLOW') ?? '')
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
@@ -67,10 +66,10 @@ export function isBlocked(env: NodeJS.ProcessEnv): boolean {
 /** The middlewares whose activation is present, in no particular order. */
 export function activeMiddlewares(env: NodeJS.ProcessEnv, appDir: string): Set<MiddlewareKind> {
   const active = new Set<MiddlewareKind>();
-  if (set(env.ACCESSPROXY_CHALLENGE_SECRET)) active.add('accessproxy');
-  if (set(env.CC_REDIRECTOR_PROJECT_KEY)) active.add('redirector');
+  if (isSet(env, 'ACCESSPROXY_CHALLENGE_SECRET')) active.add('accessproxy');
+  if (isSet(env, 'CC_REDIRECTOR_PROJECT_KEY')) active.add('redirector');
   if (cacheVcl(env, appDir)) active.add('cache');
-  if (flowItems(env).includes('custom') && set(env.CC_REQUEST_FLOW_CUSTOM)) active.add('custom');
+  if (flowItems(env).includes('custom') && isSet(env, 'CC_REQUEST_FLOW_CUSTOM')) active.add('custom');
   return active;
 }
 

@@ -6,6 +6,7 @@
  * CC_REQUEST_FLOW orders the middlewares it names; the active ones it does not name follow them,
  * nearer the app, in the default order. `block` alone blocks public access.
  */
+import { raw as rawSetting } from '../../config/read.ts';
 import { appPathError } from '../../app-path.ts';
 import { redactUrl, UserError } from '../../errors.ts';
 import { activeMiddlewares, BLOCK, CACHE_VCL, cacheVcl, flowItems, NAMEABLE, type MiddlewareKind, type Nameable } from './activation.ts';
@@ -35,7 +36,7 @@ const ACTIVATION: Record<Nameable, string> = {
 };
 
 export function planChain(env: NodeJS.ProcessEnv, appDir: string): Chain {
-  const raw = env.CC_REQUEST_FLOW ?? '';
+  const raw = rawSetting(env, 'CC_REQUEST_FLOW') ?? '';
   const items = flowItems(env);
   const active = activeMiddlewares(env, appDir);
   checkCacheFile(env, appDir);
@@ -94,7 +95,7 @@ function checkCacheFile(env: NodeJS.ProcessEnv, appDir: string): void {
 }
 
 function checkCustomCommand(env: NodeJS.ProcessEnv, items: string[]): void {
-  const cmd = env.CC_REQUEST_FLOW_CUSTOM;
+  const cmd = rawSetting(env, 'CC_REQUEST_FLOW_CUSTOM');
   if (!items.includes('custom') || !cmd) return;
   const missing = ['@@LISTEN_PORT@@', '@@FORWARD_PORT@@'].filter((p) => !cmd.includes(p));
   if (missing.length) {

@@ -7,6 +7,7 @@
  *   placeholders and are set by RBP_REDIRECTOR_COMMAND and RBP_ACCESSPROXY_COMMAND.
  * Each secret reaches only its own middleware, through the environment, never a command line.
  */
+import { raw } from '../../config/read.ts';
 import os from 'node:os';
 import path from 'node:path';
 import crypto from 'node:crypto';
@@ -94,7 +95,8 @@ function secretsOf(kind: MiddlewareKind, env: Record<string, string>): string[] 
 
 /** Varnish's storage: RBP_VARNISH_STORAGE, else an eighth of the instance memory, 16 MiB to 1 GiB. */
 export function varnishStorage(env: NodeJS.ProcessEnv): string {
-  if (env.RBP_VARNISH_STORAGE) return env.RBP_VARNISH_STORAGE;
+  const storage = raw(env, 'RBP_VARNISH_STORAGE');
+  if (storage) return storage;
   const memory = instanceMemory(env) ?? 2 ** 30;
   const mib = Math.min(1024, Math.max(16, Math.floor(memory / 8 / 2 ** 20)));
   return `malloc,${mib}m`;
@@ -113,7 +115,7 @@ export function middlewareSpec(kind: MiddlewareKind, hop: HopPorts, env: NodeJS.
   const common = { kind, cwd: appDir, env: base, listen, forward, secrets: secretsOf(kind, base) };
   switch (kind) {
     case 'custom': {
-      const cmd = fillPorts(env.CC_REQUEST_FLOW_CUSTOM ?? '', listen, forward);
+      const cmd = fillPorts(raw(env, 'CC_REQUEST_FLOW_CUSTOM') ?? '', listen, forward);
       return { ...common, argv: ['/bin/sh', '-c', cmd], shown: redactUrl(cmd) };
     }
     case 'redirector':

@@ -7,6 +7,7 @@
  * checkVcl compiles that same wrapper with Varnish's own compiler (`varnishd -C`) at build, so a
  * broken VCL fails the build rather than the launch.
  */
+import { isSet, raw } from '../../config/read.ts';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -39,7 +40,8 @@ export function wrapperVcl(projectVcl: string, backendPort: number, backendHost 
  * (sbin is not always on PATH).
  */
 export function findVarnishd(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  if (env.RBP_TOOL_VARNISHD) return isExecutableFile(env.RBP_TOOL_VARNISHD) ? env.RBP_TOOL_VARNISHD : undefined;
+  const given = raw(env, 'RBP_TOOL_VARNISHD');
+  if (given) return isExecutableFile(given) ? given : undefined;
   const dirs = [...(env.PATH ?? '').split(':').filter(Boolean), '/usr/sbin', '/usr/local/sbin'];
   return dirs.map((d) => path.join(d, 'varnishd')).find(isExecutableFile);
 }
@@ -102,7 +104,7 @@ export function checkVcl(vcl: CacheVcl, log: Logger, env: NodeJS.ProcessEnv = pr
       throw new UserError({
         id: 'request-flow/cache/varnishd-unusable',
         title: 'Varnish cannot be run to check the cache configuration',
-        seen: { what: env.RBP_TOOL_VARNISHD ? 'RBP_TOOL_VARNISHD' : 'varnishd', value: varnishd },
+        seen: { what: isSet(env, 'RBP_TOOL_VARNISHD') ? 'RBP_TOOL_VARNISHD' : 'varnishd', value: varnishd },
         rule: 'A cache VCL is compiled with varnishd -C at build, so a broken one fails the build and not the launch.',
         fix: `Point RBP_TOOL_VARNISHD at a working varnishd, or reinstall Varnish (${r.error.message}).`,
       });
