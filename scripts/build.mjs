@@ -36,7 +36,10 @@ bp=\${CNB_BUILDPACK_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
 node="$bp/node/bin/node"
 if [ ! -x "$node" ]; then
   node=$(command -v node || true)
-  major=$([ -n "$node" ] && "$node" -p 'process.versions.node.split(".")[0]' 2>/dev/null)
+  # \`node --version\` answers before Node.js sets up its JavaScript: a version check costs no second start.
+  major=$([ -n "$node" ] && "$node" --version 2>/dev/null)
+  major=\${major#v}
+  major=\${major%%.*}
   case $major in '' | *[!0-9]*) major=0 ;; esac
   if [ "$major" -lt ${MIN_NODE_MAJOR} ]; then
     echo "ERROR $(basename "$bp"): bin/${entry} needs Node.js >= ${MIN_NODE_MAJOR}: none in this buildpack (node/bin/node) and \${node:-no node} on PATH\${node:+ is $("$node" --version 2>/dev/null)}" >&2
