@@ -50,6 +50,21 @@ fi
 exec "$node" "$bp/lib/${entry}.cjs" "$@"
 `;
 
+// lib/detect.cjs: src/detect.ts exports the detect function. Run as a program (bin/detect), the
+// bundle is bin/detect's program (runDetect: process env, cwd, streams, exit code); loaded with
+// require() it exports `detectExit(env, cwd)`, the same code, which rbp runs in-process for its own
+// buildpacks (lib/platform/detect.ts) to spare a Node.js start per buildpack.
+const detectEntry = (file) => ({
+  sourcefile: 'detect-entry.cjs',
+  resolveDir: path.dirname(file),
+  loader: 'js',
+  contents: `const { detectExit, runDetect } = require(${JSON.stringify(path.join(root, 'lib', 'cnb', 'context.ts'))});
+const detect = require(${JSON.stringify(file)}).default;
+if (require.main === module) runDetect(detect);
+else module.exports = { rbpDetectApi: 1, detectExit: (env, cwd) => detectExit(detect, env, cwd) };
+`,
+});
+
 fs.rmSync(dist, { recursive: true, force: true });
 fs.mkdirSync(dist, { recursive: true });
 
@@ -76,7 +91,8 @@ await Promise.all(
       // bin/launch stays one JS file: the build copies it into a launch layer and runs it with a chosen node.
       const bootstrapped = entry !== 'launch';
       const outfile = bootstrapped ? path.join(out, 'lib', `${entry}.cjs`) : path.join(out, 'bin', entry);
-      await esbuild.build({ ...common, entryPoints: [file], outfile, format: 'cjs', ...(bootstrapped ? {} : { banner: { js: '#!/usr/bin/env node' } }) });
+      const input = entry === 'detect' ? { stdin: detectEntry(file) } : { entryPoints: [file] };
+      await esbuild.build({ ...common, ...input, outfile, format: 'cjs', ...(bootstrapped ? {} : { banner: { js: '#!/usr/bin/env node' } }) });
       if (bootstrapped) fs.writeFileSync(path.join(out, 'bin', entry), BOOTSTRAP(entry), { mode: 0o755 });
       else fs.chmodSync(outfile, 0o755);
     });
@@ -100,4 +116,7 @@ if (fs.existsSync(finalDist)) fs.renameSync(finalDist, old);
 fs.renameSync(dist, finalDist);
 fs.rmSync(old, { recursive: true, force: true });
 const shown = path.relative(root, finalDist) || finalDist;
+// Detect runs on every build, each time a Node.js start plus this file's load: its size is watched.
+const kib = (f) => `${(fs.statSync(f).size / 1024).toFixed(1)} KiB`;
+console.log(`detect bundles: ${names.map((n) => `${n} ${kib(path.join(finalDist, 'buildpacks', n, 'lib', 'detect.cjs'))}`).join(', ')}; rbp.js ${kib(path.join(finalDist, 'rbp.js'))}`);
 console.log(`built ${names.map((n) => `${shown}/buildpacks/${n}`).join(', ')} and ${shown}/rbp.js${carriedNode ? ` (each buildpack carries ${carriedNode})` : ''}`);
