@@ -103,8 +103,12 @@ const { version } = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 
 await esbuild.build({
   ...common,
   define: { __RBP_VERSION__: JSON.stringify(version) },
-  entryPoints: [path.join(root, 'scripts', 'rbp.ts')],
-  outfile: path.join(dist, 'rbp.js'),
+  entryPoints: { rbp: path.join(root, 'scripts', 'rbp.ts') },
+  // Split at the CLI's dynamic imports: a command loads only its own code (rbp detect runs on every
+  // build). The chunks sit beside rbp.js, so import.meta.url names the same folder in each.
+  outdir: dist,
+  splitting: true,
+  chunkNames: 'rbp-[hash]',
   format: 'esm',
   // `node --`: Node.js 20 itself takes an `--env-file` anywhere on its command line (and exits when
   // the file is missing) unless `--` ends its own options; rbp's --env-file is rbp's to read.
@@ -117,6 +121,7 @@ fs.renameSync(dist, finalDist);
 fs.rmSync(old, { recursive: true, force: true });
 const shown = path.relative(root, finalDist) || finalDist;
 // Detect runs on every build, each time a Node.js start plus this file's load: its size is watched.
+const chunks = fs.readdirSync(finalDist).filter((f) => /^rbp-.*\.js$/.test(f));
 const kib = (f) => `${(fs.statSync(f).size / 1024).toFixed(1)} KiB`;
-console.log(`detect bundles: ${names.map((n) => `${n} ${kib(path.join(finalDist, 'buildpacks', n, 'lib', 'detect.cjs'))}`).join(', ')}; rbp.js ${kib(path.join(finalDist, 'rbp.js'))}`);
+console.log(`detect bundles: ${names.map((n) => `${n} ${kib(path.join(finalDist, 'buildpacks', n, 'lib', 'detect.cjs'))}`).join(', ')}; rbp.js ${kib(path.join(finalDist, 'rbp.js'))} (+ ${chunks.length} chunks loaded on demand)`);
 console.log(`built ${names.map((n) => `${shown}/buildpacks/${n}`).join(', ')} and ${shown}/rbp.js${carriedNode ? ` (each buildpack carries ${carriedNode})` : ''}`);

@@ -1,0 +1,67 @@
+// Detect benchmark: `rbp detect` of an app only the last buildpack of the automatic order accepts
+// (an index.php: node and static decline, phpserver passes), so all three detects run, as `rbp build`
+// and a lifecycle run them. Compared, in the same rounds, with one bare Node.js start (`node -e 0`):
+// the goal (issue 14) is ≤ 250 ms and ≤ 2× that start. Also one buildpack's bin/detect (its POSIX sh
+// bootstrap, then Node.js on lib/detect.cjs): what the reference lifecycle pays per buildpack.
+// Rounds interleave the commands, so a busy moment of the machine hits all of them alike.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { median } from '../bench-lib.mjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const rbp = path.join(root, 'dist', 'rbp.js');
+const GOAL_MS = 250;
+const GOAL_RATIO = 2;
+
+function time(cmd, args, opts = {}) {
+  const t0 = performance.now();
+  const r = spawnSync(cmd, args, { encoding: 'utf8', ...opts });
+  const ms = performance.now() - t0;
+  return { ms, r };
+}
+
+export async function run({ rounds = 11 } = {}) {
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-bench-detect-'));
+  try {
+    const app = path.join(work, 'php-app');
+    fs.mkdirSync(app);
+    fs.writeFileSync(path.join(app, 'index.php'), '<?php echo "hi";\n');
+    const platform = path.join(work, 'platform');
+    fs.mkdirSync(platform);
+    const bp = path.join(root, 'dist', 'buildpacks', 'phpserver');
+    const binEnv = { PATH: process.env.PATH, CNB_PLATFORM_DIR: platform, CNB_BUILDPACK_DIR: bp, CNB_BUILD_PLAN_PATH: path.join(work, 'plan.toml') };
+
+    const bare = [];
+    const detect = [];
+    const bin = [];
+    for (let i = 0; i < rounds + 1; i++) {
+      const b = time(process.execPath, ['-e', '0']);
+      const d = time(process.execPath, [rbp, 'detect', app], { env: { ...process.env, NO_COLOR: '1' } });
+      if (d.r.status !== 0 || !/group: rbp\/phpserver/.test(d.r.stdout)) throw new Error(`rbp detect did not pick phpserver (${d.r.status}):\n${d.r.stdout}${d.r.stderr}`);
+      const s = time(path.join(bp, 'bin', 'detect'), [platform, binEnv.CNB_BUILD_PLAN_PATH], { cwd: app, env: binEnv });
+      if (s.r.status !== 0) throw new Error(`phpserver bin/detect failed (${s.r.status}):\n${s.r.stdout}${s.r.stderr}`);
+      if (i === 0) continue; // the first round warms the page cache
+      bare.push(b.ms);
+      detect.push(d.ms);
+      bin.push(s.ms);
+    }
+    const size = (n) => fs.statSync(path.join(root, 'dist', 'buildpacks', n, 'lib', 'detect.cjs')).size;
+    const r = {
+      rounds,
+      'node -e 0, median (ms)': median(bare),
+      'rbp detect, all three detects, median (ms)': median(detect),
+      'rbp detect / node -e 0': median(detect) / median(bare),
+      'one bin/detect (sh bootstrap + Node.js), phpserver, median (ms)': median(bin),
+      goal: `≤ ${GOAL_MS} ms and ≤ ${GOAL_RATIO}× node -e 0`,
+      'goal met': median(detect) <= GOAL_MS && median(detect) / median(bare) <= GOAL_RATIO,
+      'detect bundles (KiB)': Object.fromEntries(['node', 'static', 'phpserver'].map((n) => [n, Math.round(size(n) / 102.4) / 10])),
+      'all rounds (ms)': { bare: bare.map(Math.round), detect: detect.map(Math.round), bin: bin.map(Math.round) },
+    };
+    return r;
+  } finally {
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+}
