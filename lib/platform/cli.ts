@@ -31,7 +31,7 @@ import { privateTemp, removeOnSignals } from './temp.ts';
 // `rbp detect`, which a platform runs on every build, starts without loading it (issue 14).
 const buildModule = () => import('./build.ts');
 const launcherModule = () => import('./launcher.ts');
-const appImageModule = () => import('../package/app-image.ts');
+const packagingModule = () => import('./cli-package.ts');
 
 declare const __RBP_VERSION__: string | undefined;
 
@@ -208,7 +208,7 @@ export async function main(argv: string[], streams: Streams = { stdout: process.
         if (r.code === 0 && str('image')) {
           log.section('Image');
           image = path.resolve(str('image')!);
-          const { referenceLauncher, runImageLayout, writeAppImage } = await appImageModule();
+          const { referenceLauncher, runImageLayout, writeAppImage } = await packagingModule();
           await writeAppImage({ out, image, runImage: runImageLayout(str('run-image')), launcher: referenceLauncher(), log });
         }
         if (values.json) {
@@ -264,7 +264,7 @@ export async function main(argv: string[], streams: Streams = { stdout: process.
         if (positionals.length) throw usage(`rbp package takes no positional argument, got ${positionals.join(' ')}`);
         if (!str('out')) throw usage('rbp package needs --out DIR');
         log.section('Package');
-        const { packageOurs } = await import('../package/ours.ts');
+        const { packageOurs } = await packagingModule();
         await packageOurs(path.resolve(str('out')!), log);
         return 0;
       }
@@ -272,8 +272,7 @@ export async function main(argv: string[], streams: Streams = { stdout: process.
         if (positionals.length) throw usage(`rbp builder takes no positional argument, got ${positionals.join(' ')}`);
         if (!str('out')) throw usage('rbp builder needs --out DIR');
         log.section('Builder');
-        const { referenceLauncher, runImageLayout } = await appImageModule();
-        const { writeBuilder } = await import('../package/builder.ts');
+        const { referenceLauncher, runImageLayout, writeBuilder } = await packagingModule();
         const lifecycleDir = path.dirname(referenceLauncher());
         await writeBuilder({ out: path.resolve(str('out')!), runImage: runImageLayout(str('run-image')), lifecycleDir, lifecycleVersion: path.basename(lifecycleDir), node: process.execPath, log });
         return 0;
