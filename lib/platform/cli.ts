@@ -17,7 +17,6 @@ import { fileURLToPath } from 'node:url';
 import type { Writable } from 'node:stream';
 import { detect } from './detect.ts';
 import { filteredHostEnv, operatorEnv } from './env.ts';
-import { healthCheck, healthCheckPaths, waitForPort } from './health.ts';
 import { rbpInfoPath, readRbpInfo } from './metadata.ts';
 import { orderFromGroups, resolveOrder, type Order } from './order.ts';
 import { appPortBehindMiddleware } from '../launch/ports.ts';
@@ -344,6 +343,7 @@ async function checkDeployed(
 ): Promise<number> {
   const { log } = o;
   const alive = isAlive;
+  const { healthCheck, healthCheckPaths, waitForPort } = await import('./health.ts');
   try {
     await waitForPort(o.port, { timeoutMs: o.timeoutMs, alive });
   } catch (e) {
