@@ -89,6 +89,9 @@ exec "$node" "$bp/lib/${entry}.cjs" "$@"
 // bundle is bin/detect's program (runDetect: process env, cwd, streams, exit code); loaded with
 // require() it exports `detectExit(env, cwd)`, the same code, which rbp runs in-process for its own
 // buildpacks (lib/platform/detect.ts) to spare a Node.js start per buildpack.
+// The first line of such a lib/detect.cjs: rbp requires only a bundle that starts with it (an older
+// one would run as a program inside rbp). lib/platform/detect.ts checks the same text.
+const DETECT_API_MARK = '// rbp-detect-api: 1';
 const detectEntry = (file) => ({
   sourcefile: 'detect-entry.cjs',
   resolveDir: path.dirname(file),
@@ -127,7 +130,7 @@ await Promise.all(
       const bootstrapped = entry !== 'launch';
       const cached = CACHED.has(entry);
       const outfile = bootstrapped ? path.join(out, 'lib', cached ? `${entry}.bundle.cjs` : `${entry}.cjs`) : path.join(out, 'bin', entry);
-      const input = entry === 'detect' ? { stdin: detectEntry(file) } : { entryPoints: [file] };
+      const input = entry === 'detect' ? { stdin: detectEntry(file), banner: { js: DETECT_API_MARK } } : { entryPoints: [file] };
       await esbuild.build({ ...common, ...input, outfile, format: 'cjs', ...(bootstrapped ? {} : { banner: { js: '#!/usr/bin/env node' } }) });
       if (cached) {
         fs.writeFileSync(path.join(out, 'lib', `${entry}.cjs`), LOADER(entry));

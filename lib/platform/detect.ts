@@ -62,6 +62,25 @@ function isOurs(dir: string): boolean {
 }
 
 /**
+ * The first line of a lib/detect.cjs that exports detectExit (scripts/build.mjs): one built by an
+ * older rbp runs its detect as a program when loaded, exit included, so it is never required.
+ */
+const DETECT_API_MARK = '// rbp-detect-api: 1';
+
+function startsWith(file: string, text: string): boolean {
+  let fd: number | undefined;
+  try {
+    fd = fs.openSync(file, 'r');
+    const buf = Buffer.alloc(text.length);
+    return fs.readSync(fd, buf, 0, buf.length, 0) === buf.length && buf.toString('utf8') === text;
+  } catch {
+    return false;
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd);
+  }
+}
+
+/**
  * Our own buildpacks' detect, loaded into rbp: their lib/detect.cjs is the very program bin/detect
  * runs, and exports it as detectExit(env, cwd) (scripts/build.mjs). It reads only the environment and
  * directory it is given, writes the plan to that environment's CNB_BUILD_PLAN_PATH, and returns what
@@ -72,7 +91,7 @@ function isOurs(dir: string): boolean {
 function inProcessDetect(ref: BuildpackRef, env: EnvMap, allowed: boolean): InProcessDetect | undefined {
   if (!allowed || env.NODE_OPTIONS || !isOurs(ref.dir)) return undefined;
   const lib = path.join(ref.dir, 'lib', 'detect.cjs');
-  if (!fs.existsSync(lib) || !fs.existsSync(path.join(ref.dir, 'bin', 'detect'))) return undefined;
+  if (!fs.existsSync(path.join(ref.dir, 'bin', 'detect')) || !startsWith(lib, DETECT_API_MARK)) return undefined;
   const mod = createRequire(import.meta.url)(lib) as { rbpDetectApi?: number; detectExit?: InProcessDetect };
   return mod.rbpDetectApi === 1 && typeof mod.detectExit === 'function' ? mod.detectExit : undefined;
 }

@@ -12,7 +12,7 @@ import { Logger } from '../../lib/log.ts';
 import { detect, type PhaseEnv } from '../../lib/platform/detect.ts';
 import { filteredHostEnv } from '../../lib/platform/env.ts';
 import { resolveOrder } from '../../lib/platform/order.ts';
-import { copyFixture, tmpDir } from '../helpers/rbp.ts';
+import { copyFixture, rbp, ROOT, tmpDir } from '../helpers/rbp.ts';
 
 async function detectWith(app: string, user: Record<string, string>, inProcess: boolean, base = filteredHostEnv()) {
   const platformDir = tmpDir('rbp-inproc-platform-');
@@ -85,6 +85,16 @@ describe('our detects in-process agree with their bin/detect', () => {
     const asProcess = await detectWith(app, {}, false, base);
     expect(asProcess.code).toBe(21);
     expect(asProcess.log).toContain('bin/detect needs Node.js >= 20');
+  }, 60_000);
+
+  it('a lib/detect.cjs built by an older rbp (no rbp-detect-api mark: it runs as a program when loaded) runs as bin/detect', async () => {
+    const dir = tmpDir('rbp-inproc-old-');
+    fs.cpSync(path.join(ROOT, 'dist', 'buildpacks'), dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, 'phpserver', 'lib', 'detect.cjs'), "process.stdout.write('an older bundle\\n');\nprocess.exit(require.main === module ? 100 : 7);\n");
+    const r = await rbp(['detect', copyFixture('php-index-php'), '--type', 'phpserver'], { env: { RBP_BUILDPACKS_DIR: dir } });
+    expect(r.exitCode, r.all).toBe(20);
+    expect(r.stdout).toContain('fail: rbp/phpserver@');
+    expect(r.stdout).toContain('an older bundle');
   }, 60_000);
 
   it('with NODE_OPTIONS set for the buildpacks, bin/detect runs: that Node.js start obeys them', async () => {
