@@ -9,11 +9,14 @@
 //   node scripts/build.mjs                  # bootstraps use node >= 20 from PATH
 //   node scripts/build.mjs --with-node      # also carry this Node.js (process.execPath) in each buildpack
 //   node scripts/build.mjs --with-node=/path/to/node --out DIR
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
 
+const execFileAsync = promisify(execFile);
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
 const withNodeArg = args.find((a) => a === '--with-node' || a.startsWith('--with-node='));
@@ -23,6 +26,38 @@ const finalDist = outArg >= 0 ? path.resolve(args[outArg + 1]) : path.join(root,
 // Built aside and swapped in, so tests running against dist/ never see half a build.
 const dist = path.join(path.dirname(finalDist), `.dist-${process.pid}`);
 const ENTRYPOINTS = ['detect', 'build', 'launch'];
+// The build bundle is large (~2 MB: undici, yaml, tar, execa): compiling it costs Node.js ~50 ms on
+// every build. lib/build.cjs is a small loader that compiles lib/build.bundle.cjs with V8's code cache
+// (build.bundle.cjs.v8cache), made here by the Node.js the bootstraps will use (the carried one, else
+// this one): ~7 ms instead. A Node.js of another version rejects the cache and compiles as usual.
+// V8 keeps the file name the cache was made under (stack traces show it): the cache file starts with
+// that path, and the loader uses the cache only at that path (a copied buildpack compiles as usual).
+const CACHED = new Set(['build']);
+const WRAP = ['(function (exports, require, module, __filename, __dirname) { ', '\n})'];
+const LOADER = (entry) => `'use strict';
+// bin/${entry}'s program (scripts/build.mjs): runs ${entry}.bundle.cjs with V8's code cache made for it.
+const fs = require('node:fs');
+const path = require('node:path');
+const vm = require('node:vm');
+const { createRequire } = require('node:module');
+const file = path.join(__dirname, '${entry}.bundle.cjs');
+let cachedData;
+try {
+  const cache = fs.readFileSync(file + '.v8cache');
+  const nl = cache.indexOf(10);
+  if (cache.toString('utf8', 0, nl) === file) cachedData = cache.subarray(nl + 1);
+} catch {
+  // no cache: compiled as usual
+}
+const wrapped = ${JSON.stringify(WRAP[0])} + fs.readFileSync(file, 'utf8') + ${JSON.stringify(WRAP[1])};
+const bundle = { exports: {}, id: file, filename: file, loaded: false };
+new vm.Script(wrapped, { filename: file, cachedData }).runInThisContext().call(bundle.exports, bundle.exports, createRequire(file), bundle, file, __dirname);
+`;
+// Run by the Node.js that will use the cache (V8 accepts only a cache of its own version and flags):
+// argv: the bundle as built now, and the path it will have once the build is moved into place.
+const MAKE_CACHE = `const fs = require('node:fs'); const vm = require('node:vm'); const [built, final] = process.argv.slice(1);
+const s = new vm.Script(${JSON.stringify(WRAP[0])} + fs.readFileSync(built, 'utf8') + ${JSON.stringify(WRAP[1])}, { filename: final });
+fs.writeFileSync(built + '.v8cache', Buffer.concat([Buffer.from(final + '\\n'), s.createCachedData()]));`;
 const MIN_NODE_MAJOR = 20;
 
 // bin/detect and bin/build: the lifecycle runs them with the build image's PATH, which may hold no
@@ -36,7 +71,10 @@ bp=\${CNB_BUILDPACK_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
 node="$bp/node/bin/node"
 if [ ! -x "$node" ]; then
   node=$(command -v node || true)
-  major=$([ -n "$node" ] && "$node" -p 'process.versions.node.split(".")[0]' 2>/dev/null)
+  # \`node --version\` answers before Node.js sets up its JavaScript: a version check costs no second start.
+  major=$([ -n "$node" ] && "$node" --version 2>/dev/null)
+  major=\${major#v}
+  major=\${major%%.*}
   case $major in '' | *[!0-9]*) major=0 ;; esac
   if [ "$major" -lt ${MIN_NODE_MAJOR} ]; then
     echo "ERROR $(basename "$bp"): bin/${entry} needs Node.js >= ${MIN_NODE_MAJOR}: none in this buildpack (node/bin/node) and \${node:-no node} on PATH\${node:+ is $("$node" --version 2>/dev/null)}" >&2
@@ -46,6 +84,24 @@ if [ ! -x "$node" ]; then
 fi
 exec "$node" "$bp/lib/${entry}.cjs" "$@"
 `;
+
+// lib/detect.cjs: src/detect.ts exports the detect function. Run as a program (bin/detect), the
+// bundle is bin/detect's program (runDetect: process env, cwd, streams, exit code); loaded with
+// require() it exports `detectExit(env, cwd)`, the same code, which rbp runs in-process for its own
+// buildpacks (lib/platform/detect.ts) to spare a Node.js start per buildpack.
+// The first line of such a lib/detect.cjs: rbp requires only a bundle that starts with it (an older
+// one would run as a program inside rbp). lib/platform/detect.ts checks the same text.
+const DETECT_API_MARK = '// rbp-detect-api: 1';
+const detectEntry = (file) => ({
+  sourcefile: 'detect-entry.cjs',
+  resolveDir: path.dirname(file),
+  loader: 'js',
+  contents: `const { detectExit, runDetect } = require(${JSON.stringify(path.join(root, 'lib', 'cnb', 'context.ts'))});
+const detect = require(${JSON.stringify(file)}).default;
+if (require.main === module) runDetect(detect);
+else module.exports = { rbpDetectApi: 1, detectExit: (env, cwd) => detectExit(detect, env, cwd) };
+`,
+});
 
 fs.rmSync(dist, { recursive: true, force: true });
 fs.mkdirSync(dist, { recursive: true });
@@ -72,8 +128,14 @@ await Promise.all(
       if (!fs.existsSync(file)) throw new Error(`${name}: src/${entry}.ts is missing`);
       // bin/launch stays one JS file: the build copies it into a launch layer and runs it with a chosen node.
       const bootstrapped = entry !== 'launch';
-      const outfile = bootstrapped ? path.join(out, 'lib', `${entry}.cjs`) : path.join(out, 'bin', entry);
-      await esbuild.build({ ...common, entryPoints: [file], outfile, format: 'cjs', ...(bootstrapped ? {} : { banner: { js: '#!/usr/bin/env node' } }) });
+      const cached = CACHED.has(entry);
+      const outfile = bootstrapped ? path.join(out, 'lib', cached ? `${entry}.bundle.cjs` : `${entry}.cjs`) : path.join(out, 'bin', entry);
+      const input = entry === 'detect' ? { stdin: detectEntry(file), banner: { js: DETECT_API_MARK } } : { entryPoints: [file] };
+      await esbuild.build({ ...common, ...input, outfile, format: 'cjs', ...(bootstrapped ? {} : { banner: { js: '#!/usr/bin/env node' } }) });
+      if (cached) {
+        fs.writeFileSync(path.join(out, 'lib', `${entry}.cjs`), LOADER(entry));
+        await execFileAsync(carriedNode ?? process.execPath, ['-e', MAKE_CACHE, outfile, path.join(finalDist, path.relative(dist, outfile))]);
+      }
       if (bootstrapped) fs.writeFileSync(path.join(out, 'bin', entry), BOOTSTRAP(entry), { mode: 0o755 });
       else fs.chmodSync(outfile, 0o755);
     });
@@ -84,8 +146,12 @@ const { version } = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 
 await esbuild.build({
   ...common,
   define: { __RBP_VERSION__: JSON.stringify(version) },
-  entryPoints: [path.join(root, 'scripts', 'rbp.ts')],
-  outfile: path.join(dist, 'rbp.js'),
+  entryPoints: { rbp: path.join(root, 'scripts', 'rbp.ts') },
+  // Split at the CLI's dynamic imports: a command loads only its own code (rbp detect runs on every
+  // build). The chunks sit beside rbp.js, so import.meta.url names the same folder in each.
+  outdir: dist,
+  splitting: true,
+  chunkNames: 'rbp-[hash]',
   format: 'esm',
   // `node --`: Node.js 20 itself takes an `--env-file` anywhere on its command line (and exits when
   // the file is missing) unless `--` ends its own options; rbp's --env-file is rbp's to read.
@@ -97,4 +163,8 @@ if (fs.existsSync(finalDist)) fs.renameSync(finalDist, old);
 fs.renameSync(dist, finalDist);
 fs.rmSync(old, { recursive: true, force: true });
 const shown = path.relative(root, finalDist) || finalDist;
+// Detect runs on every build, each time a Node.js start plus this file's load: its size is watched.
+const chunks = fs.readdirSync(finalDist).filter((f) => /^rbp-.*\.js$/.test(f));
+const kib = (f) => `${(fs.statSync(f).size / 1024).toFixed(1)} KiB`;
+console.log(`detect bundles: ${names.map((n) => `${n} ${kib(path.join(finalDist, 'buildpacks', n, 'lib', 'detect.cjs'))}`).join(', ')}; rbp.js ${kib(path.join(finalDist, 'rbp.js'))} (+ ${chunks.length} chunks loaded on demand)`);
 console.log(`built ${names.map((n) => `${shown}/buildpacks/${n}`).join(', ')} and ${shown}/rbp.js${carriedNode ? ` (each buildpack carries ${carriedNode})` : ''}`);

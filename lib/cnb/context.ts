@@ -9,8 +9,8 @@ import { Layers } from './layers.ts';
 import { EXIT, exitCodeFor } from './exit.ts';
 import { isUserError, renderUserError } from '../errors.ts';
 
-function need(name: string): string {
-  const v = process.env[name];
+function need(name: string, env: Record<string, string | undefined> = process.env): string {
+  const v = env[name];
   if (!v) throw new Error(`${name} is not set: this program is a CNB buildpack executable and must be run by a CNB lifecycle (pack, kpack, rbp)`);
   return v;
 }
@@ -30,16 +30,17 @@ export interface BuildContext extends DetectContext {
   plan: BuildpackPlan;
 }
 
-function baseContext(): DetectContext {
-  const platformDir = need('CNB_PLATFORM_DIR');
-  const buildpackDir = need('CNB_BUILDPACK_DIR');
+/** The context from an executable's environment and working directory (the process's own by default). */
+function baseContext(processEnv: Record<string, string | undefined> = process.env, cwd = process.cwd()): DetectContext {
+  const platformDir = need('CNB_PLATFORM_DIR', processEnv);
+  const buildpackDir = need('CNB_BUILDPACK_DIR', processEnv);
   const env: EnvMap = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
+  for (const [k, v] of Object.entries(processEnv)) if (v !== undefined) env[k] = v;
   Object.assign(env, readPlatformEnv(platformDir));
   let descriptor: BuildpackDescriptor | undefined;
   // Read on first use: most detects never look at it, and detect runs on every build.
   return {
-    appDir: process.cwd(),
+    appDir: cwd,
     platformDir,
     buildpackDir,
     get descriptor() {
@@ -49,8 +50,8 @@ function baseContext(): DetectContext {
   };
 }
 
-export function detectContext(): DetectContext & { planPath: string } {
-  return Object.assign(baseContext(), { planPath: need('CNB_BUILD_PLAN_PATH') });
+export function detectContext(processEnv: Record<string, string | undefined> = process.env, cwd = process.cwd()): DetectContext & { planPath: string } {
+  return Object.assign(baseContext(processEnv, cwd), { planPath: need('CNB_BUILD_PLAN_PATH', processEnv) });
 }
 
 export function buildContext(): BuildContext {
@@ -59,34 +60,56 @@ export function buildContext(): BuildContext {
 }
 
 export type DetectResult = { pass: true; plan?: BuildPlan; reason?: string } | { pass: false; reason: string };
+export type DetectFn = (ctx: ReturnType<typeof detectContext>) => Promise<DetectResult> | DetectResult;
 
-function fail(e: unknown): number {
-  if (isUserError(e)) {
-    process.stderr.write(`${renderUserError(e.data)}\n`);
-  } else {
-    process.stderr.write(`${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
-  }
-  return exitCodeFor(e, 'buildpack');
+/** What an executable prints when it fails: a user error as one block, anything else with its stack. */
+function failure(e: unknown): { code: number; text: string } {
+  const text = isUserError(e) ? renderUserError(e.data) : e instanceof Error ? (e.stack ?? e.message) : String(e);
+  return { code: exitCodeFor(e, 'buildpack'), text: `${text}\n` };
 }
 
-/** bin/detect: 0 pass (plan written), 100 not this runtime (reason on stdout), 1 broken input. */
-export async function runDetect(fn: (ctx: ReturnType<typeof detectContext>) => Promise<DetectResult> | DetectResult): Promise<never> {
-  let code: number;
+function fail(e: unknown): number {
+  const f = failure(e);
+  process.stderr.write(f.text);
+  return f.code;
+}
+
+/** What bin/detect printed, in order, and its exit code. */
+export interface DetectExit {
+  code: number;
+  output: { stream: 'stdout' | 'stderr'; text: string }[];
+}
+
+/**
+ * One detect, given the environment and working directory the lifecycle gives bin/detect: 0 pass
+ * (plan written to CNB_BUILD_PLAN_PATH), 100 not this runtime (reason on stdout), other: an error
+ * (on stderr). bin/detect is this with the process's own environment, cwd, streams and exit code;
+ * rbp calls it in-process for its own buildpacks (lib/platform/detect.ts), so both are one code.
+ */
+export async function detectExit(fn: DetectFn, processEnv: Record<string, string | undefined>, cwd: string): Promise<DetectExit> {
+  const output: DetectExit['output'] = [];
   try {
-    const ctx = detectContext();
+    const ctx = detectContext(processEnv, cwd);
     const r = await fn(ctx);
     if (r.pass) {
       if (r.plan) writeBuildPlan(ctx.planPath, r.plan);
-      if (r.reason) process.stdout.write(`${r.reason}\n`);
-      code = EXIT.ok;
-    } else {
-      process.stdout.write(`${r.reason}\n`);
-      code = EXIT.detectFail;
+      if (r.reason) output.push({ stream: 'stdout', text: `${r.reason}\n` });
+      return { code: EXIT.ok, output };
     }
+    output.push({ stream: 'stdout', text: `${r.reason}\n` });
+    return { code: EXIT.detectFail, output };
   } catch (e) {
-    code = fail(e);
+    const f = failure(e);
+    output.push({ stream: 'stderr', text: f.text });
+    return { code: f.code, output };
   }
-  process.exit(code);
+}
+
+/** bin/detect: 0 pass (plan written), 100 not this runtime (reason on stdout), 1 broken input. */
+export async function runDetect(fn: DetectFn): Promise<never> {
+  const r = await detectExit(fn, process.env, process.cwd());
+  for (const o of r.output) (o.stream === 'stdout' ? process.stdout : process.stderr).write(o.text);
+  process.exit(r.code);
 }
 
 /** bin/build: 0 success, 1 failure with the error rendered as one block. */

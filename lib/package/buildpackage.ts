@@ -117,16 +117,7 @@ export function writeComposite(descriptor: BuildpackDescriptor, dir: string): Bu
   return readDescriptor(dir);
 }
 
-/** Is `p` a buildpackage: a `.cnb`/tar archive, or a folder holding an OCI layout? */
-export function isBuildpackage(p: string): boolean {
-  try {
-    const st = fs.statSync(p);
-    if (st.isDirectory()) return fs.existsSync(path.join(p, 'oci-layout')) && !fs.existsSync(path.join(p, 'buildpack.toml'));
-    return st.isFile();
-  } catch {
-    return false;
-  }
-}
+export { isBuildpackage } from './buildpackage-path.ts';
 
 const unpacked: string[] = [];
 let cleanupRegistered = false;

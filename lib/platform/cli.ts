@@ -1,8 +1,5 @@
 /** The `rbp` command line: detect, build, run, deploy. */
 import { RESTART_VARIABLE, restartPolicy, type RestartPolicy } from '../launch/restart.ts';
-import { referenceLauncher, runImageLayout, writeAppImage } from '../package/app-image.ts';
-import { writeBuilder } from '../package/builder.ts';
-import { packageOurs } from '../package/ours.ts';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -13,7 +10,6 @@ import { isUserError, UserError } from '../errors.ts';
 import { Logger, type LogLevel } from '../log.ts';
 import { DEFAULT_INSTANCE, INSTANCE_SIZES, parseInstance, parseMemory } from '../launch/instance.ts';
 import { bpKey } from './detect.ts';
-import { build } from './build.ts';
 import { collectEnv } from './cli-env.ts';
 import { command, commandHelp, COMMANDS, overview, parseOptions, type Command } from './cli-commands.ts';
 import { readProjectDescriptor, type ProjectDescriptor } from './project-descriptor.ts';
@@ -21,8 +17,6 @@ import { fileURLToPath } from 'node:url';
 import type { Writable } from 'node:stream';
 import { detect } from './detect.ts';
 import { filteredHostEnv, operatorEnv } from './env.ts';
-import { healthCheck, healthCheckPaths, waitForPort } from './health.ts';
-import { checkListenPort, dryRun, execInstead, planLaunch, start } from './launcher.ts';
 import { rbpInfoPath, readRbpInfo } from './metadata.ts';
 import { orderFromGroups, resolveOrder, type Order } from './order.ts';
 import { launchContext } from '../launch/context.ts';
@@ -31,6 +25,12 @@ import { writePlatformEnv } from '../cnb/env.ts';
 import { isDir } from '../fsx.ts';
 import { lockHolder, recover } from './out-transaction.ts';
 import { privateTemp, removeOnSignals } from './temp.ts';
+
+// The build, launch and packaging code (execa, tar, ...) is imported by the commands that use it:
+// `rbp detect`, which a platform runs on every build, starts without loading it (issue 14).
+const buildModule = () => import('./build.ts');
+const launcherModule = () => import('./launcher.ts');
+const packagingModule = () => import('./cli-package.ts');
 
 declare const __RBP_VERSION__: string | undefined;
 
@@ -93,11 +93,11 @@ export interface Streams {
 }
 
 /** Which buildpacks: flags first, then project.toml's group, then our own in AUTO_ORDER. */
-function orderOf(values: { type?: string; buildpack?: string[]; order?: string }, project: ProjectDescriptor | undefined): Order {
+async function orderOf(values: { type?: string; buildpack?: string[]; order?: string }, project: ProjectDescriptor | undefined): Promise<Order> {
   if (!values.type && !values.buildpack?.length && !values.order && project?.group.length) {
-    return orderFromGroups([project.group], path.dirname(project.file), [], project.file);
+    return await orderFromGroups([project.group], path.dirname(project.file), [], project.file);
   }
-  return resolveOrder({ type: values.type, buildpacks: values.buildpack, orderFile: values.order });
+  return await resolveOrder({ type: values.type, buildpacks: values.buildpack, orderFile: values.order });
 }
 
 function writeJson(out: Writable, value: unknown): void {
@@ -149,7 +149,7 @@ export async function main(argv: string[], streams: Streams = { stdout: process.
         const project = readProjectDescriptor(path.resolve(app), str('descriptor'));
         if (project) log.debug(`project descriptor ${project.file} (schema ${project.schema}): ${Object.keys(project.env).length} variable(s), ${project.group.length} buildpack(s)`);
         const env = collectEnv(list('env-file'), list('env'), project?.env);
-        const order = orderOf({ type: str('type'), buildpack: list('buildpack'), order: str('order') }, project);
+        const order = await orderOf({ type: str('type'), buildpack: list('buildpack'), order: str('order') }, project);
         removeOnSignals();
         const tmp = privateTemp('rbp-platform-');
         const platformDir = tmp.dir;
@@ -186,7 +186,8 @@ export async function main(argv: string[], streams: Streams = { stdout: process.
         const userEnv = collectEnv(list('env-file'), list('env'), project?.env);
         const port = parsePort(str('port'));
         const timeoutMs = parseTimeout(str('timeout')) * 1000;
-        const order = orderOf({ type: str('type'), buildpack: list('buildpack'), order: str('order') }, project);
+        const order = await orderOf({ type: str('type'), buildpack: list('buildpack'), order: str('order') }, project);
+        const { build } = await buildModule();
         const r = await build({
           appDir: app,
           outDir: out,
@@ -207,6 +208,7 @@ export async function main(argv: string[], streams: Streams = { stdout: process.
         if (r.code === 0 && str('image')) {
           log.section('Image');
           image = path.resolve(str('image')!);
+          const { referenceLauncher, runImageLayout, writeAppImage } = await packagingModule();
           await writeAppImage({ out, image, runImage: runImageLayout(str('run-image')), launcher: referenceLauncher(), log });
         }
         if (values.json) {
@@ -246,6 +248,7 @@ export async function main(argv: string[], streams: Streams = { stdout: process.
         const memory = str('memory') ? parseMemory(str('memory')!) : INSTANCE_SIZES[instance]!;
         const restart = restartPolicy(str('restart') ?? 'no', '--restart');
         const userEnv = collectEnv(list('env-file'), list('env'));
+        const { checkListenPort, dryRun, execInstead, planLaunch, start } = await launcherModule();
         const plan = planLaunch({ outDir: out, processType: str('process'), port: parsePort(str('port')), userEnv, instance, memory, args: passthrough });
         // Unset means no: a process that is not ours sees the environment the lifecycle would give it.
         if (restart !== 'no') plan.env[RESTART_VARIABLE] = restart;
@@ -263,6 +266,7 @@ export async function main(argv: string[], streams: Streams = { stdout: process.
         if (positionals.length) throw usage(`rbp package takes no positional argument, got ${positionals.join(' ')}`);
         if (!str('out')) throw usage('rbp package needs --out DIR');
         log.section('Package');
+        const { packageOurs } = await packagingModule();
         await packageOurs(path.resolve(str('out')!), log);
         return 0;
       }
@@ -270,6 +274,7 @@ export async function main(argv: string[], streams: Streams = { stdout: process.
         if (positionals.length) throw usage(`rbp builder takes no positional argument, got ${positionals.join(' ')}`);
         if (!str('out')) throw usage('rbp builder needs --out DIR');
         log.section('Builder');
+        const { referenceLauncher, runImageLayout, writeBuilder } = await packagingModule();
         const lifecycleDir = path.dirname(referenceLauncher());
         await writeBuilder({ out: path.resolve(str('out')!), runImage: runImageLayout(str('run-image')), lifecycleDir, lifecycleVersion: path.basename(lifecycleDir), node: process.execPath, log });
         return 0;
@@ -306,6 +311,7 @@ function warnMissingBuildEnv(names: string[] | undefined, userEnv: Record<string
 
 async function deploy(o: { out: string; port: number; userEnv: Record<string, string>; instance: string; restart: RestartPolicy; check: boolean; timeoutMs: number; log: Logger }): Promise<number> {
   const { log } = o;
+  const { checkListenPort, planLaunch, start } = await launcherModule();
   const plan = planLaunch({ outDir: o.out, port: o.port, userEnv: o.userEnv, instance: o.instance, memory: INSTANCE_SIZES[o.instance]!, args: [] });
   if (o.restart !== 'no') plan.env[RESTART_VARIABLE] = o.restart;
   log.section('Deploy');
@@ -341,6 +347,7 @@ async function checkDeployed(
 ): Promise<number> {
   const { log } = o;
   const alive = isAlive;
+  const { healthCheck, healthCheckPaths, waitForPort } = await import('./health.ts');
   try {
     await waitForPort(o.port, { timeoutMs: o.timeoutMs, alive });
   } catch (e) {

@@ -14,7 +14,6 @@
  *    the composite holding that id@version (a checkout of buildpacks side by side);
  * 3. our own buildpacks (dist/buildpacks).
  */
-import { isBuildpackage, openBuildpackage } from '../package/buildpackage.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,6 +21,7 @@ import { escapeId, readDescriptor, type BuildpackRef, type OrderEntry } from '..
 import { value } from '../config/read.ts';
 import { readToml } from '../cnb/toml.ts';
 import { UserError } from '../errors.ts';
+import { isBuildpackage } from '../package/buildpackage-path.ts';
 
 export const RUNTIMES = ['node', 'static', 'phpserver'] as const;
 export type Runtime = (typeof RUNTIMES)[number];
@@ -83,9 +83,10 @@ export function isComposite(ref: BuildpackRef): boolean {
   return (ref.descriptor.order?.length ?? 0) > 0;
 }
 
-export function loadBuildpackDir(dir: string, what = '--buildpack'): BuildpackRef {
-  // A buildpackage (`x.cnb` or an OCI layout folder) is unpacked and its entry buildpack used.
-  const abs = isBuildpackage(dir) ? openBuildpackage(dir) : path.resolve(dir);
+export async function loadBuildpackDir(dir: string, what = '--buildpack'): Promise<BuildpackRef> {
+  // A buildpackage (`x.cnb` or an OCI layout folder) is unpacked and its entry buildpack used. Its
+  // reader (tar) is loaded only then: rbp detect on our own buildpacks starts without it.
+  const abs = isBuildpackage(dir) ? (await import('../package/buildpackage.ts')).openBuildpackage(dir) : path.resolve(dir);
   if (!fs.existsSync(path.join(abs, 'buildpack.toml'))) {
     throw new UserError({
       id: 'platform/buildpack/not-found',
@@ -234,21 +235,23 @@ export interface OrderFileEntry {
   optional?: boolean;
 }
 
-export function orderFromFile(file: string, known: BuildpackRef[]): Order {
+export async function orderFromFile(file: string, known: BuildpackRef[]): Promise<Order> {
   const t = readToml<{ order?: { group?: OrderFileEntry[] }[] }>(file);
-  return orderFromGroups((t.order ?? []).map((g) => g.group ?? []), path.dirname(path.resolve(file)), known, file);
+  return await orderFromGroups((t.order ?? []).map((g) => g.group ?? []), path.dirname(path.resolve(file)), known, file);
 }
 
 /** Groups of entries naming buildpacks by `path` (relative to `base`) or `id`; `file` is named in errors. */
-export function orderFromGroups(groups: OrderFileEntry[][], base: string, known: BuildpackRef[], file: string): Order {
+export async function orderFromGroups(groups: OrderFileEntry[][], base: string, known: BuildpackRef[], file: string): Promise<Order> {
   const pool: Pool = { given: known, ours: ourBuiltBuildpacks() };
   // As /cnb/order.toml beside /cnb/buildpacks/: ids are also looked up in the platform layout there.
   const roots = [base, path.join(base, 'buildpacks')];
-  return groups.map((g) =>
-    g.map((e) => {
+  const order: Order = [];
+  for (const g of groups) {
+    const group: GroupEntry[] = [];
+    for (const e of g) {
       const tried: string[] = [];
       let ref: BuildpackRef | undefined;
-      if (e.path) ref = loadBuildpackDir(path.resolve(base, e.path), `${file}: path`);
+      if (e.path) ref = await loadBuildpackDir(path.resolve(base, e.path), `${file}: path`);
       else if (typeof e.id === 'string') {
         tried.push(...known.map((r) => `--buildpack ${r.dir}`));
         ref = known.find((r) => matches(r, e.id!, e.version)) ?? inLayout(roots, e.id, e.version, tried);
@@ -265,12 +268,14 @@ export function orderFromGroups(groups: OrderFileEntry[][], base: string, known:
           fix: 'Give the buildpack with --buildpack DIR, or name it by path = "DIR" relative to the order file.',
         });
       }
-      return resolveEntry(ref, e.optional === true, pool);
-    }),
-  );
+      group.push(resolveEntry(ref, e.optional === true, pool));
+    }
+    order.push(group);
+  }
+  return order;
 }
 
-export function resolveOrder(opts: { type?: string; buildpacks?: string[]; orderFile?: string }): Order {
+export async function resolveOrder(opts: { type?: string; buildpacks?: string[]; orderFile?: string }): Promise<Order> {
   if (opts.type && (opts.buildpacks?.length || opts.orderFile)) {
     throw new UserError({
       id: 'platform/order/conflict',
@@ -280,8 +285,9 @@ export function resolveOrder(opts: { type?: string; buildpacks?: string[]; order
       fix: 'Drop --type, or drop --buildpack/--order.',
     });
   }
-  const dirs = (opts.buildpacks ?? []).map((d) => loadBuildpackDir(d));
-  if (opts.orderFile) return orderFromFile(opts.orderFile, dirs);
+  const dirs: BuildpackRef[] = [];
+  for (const d of opts.buildpacks ?? []) dirs.push(await loadBuildpackDir(d));
+  if (opts.orderFile) return await orderFromFile(opts.orderFile, dirs);
   if (dirs.length) {
     const pool: Pool = { given: dirs, ours: dirs.some(isComposite) ? ourBuiltBuildpacks() : [] };
     return [dirs.map((ref) => resolveEntry(ref, false, pool))];

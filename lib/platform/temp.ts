@@ -21,14 +21,18 @@ function pidAlive(pid: number): boolean {
   }
 }
 
-/** Removes `<prefix><pid>-*` folders whose process is gone and that belong to this user. */
+/**
+ * Removes `<prefix><pid>-*` folders whose process is gone and that belong to this user. In the
+ * background: reading a temp folder of thousands of entries costs milliseconds that `rbp detect`
+ * need not wait for (the listing runs on libuv's thread pool; rbp ends once it is done).
+ */
 function sweep(prefix: string): void {
-  let names: string[];
-  try {
-    names = fs.readdirSync(os.tmpdir());
-  } catch {
-    return;
-  }
+  fs.readdir(os.tmpdir(), (err, names) => {
+    if (!err) removeStale(prefix, names);
+  });
+}
+
+function removeStale(prefix: string, names: string[]): void {
   const uid = process.getuid?.();
   for (const n of names) {
     const m = n.startsWith(prefix) ? /^(\d+)-/.exec(n.slice(prefix.length)) : null;

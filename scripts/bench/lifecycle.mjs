@@ -1,5 +1,5 @@
-// Lifecycle benchmarks: restore + export of a 30,000-file layer vs `cp -a` of the same tree, and
-// the median wall time of detect over our three buildpacks.
+// Lifecycle benchmarks: restore + export of a 30,000-file layer vs `cp -a` of the same tree.
+// (Detect has its own suite: detect.mjs.)
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -45,22 +45,10 @@ export async function run({ rounds = 5 } = {}) {
       fs.rmSync(dst, { recursive: true, force: true });
     }
 
-    // Detect: an app only the last buildpack of the automatic order accepts, so all three run.
-    const phpApp = path.join(work, 'php-app');
-    fs.mkdirSync(phpApp);
-    fs.writeFileSync(path.join(phpApp, 'index.php'), '<?php echo "hi";\n');
-    const detectTimes = [];
-    for (let i = 0; i < 11; i++) {
-      detectTimes.push(time(() => {
-        const r = spawnSync('node', [rbp, 'detect', phpApp], { encoding: 'utf8' });
-        if (r.status !== 0) throw new Error(`rbp detect failed: ${r.stdout}${r.stderr}`);
-      }));
-    }
     const r = {
       layerFiles: files,
       restoreExportMedianMs: median(rbpTimes),
       cpAMedianMs: median(cpTimes),
-      detectAllThreeMedianMs: median(detectTimes),
     };
     r.restoreExportVsCpRatio = r.restoreExportMedianMs / r.cpAMedianMs;
     return r;

@@ -133,7 +133,7 @@ function dropLines(stdout: string): string {
 
 export async function viaRbp(s: Scenario): Promise<Observed> {
   const app = copyApp(s.app);
-  const order = resolveOrder({ buildpacks: s.buildpacks });
+  const order = await resolveOrder({ buildpacks: s.buildpacks });
   const platformDir = tmpDir('rbp-diff-platform-');
   fs.mkdirSync(path.join(platformDir, 'env'));
   for (const [k, v] of Object.entries(s.userEnv ?? {})) fs.writeFileSync(path.join(platformDir, 'env', k), v);

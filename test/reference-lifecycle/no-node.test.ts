@@ -35,12 +35,36 @@ function pathWithoutNode(): string {
 
 let noNodePath: string;
 let carrying: string;
+let buildOutput: string;
 beforeAll(async () => {
   noNodePath = pathWithoutNode();
   const out = path.join(tmpDir('rbp-with-node-'), 'dist');
-  await execa('node', [path.join(ROOT, 'scripts', 'build.mjs'), '--with-node', '--out', out]);
+  buildOutput = (await execa('node', [path.join(ROOT, 'scripts', 'build.mjs'), '--with-node', '--out', out])).stdout;
   carrying = path.join(out, 'buildpacks');
 }, 120_000);
+
+describe('the build', () => {
+  it('reports each buildpack’s detect bundle size', () => {
+    for (const n of ['node', 'static', 'phpserver']) {
+      const kib = (fs.statSync(path.join(carrying, n, 'lib', 'detect.cjs')).size / 1024).toFixed(1);
+      expect(buildOutput).toContain(`${n} ${kib} KiB`);
+    }
+  });
+
+  it('makes the build bundle’s code cache for the Node.js it carries, at the path it runs from', async () => {
+    const bp = path.join(carrying, 'node');
+    const bundle = path.join(bp, 'lib', 'build.bundle.cjs');
+    const cache = fs.readFileSync(`${bundle}.v8cache`);
+    expect(cache.toString('utf8', 0, cache.indexOf(10))).toBe(bundle);
+    // What lib/build.cjs does, run by the carried Node.js: V8 takes the cache (a rejected one would be compiled anew).
+    const check = `const fs = require('node:fs'); const vm = require('node:vm'); const f = ${JSON.stringify(bundle)};
+const c = fs.readFileSync(f + '.v8cache'); const nl = c.indexOf(10);
+const s = new vm.Script('(function (exports, require, module, __filename, __dirname) { ' + fs.readFileSync(f, 'utf8') + '\\n})', { filename: f, cachedData: c.subarray(nl + 1) });
+process.stdout.write(String(s.cachedDataRejected));`;
+    const r = await execa(path.join(bp, 'node', 'bin', 'node'), ['-e', check]);
+    expect(r.stdout).toBe('false');
+  });
+});
 
 const ours = (dir: string) => ['node', 'static', 'phpserver'].map((n) => path.join(dir, n));
 const order = (dir: string) => ours(dir).map((d) => [{ dir: d }]);

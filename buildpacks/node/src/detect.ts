@@ -3,14 +3,16 @@
  * CC_RUN_COMMAND. A package.json with nothing to start (a static site generator's project) is left
  * to the next runtime.
  */
-import { runDetect } from '../../../lib/cnb/context.ts';
+import type { DetectFn } from '../../../lib/cnb/context.ts';
 import { NOTHING_TO_START_FIX, readPackageJson, startMethod } from './package-json.ts';
 
-runDetect((ctx) => {
+// The build (scripts/build.mjs) makes this bin/detect's program, and the module rbp runs in-process.
+const detect: DetectFn = (ctx) => {
   const pkg = readPackageJson(ctx.appDir);
   if (!pkg) return { pass: false, reason: 'rbp/node: no package.json at the application root' };
   const start = startMethod(pkg, ctx.env);
   if (!start) return { pass: false, reason: `rbp/node: package.json has nothing to start. ${NOTHING_TO_START_FIX}` };
   const how = start.kind === 'run-command' ? 'CC_RUN_COMMAND' : start.kind === 'start-script' ? 'scripts.start' : `main (${start.file})`;
   return { pass: true, reason: `rbp/node: package.json, started by ${how}`, plan: { provides: [{ name: 'node' }], requires: [{ name: 'node' }] } };
-});
+};
+export default detect;

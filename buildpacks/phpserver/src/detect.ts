@@ -1,9 +1,10 @@
 /** Detect (contract, `phpserver`): the webroot holds an `index.php` or an `index.html`. */
-import { runDetect } from '../../../lib/cnb/context.ts';
+import type { DetectFn } from '../../../lib/cnb/context.ts';
 import { findIndex, INDEX_FILES } from '../../../lib/app-path.ts';
 import { missingIndexReason, resolveWebroot } from './webroot.ts';
 
-runDetect((ctx) => {
+// The build (scripts/build.mjs) makes this bin/detect's program, and the module rbp runs in-process.
+const detect: DetectFn = (ctx) => {
   const webroot = resolveWebroot(ctx.appDir, ctx.env);
   const index = findIndex(webroot.abs, INDEX_FILES.phpserver);
   if (!index) return { pass: false, reason: missingIndexReason(webroot) };
@@ -12,4 +13,5 @@ runDetect((ctx) => {
     reason: `found ${webroot.rel === '.' ? '' : `${webroot.rel}/`}${index}`,
     plan: { provides: [{ name: 'phpserver' }], requires: [{ name: 'phpserver' }] },
   };
-});
+};
+export default detect;

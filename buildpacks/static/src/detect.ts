@@ -1,14 +1,15 @@
-import { runDetect } from '../../../lib/cnb/context.ts';
+import type { DetectFn } from '../../../lib/cnb/context.ts';
 import { readConfig } from './config.ts';
 import { allDetectionFiles, renderCommand } from './generators.ts';
 import { installPlan } from './js-install.ts';
 import { show } from './paths.ts';
-import { planSite } from './site-build.ts';
+import { planSite } from './site-plan.ts';
 import { findIndex } from '../../../lib/app-path.ts';
 import { INDEX_FILES } from './webroot.ts';
 
 // Contract, `static`: an index in the webroot, CC_BUILD_COMMAND, or a generator of the table.
-runDetect((ctx) => {
+// The build (scripts/build.mjs) makes this bin/detect's program, and the module rbp runs in-process.
+const detect: DetectFn = (ctx) => {
   const cfg = readConfig(ctx.env, ctx.appDir);
   const plan = planSite(cfg, ctx.appDir);
   const provides = { provides: [{ name: 'static' }], requires: [{ name: 'static' }] };
@@ -27,4 +28,5 @@ runDetect((ctx) => {
       `missing: an index.html or index.htm in ${show(webroot.rel)}${cfg.webroot ? ' (CC_WEBROOT)' : ''}, ` +
       `a CC_BUILD_COMMAND, or a static site generator file at the root (${allDetectionFiles().join(', ')})`,
   };
-});
+};
+export default detect;

@@ -12,37 +12,13 @@ import type { BuildContext } from '../../../lib/cnb/context.ts';
 import { UserError } from '../../../lib/errors.ts';
 import type { Logger } from '../../../lib/log.ts';
 import type { StaticConfig } from './config.ts';
-import { detectGenerator, renderCommand, renderStep, type Detection, type Step, type ToolName } from './generators.ts';
+import { renderCommand, renderStep, type Detection, type Step, type ToolName } from './generators.ts';
 import { chooseHugoVersion, today } from './hugo-version.ts';
 import { installPlan, nodeModulesCache, npmCacheDir } from './js-install.ts';
 import { show } from './paths.ts';
 import { installStaticTool, mkdocsPrefix } from './tools.ts';
 
-export type SitePlan =
-  | { kind: 'command'; command: string }
-  | { kind: 'generator'; detection: Detection }
-  | { kind: 'none' };
-
-export function planSite(cfg: StaticConfig, appDir: string): SitePlan {
-  if (cfg.buildCommand) return { kind: 'command', command: cfg.buildCommand };
-  const detection = detectGenerator(appDir);
-  return detection ? { kind: 'generator', detection } : { kind: 'none' };
-}
-
-/** One line saying what the build will do and why. */
-export function describePlan(plan: SitePlan, cfg: StaticConfig): string {
-  switch (plan.kind) {
-    case 'command':
-      return `CC_BUILD_COMMAND is set: running it, no generator detection`;
-    case 'generator': {
-      const d = plan.detection;
-      const others = d.alsoMatched.length ? ` (also found ${d.alsoMatched.map((o) => `${o.file} for ${o.name}`).join(', ')}; ${d.generator.name} comes first in the table)` : '';
-      return `auto-build: ${d.generator.name} detected from ${d.file}${others}, building into ${show(cfg.outDir.rel)}`;
-    }
-    case 'none':
-      return 'no CC_BUILD_COMMAND and no static site generator detected: serving the files as they are';
-  }
-}
+export { describePlan, planSite, type SitePlan } from './site-plan.ts';
 
 export function failed(what: string, command: string, result: Pick<StepResult, 'status'> | undefined, variable?: string): UserError {
   return new UserError({

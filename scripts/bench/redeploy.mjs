@@ -1,0 +1,105 @@
+// Warm redeploy benchmark: `rbp deploy fixtures/node-hello --check` (detect, restore, build, export,
+// then start the app, health check until 200, stop it) again and again on an unchanged app, with the
+// same OUT and cache. The first run fills the cache (Node.js, npm) and is not counted; then at least
+// five timed runs. The goal (issue 14) is under one second end to end. Each run's phases come from
+// rbp's own summary line (`- time: detect 50ms, restore 1.1s, ...`); what is left of the wall time is
+// rbp's start, the launch, the health check and the stop.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort, median } from '../bench-lib.mjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const rbp = path.join(root, 'dist', 'rbp.js');
+const app = path.join(root, 'fixtures', 'node-hello');
+const GOAL_MS = 1000;
+const TIMEOUT_MS = 300_000;
+
+/** "50ms", "1.1s", "2m05s" (lib/log.ts formatDuration) in ms. */
+function ms(text) {
+  const m = /^(?:(\d+)m(\d+)s|([\d.]+)(ms|s))$/.exec(text);
+  if (!m) return NaN;
+  if (m[1]) return Number(m[1]) * 60_000 + Number(m[2]) * 1000;
+  return Number(m[3]) * (m[4] === 's' ? 1000 : 1);
+}
+
+/** One `rbp deploy --check`; ended by its pid (and its process group) if it overruns. */
+function deploy(out, cache, port) {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const child = spawn(process.execPath, [rbp, 'deploy', app, '--out', out, '--cache', cache, '--port', String(port), '--check'], {
+      env: { ...process.env, NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    let log = '';
+    child.stdout.on('data', (d) => (log += d));
+    child.stderr.on('data', (d) => (log += d));
+    const timer = setTimeout(() => {
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
+    }, TIMEOUT_MS);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      const wall = performance.now() - t0;
+      if (code !== 0) return reject(new Error(`rbp deploy exited ${code}:\n${log}`));
+      if (!/deployed: http:\/\/127\.0\.0\.1:\d+\/ answers/.test(log)) return reject(new Error(`rbp deploy did not pass its health check:\n${log}`));
+      const phases = {};
+      const line = /^- time: (.*)$/m.exec(log)?.[1] ?? '';
+      for (const part of line.split(', ')) {
+        const [name, d] = part.split(' ');
+        if (name && d) phases[name] = ms(d);
+      }
+      resolve({ wall, phases, log });
+    });
+  });
+}
+
+/** After --check, nothing may listen on the port: the app was stopped. */
+function portFree(port) {
+  return new Promise((resolve) => {
+    const s = net.createServer();
+    s.once('error', () => resolve(false));
+    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
+  });
+}
+
+export async function run({ rounds = 5 } = {}) {
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-bench-redeploy-'));
+  try {
+    const out = path.join(work, 'out');
+    const cache = path.join(work, 'cache');
+    const port = await freePort();
+    const cold = await deploy(out, cache, port);
+    const runs = [];
+    for (let i = 0; i < rounds; i++) {
+      const r = await deploy(out, cache, port);
+      if (!/dependencies reused/.test(r.log)) throw new Error(`the redeploy did not reuse the dependencies:\n${r.log}`);
+      if (!(await portFree(port))) throw new Error(`port ${port} still answers after rbp deploy --check`);
+      runs.push(r);
+    }
+    const names = [...new Set(runs.flatMap((r) => Object.keys(r.phases)))];
+    const phaseMedians = Object.fromEntries(names.map((n) => [n, median(runs.map((r) => r.phases[n] ?? 0))]));
+    const rest = median(runs.map((r) => r.wall - Object.values(r.phases).reduce((a, b) => a + b, 0)));
+    const wall = median(runs.map((r) => r.wall));
+    return {
+      fixture: 'fixtures/node-hello',
+      rounds,
+      'first deploy, cache filled (ms)': Math.round(cold.wall),
+      'warm redeploy, median (ms)': wall,
+      goal: `< ${GOAL_MS} ms`,
+      'goal met': wall < GOAL_MS,
+      'phases, median (ms)': { ...phaseMedians, 'rbp start + launch + health check + stop': Math.round(rest) },
+      'all rounds (ms)': runs.map((r) => Math.round(r.wall)),
+    };
+  } finally {
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+}

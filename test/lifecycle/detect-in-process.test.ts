@@ -1,0 +1,106 @@
+/**
+ * rbp runs our own buildpacks' detect in its own process (lib/platform/detect.ts: the lib/detect.cjs
+ * that bin/detect runs, loaded with require and given the same environment and directory). It must
+ * be indistinguishable from running bin/detect as the lifecycle does: same exit codes, output, plan
+ * and group, for apps each buildpack passes, declines and rejects as broken input.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { PassThrough } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { Logger } from '../../lib/log.ts';
+import { detect, type PhaseEnv } from '../../lib/platform/detect.ts';
+import { filteredHostEnv } from '../../lib/platform/env.ts';
+import { resolveOrder } from '../../lib/platform/order.ts';
+import { copyFixture, rbp, ROOT, tmpDir } from '../helpers/rbp.ts';
+
+async function detectWith(app: string, user: Record<string, string>, inProcess: boolean, base = filteredHostEnv()) {
+  const platformDir = tmpDir('rbp-inproc-platform-');
+  fs.mkdirSync(path.join(platformDir, 'env'));
+  for (const [k, v] of Object.entries(user)) fs.writeFileSync(path.join(platformDir, 'env', k), v);
+  const penv: PhaseEnv = { base, user, operator: {}, platformDir, inProcess };
+  let log = '';
+  const sink = new PassThrough();
+  sink.on('data', (d: Buffer) => (log += d.toString()));
+  const r = await detect(await resolveOrder({}), app, penv, new Logger({ out: sink, color: false, level: 'verbose' }));
+  return {
+    code: r.code,
+    group: (r.group ?? []).map((g) => g.descriptor.buildpack.id),
+    plan: (r.entries ?? []).map((e) => ({ requires: e.requires, providers: e.providers.map((p) => p.descriptor.buildpack.id) })),
+    log,
+  };
+}
+
+/** A PATH of this machine's folders without any node: bin/detect cannot start there. */
+function pathWithoutNode(): string {
+  const dir = tmpDir('rbp-inproc-bin-');
+  for (const d of ['/usr/local/bin', '/usr/bin', '/bin']) {
+    if (!fs.existsSync(d)) continue;
+    for (const name of fs.readdirSync(d)) {
+      if (['node', 'nodejs'].includes(name) || fs.existsSync(path.join(dir, name))) continue;
+      fs.symlinkSync(path.join(d, name), path.join(dir, name));
+    }
+  }
+  return dir;
+}
+
+const cases: [string, string, Record<string, string>][] = [
+  ['node passes', 'node-hello', {}],
+  ['node declines, static passes (a generator project)', 'node-nothing-to-start', {}],
+  ['node: a broken package.json is an error', 'node-bad-package-json', {}],
+  ['static passes on an index.html', 'static-index-html', {}],
+  ['static: a generator detected', 'static-hugo', {}],
+  ['static: CC_BUILD_COMMAND', 'static-build-command', { CC_BUILD_COMMAND: 'mkdir -p public && echo hi > public/index.html', CC_WEBROOT: 'public' }],
+  ['phpserver passes on index.php, after node and static decline', 'php-index-php', {}],
+  ['phpserver: CC_WEBROOT', 'php-webroot', { CC_WEBROOT: 'public' }],
+  ['a webroot outside the app is an error', 'php-index-php', { CC_WEBROOT: '../../etc' }],
+  ['nothing passes', 'static-no-index', {}],
+];
+
+describe('our detects in-process agree with their bin/detect', () => {
+  it.each(cases)('%s (%s)', async (_name, fixture, user) => {
+    const app = copyFixture(fixture);
+    const inProcess = await detectWith(app, user, true);
+    const asProcess = await detectWith(app, user, false);
+    expect(inProcess).toEqual(asProcess);
+  }, 60_000);
+
+  it('the app directory through a symbolic link is seen as a process started there sees it (its physical path)', async () => {
+    const app = copyFixture('php-no-index');
+    const link = path.join(tmpDir('rbp-inproc-link-'), 'app');
+    fs.symlinkSync(app, link);
+    const user = { CC_WEBROOT: 'missing' };
+    const inProcess = await detectWith(link, user, true);
+    const asProcess = await detectWith(link, user, false);
+    expect(inProcess.code).not.toBe(0);
+    expect(inProcess).toEqual(asProcess);
+  }, 60_000);
+
+  it('in-process starts no Node.js: with no node on PATH ours still detect, while bin/detect cannot start', async () => {
+    const app = copyFixture('php-index-php');
+    const base = { ...filteredHostEnv(), PATH: pathWithoutNode() };
+    const inProcess = await detectWith(app, {}, true, base);
+    expect(inProcess.code).toBe(0);
+    expect(inProcess.group).toEqual(['rbp/phpserver']);
+    const asProcess = await detectWith(app, {}, false, base);
+    expect(asProcess.code).toBe(21);
+    expect(asProcess.log).toContain('bin/detect needs Node.js >= 20');
+  }, 60_000);
+
+  it('a lib/detect.cjs built by an older rbp (no rbp-detect-api mark: it runs as a program when loaded) runs as bin/detect', async () => {
+    const dir = tmpDir('rbp-inproc-old-');
+    fs.cpSync(path.join(ROOT, 'dist', 'buildpacks'), dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, 'phpserver', 'lib', 'detect.cjs'), "process.stdout.write('an older bundle\\n');\nprocess.exit(require.main === module ? 100 : 7);\n");
+    const r = await rbp(['detect', copyFixture('php-index-php'), '--type', 'phpserver'], { env: { RBP_BUILDPACKS_DIR: dir } });
+    expect(r.exitCode, r.all).toBe(20);
+    expect(r.stdout).toContain('fail: rbp/phpserver@');
+    expect(r.stdout).toContain('an older bundle');
+  }, 60_000);
+
+  it('with NODE_OPTIONS set for the buildpacks, bin/detect runs: that Node.js start obeys them', async () => {
+    const app = copyFixture('php-index-php');
+    const r = await detectWith(app, { NODE_OPTIONS: '--require /nonexistent/rbp-preload.cjs' }, true);
+    expect(r.code).toBe(21);
+    expect(r.log).toContain('/nonexistent/rbp-preload.cjs');
+  }, 60_000);
+});
