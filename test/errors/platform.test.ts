@@ -188,8 +188,8 @@ describe('the order of buildpacks', () => {
     expect(stable(thrownUserError(() => parseType('java')))).toMatchSnapshot();
   });
 
-  it('platform/buildpack/not-found', () => {
-    expect(stable(thrownUserError(() => loadBuildpackDir('/nonexistent-buildpack')))).toMatchSnapshot();
+  it('platform/buildpack/not-found', async () => {
+    expect(stable(await rejectedUserError(loadBuildpackDir('/nonexistent-buildpack')))).toMatchSnapshot();
   });
 
   it('platform/buildpack/not-built', () => {
@@ -205,13 +205,13 @@ describe('the order of buildpacks', () => {
     }
   });
 
-  it('platform/order/not-found', () => {
+  it('platform/order/not-found', async () => {
     const dir = tmpDir('rbp-order-');
     // Where our own buildpacks are depends on the checkout (dist/ built or not): named here.
     const before = process.env.RBP_BUILDPACKS_DIR;
     process.env.RBP_BUILDPACKS_DIR = path.join(dir, 'ours');
     try {
-      const nf = thrownUserError(() => orderFromGroups([[{ id: 'example/missing', version: '1.0.0' }]], dir, [], path.join(dir, 'order.toml')));
+      const nf = await rejectedUserError(orderFromGroups([[{ id: 'example/missing', version: '1.0.0' }]], dir, [], path.join(dir, 'order.toml')));
       expect(nf.id).toBe('platform/order/not-found');
       expect(stable(nf, { [dir]: '<dir>' })).toMatchSnapshot();
     } finally {
@@ -220,22 +220,22 @@ describe('the order of buildpacks', () => {
     }
   });
 
-  it('platform/order/conflict', () => {
-    const e = thrownUserError(() => resolveOrder({ type: 'node', buildpacks: ['/somewhere'] }));
+  it('platform/order/conflict', async () => {
+    const e = await rejectedUserError(resolveOrder({ type: 'node', buildpacks: ['/somewhere'] }));
     expect(e.id).toBe('platform/order/conflict');
     expect(stable(e)).toMatchSnapshot();
   });
 
-  it('platform/buildpack/order-cycle', () => {
-    const e = thrownUserError(() => resolveOrder({ buildpacks: [path.join(FIXTURES, 'buildpacks', 'composite-cycle')] }));
+  it('platform/buildpack/order-cycle', async () => {
+    const e = await rejectedUserError(resolveOrder({ buildpacks: [path.join(FIXTURES, 'buildpacks', 'composite-cycle')] }));
     expect(e.id).toBe('platform/buildpack/order-cycle');
     expect(stable(e)).toMatchSnapshot();
   });
 
-  it('platform/buildpack/order-invalid', () => {
+  it('platform/buildpack/order-invalid', async () => {
     const dir = tmpDir('rbp-composite-');
     fs.writeFileSync(path.join(dir, 'buildpack.toml'), 'api = "0.10"\n[buildpack]\nid = "test/bad-order"\nversion = "1.0.0"\n[[order]]\n[[order.group]]\nid = 42\nversion = "1.0.0"\n');
-    const e = thrownUserError(() => resolveOrder({ buildpacks: [dir] }));
+    const e = await rejectedUserError(resolveOrder({ buildpacks: [dir] }));
     expect(e.id).toBe('platform/buildpack/order-invalid');
     expect(stable(e, { [dir]: '<dir>' })).toMatchSnapshot();
   });
