@@ -19,13 +19,11 @@
  * flow, a command that needs supervising) or the operator named the run image's (RBP_LAUNCHER_NODE);
  * without one, those cases are one clear error that says what to set at build.
  */
-import { renderUserError } from '../errors.ts';
 import { invalid, raw, spec } from '../config/read.ts';
-import { isSecretName } from '../errors.ts';
-import type { LaunchContext, RuntimeLaunch } from './context.ts';
+import { isSecretName, renderUserError } from '../errors.ts';
+import { portEnv, type LaunchContext, type RuntimeLaunch } from './context.ts';
 import type { Plan } from './entry.ts';
 import { shellKeepsChildren } from './exec.ts';
-import { portEnv } from './context.ts';
 import { CACHE_VCL, MIDDLEWARE_SECRETS } from './request-flow/activation.ts';
 import { PUBLIC_PORT } from './ports.ts';
 
@@ -66,6 +64,14 @@ export function planDirect(runtime: RuntimeLaunch, buildEnv: NodeJS.ProcessEnv):
       if (key === override) return SERVER_REF;
       if (typeof key === 'string') reads.add(key);
       return target[key as string];
+    },
+    has(target, key) {
+      if (typeof key === 'string') reads.add(key);
+      return key in target;
+    },
+    // A plan that walks the whole environment depends on all of it: nothing could be recorded.
+    ownKeys() {
+      throw new Error('lib/launch/direct.ts: a runtime plan that lists the whole environment cannot be written as a launch script');
     },
   });
   const ctx: LaunchContext = { env, appDir: APP_REF, port: PORT_REF };
