@@ -26,10 +26,9 @@ import { checkPortFree, publicPort } from './ports.ts';
 import { launchContext, portEnv, type RuntimeLaunch } from './context.ts';
 import { DIRECT_EXEC, DIRECT_LAUNCH_VARIABLE, NODE_LAUNCHER_FILE, planDirect, type DirectPlan } from './direct.ts';
 import { isActive } from './request-flow/activation.ts';
-import { bindable } from './request-flow/allocate.ts';
 import { checkRequestFlowAtBuild } from './request-flow/build-check.ts';
 import { APP_NOT_LISTENING_STATUS, envWithoutOthersSecrets, FAILURE_STATUS, LABEL, type MiddlewareSpec } from './request-flow/middlewares.ts';
-import { planFlow, type FlowPlan } from './request-flow/plan.ts';
+import { checkFlowPortsFree, planFlow, type FlowPlan } from './request-flow/plan.ts';
 import { blockMember } from './request-flow/block.ts';
 import { exitStatus, spawnMember, supervise, type Member } from './supervisor.ts';
 import { chooseMode, execveOf, stepAside, type LaunchMode } from './exec.ts';
@@ -263,20 +262,6 @@ function middlewareMember(m: MiddlewareSpec): Member {
   };
 }
 
-async function checkPortsFree(flow: FlowPlan): Promise<void> {
-  const ports = [...new Set([flow.publicPort, ...flow.middlewares.map((m) => m.listen), flow.appPort])];
-  for (const port of ports) {
-    if (await bindable(port)) continue;
-    throw new UserError({
-      id: 'request-flow/ports/busy',
-      title: 'A port of the request flow is already in use',
-      seen: { what: 'port', value: String(port) },
-      rule: `The request flow needs the public port ${flow.publicPort}, the app port ${flow.appPort} and the ports between its middlewares free at launch.`,
-      fix: port === flow.appPort ? 'Stop what listens there, or move the app with RBP_APP_PORT.' : 'Stop what listens there, or use another public port (rbp run --port).',
-    });
-  }
-}
-
 function fail(e: unknown): never {
   process.stderr.write(`${isUserError(e) ? renderUserError(e.data) : e instanceof Error ? e.stack : String(e)}\n`);
   process.exit(exitCodeFor(e, 'entrypoint'));
@@ -302,7 +287,7 @@ export async function runLaunch(runtime: RuntimeLaunch): Promise<void> {
   let restart: RestartPolicy;
   try {
     restart = restartPolicyOf(env);
-    // A busy port is reported before anything starts (with middleware, checkPortsFree does it for every port).
+    // A busy port is reported before anything starts (with middleware, checkFlowPortsFree does it for every port).
     if (!flow && env.PORT !== undefined) await checkPortFree(d.appPort);
   } catch (e) {
     fail(e);
@@ -326,7 +311,7 @@ export async function runLaunch(runtime: RuntimeLaunch): Promise<void> {
   let members: Member[] = [app];
   if (flow) {
     try {
-      await checkPortsFree(flow);
+      await checkFlowPortsFree(flow);
     } catch (e) {
       fail(e);
     }

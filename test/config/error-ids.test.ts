@@ -16,8 +16,6 @@ import { ROOT } from '../helpers/rbp.ts';
 
 /** Ids known to be unrendered, each with the reason. Keep it empty. */
 const KNOWN_UNRENDERED: Record<string, string> = {
-  'request-flow/ports/busy': 'private to lib/launch/entry.ts, which the launch-context rewrite (issue #13, part 2) replaces: render it there',
-  'launch/port/busy': 'private to lib/launch/entry.ts (see above); test/node/restart.test.ts checks it end to end',
   // buildpacks/node/src/dependencies.ts is being reworked for build speed: only its variable reads
   // changed here. Export these errors' constructors there (as sshRefusedError is) and render them.
   'node/lockfile/out-of-date': 'thrown inside buildpacks/node/src/dependencies.ts (see above); fixtures node-lock-outdated* check the id end to end',

@@ -4,6 +4,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
@@ -12,6 +13,8 @@ import { mirrorChecksum } from '../../lib/deps/mirror.ts';
 import { unpack } from '../../lib/deps/unpack.ts';
 import { readDecision } from '../../lib/launch/entry.ts';
 import { planChain } from '../../lib/launch/request-flow/chain.ts';
+import { checkFlowPortsFree } from '../../lib/launch/request-flow/plan.ts';
+import { checkPortFree } from '../../lib/launch/ports.ts';
 import { middlewareSpec } from '../../lib/launch/request-flow/middlewares.ts';
 import { planFlow } from '../../lib/launch/request-flow/plan.ts';
 import { checkVcl } from '../../lib/launch/request-flow/vcl.ts';
@@ -77,6 +80,31 @@ describe('the request flow', () => {
     // The compiler's own lines depend on the Varnish version: the block around them is what is kept.
     expect(e.data.details?.length).toBeGreaterThan(0);
     expect(stableRendering({ data: { ...e.data, details: ['<varnishd -C output>'] } }, { [dir]: '<dir>' })).toMatchSnapshot();
+  });
+});
+
+describe('ports at launch', () => {
+  /** A port something listens on, for the length of `fn`. */
+  async function withBusyPort<T>(fn: (port: number) => Promise<T>): Promise<T> {
+    const server = net.createServer();
+    const port = await new Promise<number>((resolve) => server.listen(0, '0.0.0.0', () => resolve((server.address() as net.AddressInfo).port)));
+    try {
+      return await fn(port);
+    } finally {
+      server.close();
+    }
+  }
+
+  it('launch/port/busy', async () => {
+    const e = await withBusyPort((port) => rejectedUserError(checkPortFree(port)));
+    expect(e.id).toBe('launch/port/busy');
+    expect(stableRendering({ data: { ...e.data, title: e.data.title.replace(/\d+/, '<port>'), seen: { ...e.data.seen!, value: '<port>' } } })).toMatchSnapshot();
+  });
+
+  it('request-flow/ports/busy', async () => {
+    const e = await withBusyPort((port) => rejectedUserError(checkFlowPortsFree({ publicPort: 8080, appPort: port, middlewares: [] })));
+    expect(e.id).toBe('request-flow/ports/busy');
+    expect(stableRendering({ data: { ...e.data, seen: { ...e.data.seen!, value: '<port>' }, rule: e.data.rule.replace(/app port \d+/, 'app port <port>') } })).toMatchSnapshot();
   });
 });
 

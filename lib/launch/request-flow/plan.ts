@@ -6,7 +6,7 @@
 import { UserError } from '../../errors.ts';
 import { appPortBehindMiddleware, publicPort } from '../ports.ts';
 import type { MiddlewareKind } from './activation.ts';
-import { allocatePorts } from './allocate.ts';
+import { allocatePorts, bindable } from './allocate.ts';
 import { planChain } from './chain.ts';
 import { middlewareSpec, type MiddlewareSpec } from './middlewares.ts';
 
@@ -43,4 +43,19 @@ export async function planFlow(env: NodeJS.ProcessEnv, appDir: string): Promise<
     middlewareSpec(kind, { listen: listens[i]!, forward: listens[i + 1] ?? app, isPublic: i === 0 }, env, appDir),
   );
   return { publicPort: pub, appPort: app, block: chain.block, chain: chain.middlewares, skipped: chain.skipped, middlewares };
+}
+
+/** Every port of the flow is free at launch: the public port, the ports between middlewares and the app's. */
+export async function checkFlowPortsFree(flow: Pick<FlowPlan, 'publicPort' | 'appPort' | 'middlewares'>): Promise<void> {
+  const ports = [...new Set([flow.publicPort, ...flow.middlewares.map((m) => m.listen), flow.appPort])];
+  for (const port of ports) {
+    if (await bindable(port)) continue;
+    throw new UserError({
+      id: 'request-flow/ports/busy',
+      title: 'A port of the request flow is already in use',
+      seen: { what: 'port', value: String(port) },
+      rule: `The request flow needs the public port ${flow.publicPort}, the app port ${flow.appPort} and the ports between its middlewares free at launch.`,
+      fix: port === flow.appPort ? 'Stop what listens there, or move the app with RBP_APP_PORT.' : 'Stop what listens there, or use another public port (rbp run --port).',
+    });
+  }
 }
