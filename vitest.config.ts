@@ -7,5 +7,7 @@ export default defineConfig({
     hookTimeout: 120_000,
     // Lifecycle tests start processes and servers; two cores are all CI has.
     maxWorkers: 2,
+    // Every temporary folder of the run in one place, removed at the end (test/setup/tmp-root.ts).
+    globalSetup: ['test/setup/tmp-root.ts'],
   },
 });
