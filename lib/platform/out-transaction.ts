@@ -17,7 +17,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { UserError } from '../errors.ts';
-import { isDir, linkTree, moveTree, rmrf } from './fsops.ts';
+import { checkTree } from './cache-check.ts';
+import { isDir, moveTree, rmrf } from './fsops.ts';
 import { rbpInfoPath } from './metadata.ts';
 
 export const OUT_MARKER = '.rbp-out';
@@ -199,6 +200,8 @@ export class OutTransaction {
   private readonly fromPrevious: [from: string, to: string][] = [];
   /** Cached folders moved into this build: gone from the cache on failure (the build may have changed them). */
   private readonly takenFromCache: string[] = [];
+  /** Cached folders moved on into the new cache: moved back on failure. */
+  private readonly carried: [from: string, to: string][] = [];
   private done = false;
 
   /** Checks the paths (nothing is touched when they are refused) and takes OUT's lock. */
@@ -345,8 +348,17 @@ export class OutTransaction {
    * A launch+cache layer: linked from the cache (see fsops), or from the previous OUT when its only
    * copy is there. The source stays whole for a rollback; nothing to undo but the new OUT.
    */
-  linkLayer(src: string, dst: string): void {
-    linkTree(src, dst);
+  linkLayer(src: string, dst: string, want: string | undefined): ReturnType<typeof checkTree> {
+    return checkTree(src, want, dst);
+  }
+
+  /**
+   * An explicit --cache's folder of a launch+cache layer that this build linked into OUT and left
+   * alone: it moves on into the new cache whole (one rename), and back if this build fails.
+   */
+  carryCached(cached: string, dst: string): void {
+    moveTree(cached, dst);
+    this.carried.push([cached, dst]);
   }
 
   /** A launch layer kept from the previous OUT: moved in, moved back if this build fails. */
@@ -393,6 +405,8 @@ export class OutTransaction {
     this.ownsOut = false;
     if (this.movedAside) attempt(`putting ${this.prev} back`, () => fs.renameSync(this.prev, this.out));
     this.movedAside = false;
+    for (const [from, to] of this.carried.reverse()) if (fs.existsSync(to)) attempt(`moving ${to} back`, () => moveTree(to, from));
+    this.carried.length = 0;
     attempt(`removing ${this.newCache}`, () => rmrf(this.newCache));
     for (const taken of this.takenFromCache) {
       attempt(`dropping ${taken} from the cache`, () => {

@@ -7,7 +7,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { rbp, tmpDir } from '../helpers/rbp.ts';
-import { bpArgs, launchToml, passWith, scriptedApp } from '../lifecycle/helpers.ts';
+import { treeDigest } from '../../lib/platform/cache-check.ts';
+import { bpArgs, launchToml, passWith, scriptedApp, writeScripts } from '../lifecycle/helpers.ts';
 
 /** A buildpack that reports whether its tool layer came back, and (re)writes it with a 4 KiB "binary". */
 const BUILD = [
@@ -104,5 +105,64 @@ describe('a damaged cache entry is dropped with a warning', () => {
     const r = await builtTwice((c) => fs.rmSync(path.join(c, 'dl', 'data')));
     expect(r.code).toBe(0);
     expect(r.second).toContain('cache: test_a/dl is damaged and is dropped');
+  });
+});
+
+/** The digest the cache recorded for `test_a/<layer>` (without the `out:` prefix of a layer kept in OUT). */
+function recorded(cache: string, layer: string): string | undefined {
+  const text = fs.readFileSync(path.join(cache, '.rbp-cache'), 'utf8');
+  const m = new RegExp(`"test_a/${layer}" = "(?:out:)?([0-9a-f]+)"`).exec(text);
+  return m?.[1];
+}
+
+describe('a layer restore linked and nobody touched is exported without a second walk (issue 14)', () => {
+  /** Builds with BUILD, then with `second` (a script run after BUILD's lines), and returns the digests. */
+  async function rebuilt(second: string, explicitCache: boolean) {
+    const app = scriptedApp({ 'a/detect': passWith(), 'a/build': BUILD });
+    const out = path.join(tmpDir('rbp-out-'), 'out');
+    const cache = explicitCache ? path.join(tmpDir('rbp-cache-'), 'cache') : `${out}.rbp-cache`;
+    const cacheArgs = explicitCache ? ['--cache', cache] : [];
+    expect((await rbp(['build', app, '--out', out, ...bpArgs('a'), ...cacheArgs])).exitCode).toBe(0);
+    const cachedTool = path.join(cache, 'test_a', 'tool');
+    const before = explicitCache ? fs.statSync(cachedTool).ino : undefined;
+    writeScripts(app, { 'a/build': `${BUILD}\n${second}` });
+    const r = await rbp(['build', app, '--out', out, ...bpArgs('a'), ...cacheArgs]);
+    expect(r.exitCode).toBe(0);
+    expect(r.all).toContain('tool restored: 4096 bytes');
+    return { out, cache, r, before, cachedTool };
+  }
+
+  it.each([false, true])('unchanged (explicit cache: %s): the record still matches the layer', async (explicit) => {
+    const { out, cache, before, cachedTool } = await rebuilt('true', explicit);
+    expect(recorded(cache, 'tool')).toBe(treeDigest(path.join(out, 'layers', 'test_a', 'tool')));
+    // An explicit cache's folder moved on whole (same folder), still sharing its files with OUT.
+    if (explicit) {
+      expect(fs.statSync(cachedTool).ino).toBe(before);
+      expect(fs.statSync(path.join(cachedTool, 'bin', 'tool')).ino).toBe(fs.statSync(path.join(out, 'layers', 'test_a', 'tool', 'bin', 'tool')).ino);
+    }
+  });
+
+  it.each([false, true])('a file added to the restored layer (explicit cache: %s) is in the new record', async (explicit) => {
+    const { out, cache, r } = await rebuilt('echo more > "$CNB_LAYERS_DIR/tool/bin/extra"', explicit);
+    const digest = treeDigest(path.join(out, 'layers', 'test_a', 'tool'));
+    expect(recorded(cache, 'tool')).toBe(digest);
+    if (explicit) expect(fs.readFileSync(path.join(cache, 'test_a', 'tool', 'bin', 'extra'), 'utf8')).toBe('more\n');
+    expect(r.all).not.toContain('damaged');
+  });
+
+  it('an export that fails after the explicit cache’s folder moved on puts it back', async () => {
+    const app = scriptedApp({ 'a/detect': passWith(), 'a/build': BUILD });
+    const out = path.join(tmpDir('rbp-out-'), 'out');
+    const cache = path.join(tmpDir('rbp-cache-'), 'cache');
+    expect((await rbp(['build', app, '--out', out, ...bpArgs('a'), '--cache', cache])).exitCode).toBe(0);
+    const before = fs.statSync(path.join(cache, 'test_a', 'tool')).ino;
+    // `zz` sorts after `tool`: export has moved tool's cached folder on when it finds zz empty.
+    writeScripts(app, { 'a/build': `${BUILD}\nprintf "[types]\\nlaunch = true\\ncache = true\\n" > "$CNB_LAYERS_DIR/zz.toml"` });
+    const r = await rbp(['build', app, '--out', out, ...bpArgs('a'), '--cache', cache]);
+    expect(r.exitCode).not.toBe(0);
+    expect(r.all).toContain('has cache = true but has no contents');
+    expect(fs.statSync(path.join(cache, 'test_a', 'tool')).ino).toBe(before);
+    expect(fs.statSync(path.join(cache, 'test_a', 'tool', 'bin', 'tool')).size).toBe(4096);
+    expect(fs.existsSync(`${cache}.rbp-new`)).toBe(false);
   });
 });
