@@ -83,7 +83,10 @@ export function exportPhase(o: ExportOptions): { layers: BuildResult['layers']; 
           // has the digest restore checked: no second walk of its files.
           const kept = state === 'restored' && t.types.launch ? o.kept?.get(key) : undefined;
           const same = kept && sameStamps(layerDir, kept.stamps) ? kept : undefined;
-          if (t.types.launch && !tx.sharedCache) trees.set(key, `${IN_OUT}${same?.digest ?? treeDigest(layerDir)}`);
+          if (t.types.launch && !tx.sharedCache) {
+            trees.set(key, `${IN_OUT}${same?.digest ?? treeDigest(layerDir)}`);
+            if (same) tx.keepAsSpare(key);
+          }
           else if (t.types.launch) {
             // An explicit --cache keeps its own names for the files: the folder this build linked
             // from moves on whole when the layer is unchanged, else a new tree of links (one walk).

@@ -11,6 +11,8 @@
  *   OUT.rbp-lock         the pid of the build that owns OUT (a second build is refused)
  *   CACHE/.rbp-cache     this folder is an rbp cache
  *   CACHE.rbp-new        the cache export is writing
+ *   OUT.rbp-spare        for each launch+cache layer the last build left alone, a second name for
+ *                        each of its files (the previous OUT's folder, kept instead of removed)
  * A build killed with SIGKILL leaves OUT.rbp-previous; `recover` (called by the next build and by
  * `rbp run`) puts the last complete OUT back.
  */
@@ -25,6 +27,7 @@ export const OUT_MARKER = '.rbp-out';
 export const CACHE_MARKER = '.rbp-cache';
 
 export const previousOf = (out: string) => `${out}.rbp-previous`;
+export const spareOf = (out: string) => `${out}.rbp-spare`;
 const lockOf = (out: string) => `${out}.rbp-lock`;
 
 /** Whether `inner` is `outer` or below it (both absolute, resolved). */
@@ -186,6 +189,15 @@ export class OutTransaction {
   readonly cacheDir: string;
   readonly newCache: string;
   /**
+   * `OUT.rbp-spare`: a launch+cache layer's folder of the previous OUT, kept when the build left the
+   * layer alone. A restore that finds it intact moves it into the new OUT (one rename) while the
+   * previous OUT keeps its own folder for a failed build; otherwise each rebuild would make a tree of
+   * links and remove one, a folder and a link per entry (rmdir is the slowest of them on ext4).
+   */
+  readonly spare: string;
+  /** `<escaped id>/<layer>` whose previous-OUT folder becomes the next spare at commit. */
+  private readonly toSpare: string[] = [];
+  /**
    * Whether the cache was chosen with --cache and may serve other OUTs: it then keeps its own names
    * for launch+cache layers' files (hard links to OUT's). The cache beside OUT keeps none: those
    * layers' only copy is OUT, so no later change to the cache can reach the built app.
@@ -211,6 +223,7 @@ export class OutTransaction {
     this.prev = previousOf(this.out);
     this.cacheDir = path.resolve(p.cacheDir);
     this.newCache = `${this.cacheDir}.rbp-new`;
+    this.spare = spareOf(this.out);
     this.sharedCache = p.explicitCache;
     this.check(p);
     this.lock();
@@ -367,6 +380,21 @@ export class OutTransaction {
     this.fromPrevious.push([prevLayer, dst]);
   }
 
+  /** The spare of a layer (`OUT.rbp-spare/<escaped id>/<layer>`), whether or not it exists. */
+  spareOf(key: string): string {
+    return path.join(this.spare, key);
+  }
+
+  /** A spare checked intact moves into the new OUT; nothing to undo (a failed build drops it with OUT). */
+  takeSpare(spare: string, dst: string): void {
+    moveTree(spare, dst);
+  }
+
+  /** This layer was restored and left alone: its previous-OUT folder becomes the next build's spare. */
+  keepAsSpare(key: string): void {
+    this.toSpare.push(key);
+  }
+
   /** Starts the cache this build exports: `CACHE.rbp-new`, swapped in by `commit`. */
   startNewCache(): string {
     fs.mkdirSync(this.newCache, { recursive: true });
@@ -383,6 +411,15 @@ export class OutTransaction {
       rmrf(this.cacheDir);
       fs.renameSync(this.newCache, this.cacheDir);
     }
+    // The spares not taken are stale; the previous OUT's folders of layers left alone are the new ones.
+    const stale = `${this.spare}.rbp-old`;
+    rmrf(stale);
+    if (fs.existsSync(this.spare)) fs.renameSync(this.spare, stale);
+    for (const key of this.toSpare) {
+      const src = path.join(this.prev, 'layers', key);
+      if (isDir(src)) moveTree(src, this.spareOf(key));
+    }
+    rmrf(stale);
     rmrf(this.prev);
     this.movedAside = false;
     this.done = true;

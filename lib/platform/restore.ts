@@ -11,7 +11,7 @@ import { escapeId, type BuildpackRef } from '../cnb/descriptor.ts';
 import { readLayerToml } from '../cnb/layers.ts';
 import { writeToml } from '../cnb/toml.ts';
 import type { Logger } from '../log.ts';
-import { IN_OUT, readTrees, STAMP_SETTLE_MS, takeStamps, treeDamage, type Stamps } from './cache-check.ts';
+import { checkTree, IN_OUT, readTrees, STAMP_SETTLE_MS, takeStamps, treeDamage, type Stamps } from './cache-check.ts';
 import { bpKey } from './detect.ts';
 import { isDir, rmrf } from './fsops.ts';
 import { CACHE_MARKER, type OutTransaction } from './out-transaction.ts';
@@ -105,14 +105,22 @@ export function restore(o: { group: BuildpackRef[]; layersRoot: string; tx: OutT
       if (!t?.types.cache) continue;
       const recorded = trees.get(`${esc}/${name}`);
       if (recorded?.startsWith(IN_OUT)) {
-        // Its only copy is the previous OUT's layer, checked before it is trusted.
-        const src = prevRoot ? path.join(prevRoot, 'layers', esc, name) : undefined;
-        if (!src || !fs.lstatSync(src, { throwIfNoEntry: false })) continue;
+        // Its only copy is the previous OUT's layer, checked before it is trusted: the spare names
+        // of its files when the last build kept them (moved in whole), else links made anew.
+        const want = recorded.slice(IN_OUT.length);
         const dst = path.join(dir, name);
-        const { damage, scan } = tx.linkLayer(src, dst, recorded.slice(IN_OUT.length));
-        if (damage || !scan) {
-          log.warn(`cache: ${esc}/${name} in the previous OUT is damaged and is not reused (${damage}): the buildpack builds it again`);
-          continue;
+        const spare = tx.spareOf(`${esc}/${name}`);
+        let scan = isDir(spare) ? checkTree(spare, want).scan : undefined;
+        if (scan) tx.takeSpare(spare, dst);
+        else {
+          const src = prevRoot ? path.join(prevRoot, 'layers', esc, name) : undefined;
+          if (!src || !fs.lstatSync(src, { throwIfNoEntry: false })) continue;
+          const linked = tx.linkLayer(src, dst, want);
+          if (linked.damage || !linked.scan) {
+            log.warn(`cache: ${esc}/${name} in the previous OUT is damaged and is not reused (${linked.damage}): the buildpack builds it again`);
+            continue;
+          }
+          scan = linked.scan;
         }
         writeToml(path.join(dir, `${name}.toml`), { metadata: t.metadata });
         ids.set(`${esc}/${name}`, identity(dst));

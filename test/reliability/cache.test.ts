@@ -166,3 +166,53 @@ describe('a layer restore linked and nobody touched is exported without a second
     expect(fs.existsSync(`${cache}.rbp-new`)).toBe(false);
   });
 });
+
+describe('the previous OUT’s folder of a layer left alone is the next build’s spare (issue 14)', () => {
+  async function builtThrice(beforeThird: (spare: string) => void, third = BUILD) {
+    const app = scriptedApp({ 'a/detect': passWith(), 'a/build': BUILD });
+    const out = path.join(tmpDir('rbp-out-'), 'out');
+    const cache = `${out}.rbp-cache`;
+    for (let i = 0; i < 2; i++) expect((await rbp(['build', app, '--out', out, ...bpArgs('a')])).exitCode).toBe(0);
+    const spare = path.join(`${out}.rbp-spare`, 'test_a', 'tool');
+    const layer = path.join(out, 'layers', 'test_a', 'tool');
+    beforeThird(spare);
+    writeScripts(app, { 'a/build': third });
+    const r = await rbp(['build', app, '--out', out, ...bpArgs('a')]);
+    return { r, out, cache, spare, layer };
+  }
+
+  it('is kept beside OUT (not in the cache), moves into the next OUT whole, and the record still matches', async () => {
+    let spareIno = 0;
+    const { r, cache, spare, layer } = await builtThrice((s) => {
+      // The second build restored the layer and left it alone: its previous-OUT folder was kept.
+      expect(fs.statSync(path.join(s, 'bin', 'tool')).size).toBe(4096);
+      spareIno = fs.statSync(s).ino;
+    });
+    expect(r.exitCode).toBe(0);
+    expect(r.all).toContain('tool restored: 4096 bytes');
+    expect(fs.statSync(layer).ino).toBe(spareIno);
+    expect(recorded(cache, 'tool')).toBe(treeDigest(layer));
+    // And this build's previous-OUT folder is the new spare, sharing its files with OUT.
+    expect(fs.statSync(path.join(spare, 'bin', 'tool')).ino).toBe(fs.statSync(path.join(layer, 'bin', 'tool')).ino);
+  });
+
+  it('a spare that no longer matches the record is not used: the layer is linked from the previous OUT', async () => {
+    let spareIno = 0;
+    const { r, cache, layer } = await builtThrice((s) => {
+      spareIno = fs.statSync(s).ino;
+      fs.writeFileSync(path.join(s, 'bin', 'stray'), 'x');
+    });
+    expect(r.exitCode).toBe(0);
+    expect(r.all).toContain('tool restored: 4096 bytes');
+    expect(fs.statSync(layer).ino).not.toBe(spareIno);
+    expect(fs.existsSync(path.join(layer, 'bin', 'stray'))).toBe(false);
+    expect(recorded(cache, 'tool')).toBe(treeDigest(layer));
+  });
+
+  it('a build that fails after taking the spare leaves the previous OUT whole', async () => {
+    const { r, out, layer } = await builtThrice(() => undefined, 'rm -rf "$CNB_LAYERS_DIR/tool"; exit 3');
+    expect(r.exitCode).not.toBe(0);
+    expect(r.all).toContain(`The previous build in ${out} is unchanged.`);
+    expect(fs.statSync(path.join(layer, 'bin', 'tool')).size).toBe(4096);
+  });
+});
