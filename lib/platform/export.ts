@@ -93,6 +93,7 @@ export function exportPhase(o: ExportOptions): { layers: BuildResult['layers']; 
             if (same?.source && isDir(same.source)) {
               tx.carryCached(same.source, dst);
               trees.set(key, same.digest);
+              tx.keepAsSpare(key);
             } else trees.set(key, scanTree(layerDir, dst).digest);
           } else {
             moveTree(layerDir, dst);

@@ -131,15 +131,25 @@ export function restore(o: { group: BuildpackRef[]; layersRoot: string; tx: OutT
       const dst = path.join(dir, name);
       if (t.types.launch && isDir(cached)) {
         // A launch layer's cached folder shares its files with the previous OUT: checked and linked
-        // in one walk.
-        const { damage, scan } = tx.linkLayer(cached, dst, recorded);
-        if (damage || !scan) {
-          drop(damage ?? 'it cannot be read');
-          continue;
+        // in one walk; or the spare the last build kept, checked, moved in whole.
+        const spare = tx.spareOf(`${esc}/${name}`);
+        const spared = recorded && isDir(spare) ? checkTree(spare, recorded).scan : undefined;
+        let scan = spared;
+        if (spared) tx.takeSpare(spare, dst);
+        else {
+          const linked = tx.linkLayer(cached, dst, recorded);
+          if (linked.damage || !linked.scan) {
+            drop(linked.damage ?? 'it cannot be read');
+            continue;
+          }
+          scan = linked.scan;
         }
+        if (!scan) continue;
         writeToml(path.join(dir, `${name}.toml`), { metadata: t.metadata });
         ids.set(`${esc}/${name}`, identity(dst));
-        keep(`${esc}/${name}`, dst, scan.digest, scan.dirs, cached);
+        // Export moves the cached folder on whole only when it was checked too (a stat per file).
+        const cachedIntact = !spared || !checkTree(cached, recorded).damage;
+        keep(`${esc}/${name}`, dst, scan.digest, scan.dirs, cachedIntact ? cached : undefined);
         restoredHere.push(name);
         continue;
       }

@@ -216,3 +216,34 @@ describe('the previous OUT’s folder of a layer left alone is the next build’
     expect(fs.statSync(path.join(layer, 'bin', 'tool')).size).toBe(4096);
   });
 });
+
+describe('with an explicit --cache, the spare is used too (issue 14)', () => {
+  async function thrice(damage: (cachedTool: string) => void) {
+    const app = scriptedApp({ 'a/detect': passWith(), 'a/build': BUILD });
+    const out = path.join(tmpDir('rbp-out-'), 'out');
+    const cache = path.join(tmpDir('rbp-cache-'), 'cache');
+    for (let i = 0; i < 2; i++) expect((await rbp(['build', app, '--out', out, ...bpArgs('a'), '--cache', cache])).exitCode).toBe(0);
+    const spare = path.join(`${out}.rbp-spare`, 'test_a', 'tool');
+    const spareIno = fs.statSync(spare).ino;
+    damage(path.join(cache, 'test_a', 'tool'));
+    const r = await rbp(['build', app, '--out', out, ...bpArgs('a'), '--cache', cache]);
+    expect(r.exitCode).toBe(0);
+    expect(r.all).toContain('tool restored: 4096 bytes');
+    const layer = path.join(out, 'layers', 'test_a', 'tool');
+    expect(fs.statSync(layer).ino).toBe(spareIno);
+    return { cache, layer };
+  }
+
+  it('moves the spare in, and the cached folder on', async () => {
+    const { cache, layer } = await thrice(() => undefined);
+    expect(recorded(cache, 'tool')).toBe(treeDigest(layer));
+    expect(fs.statSync(path.join(cache, 'test_a', 'tool', 'bin', 'tool')).ino).toBe(fs.statSync(path.join(layer, 'bin', 'tool')).ino);
+  });
+
+  it('a cached folder that lost a file is not moved on: the new cache is linked from OUT, whole', async () => {
+    const { cache, layer } = await thrice((c) => fs.rmSync(path.join(c, 'bin', 'tool')));
+    expect(recorded(cache, 'tool')).toBe(treeDigest(layer));
+    expect(treeDigest(path.join(cache, 'test_a', 'tool'))).toBe(treeDigest(layer));
+    expect(fs.statSync(path.join(cache, 'test_a', 'tool', 'bin', 'tool')).size).toBe(4096);
+  });
+});
