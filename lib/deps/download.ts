@@ -14,7 +14,7 @@ import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { Transform } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { EnvHttpProxyAgent, fetch as undiciFetch } from 'undici';
+import type { EnvHttpProxyAgent } from 'undici';
 import { UserError } from '../errors.ts';
 import { formatDuration, type Logger } from '../log.ts';
 import { hashingStream, type Checksum, type ChecksumAlgorithm } from './checksum.ts';
@@ -81,8 +81,16 @@ function isNotFound(e: unknown): boolean {
 const PROXY_VARS = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy', 'NO_PROXY', 'no_proxy'] as const;
 let agent: { key: string; dispatcher: EnvHttpProxyAgent } | undefined;
 
+/**
+ * undici, loaded on the first request: a build that reuses every tool makes none, and loading it
+ * is a tenth of a second of a warm rebuild's buildpack start.
+ */
+let undici: Promise<typeof import('undici')> | undefined;
+const loadUndici = () => (undici ??= import('undici'));
+
 /** The proxy settings as seen now (one agent per setting: tests and long-lived processes may change them). */
-function dispatcher(): EnvHttpProxyAgent {
+async function dispatcher(): Promise<EnvHttpProxyAgent> {
+  const { EnvHttpProxyAgent } = await loadUndici();
   const key = PROXY_VARS.map((k) => process.env[k] ?? '').join('\0');
   if (agent?.key !== key) agent = { key, dispatcher: new EnvHttpProxyAgent() };
   return agent.dispatcher;
@@ -114,11 +122,12 @@ async function open(ref: string, timeoutMs: number, accept?: string, log?: Logge
   const req = requestOf(loc.url);
   const via = proxyFor(req.url);
   log?.debug(`GET ${redact(req.url)}${via ? ` via proxy ${via}` : ''}`);
+  const { fetch: undiciFetch } = await loadUndici();
   const res = await undiciFetch(req.url, {
     headers: { ...req.headers, ...(accept ? { accept } : {}) },
     redirect: 'follow',
     signal: AbortSignal.timeout(timeoutMs),
-    dispatcher: dispatcher(),
+    dispatcher: await dispatcher(),
   });
   if (!res.ok || !res.body) {
     await res.body?.cancel();

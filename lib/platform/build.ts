@@ -125,7 +125,7 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
     interrupt.check();
     const exportStart = performance.now();
     await timed('export', () => {
-      const x = exportPhase({ group, layersRoot, built, restoredIds: restored.ids, tx, appDir, userEnv: opts.userEnv, task: opts.task, instance: opts.instance, phases, exportStart, log });
+      const x = exportPhase({ group, layersRoot, built, restoredIds: restored.ids, kept: restored.kept, tx, appDir, userEnv: opts.userEnv, task: opts.task, instance: opts.instance, phases, exportStart, log });
       result.layers = x.layers;
       // OUT is complete (rbp.toml is written): from here on the build stands.
       tx.commit();

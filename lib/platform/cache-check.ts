@@ -9,6 +9,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { parse, stringify } from 'smol-toml';
+import { linkFile } from './fsops.ts';
 
 /**
  * The digest of a launch+cache layer whose only copy is the OUT that exported it (the cache beside
@@ -16,23 +17,87 @@ import { parse, stringify } from 'smol-toml';
  */
 export const IN_OUT = 'out:';
 
-export function treeDigest(dir: string): string {
+/** What one walk of a layer folder found: its digest and its folders (relative, '' = the root). */
+export interface TreeScan {
+  digest: string;
+  dirs: string[];
+}
+
+/**
+ * One walk of `dir` in name order: the digest of every path with its type, mode, size and link
+ * target. With `linkTo`, the walk also recreates the tree there (folders made anew, every file
+ * hard-linked, links copied), so a restore checks and places a layer in a single pass: one lstat and
+ * one link per file, no second walk.
+ */
+export function scanTree(dir: string, linkTo?: string): TreeScan {
   const h = crypto.createHash('sha256');
-  const walk = (d: string, rel: string) => {
+  const dirs: string[] = [''];
+  const walk = (d: string, rel: string, to: string | undefined) => {
     for (const name of fs.readdirSync(d).sort()) {
       const p = path.join(d, name);
       const r = rel ? `${rel}/${name}` : name;
+      const t = to === undefined ? undefined : path.join(to, name);
       const st = fs.lstatSync(p);
-      if (st.isSymbolicLink()) h.update(`l\0${r}\0${fs.readlinkSync(p)}\n`);
-      else if (st.isDirectory()) {
+      if (st.isSymbolicLink()) {
+        const target = fs.readlinkSync(p);
+        h.update(`l\0${r}\0${target}\n`);
+        if (t) fs.symlinkSync(target, t);
+      } else if (st.isDirectory()) {
         h.update(`d\0${r}\0${st.mode & 0o7777}\n`);
-        walk(p, r);
-      } else h.update(`${st.isFile() ? 'f' : 'o'}\0${r}\0${st.mode & 0o7777}\0${st.size}\n`);
+        dirs.push(r);
+        if (t) fs.mkdirSync(t, { mode: 0o700 });
+        walk(p, r, t);
+        if (t) fs.chmodSync(t, st.mode & 0o7777);
+      } else {
+        h.update(`${st.isFile() ? 'f' : 'o'}\0${r}\0${st.mode & 0o7777}\0${st.size}\n`);
+        if (t) linkFile(p, t);
+      }
     }
   };
-  walk(dir, '');
-  return h.digest('hex');
+  if (linkTo !== undefined) fs.mkdirSync(linkTo, { mode: 0o700 });
+  walk(dir, '', linkTo);
+  if (linkTo !== undefined) fs.chmodSync(linkTo, fs.lstatSync(dir).mode & 0o7777);
+  return { digest: h.digest('hex'), dirs };
 }
+
+export function treeDigest(dir: string): string {
+  return scanTree(dir).digest;
+}
+
+/**
+ * Folder stamps: inode and modification time of each folder of a layer. Adding, removing or renaming
+ * anything in a folder changes its modification time, so equal stamps prove that the layer holds the
+ * same names as when they were taken: a layer restored and left alone keeps the digest restore
+ * checked, without a second walk of its files. (A file rewritten in place keeps its folder's stamp:
+ * the record is then stale, and the next restore finds the layer damaged and has it built again;
+ * a buildpack must not rewrite a reused layer's files in place anyway, see fsops.ts.)
+ */
+export type Stamps = Map<string, string>;
+
+function stampOf(p: string): string | undefined {
+  try {
+    const st = fs.lstatSync(p, { bigint: true });
+    return st.isDirectory() ? `${st.ino}:${st.mtimeNs}` : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function takeStamps(root: string, dirs: string[]): Stamps {
+  return new Map(dirs.map((d) => [d, stampOf(d ? path.join(root, d) : root) ?? '']));
+}
+
+export function sameStamps(root: string, stamps: Stamps): boolean {
+  for (const [d, s] of stamps) if (!s || stampOf(d ? path.join(root, d) : root) !== s) return false;
+  return true;
+}
+
+/**
+ * The kernel stamps modifications with a clock that ticks every few milliseconds: a change made in
+ * the same tick as a stamp would keep it. Waiting this long after the last stamp, before any
+ * buildpack runs, makes every later change show.
+ */
+export const STAMP_SETTLE_MS = 25;
 
 /**
  * The digests of a cache's layer folders, `<escaped id>/<layer>` → digest, kept in the cache's
@@ -57,17 +122,35 @@ export function writeTrees(markerFile: string, trees: Map<string, string>): void
  * (or when nothing was recorded: a cache of an older rbp).
  */
 export function treeDamage(layerDir: string, want: string | undefined): string | undefined {
+  if (!want) {
+    const st = fs.lstatSync(layerDir, { throwIfNoEntry: false });
+    return !st ? 'its folder is missing' : st.isDirectory() ? undefined : 'a file stands where its folder should be';
+  }
+  return checkTree(layerDir, want).damage;
+}
+
+/**
+ * The check of `treeDamage`, keeping what the walk found; with `linkTo`, the tree is also linked
+ * there in the same walk, and removed again when it turns out damaged.
+ */
+export function checkTree(layerDir: string, want: string | undefined, linkTo?: string): { damage?: string; scan?: TreeScan } {
   let st;
   try {
     st = fs.lstatSync(layerDir);
   } catch {
-    return 'its folder is missing';
+    return { damage: 'its folder is missing' };
   }
-  if (!st.isDirectory()) return 'a file stands where its folder should be';
-  if (!want) return undefined;
+  if (!st.isDirectory()) return { damage: 'a file stands where its folder should be' };
+  let scan: TreeScan;
   try {
-    return treeDigest(layerDir) === want ? undefined : 'its files differ from what the build that cached it stored (a file changed size, appeared or went)';
+    scan = scanTree(layerDir, linkTo);
   } catch (e) {
-    return `it cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`;
+    if (linkTo) fs.rmSync(linkTo, { recursive: true, force: true });
+    return { damage: `it cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})` };
   }
+  if (want && scan.digest !== want) {
+    if (linkTo) fs.rmSync(linkTo, { recursive: true, force: true });
+    return { damage: 'its files differ from what the build that cached it stored (a file changed size, appeared or went)' };
+  }
+  return { scan };
 }

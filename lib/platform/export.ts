@@ -14,11 +14,11 @@ import { writeToml } from '../cnb/toml.ts';
 import type { Logger } from '../log.ts';
 import type { Built } from './build-phase.ts';
 import type { BuildResult, LayerState } from './build.ts';
-import { IN_OUT, treeDigest, writeTrees } from './cache-check.ts';
-import { isDir, linkTree, moveTree, rmrf } from './fsops.ts';
+import { IN_OUT, sameStamps, scanTree, treeDigest, writeTrees } from './cache-check.ts';
+import { isDir, moveTree, rmrf } from './fsops.ts';
 import { writeLaunchMetadata, writeRbpInfo, type LaunchMetadata } from './metadata.ts';
 import { CACHE_MARKER, type OutTransaction } from './out-transaction.ts';
-import { identity, layerNames } from './restore.ts';
+import { identity, layerNames, type KeptLayer } from './restore.ts';
 
 export interface ExportOptions {
   /** The app's variables of this build: their names (never values) go into rbp.toml. */
@@ -27,6 +27,8 @@ export interface ExportOptions {
   layersRoot: string;
   built: Built;
   restoredIds: Map<string, string | undefined>;
+  /** Launch+cache layers restore linked, with the digest it checked and their folders' stamps. */
+  kept?: Map<string, KeptLayer>;
   tx: OutTransaction;
   appDir: string;
   task?: string;
@@ -77,10 +79,24 @@ export function exportPhase(o: ExportOptions): { layers: BuildResult['layers']; 
           const dst = path.join(newCache, esc, name);
           fs.mkdirSync(path.dirname(dst), { recursive: true });
           writeToml(path.join(newCache, esc, `${name}.toml`), { types: t.types, metadata: t.metadata });
-          if (t.types.launch && !tx.sharedCache) trees.set(key, `${IN_OUT}${treeDigest(layerDir)}`);
-          else {
-            if (t.types.launch) linkTree(layerDir, dst);
-            else moveTree(layerDir, dst);
+          // A layer restore linked and nobody touched since (same folder, same folder stamps) still
+          // has the digest restore checked: no second walk of its files.
+          const kept = state === 'restored' && t.types.launch ? o.kept?.get(key) : undefined;
+          const same = kept && sameStamps(layerDir, kept.stamps) ? kept : undefined;
+          if (t.types.launch && !tx.sharedCache) {
+            trees.set(key, `${IN_OUT}${same?.digest ?? treeDigest(layerDir)}`);
+            if (same) tx.keepAsSpare(key);
+          }
+          else if (t.types.launch) {
+            // An explicit --cache keeps its own names for the files: the folder this build linked
+            // from moves on whole when the layer is unchanged, else a new tree of links (one walk).
+            if (same?.source && isDir(same.source)) {
+              tx.carryCached(same.source, dst);
+              trees.set(key, same.digest);
+              tx.keepAsSpare(key);
+            } else trees.set(key, scanTree(layerDir, dst).digest);
+          } else {
+            moveTree(layerDir, dst);
             trees.set(key, treeDigest(dst));
           }
         } else o.log.warn(`layer ${key} has cache = true but no contents: not cached`);

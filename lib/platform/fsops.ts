@@ -31,7 +31,7 @@ export function linkTree(src: string, dst: string): void {
   fs.chmodSync(dst, st.mode & 0o7777);
 }
 
-function linkFile(s: string, d: string): void {
+export function linkFile(s: string, d: string): void {
   try {
     fs.linkSync(s, d);
   } catch (e) {

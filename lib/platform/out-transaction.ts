@@ -11,19 +11,23 @@
  *   OUT.rbp-lock         the pid of the build that owns OUT (a second build is refused)
  *   CACHE/.rbp-cache     this folder is an rbp cache
  *   CACHE.rbp-new        the cache export is writing
+ *   OUT.rbp-spare        for each launch+cache layer the last build left alone, a second name for
+ *                        each of its files (the previous OUT's folder, kept instead of removed)
  * A build killed with SIGKILL leaves OUT.rbp-previous; `recover` (called by the next build and by
  * `rbp run`) puts the last complete OUT back.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { UserError } from '../errors.ts';
-import { isDir, linkTree, moveTree, rmrf } from './fsops.ts';
+import { checkTree } from './cache-check.ts';
+import { isDir, moveTree, rmrf } from './fsops.ts';
 import { rbpInfoPath } from './metadata.ts';
 
 export const OUT_MARKER = '.rbp-out';
 export const CACHE_MARKER = '.rbp-cache';
 
 export const previousOf = (out: string) => `${out}.rbp-previous`;
+export const spareOf = (out: string) => `${out}.rbp-spare`;
 const lockOf = (out: string) => `${out}.rbp-lock`;
 
 /** Whether `inner` is `outer` or below it (both absolute, resolved). */
@@ -185,6 +189,15 @@ export class OutTransaction {
   readonly cacheDir: string;
   readonly newCache: string;
   /**
+   * `OUT.rbp-spare`: a launch+cache layer's folder of the previous OUT, kept when the build left the
+   * layer alone. A restore that finds it intact moves it into the new OUT (one rename) while the
+   * previous OUT keeps its own folder for a failed build; otherwise each rebuild would make a tree of
+   * links and remove one, a folder and a link per entry (rmdir is the slowest of them on ext4).
+   */
+  readonly spare: string;
+  /** `<escaped id>/<layer>` whose previous-OUT folder becomes the next spare at commit. */
+  private readonly toSpare: string[] = [];
+  /**
    * Whether the cache was chosen with --cache and may serve other OUTs: it then keeps its own names
    * for launch+cache layers' files (hard links to OUT's). The cache beside OUT keeps none: those
    * layers' only copy is OUT, so no later change to the cache can reach the built app.
@@ -199,6 +212,8 @@ export class OutTransaction {
   private readonly fromPrevious: [from: string, to: string][] = [];
   /** Cached folders moved into this build: gone from the cache on failure (the build may have changed them). */
   private readonly takenFromCache: string[] = [];
+  /** Cached folders moved on into the new cache: moved back on failure. */
+  private readonly carried: [from: string, to: string][] = [];
   private done = false;
 
   /** Checks the paths (nothing is touched when they are refused) and takes OUT's lock. */
@@ -208,6 +223,7 @@ export class OutTransaction {
     this.prev = previousOf(this.out);
     this.cacheDir = path.resolve(p.cacheDir);
     this.newCache = `${this.cacheDir}.rbp-new`;
+    this.spare = spareOf(this.out);
     this.sharedCache = p.explicitCache;
     this.check(p);
     this.lock();
@@ -345,14 +361,38 @@ export class OutTransaction {
    * A launch+cache layer: linked from the cache (see fsops), or from the previous OUT when its only
    * copy is there. The source stays whole for a rollback; nothing to undo but the new OUT.
    */
-  linkLayer(src: string, dst: string): void {
-    linkTree(src, dst);
+  linkLayer(src: string, dst: string, want: string | undefined): ReturnType<typeof checkTree> {
+    return checkTree(src, want, dst);
+  }
+
+  /**
+   * An explicit --cache's folder of a launch+cache layer that this build linked into OUT and left
+   * alone: it moves on into the new cache whole (one rename), and back if this build fails.
+   */
+  carryCached(cached: string, dst: string): void {
+    moveTree(cached, dst);
+    this.carried.push([cached, dst]);
   }
 
   /** A launch layer kept from the previous OUT: moved in, moved back if this build fails. */
   reuseFromPrevious(prevLayer: string, dst: string): void {
     moveTree(prevLayer, dst);
     this.fromPrevious.push([prevLayer, dst]);
+  }
+
+  /** The spare of a layer (`OUT.rbp-spare/<escaped id>/<layer>`), whether or not it exists. */
+  spareOf(key: string): string {
+    return path.join(this.spare, key);
+  }
+
+  /** A spare checked intact moves into the new OUT; nothing to undo (a failed build drops it with OUT). */
+  takeSpare(spare: string, dst: string): void {
+    moveTree(spare, dst);
+  }
+
+  /** This layer was restored and left alone: its previous-OUT folder becomes the next build's spare. */
+  keepAsSpare(key: string): void {
+    this.toSpare.push(key);
   }
 
   /** Starts the cache this build exports: `CACHE.rbp-new`, swapped in by `commit`. */
@@ -371,6 +411,15 @@ export class OutTransaction {
       rmrf(this.cacheDir);
       fs.renameSync(this.newCache, this.cacheDir);
     }
+    // The spares not taken are stale; the previous OUT's folders of layers left alone are the new ones.
+    const stale = `${this.spare}.rbp-old`;
+    rmrf(stale);
+    if (fs.existsSync(this.spare)) fs.renameSync(this.spare, stale);
+    for (const key of this.toSpare) {
+      const src = path.join(this.prev, 'layers', key);
+      if (isDir(src)) moveTree(src, this.spareOf(key));
+    }
+    rmrf(stale);
     rmrf(this.prev);
     this.movedAside = false;
     this.done = true;
@@ -393,6 +442,8 @@ export class OutTransaction {
     this.ownsOut = false;
     if (this.movedAside) attempt(`putting ${this.prev} back`, () => fs.renameSync(this.prev, this.out));
     this.movedAside = false;
+    for (const [from, to] of this.carried.reverse()) if (fs.existsSync(to)) attempt(`moving ${to} back`, () => moveTree(to, from));
+    this.carried.length = 0;
     attempt(`removing ${this.newCache}`, () => rmrf(this.newCache));
     for (const taken of this.takenFromCache) {
       attempt(`dropping ${taken} from the cache`, () => {

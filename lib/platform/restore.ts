@@ -11,7 +11,7 @@ import { escapeId, type BuildpackRef } from '../cnb/descriptor.ts';
 import { readLayerToml } from '../cnb/layers.ts';
 import { writeToml } from '../cnb/toml.ts';
 import type { Logger } from '../log.ts';
-import { IN_OUT, readTrees, treeDamage } from './cache-check.ts';
+import { checkTree, IN_OUT, readTrees, STAMP_SETTLE_MS, takeStamps, treeDamage, type Stamps } from './cache-check.ts';
 import { bpKey } from './detect.ts';
 import { isDir, rmrf } from './fsops.ts';
 import { CACHE_MARKER, type OutTransaction } from './out-transaction.ts';
@@ -50,14 +50,36 @@ function readCachedToml(file: string): { t?: ReturnType<typeof readLayerToml>; p
   }
 }
 
+/** A launch+cache layer linked into OUT by restore, as restore checked it. */
+export interface KeptLayer {
+  /** The digest of its files, equal to the cache's record. */
+  digest: string;
+  /** Its folders' stamps just after it was linked: unchanged at export, the digest still holds. */
+  stamps: Stamps;
+  /** The cached folder it was linked from (an explicit --cache): export can move it on whole. */
+  source?: string;
+}
+
 export interface Restored {
   /** `<escaped id>/<layer>` → identity of the folder restored from the cache. */
   ids: Map<string, string | undefined>;
+  kept: Map<string, KeptLayer>;
+}
+
+/** Blocks the thread for `ms` (restore is synchronous; this is at most a few milliseconds). */
+function sleepSync(ms: number): void {
+  if (ms > 0) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
 export function restore(o: { group: BuildpackRef[]; layersRoot: string; tx: OutTransaction; clearCache: boolean; log: Logger }): Restored {
   const { tx, log } = o;
   const ids = new Map<string, string | undefined>();
+  const kept = new Map<string, KeptLayer>();
+  let lastStamp = 0;
+  const keep = (key: string, layerDir: string, digest: string, dirs: string[], source?: string) => {
+    kept.set(key, { digest, stamps: takeStamps(layerDir, dirs), ...(source ? { source } : {}) });
+    lastStamp = Date.now();
+  };
   const cacheSrc = o.clearCache || !isDir(tx.cacheDir) ? undefined : tx.cacheDir;
   if (o.clearCache) log.info('cache cleared (--clear-cache): nothing restored');
   const prevRoot = tx.previous;
@@ -83,17 +105,51 @@ export function restore(o: { group: BuildpackRef[]; layersRoot: string; tx: OutT
       if (!t?.types.cache) continue;
       const recorded = trees.get(`${esc}/${name}`);
       if (recorded?.startsWith(IN_OUT)) {
-        // Its only copy is the previous OUT's layer, checked before it is trusted.
-        const src = prevRoot ? path.join(prevRoot, 'layers', esc, name) : undefined;
-        if (!src || !fs.lstatSync(src, { throwIfNoEntry: false })) continue;
-        const damage = treeDamage(src, recorded.slice(IN_OUT.length));
-        if (damage) {
-          log.warn(`cache: ${esc}/${name} in the previous OUT is damaged and is not reused (${damage}): the buildpack builds it again`);
-          continue;
+        // Its only copy is the previous OUT's layer, checked before it is trusted: the spare names
+        // of its files when the last build kept them (moved in whole), else links made anew.
+        const want = recorded.slice(IN_OUT.length);
+        const dst = path.join(dir, name);
+        const spare = tx.spareOf(`${esc}/${name}`);
+        let scan = isDir(spare) ? checkTree(spare, want).scan : undefined;
+        if (scan) tx.takeSpare(spare, dst);
+        else {
+          const src = prevRoot ? path.join(prevRoot, 'layers', esc, name) : undefined;
+          if (!src || !fs.lstatSync(src, { throwIfNoEntry: false })) continue;
+          const linked = tx.linkLayer(src, dst, want);
+          if (linked.damage || !linked.scan) {
+            log.warn(`cache: ${esc}/${name} in the previous OUT is damaged and is not reused (${linked.damage}): the buildpack builds it again`);
+            continue;
+          }
+          scan = linked.scan;
         }
         writeToml(path.join(dir, `${name}.toml`), { metadata: t.metadata });
-        tx.linkLayer(src, path.join(dir, name));
-        ids.set(`${esc}/${name}`, identity(path.join(dir, name)));
+        ids.set(`${esc}/${name}`, identity(dst));
+        keep(`${esc}/${name}`, dst, scan.digest, scan.dirs);
+        restoredHere.push(name);
+        continue;
+      }
+      const dst = path.join(dir, name);
+      if (t.types.launch && isDir(cached)) {
+        // A launch layer's cached folder shares its files with the previous OUT: checked and linked
+        // in one walk; or the spare the last build kept, checked, moved in whole.
+        const spare = tx.spareOf(`${esc}/${name}`);
+        const spared = recorded && isDir(spare) ? checkTree(spare, recorded).scan : undefined;
+        let scan = spared;
+        if (spared) tx.takeSpare(spare, dst);
+        else {
+          const linked = tx.linkLayer(cached, dst, recorded);
+          if (linked.damage || !linked.scan) {
+            drop(linked.damage ?? 'it cannot be read');
+            continue;
+          }
+          scan = linked.scan;
+        }
+        if (!scan) continue;
+        writeToml(path.join(dir, `${name}.toml`), { metadata: t.metadata });
+        ids.set(`${esc}/${name}`, identity(dst));
+        // Export moves the cached folder on whole only when it was checked too (a stat per file).
+        const cachedIntact = !spared || !checkTree(cached, recorded).damage;
+        keep(`${esc}/${name}`, dst, scan.digest, scan.dirs, cachedIntact ? cached : undefined);
         restoredHere.push(name);
         continue;
       }
@@ -107,11 +163,9 @@ export function restore(o: { group: BuildpackRef[]; layersRoot: string; tx: OutT
       // [types] is never restored: a buildpack must say again what the layer is.
       writeToml(path.join(dir, `${name}.toml`), { metadata: t.metadata });
       if (isDir(cached)) {
-        // A launch layer's cached folder shares its files with the previous OUT: link them. A
-        // cache-only folder is this build's to change: move it (one rename, whatever its size).
-        if (t.types.launch) tx.linkLayer(cached, path.join(dir, name));
-        else tx.takeFromCache(cached, path.join(dir, name));
-        ids.set(`${esc}/${name}`, identity(path.join(dir, name)));
+        // A cache-only folder is this build's to change: moved (one rename, whatever its size).
+        tx.takeFromCache(cached, dst);
+        ids.set(`${esc}/${name}`, identity(dst));
         restoredHere.push(name);
       }
     }
@@ -127,5 +181,7 @@ export function restore(o: { group: BuildpackRef[]; layersRoot: string; tx: OutT
     if (prevDir && fs.existsSync(path.join(prevDir, 'store.toml'))) fs.copyFileSync(path.join(prevDir, 'store.toml'), path.join(dir, 'store.toml'));
     log.info(`${bpKey(bp)}: ${restoredHere.length ? `restored ${restoredHere.join(', ')}` : 'nothing to restore'}`);
   }
-  return { ids };
+  // No buildpack runs before a change to a linked layer would move its folders' stamps.
+  if (kept.size) sleepSync(lastStamp + STAMP_SETTLE_MS - Date.now());
+  return { ids, kept };
 }

@@ -28,9 +28,15 @@ it('reuses, then reinstalls for the reason that changed', async () => {
   expect(first.exitCode, first.all).toBe(0);
   expect(first.all).toContain('installing dependencies (no previous layer)');
   expect(first.all).toContain('reused node 24.15.0 (cached)');
+  const sbomFile = () => path.join(out(), 'layers', 'sbom', 'launch', 'rbp_node', 'modules', 'sbom.cdx.json');
+  const components = () => (JSON.parse(fs.readFileSync(sbomFile(), 'utf8')) as { components: unknown[] }).components;
+  const installed = components();
+  expect(installed.length).toBeGreaterThan(0);
 
   const second = await build();
   expect(second.exitCode, second.all).toBe(0);
+  // The reused layer's SBOM lists what the install listed (kept in the layer, not read again).
+  expect(components()).toEqual(installed);
   expect(second.all).toMatch(/dependencies reused \(metadata unchanged: lock package-lock.json [0-9a-f]{16}, node 24.15.0, npm 11.12.1/);
   expect(second.all).not.toContain('$ npm install');
   expect(second.all).toContain('rbp/node modules: restored');

@@ -7,7 +7,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { rbp, tmpDir } from '../helpers/rbp.ts';
-import { bpArgs, launchToml, passWith, scriptedApp } from '../lifecycle/helpers.ts';
+import { treeDigest } from '../../lib/platform/cache-check.ts';
+import { bpArgs, launchToml, passWith, scriptedApp, writeScripts } from '../lifecycle/helpers.ts';
 
 /** A buildpack that reports whether its tool layer came back, and (re)writes it with a 4 KiB "binary". */
 const BUILD = [
@@ -104,5 +105,145 @@ describe('a damaged cache entry is dropped with a warning', () => {
     const r = await builtTwice((c) => fs.rmSync(path.join(c, 'dl', 'data')));
     expect(r.code).toBe(0);
     expect(r.second).toContain('cache: test_a/dl is damaged and is dropped');
+  });
+});
+
+/** The digest the cache recorded for `test_a/<layer>` (without the `out:` prefix of a layer kept in OUT). */
+function recorded(cache: string, layer: string): string | undefined {
+  const text = fs.readFileSync(path.join(cache, '.rbp-cache'), 'utf8');
+  const m = new RegExp(`"test_a/${layer}" = "(?:out:)?([0-9a-f]+)"`).exec(text);
+  return m?.[1];
+}
+
+describe('a layer restore linked and nobody touched is exported without a second walk (issue 14)', () => {
+  /** Builds with BUILD, then with `second` (a script run after BUILD's lines), and returns the digests. */
+  async function rebuilt(second: string, explicitCache: boolean) {
+    const app = scriptedApp({ 'a/detect': passWith(), 'a/build': BUILD });
+    const out = path.join(tmpDir('rbp-out-'), 'out');
+    const cache = explicitCache ? path.join(tmpDir('rbp-cache-'), 'cache') : `${out}.rbp-cache`;
+    const cacheArgs = explicitCache ? ['--cache', cache] : [];
+    expect((await rbp(['build', app, '--out', out, ...bpArgs('a'), ...cacheArgs])).exitCode).toBe(0);
+    const cachedTool = path.join(cache, 'test_a', 'tool');
+    const before = explicitCache ? fs.statSync(cachedTool).ino : undefined;
+    writeScripts(app, { 'a/build': `${BUILD}\n${second}` });
+    const r = await rbp(['build', app, '--out', out, ...bpArgs('a'), ...cacheArgs]);
+    expect(r.exitCode).toBe(0);
+    expect(r.all).toContain('tool restored: 4096 bytes');
+    return { out, cache, r, before, cachedTool };
+  }
+
+  it.each([false, true])('unchanged (explicit cache: %s): the record still matches the layer', async (explicit) => {
+    const { out, cache, before, cachedTool } = await rebuilt('true', explicit);
+    expect(recorded(cache, 'tool')).toBe(treeDigest(path.join(out, 'layers', 'test_a', 'tool')));
+    // An explicit cache's folder moved on whole (same folder), still sharing its files with OUT.
+    if (explicit) {
+      expect(fs.statSync(cachedTool).ino).toBe(before);
+      expect(fs.statSync(path.join(cachedTool, 'bin', 'tool')).ino).toBe(fs.statSync(path.join(out, 'layers', 'test_a', 'tool', 'bin', 'tool')).ino);
+    }
+  });
+
+  it.each([false, true])('a file added to the restored layer (explicit cache: %s) is in the new record', async (explicit) => {
+    const { out, cache, r } = await rebuilt('echo more > "$CNB_LAYERS_DIR/tool/bin/extra"', explicit);
+    const digest = treeDigest(path.join(out, 'layers', 'test_a', 'tool'));
+    expect(recorded(cache, 'tool')).toBe(digest);
+    if (explicit) expect(fs.readFileSync(path.join(cache, 'test_a', 'tool', 'bin', 'extra'), 'utf8')).toBe('more\n');
+    expect(r.all).not.toContain('damaged');
+  });
+
+  it('an export that fails after the explicit cache’s folder moved on puts it back', async () => {
+    const app = scriptedApp({ 'a/detect': passWith(), 'a/build': BUILD });
+    const out = path.join(tmpDir('rbp-out-'), 'out');
+    const cache = path.join(tmpDir('rbp-cache-'), 'cache');
+    expect((await rbp(['build', app, '--out', out, ...bpArgs('a'), '--cache', cache])).exitCode).toBe(0);
+    const before = fs.statSync(path.join(cache, 'test_a', 'tool')).ino;
+    // `zz` sorts after `tool`: export has moved tool's cached folder on when it finds zz empty.
+    writeScripts(app, { 'a/build': `${BUILD}\nprintf "[types]\\nlaunch = true\\ncache = true\\n" > "$CNB_LAYERS_DIR/zz.toml"` });
+    const r = await rbp(['build', app, '--out', out, ...bpArgs('a'), '--cache', cache]);
+    expect(r.exitCode).not.toBe(0);
+    expect(r.all).toContain('has cache = true but has no contents');
+    expect(fs.statSync(path.join(cache, 'test_a', 'tool')).ino).toBe(before);
+    expect(fs.statSync(path.join(cache, 'test_a', 'tool', 'bin', 'tool')).size).toBe(4096);
+    expect(fs.existsSync(`${cache}.rbp-new`)).toBe(false);
+  });
+});
+
+describe('the previous OUT’s folder of a layer left alone is the next build’s spare (issue 14)', () => {
+  async function builtThrice(beforeThird: (spare: string) => void, third = BUILD) {
+    const app = scriptedApp({ 'a/detect': passWith(), 'a/build': BUILD });
+    const out = path.join(tmpDir('rbp-out-'), 'out');
+    const cache = `${out}.rbp-cache`;
+    for (let i = 0; i < 2; i++) expect((await rbp(['build', app, '--out', out, ...bpArgs('a')])).exitCode).toBe(0);
+    const spare = path.join(`${out}.rbp-spare`, 'test_a', 'tool');
+    const layer = path.join(out, 'layers', 'test_a', 'tool');
+    beforeThird(spare);
+    writeScripts(app, { 'a/build': third });
+    const r = await rbp(['build', app, '--out', out, ...bpArgs('a')]);
+    return { r, out, cache, spare, layer };
+  }
+
+  it('is kept beside OUT (not in the cache), moves into the next OUT whole, and the record still matches', async () => {
+    let spareIno = 0;
+    const { r, cache, spare, layer } = await builtThrice((s) => {
+      // The second build restored the layer and left it alone: its previous-OUT folder was kept.
+      expect(fs.statSync(path.join(s, 'bin', 'tool')).size).toBe(4096);
+      spareIno = fs.statSync(s).ino;
+    });
+    expect(r.exitCode).toBe(0);
+    expect(r.all).toContain('tool restored: 4096 bytes');
+    expect(fs.statSync(layer).ino).toBe(spareIno);
+    expect(recorded(cache, 'tool')).toBe(treeDigest(layer));
+    // And this build's previous-OUT folder is the new spare, sharing its files with OUT.
+    expect(fs.statSync(path.join(spare, 'bin', 'tool')).ino).toBe(fs.statSync(path.join(layer, 'bin', 'tool')).ino);
+  });
+
+  it('a spare that no longer matches the record is not used: the layer is linked from the previous OUT', async () => {
+    let spareIno = 0;
+    const { r, cache, layer } = await builtThrice((s) => {
+      spareIno = fs.statSync(s).ino;
+      fs.writeFileSync(path.join(s, 'bin', 'stray'), 'x');
+    });
+    expect(r.exitCode).toBe(0);
+    expect(r.all).toContain('tool restored: 4096 bytes');
+    expect(fs.statSync(layer).ino).not.toBe(spareIno);
+    expect(fs.existsSync(path.join(layer, 'bin', 'stray'))).toBe(false);
+    expect(recorded(cache, 'tool')).toBe(treeDigest(layer));
+  });
+
+  it('a build that fails after taking the spare leaves the previous OUT whole', async () => {
+    const { r, out, layer } = await builtThrice(() => undefined, 'rm -rf "$CNB_LAYERS_DIR/tool"; exit 3');
+    expect(r.exitCode).not.toBe(0);
+    expect(r.all).toContain(`The previous build in ${out} is unchanged.`);
+    expect(fs.statSync(path.join(layer, 'bin', 'tool')).size).toBe(4096);
+  });
+});
+
+describe('with an explicit --cache, the spare is used too (issue 14)', () => {
+  async function thrice(damage: (cachedTool: string) => void) {
+    const app = scriptedApp({ 'a/detect': passWith(), 'a/build': BUILD });
+    const out = path.join(tmpDir('rbp-out-'), 'out');
+    const cache = path.join(tmpDir('rbp-cache-'), 'cache');
+    for (let i = 0; i < 2; i++) expect((await rbp(['build', app, '--out', out, ...bpArgs('a'), '--cache', cache])).exitCode).toBe(0);
+    const spare = path.join(`${out}.rbp-spare`, 'test_a', 'tool');
+    const spareIno = fs.statSync(spare).ino;
+    damage(path.join(cache, 'test_a', 'tool'));
+    const r = await rbp(['build', app, '--out', out, ...bpArgs('a'), '--cache', cache]);
+    expect(r.exitCode).toBe(0);
+    expect(r.all).toContain('tool restored: 4096 bytes');
+    const layer = path.join(out, 'layers', 'test_a', 'tool');
+    expect(fs.statSync(layer).ino).toBe(spareIno);
+    return { cache, layer };
+  }
+
+  it('moves the spare in, and the cached folder on', async () => {
+    const { cache, layer } = await thrice(() => undefined);
+    expect(recorded(cache, 'tool')).toBe(treeDigest(layer));
+    expect(fs.statSync(path.join(cache, 'test_a', 'tool', 'bin', 'tool')).ino).toBe(fs.statSync(path.join(layer, 'bin', 'tool')).ino);
+  });
+
+  it('a cached folder that lost a file is not moved on: the new cache is linked from OUT, whole', async () => {
+    const { cache, layer } = await thrice((c) => fs.rmSync(path.join(c, 'bin', 'tool')));
+    expect(recorded(cache, 'tool')).toBe(treeDigest(layer));
+    expect(treeDigest(path.join(cache, 'test_a', 'tool'))).toBe(treeDigest(layer));
+    expect(fs.statSync(path.join(cache, 'test_a', 'tool', 'bin', 'tool')).size).toBe(4096);
   });
 });

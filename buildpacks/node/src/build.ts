@@ -27,6 +27,7 @@ import { registryAuth } from './registry-auth.ts';
 import { bindingRoot, sshKeyBindings } from './ssh-key.ts';
 import { installManager, installNode, installNpm, toolRegistryClient, type Installed, type ToolEnv } from './tools.ts';
 import { isSet, value } from '../../../lib/config/read.ts';
+import { deferred, inParallel } from './in-parallel.ts';
 
 const TOOL_LAYERS = ['pnpm', 'yarn', 'bun', 'deno', BUN_NODE_LAYER];
 
@@ -67,53 +68,95 @@ runBuild(async (ctx) => {
   if (choice.deprecated) log.warn(choice.deprecated);
 
   const tools: ToolEnv = { layers: ctx.layers, env, log, npm: toolRegistryClient(env, log) };
-  const node = await log.step('Node.js', () => installNode(tools, version.constraint, version.origin));
-  log.info(`Node.js ${node.version} (asked: "${version.constraint}" from ${version.source})`);
-  const eol = endOfLife(node.version);
-  if (eol.eol) log.warn(`Node.js ${node.version} is end-of-life since ${eol.end}: it gets no security fixes; move to ${'24'} (the latest LTS)`);
-  const npm = await log.step('npm', () => installNpm(tools, node.version));
-  log.info(`npm ${npm.version} (${npm.tool.source === 'operator' ? 'provided by the operator' : `bundled with Node.js ${node.version}`})`);
-
-  const bins: Installed[] = [node, npm];
-  let managerVer = npm.version;
-  let bun: Installed | undefined;
-  const used = new Set<string>();
+  // Node.js, npm, the package manager, the tools on the build PATH and Deno install at the same
+  // time (npm waits only for Node.js's version, known before its download); the log keeps this order.
+  const nodeVersion = deferred<string>();
+  type Task = (l: Logger) => Promise<Installed | undefined>;
+  const tasks: Task[] = [
+    async (l) => {
+      try {
+        const node = await l.step('Node.js', () => installNode({ ...tools, log: l }, version.constraint, version.origin, nodeVersion.resolve));
+        l.info(`Node.js ${node.version} (asked: "${version.constraint}" from ${version.source})`);
+        const eol = endOfLife(node.version);
+        if (eol.eol) l.warn(`Node.js ${node.version} is end-of-life since ${eol.end}: it gets no security fixes; move to ${'24'} (the latest LTS)`);
+        return node;
+      } catch (e) {
+        nodeVersion.reject(e);
+        throw e;
+      }
+    },
+    async (l) => {
+      const v = await nodeVersion.promise;
+      const npm = await l.step('npm', () => installNpm({ ...tools, log: l }, v));
+      l.info(`npm ${npm.version} (${npm.tool.source === 'operator' ? 'provided by the operator' : `bundled with Node.js ${v}`})`);
+      return npm;
+    },
+  ];
   if (wanted && choice.manager !== 'npm' && choice.manager !== 'custom') {
     const id = choice.manager;
-    const m = await log.step(id, () =>
-      installManager(tools, { id, constraint: wanted.constraint, origin: { what: wanted.because.startsWith('packageManager') ? 'packageManager' : id, where: pkgFile }, ...(wanted.hash ? { hash: wanted.hash } : {}) }),
-    );
-    log.info(`${id} ${m.version} (${wanted.because})`);
-    bins.push(m);
-    managerVer = m.version;
-    used.add(id === 'yarn-berry' ? 'yarn' : id);
-    if (id === 'bun') bun = m;
+    tasks.push(async (l) => {
+      const m = await l.step(id, () =>
+        installManager({ ...tools, log: l }, { id, constraint: wanted.constraint, origin: { what: wanted.because.startsWith('packageManager') ? 'packageManager' : id, where: pkgFile }, ...(wanted.hash ? { hash: wanted.hash } : {}) }),
+      );
+      l.info(`${id} ${m.version} (${wanted.because})`);
+      return m;
+    });
   }
   // Node rule 7: Yarn is on the build PATH in every build (the packageManager version, else the
   // system default 1.22.22), and a custom command finds the package manager packageManager names.
   // They serve the app's own commands, not the install: one that cannot be had (an offline build
   // machine) is a warning, and the command that needs it says so itself.
-  for (const extra of buildPathTools(choice, pm)) {
+  const extras = buildPathTools(choice, pm);
+  for (const extra of extras) {
     const toolId = extra.id === 'yarn-berry' ? 'yarn' : extra.id;
-    // A build image that brings its own tools (RBP_TOOL_NODE) builds offline: nothing is fetched beside them.
-    if (isSet(env, operatorVariable('node')) && !isSet(env, operatorVariable(toolId))) {
-      log.info(`${toolId} is not on the build PATH: the operator provides the tools (${operatorVariable('node')}) and no ${operatorVariable(toolId)}`);
-      continue;
-    }
-    try {
-      const m = await log.step(extra.id, () => installManager(tools, { ...extra, types: { build: true, launch: false } }));
-      log.info(`${extra.id} ${m.version} on the build PATH (${extra.because})`);
-      bins.push(m);
-      used.add(extra.id === 'yarn-berry' ? 'yarn' : extra.id);
-    } catch (e) {
-      if (isUserError(e) && e.id === 'node/package-manager/hash-mismatch') throw e;
-      log.warn(`${extra.id === 'yarn-berry' ? 'yarn' : extra.id} is not on the build PATH: it could not be installed (${(e as Error).message.split('\n')[0]})`);
-    }
+    tasks.push(async (l) => {
+      // A build image that brings its own tools (RBP_TOOL_NODE) builds offline: nothing is fetched beside them.
+      if (isSet(env, operatorVariable('node')) && !isSet(env, operatorVariable(toolId))) {
+        l.info(`${toolId} is not on the build PATH: the operator provides the tools (${operatorVariable('node')}) and no ${operatorVariable(toolId)}`);
+        return undefined;
+      }
+      try {
+        const m = await l.step(extra.id, () => installManager({ ...tools, log: l }, { ...extra, types: { build: true, launch: false } }));
+        l.info(`${extra.id} ${m.version} on the build PATH (${extra.because})`);
+        return m;
+      } catch (e) {
+        if (isUserError(e) && e.id === 'node/package-manager/hash-mismatch') throw e;
+        l.warn(`${toolId} is not on the build PATH: it could not be installed (${(e as Error).message.split('\n')[0]})`);
+        return undefined;
+      }
+    });
   }
   if (deno) {
-    const d = await log.step('Deno', () => installManager(tools, { id: 'deno', constraint: deno.constraint, origin: { what: '[tools] deno', where: deno.file } }));
-    log.info(`Deno ${d.version} (${deno.file}: deno = "${deno.constraint}")`);
-    bins.push(d);
+    tasks.push(async (l) => {
+      const d = await l.step('Deno', () => installManager({ ...tools, log: l }, { id: 'deno', constraint: deno.constraint, origin: { what: '[tools] deno', where: deno.file } }));
+      l.info(`Deno ${d.version} (${deno.file}: deno = "${deno.constraint}")`);
+      return d;
+    });
+  }
+  const installed = await inParallel(log, tasks);
+  const node = installed[0]!;
+  const npm = installed[1]!;
+  const bins: Installed[] = [node, npm];
+  let managerVer = npm.version;
+  let bun: Installed | undefined;
+  const used = new Set<string>();
+  let next = 2;
+  if (wanted && choice.manager !== 'npm' && choice.manager !== 'custom') {
+    const id = choice.manager;
+    const m = installed[next++]!;
+    bins.push(m);
+    managerVer = m.version;
+    used.add(id === 'yarn-berry' ? 'yarn' : id);
+    if (id === 'bun') bun = m;
+  }
+  for (const extra of extras) {
+    const m = installed[next++];
+    if (!m) continue;
+    bins.push(m);
+    used.add(extra.id === 'yarn-berry' ? 'yarn' : extra.id);
+  }
+  if (deno) {
+    bins.push(installed[next++]!);
     used.add('deno');
   }
   for (const l of TOOL_LAYERS) if (!used.has(l) && fs.existsSync(path.join(ctx.layersDir, `${l}.toml`))) ctx.layers.remove(l);

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { Layers } from '../../../lib/cnb/layers.ts';
-import { writeSbom } from '../../../lib/cnb/sbom.ts';
+import { writeSbom, type SbomComponent } from '../../../lib/cnb/sbom.ts';
 import { nodeModulesComponents, yarnBerryLockComponents } from '../../../lib/cnb/sbom-deps.ts';
 import { UserError } from '../../../lib/errors.ts';
 import type { Logger } from '../../../lib/log.ts';
@@ -150,7 +150,7 @@ export async function installDependencies(r: InstallRequest): Promise<InstallRes
     log.info(`dependencies reused (${layer.reason}: ${describe(r.metadata)})`);
     placeOutputs(layer.path, appDir, outputs, r.pnp);
     await runInstallScripts(r);
-    writeModulesSbom(r, layer.path);
+    writeModulesSbom(r, layer.path, true);
     return { state: 'reused', reason: layer.reason, layerPath: layer.path };
   }
   log.info(`installing dependencies (${layer.reason})`);
@@ -171,7 +171,7 @@ export async function installDependencies(r: InstallRequest): Promise<InstallRes
     r.layers.remove(MODULES_LAYER);
     throw e;
   }
-  writeModulesSbom(r, layer.path);
+  writeModulesSbom(r, layer.path, false);
   return { state: 'created', reason: layer.reason, layerPath: layer.path };
 }
 
@@ -180,12 +180,33 @@ export async function installDependencies(r: InstallRequest): Promise<InstallRes
  * integrity digests when there is one; for Plug'n'Play, the npm packages of yarn.lock. Written at every build, reused layer included (rbp's and the
  * lifecycle's caches do not restore SBOM files of cached layers).
  */
-function writeModulesSbom(r: InstallRequest, layerPath: string): void {
+function writeModulesSbom(r: InstallRequest, layerPath: string, reused: boolean): void {
   // Plug'n'Play installs no node_modules tree: its lock file says what was installed.
   const lock = ['npm-shrinkwrap.json', 'package-lock.json'].map((f) => path.join(r.appDir, f)).find((f) => fs.existsSync(f));
-  const components = r.pnp ? yarnBerryLockComponents(path.join(r.appDir, 'yarn.lock')) : nodeModulesComponents(path.join(layerPath, 'node_modules'), lock);
+  // A reused layer holds what the build that made it listed (its metadata, the lock file's digest
+  // among it, is unchanged), unless the app's own install scripts, which run again, may have
+  // changed node_modules: the list kept in the layer spares reading every package.json again.
+  const kept = path.join(layerPath, SBOM_COMPONENTS);
+  const keepable = !r.pnp && !INSTALL_SCRIPTS.some((s) => r.pkg.scripts?.[s]);
+  let components = reused && keepable ? readKeptComponents(kept) : undefined;
+  if (!components) {
+    components = r.pnp ? yarnBerryLockComponents(path.join(r.appDir, 'yarn.lock')) : nodeModulesComponents(path.join(layerPath, 'node_modules'), lock);
+    if (keepable) fs.writeFileSync(kept, JSON.stringify(components));
+  }
   writeSbom(r.layers.dir, MODULES_LAYER, components);
   r.log.detail(`SBOM: ${components.length} package(s) in ${MODULES_LAYER}.sbom.cdx.json`);
+}
+
+/** Where the modules layer keeps its SBOM components, for a build that reuses it. */
+export const SBOM_COMPONENTS = '.rbp-sbom-components.json';
+
+function readKeptComponents(file: string): SbomComponent[] | undefined {
+  try {
+    const c = JSON.parse(fs.readFileSync(file, 'utf8')) as unknown;
+    return Array.isArray(c) && c.every((x) => typeof x === 'object' && x !== null && typeof (x as SbomComponent).name === 'string') ? (c as SbomComponent[]) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function describe(md: ModulesMetadata): string {

@@ -88,10 +88,13 @@ async function operatorTool(t: ToolEnv, id: string, pkg: string, constraint: str
 }
 
 /** Node.js itself: launch and build, cached per version. */
-export async function installNode(t: ToolEnv, constraint: string, origin: ConstraintOrigin): Promise<Installed> {
+export async function installNode(t: ToolEnv, constraint: string, origin: ConstraintOrigin, onVersion?: (version: string) => void): Promise<Installed> {
   const pkg = nodePackage();
   const own = await operatorTool(t, 'node', pkg, constraint, origin, 'bin/node');
-  if (own) return own;
+  if (own) {
+    onVersion?.(own.version);
+    return own;
+  }
   const exact = semver.valid(constraint) ?? undefined;
   let spec = exact ? cachedSpec(t, 'node', 'node', 'bin/node', (md) => md.version === exact) : undefined;
   if (!spec) {
@@ -100,6 +103,8 @@ export async function installNode(t: ToolEnv, constraint: string, origin: Constr
     const version = pickVersion(Object.keys(doc.versions), constraint, 'node', origin);
     spec = specOf(t, doc, pkg, 'node', version, 'bin/node');
   }
+  // The version is known before the download: what depends on it alone (npm) need not wait.
+  onVersion?.(spec.version);
   const tool = await installTool({ layers: t.layers, layerName: 'node', spec, types: { build: true, launch: true }, env: t.env, log: t.log, command: 'node' });
   return result(tool, spec.version);
 }
