@@ -20,6 +20,7 @@ import { redactEnv, UserError } from '../errors.ts';
 import { exitStatus } from '../launch/supervisor.ts';
 import { execveOf, execveProblem, stepAside } from '../launch/exec.ts';
 import { checkPortFree } from '../launch/ports.ts';
+import { read } from '../config/read.ts';
 import { filteredHostEnv, operatorEnv, TRUST_VARS } from './env.ts';
 import { isDir } from './fsops.ts';
 import { readLaunchMetadata, type ExportedProcess } from './metadata.ts';
@@ -177,8 +178,29 @@ export function execInstead(plan: LaunchPlan): void {
 
 /** Starts the process; SIGTERM/SIGINT/SIGHUP sent to rbp reach it. Resolves with its exit status. */
 export function start(plan: LaunchPlan, stdio: 'inherit' | 'pipe' = 'inherit'): Running {
-  const child = spawn(plan.argv[0]!, plan.argv.slice(1), { cwd: plan.cwd, env: plan.env, stdio: stdio === 'inherit' ? 'inherit' : ['ignore', 'pipe', 'pipe'] });
-  const forward = (sig: NodeJS.Signals) => () => child.kill(sig);
+  // In its own process group, as a container's process is: a signal rbp forwards reaches everything
+  // the process started, and the terminal's Ctrl-C reaches it only through rbp.
+  const child = spawn(plan.argv[0]!, plan.argv.slice(1), { cwd: plan.cwd, env: plan.env, stdio: stdio === 'inherit' ? 'inherit' : ['ignore', 'pipe', 'pipe'], detached: true });
+  const signalGroup = (sig: NodeJS.Signals) => {
+    try {
+      process.kill(-child.pid!, sig);
+    } catch {
+      child.kill(sig);
+    }
+  };
+  // As a platform gives a stopping container a grace period: a process still running this long after
+  // SIGTERM or SIGINT is killed. Our Node.js launcher has its own RBP_STOP_TIMEOUT for what it
+  // supervises, so rbp waits 5 s more. A server started directly (lib/launch/direct.ts) has only this.
+  const graceMs = read<number>(plan.env, 'RBP_STOP_TIMEOUT')!.value * 1000 + 5000;
+  let kill: NodeJS.Timeout | undefined;
+  const forward = (sig: NodeJS.Signals) => () => {
+    signalGroup(sig);
+    if (sig === 'SIGHUP' || kill) return;
+    kill = setTimeout(() => {
+      process.stderr.write(`! rbp: process ${plan.process} still running ${graceMs / 1000} s after ${sig}: SIGKILL\n`);
+      signalGroup('SIGKILL');
+    }, graceMs);
+  };
   const handlers = (['SIGTERM', 'SIGINT', 'SIGHUP'] as const).map((s) => [s, forward(s)] as const);
   for (const [s, h] of handlers) process.on(s, h);
   const exited = new Promise<number>((resolve) => {
@@ -187,9 +209,10 @@ export function start(plan: LaunchPlan, stdio: 'inherit' | 'pipe' = 'inherit'): 
       resolve(EXIT.launchFailed);
     });
     child.on('exit', (code, signal) => {
+      clearTimeout(kill);
       for (const [s, h] of handlers) process.off(s, h);
       resolve(exitStatus({ code, signal }));
     });
   });
-  return { child, exited, stop: (sig = 'SIGTERM') => child.kill(sig) };
+  return { child, exited, stop: (sig = 'SIGTERM') => signalGroup(sig) };
 }

@@ -69,7 +69,7 @@ working-dir = "sub"
 
 [[processes]]
 type = "sig"
-command = ["sh", "-c", "trap 'echo trapped > \\"$MARKER\\"; exit 7' TERM; touch \\"$READY\\"; while :; do sleep 0.05; done"]`);
+command = ["sh", "-c", "trap '[ -n \\"$STUBBORN\\" ] || { echo trapped > \\"$MARKER\\"; exit 7; }' TERM; touch \\"$READY\\"; while :; do sleep 0.05; done"]`);
 
 let out: string;
 
@@ -245,6 +245,26 @@ describe('signals', () => {
     expect(r.exitCode).toBe(7);
     expect(fs.readFileSync(marker, 'utf8')).toBe('trapped\n');
   });
+
+  it('a process that ignores SIGTERM is killed once the grace period (RBP_STOP_TIMEOUT + 5 s) is over', async () => {
+    const dir = tmpDir('rbp-sig-');
+    const ready = path.join(dir, 'ready');
+    const child = execa('node', [RBP, 'run', out, '--process', 'sig', '--env', `MARKER=${path.join(dir, 'marker')}`, '--env', `READY=${ready}`, '--env', 'STUBBORN=1'], {
+      reject: false,
+      all: true,
+      env: { RBP_STOP_TIMEOUT: '1' },
+      // execa's own SIGKILL after 5 s would end rbp before its grace period does.
+      forceKillAfterDelay: false,
+    });
+    const deadline = Date.now() + 10_000;
+    while (!fs.existsSync(ready) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(fs.existsSync(ready)).toBe(true);
+    child.kill('SIGTERM');
+    const r = await child;
+    expect(r.exitCode).toBe(137);
+    expect(r.all).toContain('! rbp: process sig still running 6 s after SIGTERM: SIGKILL');
+    expect(fs.existsSync(path.join(dir, 'marker'))).toBe(false);
+  }, 60_000);
 });
 
 describe('--task', () => {
