@@ -76,7 +76,7 @@ export function installLaunch(ctx: BuildContext, decision: LaunchDecision, opts:
   const write = (node: string | undefined) => (direct?.ok ? writeDirect(ctx, decision, direct, node, extra, log) : writeLauncher(ctx, decision, node!, extra));
   if (direct && !direct.ok) log.info(`launch: through the Node.js launcher: ${direct.why}`);
   if (known || (direct?.ok && !needs.length)) {
-    if (!known || known.source !== 'runtime') forgetLauncherNode(ctx.layers, log);
+    forgetLauncherNode(ctx.layers, log);
     return Promise.resolve(write(known?.path));
   }
   if (direct?.ok) log.info(`launch: the image needs Node.js for the launcher: ${needs.join('; ')}`);
@@ -119,7 +119,7 @@ function writeDirect(ctx: BuildContext, decision: LaunchDecision, direct: Extrac
   const target = path.join(bin, 'launch');
   fs.writeFileSync(target, direct.script(node), { mode: 0o755 });
   if (node) copyNodeLauncher(ctx, path.join(bin, NODE_LAUNCHER_FILE));
-  // Without a Node.js nothing can print the plan: rbp run --dry-run says so instead of failing.
+  // Without a Node.js nothing can print the launch plan: rbp run --dry-run shows the process alone.
   writeProcesses(ctx, [target], node !== undefined, extra);
   const inputs = direct.reads.length ? `; ${direct.reads.join(', ')} as at build` : '';
   log.info(
