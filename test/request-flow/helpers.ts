@@ -63,7 +63,10 @@ export interface Running {
 
 /** `rbp run OUT --port PORT` in the background; `operator` are RBP_* variables of rbp's own environment. */
 export function startRun(out: string, port: number, env: Record<string, string> = {}, operator: Record<string, string> = {}): Running {
-  const proc = execa('node', [RBP, 'run', out, '--port', String(port), ...envArgs(env)], { reject: false, all: true, env: { NO_COLOR: '1', ...operator } });
+  // No SIGKILL from execa 5 s after stop(): rbp's own grace period (RBP_STOP_TIMEOUT + 5 s) ends a
+  // process that outlives SIGTERM (FrankenPHP sometimes does); killing rbp first would leave that
+  // process, in its own group, holding the output open.
+  const proc = execa('node', [RBP, 'run', out, '--port', String(port), ...envArgs(env)], { reject: false, all: true, env: { NO_COLOR: '1', ...operator }, forceKillAfterDelay: false });
   let text = '';
   proc.all?.on('data', (d: Buffer) => (text += d.toString()));
   const exited = proc.then((r) => r.exitCode ?? -1);
