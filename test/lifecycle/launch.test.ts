@@ -231,15 +231,20 @@ describe('--dry-run', () => {
   });
 });
 
+/** Waits up to 10 s for the process to write `file` (its sign that it is ready). */
+async function untilExists(file: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!fs.existsSync(file) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  expect(fs.existsSync(file)).toBe(true);
+}
+
 describe('signals', () => {
   it('SIGTERM to rbp run reaches the process, and rbp exits with its status', async () => {
     const dir = tmpDir('rbp-sig-');
     const marker = path.join(dir, 'marker');
     const ready = path.join(dir, 'ready');
     const child = execa('node', [RBP, 'run', out, '--process', 'sig', '--env', `MARKER=${marker}`, '--env', `READY=${ready}`], { reject: false });
-    const deadline = Date.now() + 10_000;
-    while (!fs.existsSync(ready) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    expect(fs.existsSync(ready)).toBe(true);
+    await untilExists(ready);
     child.kill('SIGTERM');
     const r = await child;
     expect(r.exitCode).toBe(7);
@@ -256,9 +261,7 @@ describe('signals', () => {
       // execa's own SIGKILL after 5 s would end rbp before its grace period does.
       forceKillAfterDelay: false,
     });
-    const deadline = Date.now() + 10_000;
-    while (!fs.existsSync(ready) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    expect(fs.existsSync(ready)).toBe(true);
+    await untilExists(ready);
     child.kill('SIGTERM');
     const r = await child;
     expect(r.exitCode).toBe(137);
