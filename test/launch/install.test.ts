@@ -117,7 +117,13 @@ describe.skipIf(!caddy)('without a Node.js in the run image, a request flow at b
         if (!body) await new Promise((res) => setTimeout(res, 100));
       }
       expect(body).toContain('started by a launcher on its own Node.js');
-      expect((await fetch(`http://127.0.0.1:${port}/`)).status).toBe(403);
+      // The app starts first, then the block in front of it: the public port may answer a moment later.
+      let status = 0;
+      for (let i = 0; i < 150 && !status; i++) {
+        status = await fetch(`http://127.0.0.1:${port}/`).then((x) => x.status, () => 0);
+        if (!status) await new Promise((res) => setTimeout(res, 100));
+      }
+      expect(status).toBe(403);
     } finally {
       child.kill('SIGTERM');
       await child;
