@@ -1,5 +1,5 @@
 // Bundles every buildpacks/<name>/ into a complete CNB buildpack directory dist/buildpacks/<name>/
-// and the CLI into dist/rbp.js. A buildpack directory holds:
+// and the CLI into dist/rbp.js (with dist/rbp.bundle.cjs). A buildpack directory holds:
 //   buildpack.toml
 //   bin/detect, bin/build   POSIX sh bootstraps (see BOOTSTRAP): a build image needs no Node.js
 //   lib/detect.cjs, lib/build.cjs   the bundled code they run (one self-contained file each)
@@ -59,6 +59,60 @@ const MAKE_CACHE = `const fs = require('node:fs'); const vm = require('node:vm')
 const s = new vm.Script(${JSON.stringify(WRAP[0])} + fs.readFileSync(built, 'utf8') + ${JSON.stringify(WRAP[1])}, { filename: final });
 fs.writeFileSync(built + '.v8cache', Buffer.concat([Buffer.from(final + '\\n'), s.createCachedData()]));`;
 const MIN_NODE_MAJOR = 20;
+// lib/deps/extra-ca.ts's DEFERRED_CA_CERTS (test/cli/bootstrap-ca.test.ts checks they agree).
+const DEFERRED_CA_CERTS = '_RBP_DEFERRED_NODE_EXTRA_CA_CERTS';
+
+// dist/rbp.js, rbp's entry: compiles rbp.bundle.cjs with V8's code cache, rbp.bundle.cjs.v8cache.
+// Node.js 20 has no compile cache of its own, and compiling the CLI is most of what `rbp detect` and
+// a warm `rbp build` cost beyond Node.js's start. The cache is made by rbp itself after a command
+// that succeeded (V8 then includes every function that command compiled, far more than a cache made
+// from the bundle before it ran): when there is none, when V8 refused it (another Node.js version,
+// another bundle), or when it came from a command that runs less of rbp than this one (a build
+// covers detect, restore, build and export). The file starts with the bundle's path and that rank; it
+// is written aside and renamed, so concurrent rbps never read half of one. A folder rbp may not write
+// (an installation of another user) just goes without.
+// `node --`: Node.js 20 itself takes an `--env-file` anywhere on its command line (and exits when the
+// file is missing) unless `--` ends its own options; rbp's --env-file is rbp's to read.
+const RBP_LOADER = `#!/usr/bin/env -S node --
+'use strict';
+// rbp's entry (scripts/build.mjs): runs rbp.bundle.cjs with V8's code cache, made by rbp itself.
+const fs = require('node:fs');
+const path = require('node:path');
+const vm = require('node:vm');
+const { createRequire } = require('node:module');
+const file = path.join(__dirname, 'rbp.bundle.cjs');
+const cacheFile = file + '.v8cache';
+// How much of rbp a command runs: a cache made by a lower rank is replaced by a higher one's.
+const rank = { build: 2, deploy: 2 }[process.argv[2]] ?? 1;
+let cachedData;
+let cachedRank = 0;
+try {
+  const cache = fs.readFileSync(cacheFile);
+  const nl = cache.indexOf(10);
+  const nl2 = cache.indexOf(10, nl + 1);
+  if (nl2 > 0 && cache.toString('utf8', 0, nl) === file) {
+    cachedRank = Number(cache.toString('utf8', nl + 1, nl2)) || 0;
+    cachedData = cache.subarray(nl2 + 1);
+  }
+} catch {
+  // no cache yet
+}
+const script = new vm.Script('(function (exports, require, module, __filename, __dirname) { ' + fs.readFileSync(file, 'utf8') + '\\n})', { filename: file, cachedData });
+if (!cachedData || script.cachedDataRejected || rank > cachedRank) {
+  process.once('exit', (code) => {
+    if (code !== 0) return;
+    const tmp = cacheFile + '.' + process.pid;
+    try {
+      fs.writeFileSync(tmp, Buffer.concat([Buffer.from(file + '\\n' + rank + '\\n'), script.createCachedData()]));
+      fs.renameSync(tmp, cacheFile);
+    } catch {
+      fs.rmSync(tmp, { force: true });
+    }
+  });
+}
+const bundle = { exports: {}, id: file, filename: file, loaded: false };
+script.runInThisContext().call(bundle.exports, bundle.exports, createRequire(file), bundle, file, __dirname);
+`;
 
 // bin/detect and bin/build: the lifecycle runs them with the build image's PATH, which may hold no
 // Node.js (a stock CNB build image has none). The bootstrap takes the Node.js carried in the
@@ -81,6 +135,19 @@ if [ ! -x "$node" ]; then
     echo "Fix: package the buildpack with Node.js (npm run build -- --with-node), or put node >= ${MIN_NODE_MAJOR} on the build image's PATH" >&2
     exit 1
   fi
+fi
+# Node.js 20 parses NODE_EXTRA_CA_CERTS at its start (~40 ms for a system bundle), though most runs
+# make no request: the bundle takes the variable back and reads the file at its first request
+# (lib/deps/extra-ca.ts). Not when NODE_OPTIONS picks Node.js's certificate store: Node.js combines those.
+if [ -n "\${NODE_EXTRA_CA_CERTS-}" ]; then
+  case " \${NODE_OPTIONS-} " in
+    *--use-openssl-ca* | *--use-bundled-ca* | *--use-system-ca*) ;;
+    *)
+      ${DEFERRED_CA_CERTS}=$NODE_EXTRA_CA_CERTS
+      export ${DEFERRED_CA_CERTS}
+      unset NODE_EXTRA_CA_CERTS
+      ;;
+  esac
 fi
 exec "$node" "$bp/lib/${entry}.cjs" "$@"
 `;
@@ -143,28 +210,27 @@ await Promise.all(
 );
 
 const { version } = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
+// The CLI: one CommonJS bundle, dist/rbp.bundle.cjs, that dist/rbp.js runs with V8's code cache
+// (RBP_LOADER). A command's own code (build, run, packaging) is still evaluated only when the command
+// runs (the CLI's dynamic imports stay lazy inside the bundle).
 await esbuild.build({
   ...common,
-  define: { __RBP_VERSION__: JSON.stringify(version) },
-  entryPoints: { rbp: path.join(root, 'scripts', 'rbp.ts') },
-  // Split at the CLI's dynamic imports: a command loads only its own code (rbp detect runs on every
-  // build). The chunks sit beside rbp.js, so import.meta.url names the same folder in each.
-  outdir: dist,
-  splitting: true,
-  chunkNames: 'rbp-[hash]',
-  format: 'esm',
-  // `node --`: Node.js 20 itself takes an `--env-file` anywhere on its command line (and exits when
-  // the file is missing) unless `--` ends its own options; rbp's --env-file is rbp's to read.
-  banner: { js: "#!/usr/bin/env -S node --\nimport { createRequire as __rbpRequire } from 'node:module';\nconst require = __rbpRequire(import.meta.url);" },
+  // import.meta.url names the bundle (rbp finds dist/buildpacks beside it).
+  define: { __RBP_VERSION__: JSON.stringify(version), 'import.meta.url': '__rbpUrl' },
+  banner: { js: "const __rbpUrl = require('node:url').pathToFileURL(__filename).href;" },
+  entryPoints: [path.join(root, 'scripts', 'rbp.ts')],
+  outfile: path.join(dist, 'rbp.bundle.cjs'),
+  format: 'cjs',
 });
-fs.chmodSync(path.join(dist, 'rbp.js'), 0o755);
+fs.writeFileSync(path.join(dist, 'rbp.js'), RBP_LOADER, { mode: 0o755 });
+// dist/rbp.js is CommonJS (the package is "type": "module"): no ES module loader to start.
+fs.writeFileSync(path.join(dist, 'package.json'), '{ "type": "commonjs" }\n');
 const old = `${finalDist}.old-${process.pid}`;
 if (fs.existsSync(finalDist)) fs.renameSync(finalDist, old);
 fs.renameSync(dist, finalDist);
 fs.rmSync(old, { recursive: true, force: true });
 const shown = path.relative(root, finalDist) || finalDist;
 // Detect runs on every build, each time a Node.js start plus this file's load: its size is watched.
-const chunks = fs.readdirSync(finalDist).filter((f) => /^rbp-.*\.js$/.test(f));
 const kib = (f) => `${(fs.statSync(f).size / 1024).toFixed(1)} KiB`;
-console.log(`detect bundles: ${names.map((n) => `${n} ${kib(path.join(finalDist, 'buildpacks', n, 'lib', 'detect.cjs'))}`).join(', ')}; rbp.js ${kib(path.join(finalDist, 'rbp.js'))} (+ ${chunks.length} chunks loaded on demand)`);
+console.log(`detect bundles: ${names.map((n) => `${n} ${kib(path.join(finalDist, 'buildpacks', n, 'lib', 'detect.cjs'))}`).join(', ')}; rbp.bundle.cjs ${kib(path.join(finalDist, 'rbp.bundle.cjs'))}`);
 console.log(`built ${names.map((n) => `${shown}/buildpacks/${n}`).join(', ')} and ${shown}/rbp.js${carriedNode ? ` (each buildpack carries ${carriedNode})` : ''}`);

@@ -1,10 +1,6 @@
-import module from 'node:module';
-
-// Node.js >= 22.1 can keep V8's compiled code of rbp's modules between runs (in its cache folder,
-// NODE_COMPILE_CACHE or <tmp>/node-compile-cache), as npm does: every later rbp starts with less to
-// compile. It must be on before the modules load, hence the dynamic import below. A no-op on Node 20.
-(module as { enableCompileCache?: () => unknown }).enableCompileCache?.();
-const { EXIT, main } = await import('./rbp-main.ts');
+// rbp's program, bundled into dist/rbp.bundle.cjs, which dist/rbp.js runs (scripts/build.mjs).
+import { EXIT } from '../lib/cnb/exit.ts';
+import { main } from '../lib/platform/cli.ts';
 
 // A closed pipe (`rbp run --dry-run | head`) is how a reader says it has seen enough: stop writing
 // there, quietly. Any other stream error is a bug and goes on to the handler below.

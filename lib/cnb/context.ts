@@ -8,6 +8,7 @@ import { readBuildpackPlan, writeBuildPlan, type BuildPlan, type BuildpackPlan }
 import { Layers } from './layers.ts';
 import { EXIT, exitCodeFor } from './exit.ts';
 import { isUserError, renderUserError } from '../errors.ts';
+import { takeBackExtraCa } from '../deps/extra-ca.ts';
 
 function need(name: string, env: Record<string, string | undefined> = process.env): string {
   const v = env[name];
@@ -107,6 +108,7 @@ export async function detectExit(fn: DetectFn, processEnv: Record<string, string
 
 /** bin/detect: 0 pass (plan written), 100 not this runtime (reason on stdout), 1 broken input. */
 export async function runDetect(fn: DetectFn): Promise<never> {
+  takeBackExtraCa();
   const r = await detectExit(fn, process.env, process.cwd());
   for (const o of r.output) (o.stream === 'stdout' ? process.stdout : process.stderr).write(o.text);
   process.exit(r.code);
@@ -114,6 +116,7 @@ export async function runDetect(fn: DetectFn): Promise<never> {
 
 /** bin/build: 0 success, 1 failure with the error rendered as one block. */
 export async function runBuild(fn: (ctx: BuildContext) => Promise<void> | void): Promise<never> {
+  takeBackExtraCa();
   let code: number = EXIT.ok;
   try {
     await fn(buildContext());

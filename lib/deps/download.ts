@@ -14,7 +14,9 @@ import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { Transform } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
+import tls, { type SecureContext } from 'node:tls';
 import type { EnvHttpProxyAgent } from 'undici';
+import { deferredExtraCa } from './extra-ca.ts';
 import { UserError } from '../errors.ts';
 import { formatDuration, type Logger } from '../log.ts';
 import { hashingStream, type Checksum, type ChecksumAlgorithm } from './checksum.ts';
@@ -79,7 +81,7 @@ function isNotFound(e: unknown): boolean {
 }
 
 const PROXY_VARS = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy', 'NO_PROXY', 'no_proxy'] as const;
-let agent: { key: string; dispatcher: EnvHttpProxyAgent } | undefined;
+let agent: { key: string; secureContext: SecureContext | undefined; dispatcher: EnvHttpProxyAgent } | undefined;
 
 /**
  * undici, loaded on the first request: a build that reuses every tool makes none, and loading it
@@ -88,11 +90,41 @@ let agent: { key: string; dispatcher: EnvHttpProxyAgent } | undefined;
 let undici: Promise<typeof import('undici')> | undefined;
 const loadUndici = () => (undici ??= import('undici'));
 
-/** The proxy settings as seen now (one agent per setting: tests and long-lived processes may change them). */
+let trust: { file: string; context: SecureContext | undefined } | undefined;
+
+/**
+ * The TLS context of our requests when a bootstrap deferred NODE_EXTRA_CA_CERTS (extra-ca.ts):
+ * Node.js's root certificates and the file's, read once. Undefined otherwise: Node.js's default,
+ * which has them already. A file that cannot be read is ignored with Node.js's own warning, as
+ * Node.js does at its start.
+ */
+function trustContext(): SecureContext | undefined {
+  const file = deferredExtraCa();
+  if (!file) return undefined;
+  if (trust?.file !== file) {
+    let context: SecureContext | undefined;
+    try {
+      context = tls.createSecureContext({ ca: [...tls.rootCertificates, fs.readFileSync(file, 'utf8')] });
+    } catch (e) {
+      process.emitWarning(`Ignoring extra certs from \`${file}\`, load failed: ${(e as Error).message}`);
+    }
+    trust = { file, context };
+  }
+  return trust.context;
+}
+
+/**
+ * The proxy settings as seen now (one agent per setting: tests and long-lived processes may change
+ * them), with the trust of a deferred NODE_EXTRA_CA_CERTS (extra-ca.ts) for the server and the proxy.
+ */
 async function dispatcher(): Promise<EnvHttpProxyAgent> {
   const { EnvHttpProxyAgent } = await loadUndici();
+  const secureContext = trustContext();
   const key = PROXY_VARS.map((k) => process.env[k] ?? '').join('\0');
-  if (agent?.key !== key) agent = { key, dispatcher: new EnvHttpProxyAgent() };
+  if (agent?.key !== key || agent.secureContext !== secureContext) {
+    const trust = secureContext ? { connect: { secureContext }, requestTls: { secureContext }, proxyTls: { secureContext } } : {};
+    agent = { key, secureContext, dispatcher: new EnvHttpProxyAgent(trust) };
+  }
   return agent.dispatcher;
 }
 

@@ -21,7 +21,7 @@ import { isUserError, redactEnv, redactUrl, renderUserError, UserError } from '.
 import os from 'node:os';
 import { formatDuration, Logger } from '../log.ts';
 import { HEALTHY_RUN_MS, RESTART_VARIABLE, restartDelay, restartPolicyOf, type RestartPolicy } from './restart.ts';
-import { forgetLauncherNode, installLauncherNode, knownLauncherNode } from './launcher-node.ts';
+import { forgetLauncherNode, installLauncherNode, knownLauncherNode, type RuntimeNode } from './launcher-node.ts';
 import { checkPortFree, publicPort } from './ports.ts';
 import { launchContext, portEnv, type RuntimeLaunch } from './context.ts';
 import { DIRECT_EXEC, DIRECT_LAUNCH_VARIABLE, NODE_LAUNCHER_FILE, planDirect, type DirectPlan } from './direct.ts';
@@ -43,7 +43,7 @@ export interface LaunchOptions {
    * The runtime's own Node.js, installed in one of its launch layers (the node runtime's): the
    * launcher runs on it when it is recent enough, and nothing else is installed.
    */
-  node?: string;
+  node?: RuntimeNode;
   /**
    * The runtime's launch, for a direct launch (direct.ts): its command planned now, with the build's
    * variables, and written as a POSIX sh script that starts the server with no Node.js in front.

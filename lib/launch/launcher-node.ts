@@ -34,7 +34,23 @@ export interface LauncherNode {
   source: 'runtime' | 'operator' | ToolOrigin;
 }
 
+/**
+ * The runtime's Node.js as its buildpack installed it: the version is the one it resolved and
+ * checked, so it is not asked again (`node --version` from a build costs a process start).
+ */
+export interface RuntimeNode {
+  path: string;
+  /** Undefined when its buildpack could not tell (an operator's node that printed none): then it is asked. */
+  version?: string;
+}
+
 export type NodeProbe = { ok: true; version: string } | { ok: false; problem: string; version?: string };
+
+/** Whether a Node.js of this version can run the launcher. */
+function versionProbe(file: string, version: string): NodeProbe {
+  const major = Number(/^v?(\d+)\./.exec(version)?.[1] ?? 0);
+  return major >= LAUNCHER_NODE_MIN_MAJOR ? { ok: true, version } : { ok: false, version, problem: `${file} is Node.js ${version}; the launcher needs ${LAUNCHER_NODE_MIN_MAJOR} or later` };
+}
 
 /** Runs `file --version`: a Node.js the launcher can run on, or why not. */
 export function probeNode(file: string): NodeProbe {
@@ -53,9 +69,7 @@ export function probeNode(file: string): NodeProbe {
     const said = r.error ? r.error.message : `\`${file} --version\` printed ${JSON.stringify(out.split('\n')[0] ?? '')}`;
     return { ok: false, problem: `${file} is not a Node.js executable that runs here (${said})` };
   }
-  const version = m[0].slice(1);
-  if (Number(m[1]) < LAUNCHER_NODE_MIN_MAJOR) return { ok: false, version, problem: `${file} is Node.js ${version}; the launcher needs ${LAUNCHER_NODE_MIN_MAJOR} or later` };
-  return { ok: true, version };
+  return versionProbe(file, m[0].slice(1));
 }
 
 /** RBP_LAUNCHER_NODE, with an empty value meaning unset. */
@@ -67,13 +81,14 @@ export function operatorLauncherNode(env: Record<string, string | undefined>): s
  * The runtime's Node.js, else the operator's: one the run image is known to carry, so nothing needs
  * installing. Synchronous on purpose (see installLaunch). Undefined when the launcher needs its own.
  */
-export function knownLauncherNode(opts: { runtimeNode?: string; env: Record<string, string | undefined>; log: Logger }): LauncherNode | undefined {
+export function knownLauncherNode(opts: { runtimeNode?: RuntimeNode; env: Record<string, string | undefined>; log: Logger }): LauncherNode | undefined {
   const { runtimeNode, env, log } = opts;
   if (runtimeNode) {
-    const p = probeNode(runtimeNode);
+    const { path: file } = runtimeNode;
+    const p = runtimeNode.version ? versionProbe(file, runtimeNode.version) : probeNode(file);
     if (p.ok) {
-      log.info(`launcher: Node.js ${p.version} of the runtime (${runtimeNode})`);
-      return { path: runtimeNode, version: p.version, source: 'runtime' };
+      log.info(`launcher: Node.js ${p.version} of the runtime (${file})`);
+      return { path: file, version: p.version, source: 'runtime' };
     }
     log.info(`launcher: not the runtime's Node.js: ${p.problem}`);
   }

@@ -21,6 +21,10 @@ export const IN_OUT = 'out:';
 export interface TreeScan {
   digest: string;
   dirs: string[];
+  /** The walked folders' stamps, from the walk's own lstat (no second stat); none when it linked a copy. */
+  stamps?: Stamps;
+  /** With stamps: the newest modification time among the walked folders (ms). */
+  newest?: number;
 }
 
 /**
@@ -28,36 +32,50 @@ export interface TreeScan {
  * target. With `linkTo`, the walk also recreates the tree there (folders made anew, every file
  * hard-linked, links copied), so a restore checks and places a layer in a single pass: one lstat and
  * one link per file, no second walk.
+ * This is the check a warm rebuild pays for each reused layer (a stat per file), so it does no more
+ * than that: the lines are hashed once at the end and paths are joined by hand (path.join and a
+ * hash update per file cost as much as the stat).
  */
 export function scanTree(dir: string, linkTo?: string): TreeScan {
-  const h = crypto.createHash('sha256');
+  const lines: string[] = [];
   const dirs: string[] = [''];
+  const stamps: Stamps | undefined = linkTo === undefined ? new Map() : undefined;
+  let newest = 0;
   const walk = (d: string, rel: string, to: string | undefined) => {
-    for (const name of fs.readdirSync(d).sort()) {
-      const p = path.join(d, name);
+    const names = fs.readdirSync(d);
+    names.sort();
+    for (const name of names) {
+      const p = `${d}/${name}`;
       const r = rel ? `${rel}/${name}` : name;
-      const t = to === undefined ? undefined : path.join(to, name);
+      const t = to === undefined ? undefined : `${to}/${name}`;
       const st = fs.lstatSync(p);
       if (st.isSymbolicLink()) {
         const target = fs.readlinkSync(p);
-        h.update(`l\0${r}\0${target}\n`);
+        lines.push(`l\0${r}\0${target}\n`);
         if (t) fs.symlinkSync(target, t);
       } else if (st.isDirectory()) {
-        h.update(`d\0${r}\0${st.mode & 0o7777}\n`);
+        lines.push(`d\0${r}\0${st.mode & 0o7777}\n`);
         dirs.push(r);
+        if (stamps) {
+          stamps.set(r, stampOfStats(st));
+          if (st.mtimeMs > newest) newest = st.mtimeMs;
+        }
         if (t) fs.mkdirSync(t, { mode: 0o700 });
         walk(p, r, t);
         if (t) fs.chmodSync(t, st.mode & 0o7777);
       } else {
-        h.update(`${st.isFile() ? 'f' : 'o'}\0${r}\0${st.mode & 0o7777}\0${st.size}\n`);
+        lines.push(`${st.isFile() ? 'f' : 'o'}\0${r}\0${st.mode & 0o7777}\0${st.size}\n`);
         if (t) linkFile(p, t);
       }
     }
   };
+  const root = fs.lstatSync(dir);
+  stamps?.set('', stampOfStats(root));
+  if (root.mtimeMs > newest) newest = root.mtimeMs;
   if (linkTo !== undefined) fs.mkdirSync(linkTo, { mode: 0o700 });
   walk(dir, '', linkTo);
-  if (linkTo !== undefined) fs.chmodSync(linkTo, fs.lstatSync(dir).mode & 0o7777);
-  return { digest: h.digest('hex'), dirs };
+  if (linkTo !== undefined) fs.chmodSync(linkTo, root.mode & 0o7777);
+  return { digest: crypto.createHash('sha256').update(lines.join('')).digest('hex'), dirs, ...(stamps ? { stamps, newest } : {}) };
 }
 
 export function treeDigest(dir: string): string {
@@ -74,17 +92,33 @@ export function treeDigest(dir: string): string {
  */
 export type Stamps = Map<string, string>;
 
+/** A folder's stamp; mtimeMs keeps the nanoseconds to a fraction of a microsecond, far below a clock tick. */
+function stampOfStats(st: fs.Stats): string {
+  return `${st.ino}:${st.mtimeMs}`;
+}
+
 function stampOf(p: string): string | undefined {
-  try {
-    const st = fs.lstatSync(p, { bigint: true });
-    return st.isDirectory() ? `${st.ino}:${st.mtimeNs}` : undefined;
-  } catch {
-    return undefined;
-  }
+  const st = fs.lstatSync(p, { throwIfNoEntry: false });
+  return st?.isDirectory() ? stampOfStats(st) : undefined;
 }
 
 export function takeStamps(root: string, dirs: string[]): Stamps {
   return new Map(dirs.map((d) => [d, stampOf(d ? path.join(root, d) : root) ?? '']));
+}
+
+/**
+ * The stamps of a walked folder once it has moved to `root` (a rename): its subfolders keep theirs;
+ * its own is taken again, since a file system may stamp a moved folder. And how long to wait before
+ * a change can be trusted to show (see STAMP_SETTLE_MS): nothing when every folder was last changed
+ * more than a settle time before the move. The rename stamped the folder's change time with the file
+ * system's own clock (an NFS server's, say), so the ages are measured on that clock, not on ours.
+ */
+export function movedStamps(root: string, scan: TreeScan): { stamps: Stamps; settleMs: number } {
+  const st = fs.lstatSync(root, { throwIfNoEntry: false });
+  const stamps = new Map([...(scan.stamps ?? []), ['', st?.isDirectory() ? stampOfStats(st) : '']]);
+  const newest = Math.max(scan.newest ?? Infinity, st?.mtimeMs ?? Infinity);
+  const age = st ? st.ctimeMs - newest : 0;
+  return { stamps, settleMs: age > STAMP_SETTLE_MS ? 0 : STAMP_SETTLE_MS - Math.max(age, 0) };
 }
 
 export function sameStamps(root: string, stamps: Stamps): boolean {
@@ -94,8 +128,9 @@ export function sameStamps(root: string, stamps: Stamps): boolean {
 
 /**
  * The kernel stamps modifications with a clock that ticks every few milliseconds: a change made in
- * the same tick as a stamp would keep it. Waiting this long after the last stamp, before any
- * buildpack runs, makes every later change show.
+ * the same tick as a folder's last one would keep its stamp. Waiting until this long after the
+ * newest stamped change, before any buildpack runs, makes every later change show. A folder last
+ * changed longer ago than that (a layer left alone since the previous build) needs no wait.
  */
 export const STAMP_SETTLE_MS = 25;
 

@@ -27,7 +27,7 @@ export interface ExportOptions {
   layersRoot: string;
   built: Built;
   restoredIds: Map<string, string | undefined>;
-  /** Launch+cache layers restore linked, with the digest it checked and their folders' stamps. */
+  /** Launch+cache layers restore placed, with the digest it checked and their folders' stamps. */
   kept?: Map<string, KeptLayer>;
   tx: OutTransaction;
   appDir: string;
@@ -79,13 +79,16 @@ export function exportPhase(o: ExportOptions): { layers: BuildResult['layers']; 
           const dst = path.join(newCache, esc, name);
           fs.mkdirSync(path.dirname(dst), { recursive: true });
           writeToml(path.join(newCache, esc, `${name}.toml`), { types: t.types, metadata: t.metadata });
-          // A layer restore linked and nobody touched since (same folder, same folder stamps) still
-          // has the digest restore checked: no second walk of its files.
+          // A launch layer restore placed and nobody touched since (same folder, same folder stamps)
+          // still has the digest restore checked: no second walk of its files. (Its files are the
+          // previous OUT's too, so no buildpack may rewrite them in place.)
           const kept = state === 'restored' && t.types.launch ? o.kept?.get(key) : undefined;
           const same = kept && sameStamps(layerDir, kept.stamps) ? kept : undefined;
           if (t.types.launch && !tx.sharedCache) {
-            trees.set(key, `${IN_OUT}${same?.digest ?? treeDigest(layerDir)}`);
+            // Unchanged: the previous OUT's folder becomes the spare. Made or changed: one walk both
+            // records its files and links the spare the next restore moves in.
             if (same) tx.keepAsSpare(key);
+            trees.set(key, `${IN_OUT}${same?.digest ?? scanTree(layerDir, tx.newSpare(key)).digest}`);
           }
           else if (t.types.launch) {
             // An explicit --cache keeps its own names for the files: the folder this build linked

@@ -11,8 +11,9 @@
  *   OUT.rbp-lock         the pid of the build that owns OUT (a second build is refused)
  *   CACHE/.rbp-cache     this folder is an rbp cache
  *   CACHE.rbp-new        the cache export is writing
- *   OUT.rbp-spare        for each launch+cache layer the last build left alone, a second name for
- *                        each of its files (the previous OUT's folder, kept instead of removed)
+ *   OUT.rbp-spare        for each launch+cache layer of OUT, a second name for each of its files:
+ *                        the previous OUT's folder when the last build left the layer alone (kept
+ *                        instead of removed), else links export made (OUT.rbp-spare.rbp-new first)
  * A build killed with SIGKILL leaves OUT.rbp-previous; `recover` (called by the next build and by
  * `rbp run`) puts the last complete OUT back.
  */
@@ -198,6 +199,11 @@ export class OutTransaction {
   /** `<escaped id>/<layer>` whose previous-OUT folder becomes the next spare at commit. */
   private readonly toSpare: string[] = [];
   /**
+   * `OUT.rbp-spare.rbp-new`: spares export linked for launch+cache layers this build made or
+   * changed, moved into OUT.rbp-spare at commit.
+   */
+  private readonly newSpares: string;
+  /**
    * Whether the cache was chosen with --cache and may serve other OUTs: it then keeps its own names
    * for launch+cache layers' files (hard links to OUT's). The cache beside OUT keeps none: those
    * layers' only copy is OUT, so no later change to the cache can reach the built app.
@@ -224,6 +230,7 @@ export class OutTransaction {
     this.cacheDir = path.resolve(p.cacheDir);
     this.newCache = `${this.cacheDir}.rbp-new`;
     this.spare = spareOf(this.out);
+    this.newSpares = `${this.spare}.rbp-new`;
     this.sharedCache = p.explicitCache;
     this.check(p);
     this.lock();
@@ -334,6 +341,8 @@ export class OutTransaction {
       this.movedAside = true;
       this.previousExisted = true;
     }
+    // Spares a killed build was linking (after OUT was set aside: a name too long for that fails first).
+    rmrf(this.newSpares);
     fs.mkdirSync(this.out);
     this.ownsOut = true;
     fs.writeFileSync(path.join(this.out, OUT_MARKER), 'This folder is an rbp build output: rbp build replaces it.\n');
@@ -395,6 +404,18 @@ export class OutTransaction {
     this.toSpare.push(key);
   }
 
+  /**
+   * Where export links a second name for each file of a launch+cache layer this build made or
+   * changed, so that the next build finds a spare and moves it in whole: the links are made once,
+   * here, instead of by the next restore (the first warm rebuild after a cold one is then as quick
+   * as the others). Becomes the layer's spare at commit.
+   */
+  newSpare(key: string): string {
+    const dst = path.join(this.newSpares, key);
+    fs.mkdirSync(path.dirname(dst), { recursive: true });
+    return dst;
+  }
+
   /** Starts the cache this build exports: `CACHE.rbp-new`, swapped in by `commit`. */
   startNewCache(): string {
     fs.mkdirSync(this.newCache, { recursive: true });
@@ -419,6 +440,10 @@ export class OutTransaction {
       const src = path.join(this.prev, 'layers', key);
       if (isDir(src)) moveTree(src, this.spareOf(key));
     }
+    for (const esc of isDir(this.newSpares) ? fs.readdirSync(this.newSpares) : []) {
+      for (const name of fs.readdirSync(path.join(this.newSpares, esc))) moveTree(path.join(this.newSpares, esc, name), this.spareOf(`${esc}/${name}`));
+    }
+    rmrf(this.newSpares);
     rmrf(stale);
     rmrf(this.prev);
     this.movedAside = false;
@@ -445,6 +470,7 @@ export class OutTransaction {
     for (const [from, to] of this.carried.reverse()) if (fs.existsSync(to)) attempt(`moving ${to} back`, () => moveTree(to, from));
     this.carried.length = 0;
     attempt(`removing ${this.newCache}`, () => rmrf(this.newCache));
+    attempt(`removing ${this.newSpares}`, () => rmrf(this.newSpares));
     for (const taken of this.takenFromCache) {
       attempt(`dropping ${taken} from the cache`, () => {
         rmrf(taken);

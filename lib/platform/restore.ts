@@ -11,7 +11,7 @@ import { escapeId, type BuildpackRef } from '../cnb/descriptor.ts';
 import { readLayerToml } from '../cnb/layers.ts';
 import { writeToml } from '../cnb/toml.ts';
 import type { Logger } from '../log.ts';
-import { checkTree, IN_OUT, readTrees, STAMP_SETTLE_MS, takeStamps, treeDamage, type Stamps } from './cache-check.ts';
+import { checkTree, IN_OUT, movedStamps, readTrees, STAMP_SETTLE_MS, takeStamps, treeDamage, type Stamps, type TreeScan } from './cache-check.ts';
 import { bpKey } from './detect.ts';
 import { isDir, rmrf } from './fsops.ts';
 import { CACHE_MARKER, type OutTransaction } from './out-transaction.ts';
@@ -50,7 +50,7 @@ function readCachedToml(file: string): { t?: ReturnType<typeof readLayerToml>; p
   }
 }
 
-/** A launch+cache layer linked into OUT by restore, as restore checked it. */
+/** A launch+cache layer restore checked and placed in OUT (linked, or its spare moved), as it checked it. */
 export interface KeptLayer {
   /** The digest of its files, equal to the cache's record. */
   digest: string;
@@ -75,10 +75,13 @@ export function restore(o: { group: BuildpackRef[]; layersRoot: string; tx: OutT
   const { tx, log } = o;
   const ids = new Map<string, string | undefined>();
   const kept = new Map<string, KeptLayer>();
-  let lastStamp = 0;
-  const keep = (key: string, layerDir: string, digest: string, dirs: string[], source?: string) => {
-    kept.set(key, { digest, stamps: takeStamps(layerDir, dirs), ...(source ? { source } : {}) });
-    lastStamp = Date.now();
+  let settleUntil = 0;
+  const keep = (key: string, layerDir: string, scan: TreeScan, moved: boolean, source?: string) => {
+    // A folder moved in whole keeps the stamps its check walk saw; a tree of links is stamped now
+    // (its folders were just made: the full settle time).
+    const { stamps, settleMs } = moved && scan.stamps ? movedStamps(layerDir, scan) : { stamps: takeStamps(layerDir, scan.dirs), settleMs: STAMP_SETTLE_MS };
+    kept.set(key, { digest: scan.digest, stamps, ...(source ? { source } : {}) });
+    settleUntil = Math.max(settleUntil, Date.now() + settleMs);
   };
   const cacheSrc = o.clearCache || !isDir(tx.cacheDir) ? undefined : tx.cacheDir;
   if (o.clearCache) log.info('cache cleared (--clear-cache): nothing restored');
@@ -111,6 +114,7 @@ export function restore(o: { group: BuildpackRef[]; layersRoot: string; tx: OutT
         const dst = path.join(dir, name);
         const spare = tx.spareOf(`${esc}/${name}`);
         let scan = isDir(spare) ? checkTree(spare, want).scan : undefined;
+        const moved = Boolean(scan);
         if (scan) tx.takeSpare(spare, dst);
         else {
           const src = prevRoot ? path.join(prevRoot, 'layers', esc, name) : undefined;
@@ -124,7 +128,7 @@ export function restore(o: { group: BuildpackRef[]; layersRoot: string; tx: OutT
         }
         writeToml(path.join(dir, `${name}.toml`), { metadata: t.metadata });
         ids.set(`${esc}/${name}`, identity(dst));
-        keep(`${esc}/${name}`, dst, scan.digest, scan.dirs);
+        keep(`${esc}/${name}`, dst, scan, moved);
         restoredHere.push(name);
         continue;
       }
@@ -149,7 +153,7 @@ export function restore(o: { group: BuildpackRef[]; layersRoot: string; tx: OutT
         ids.set(`${esc}/${name}`, identity(dst));
         // Export moves the cached folder on whole only when it was checked too (a stat per file).
         const cachedIntact = !spared || !checkTree(cached, recorded).damage;
-        keep(`${esc}/${name}`, dst, scan.digest, scan.dirs, cachedIntact ? cached : undefined);
+        keep(`${esc}/${name}`, dst, scan, Boolean(spared), cachedIntact ? cached : undefined);
         restoredHere.push(name);
         continue;
       }
@@ -163,7 +167,8 @@ export function restore(o: { group: BuildpackRef[]; layersRoot: string; tx: OutT
       // [types] is never restored: a buildpack must say again what the layer is.
       writeToml(path.join(dir, `${name}.toml`), { metadata: t.metadata });
       if (isDir(cached)) {
-        // A cache-only folder is this build's to change: moved (one rename, whatever its size).
+        // A cache-only folder is this build's to change, in place too (a package manager appends to
+        // its index files): moved (one rename, whatever its size), and walked again at export.
         tx.takeFromCache(cached, dst);
         ids.set(`${esc}/${name}`, identity(dst));
         restoredHere.push(name);
@@ -182,6 +187,6 @@ export function restore(o: { group: BuildpackRef[]; layersRoot: string; tx: OutT
     log.info(`${bpKey(bp)}: ${restoredHere.length ? `restored ${restoredHere.join(', ')}` : 'nothing to restore'}`);
   }
   // No buildpack runs before a change to a linked layer would move its folders' stamps.
-  if (kept.size) sleepSync(lastStamp + STAMP_SETTLE_MS - Date.now());
+  if (kept.size) sleepSync(settleUntil - Date.now());
   return { ids, kept };
 }

@@ -15,13 +15,7 @@ import { describe, expect, it } from 'vitest';
 import { ROOT } from '../helpers/rbp.ts';
 
 /** Ids known to be unrendered, each with the reason. Keep it empty. */
-const KNOWN_UNRENDERED: Record<string, string> = {
-  // buildpacks/node/src/dependencies.ts is being reworked for build speed: only its variable reads
-  // changed here. Export these errors' constructors there (as sshRefusedError is) and render them.
-  'node/lockfile/out-of-date': 'thrown inside buildpacks/node/src/dependencies.ts (see above); fixtures node-lock-outdated* check the id end to end',
-  'node/dev-dependencies/needed': 'thrown inside buildpacks/node/src/dependencies.ts (see above); fixture node-devdep-postinstall checks the id end to end',
-  "node/${what === 'install' ? 'install' : 'install-script'}/failed": 'thrown inside buildpacks/node/src/dependencies.ts (see above)',
-};
+const KNOWN_UNRENDERED: Record<string, string> = {};
 
 function files(dir: string, keep: (f: string) => boolean): string[] {
   const out: string[] = [];

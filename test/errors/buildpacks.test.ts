@@ -13,6 +13,7 @@ import { readPackageJson } from '../../buildpacks/node/src/package-json.ts';
 import { chooseTool } from '../../lib/js-project/build-tool.ts';
 import { parsePackageManager } from '../../lib/js-project/package-manager-field.ts';
 import { registryAuth } from '../../buildpacks/node/src/registry-auth.ts';
+import { devToolError, installFailedError, staleLockfileError } from '../../buildpacks/node/src/dependencies.ts';
 import { sshRefusedError } from '../../buildpacks/node/src/ssh-key.ts';
 import { hashMismatch } from '../../buildpacks/node/src/tools.ts';
 import { composerFailedError } from '../../buildpacks/phpserver/src/composer.ts';
@@ -97,6 +98,13 @@ describe('node', () => {
 
   it('node/ssh-key/refused', () => {
     expect(stableRendering(sshRefusedError([], '/platform/bindings', 'npm ci'))).toMatchSnapshot();
+  });
+
+  it('node/lockfile/out-of-date, node/dev-dependencies/needed, node/install/failed and node/install-script/failed', () => {
+    expect(stableRendering(staleLockfileError('/app', { lock: 'package-lock.json', local: 'npm install' }, 'npm ci'))).toMatchSnapshot();
+    expect(stableRendering(devToolError('/app', { command: 'tsc', dependency: 'typescript' }, 'tsc -p .', 'postinstall'))).toMatchSnapshot();
+    expect(stableRendering(installFailedError('install', '/app', 'npm ci', 'exit 1 after 2300ms'))).toMatchSnapshot();
+    expect(stableRendering(installFailedError('postinstall', '/app', 'node setup.js', 'exit 2 after 120ms'))).toMatchSnapshot();
   });
 
   it('node/package-manager/hash-mismatch', () => {

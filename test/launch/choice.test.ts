@@ -78,9 +78,18 @@ describe('knownLauncherNode', () => {
     const { log, text } = capture();
     const runtimeNode = path.join(tmpDir(), 'node');
     fs.symlinkSync(NODE, runtimeNode);
-    const n = knownLauncherNode({ runtimeNode, env: { RBP_LAUNCHER_NODE: '/nonexistent/node' }, log });
+    const n = knownLauncherNode({ runtimeNode: { path: runtimeNode }, env: { RBP_LAUNCHER_NODE: '/nonexistent/node' }, log });
     expect(n).toEqual({ path: runtimeNode, version: NODE_VERSION, source: 'runtime' });
     expect(text()).toContain(`launcher: Node.js ${NODE_VERSION} of the runtime (${runtimeNode})`);
+  });
+
+  it('takes the version its buildpack resolved without running the runtime’s node again', () => {
+    const { log, text } = capture();
+    // A script that is no Node.js at all: it is not run, the buildpack's version is trusted.
+    const n = knownLauncherNode({ runtimeNode: { path: '/bin/false', version: '24.15.0' }, env: {}, log });
+    expect(n).toEqual({ path: '/bin/false', version: '24.15.0', source: 'runtime' });
+    expect(knownLauncherNode({ runtimeNode: { path: '/bin/false', version: '18.20.4' }, env: {}, log })).toBeUndefined();
+    expect(text()).toContain("launcher: not the runtime's Node.js: /bin/false is Node.js 18.20.4; the launcher needs 20 or later");
   });
 
   it('takes RBP_LAUNCHER_NODE when the runtime gives none, or one too old', () => {
@@ -88,7 +97,7 @@ describe('knownLauncherNode', () => {
     expect(knownLauncherNode({ env: { RBP_LAUNCHER_NODE: NODE }, log })).toEqual({ path: NODE, version: NODE_VERSION, source: 'operator' });
     expect(text()).toContain(`launcher: Node.js ${NODE_VERSION} of the run image (RBP_LAUNCHER_NODE=${NODE})`);
     const old = oldNodeVersionScript();
-    expect(knownLauncherNode({ runtimeNode: old, env: { RBP_LAUNCHER_NODE: NODE }, log })?.source).toBe('operator');
+    expect(knownLauncherNode({ runtimeNode: { path: old }, env: { RBP_LAUNCHER_NODE: NODE }, log })?.source).toBe('operator');
     expect(text()).toContain(`launcher: not the runtime's Node.js: ${old} is Node.js 18.20.4; the launcher needs 20 or later`);
   });
 
@@ -122,7 +131,7 @@ describe('installLaunch', () => {
     const ctx = buildContext({ RBP_LAUNCHER_NODE: '/nonexistent/node' });
     const { log } = capture();
     // Not awaited, as a build written before installLaunch returned a promise calls it.
-    const done = installLaunch(ctx, { runtime: 'static' }, { node: NODE, log });
+    const done = installLaunch(ctx, { runtime: 'static' }, { node: { path: NODE }, log });
     const launch = path.join(ctx.layersDir, 'launcher', 'bin', 'launch');
     expect(webCommand(ctx)).toEqual([NODE, launch]);
     expect(fs.readFileSync(launch, 'utf8')).toBe('// the launch entrypoint\n');

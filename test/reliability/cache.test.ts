@@ -209,6 +209,43 @@ describe('the previous OUT’s folder of a layer left alone is the next build’
     expect(recorded(cache, 'tool')).toBe(treeDigest(layer));
   });
 
+  it('the build that makes the layer links its spare, so the first rebuild moves it in too', async () => {
+    const app = scriptedApp({ 'a/detect': passWith(), 'a/build': BUILD });
+    const out = path.join(tmpDir('rbp-out-'), 'out');
+    expect((await rbp(['build', app, '--out', out, ...bpArgs('a')])).exitCode).toBe(0);
+    const spare = path.join(`${out}.rbp-spare`, 'test_a', 'tool');
+    const layer = path.join(out, 'layers', 'test_a', 'tool');
+    // A second name for each file of OUT's layer, made by export, and nothing left half made.
+    expect(fs.statSync(path.join(spare, 'bin', 'tool')).ino).toBe(fs.statSync(path.join(layer, 'bin', 'tool')).ino);
+    expect(fs.existsSync(`${out}.rbp-spare.rbp-new`)).toBe(false);
+    const spareIno = fs.statSync(spare).ino;
+    const r = await rbp(['build', app, '--out', out, ...bpArgs('a')]);
+    expect(r.exitCode).toBe(0);
+    expect(r.all).toContain('tool restored: 4096 bytes');
+    expect(fs.statSync(layer).ino).toBe(spareIno);
+    expect(recorded(`${out}.rbp-cache`, 'tool')).toBe(treeDigest(layer));
+  });
+
+  it('a build that fails after export linked a new spare leaves no half-made one', async () => {
+    const app = scriptedApp({ 'a/detect': passWith(), 'a/build': BUILD });
+    const out = path.join(tmpDir('rbp-out-'), 'out');
+    expect((await rbp(['build', app, '--out', out, ...bpArgs('a')])).exitCode).toBe(0);
+    const spareIno = fs.statSync(path.join(`${out}.rbp-spare`, 'test_a', 'tool')).ino;
+    // The layer is made again (a new spare is linked at export), then export fails on another layer.
+    writeScripts(app, { 'a/build': `rm -rf "$CNB_LAYERS_DIR/tool"\n${BUILD}\nprintf "[types]\\nlaunch = true\\ncache = true\\n" > "$CNB_LAYERS_DIR/zz.toml"` });
+    const r = await rbp(['build', app, '--out', out, ...bpArgs('a')]);
+    expect(r.exitCode).not.toBe(0);
+    expect(r.all).toContain('has cache = true but has no contents');
+    expect(fs.existsSync(`${out}.rbp-spare.rbp-new`)).toBe(false);
+    // The spare this build took went with its OUT; the next build links the layer from the OUT that stands.
+    expect(fs.existsSync(path.join(`${out}.rbp-spare`, 'test_a', 'tool'))).toBe(false);
+    writeScripts(app, { 'a/build': BUILD });
+    const next = await rbp(['build', app, '--out', out, ...bpArgs('a')]);
+    expect(next.exitCode).toBe(0);
+    expect(next.all).toContain('tool restored: 4096 bytes');
+    expect(fs.statSync(path.join(`${out}.rbp-spare`, 'test_a', 'tool')).ino).not.toBe(spareIno);
+  });
+
   it('a build that fails after taking the spare leaves the previous OUT whole', async () => {
     const { r, out, layer } = await builtThrice(() => undefined, 'rm -rf "$CNB_LAYERS_DIR/tool"; exit 3');
     expect(r.exitCode).not.toBe(0);

@@ -220,5 +220,5 @@ runBuild(async (ctx) => {
     tool: choice.tool,
     ...(pnp ? { pnp: true } : {}),
   };
-  await installLaunch(ctx, decision, { node: node.tool.path });
+  await installLaunch(ctx, decision, { node: { path: node.tool.path, version: node.version } });
 });

@@ -314,19 +314,12 @@ async function run(r: InstallRequest, argv: string[], env: Record<string, string
   if (res.exitCode !== 0 && what === 'install' && sshRefused(tail)) throw sshRefusedError(r.sshKeys ?? [], r.bindingRoot ?? 'the bindings directory', hideSecrets(shown, env));
   if (res.exitCode !== 0 && what === 'install') {
     const stale = staleLockfile(r.choice.manager, tail);
-    if (stale) throw staleLockfileError(r, stale, hideSecrets(shown, env));
+    if (stale) throw staleLockfileError(r.appDir, stale, hideSecrets(shown, env));
   }
   if (res.exitCode !== 0) {
     const dev = r.command.dev === 'excluded' ? missingDevTool(r.pkg, tail) : undefined;
-    if (dev) throw devToolError(r, dev, hideSecrets(shown, env), what);
-    throw new UserError({
-      id: `node/${what === 'install' ? 'install' : 'install-script'}/failed`,
-      title: what === 'install' ? 'Installing the dependencies failed' : `The ${what} script failed`,
-      seen: { what: 'command', value: hideSecrets(shown, env), where: r.appDir },
-      rule: what === 'install' ? 'The dependencies are installed with the selected package manager (CC_NODE_BUILD_TOOL or the lock file).' : `Scripts ${INSTALL_SCRIPTS.join(', ')} run in the build phase and must succeed.`,
-      fix: 'Read the output above: run the same command locally, fix the cause (lock file out of date, missing package, registry access), and deploy again.',
-      details: [`${res.status} after ${Math.round(res.ms)}ms`],
-    });
+    if (dev) throw devToolError(r.appDir, dev, hideSecrets(shown, env), what);
+    throw installFailedError(what, r.appDir, hideSecrets(shown, env), `${res.status} after ${Math.round(res.ms)}ms`);
   }
   r.log.detail(`done (${(res.ms / 1000).toFixed(1)}s)`);
 }
@@ -344,11 +337,12 @@ function staleLockfile(manager: ToolChoice['manager'], output: string): { lock: 
   return s && s.pattern.test(output) ? s : undefined;
 }
 
-function staleLockfileError(r: InstallRequest, s: { lock: string; local: string }, shown: string): UserError {
+/** The install refused a lock file that no longer matches package.json (its frozen mode). */
+export function staleLockfileError(appDir: string, s: { lock: string; local: string }, shown: string): UserError {
   return new UserError({
     id: 'node/lockfile/out-of-date',
     title: `${s.lock} is out of date: it does not match package.json`,
-    seen: { what: s.lock, value: 'does not match package.json', where: r.appDir },
+    seen: { what: s.lock, value: 'does not match package.json', where: appDir },
     rule: `With a lock file, the build installs exactly the locked versions and never rewrites the lock file (${shown}); package.json and ${s.lock} must agree.`,
     fix: `Run \`${s.local}\` locally, commit the updated ${s.lock}, and deploy again (or delete ${s.lock} to let the build resolve versions anew).`,
     details: ['The tool said so in its output above.'],
@@ -376,13 +370,26 @@ export function missingDevTool(pkg: PackageJson, output: string): { command: str
   return undefined;
 }
 
-function devToolError(r: InstallRequest, dev: { command: string; dependency: string }, shown: string, what: string): UserError {
+/** A script at build ran a command of a development dependency, which was not installed. */
+export function devToolError(appDir: string, dev: { command: string; dependency: string }, shown: string, what: string): UserError {
   return new UserError({
     id: 'node/dev-dependencies/needed',
     title: `\`${dev.command}\` is not installed: it comes from ${dev.dependency}, a development dependency`,
-    seen: { what: what === 'install' ? 'command' : `the ${what} script`, value: shown, where: r.appDir },
+    seen: { what: what === 'install' ? 'command' : `the ${what} script`, value: shown, where: appDir },
     rule: 'Development dependencies are not installed by default (NODE_ENV=production, CC_NODE_DEV_DEPENDENCIES unset): the scripts that run at build cannot use their commands.',
     fix: `Set CC_NODE_DEV_DEPENDENCIES=install to install the development dependencies, or move ${dev.dependency} to dependencies in package.json.`,
     details: [`${dev.command}: not found (see the output above)`],
+  });
+}
+
+/** The install (`what` = 'install') or one of the app's install scripts failed for another reason. */
+export function installFailedError(what: string, appDir: string, shown: string, how: string): UserError {
+  return new UserError({
+    id: `node/${what === 'install' ? 'install' : 'install-script'}/failed`,
+    title: what === 'install' ? 'Installing the dependencies failed' : `The ${what} script failed`,
+    seen: { what: 'command', value: shown, where: appDir },
+    rule: what === 'install' ? 'The dependencies are installed with the selected package manager (CC_NODE_BUILD_TOOL or the lock file).' : `Scripts ${INSTALL_SCRIPTS.join(', ')} run in the build phase and must succeed.`,
+    fix: 'Read the output above: run the same command locally, fix the cause (lock file out of date, missing package, registry access), and deploy again.',
+    details: [how],
   });
 }

@@ -1,0 +1,95 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { movedStamps, sameStamps, scanTree, STAMP_SETTLE_MS, takeStamps } from './cache-check.ts';
+
+function tree(): string {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-scan-'));
+  fs.mkdirSync(path.join(root, 'bin'));
+  fs.mkdirSync(path.join(root, 'lib', 'x'), { recursive: true });
+  fs.writeFileSync(path.join(root, 'bin', 'tool'), 'abcd', { mode: 0o755 });
+  fs.writeFileSync(path.join(root, 'lib', 'x', 'a.js'), 'x');
+  fs.writeFileSync(path.join(root, 'lib-b'), 'hello');
+  fs.symlinkSync('../lib/x/a.js', path.join(root, 'bin', 'a'));
+  return root;
+}
+
+/** Sets every folder's times `ageMs` into the past, as a layer left since an earlier build. */
+function age(root: string, ageMs: number): void {
+  const t = new Date(Date.now() - ageMs);
+  const walk = (d: string) => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) if (e.isDirectory()) walk(path.join(d, e.name));
+    fs.utimesSync(d, t, t);
+  };
+  walk(root);
+}
+
+describe('scanTree', () => {
+  it('hashes every path in name order, folders before their contents, with type, mode, size and link target', () => {
+    const root = tree();
+    const mode = (p: string) => fs.lstatSync(path.join(root, p)).mode & 0o7777;
+    // The record format caches of earlier builds hold: it must not change.
+    const lines = [
+      `d\0bin\0${mode('bin')}\n`,
+      `l\0bin/a\0../lib/x/a.js\n`,
+      `f\0bin/tool\0${mode('bin/tool')}\x004\n`,
+      `d\0lib\0${mode('lib')}\n`,
+      `d\0lib/x\0${mode('lib/x')}\n`,
+      `f\0lib/x/a.js\0${mode('lib/x/a.js')}\x001\n`,
+      `f\0lib-b\0${mode('lib-b')}\x005\n`,
+    ];
+    const scan = scanTree(root);
+    expect(scan.digest).toBe(crypto.createHash('sha256').update(lines.join('')).digest('hex'));
+    expect(scan.dirs).toEqual(['', 'bin', 'lib', 'lib/x']);
+  });
+
+  it('links a copy with the same digest, and then has no stamps (they would be the source’s)', () => {
+    const root = tree();
+    const to = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-scan-to-')), 'copy');
+    const linked = scanTree(root, to);
+    expect(linked.stamps).toBeUndefined();
+    expect(scanTree(to).digest).toBe(linked.digest);
+    expect(fs.statSync(path.join(to, 'bin', 'tool')).ino).toBe(fs.statSync(path.join(root, 'bin', 'tool')).ino);
+  });
+
+  it('stamps each folder from its own walk, as takeStamps would, so a change to any folder shows', () => {
+    const root = tree();
+    const scan = scanTree(root);
+    expect(scan.stamps).toEqual(takeStamps(root, scan.dirs));
+    expect(sameStamps(root, scan.stamps!)).toBe(true);
+    // Past any clock tick, so the change gets a later time than the stamp.
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, STAMP_SETTLE_MS + 5);
+    fs.writeFileSync(path.join(root, 'lib', 'x', 'new.js'), '');
+    expect(sameStamps(root, scan.stamps!)).toBe(false);
+  });
+});
+
+describe('movedStamps', () => {
+  it('keeps the walked stamps of a moved folder, and needs no wait when its folders changed long ago', () => {
+    const root = tree();
+    age(root, 60_000);
+    const scan = scanTree(root);
+    const moved = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-moved-')), 'layer');
+    fs.renameSync(root, moved);
+    const m = movedStamps(moved, scan);
+    expect(m.settleMs).toBe(0);
+    expect(sameStamps(moved, m.stamps)).toBe(true);
+    fs.mkdirSync(path.join(moved, 'bin', 'more'));
+    expect(sameStamps(moved, m.stamps)).toBe(false);
+  });
+
+  it('waits out the clock tick when a folder may have changed within one of the move', () => {
+    const root = tree();
+    age(root, 60_000);
+    // Stamped as late as the move (a later time than the move's, so however slow this machine is):
+    // a change in the same tick could keep that stamp.
+    const late = new Date(Date.now() + 10_000);
+    fs.utimesSync(path.join(root, 'lib'), late, late);
+    const scan = scanTree(root);
+    const moved = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-moved-')), 'layer');
+    fs.renameSync(root, moved);
+    expect(movedStamps(moved, scan).settleMs).toBe(STAMP_SETTLE_MS);
+  });
+});
