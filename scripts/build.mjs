@@ -2,7 +2,8 @@
 // and the CLI into dist/rbp.js (with dist/rbp.bundle.cjs). A buildpack directory holds:
 //   buildpack.toml
 //   bin/detect, bin/build   POSIX sh bootstraps (see BOOTSTRAP): a build image needs no Node.js
-//   lib/detect.cjs, lib/build.cjs   the bundled code they run (one self-contained file each)
+//   lib/detect.cjs, lib/build.cjs   the programs they run: lib/load.cjs runs the bundle of each
+//                           (lib/<entry>.bundle.cjs, self-contained) with V8's code cache
 //   bin/launch              the launch entrypoint, run as `<node> <layer>/bin/launch` (lib/launch/entry.ts)
 //   node/bin/node           only when packaged with `--with-node[=PATH]`: the Node.js the bootstraps use
 //
@@ -26,40 +27,48 @@ const finalDist = outArg >= 0 ? path.resolve(args[outArg + 1]) : path.join(root,
 // Built aside and swapped in, so tests running against dist/ never see half a build.
 const dist = path.join(path.dirname(finalDist), `.dist-${process.pid}`);
 const ENTRYPOINTS = ['detect', 'build', 'launch'];
-// The build bundle is large (~2 MB: undici, yaml, tar, execa): compiling it costs Node.js ~50 ms on
-// every build. lib/build.cjs is a small loader that compiles lib/build.bundle.cjs with V8's code cache
-// (build.bundle.cjs.v8cache), made here by the Node.js the bootstraps will use (the carried one, else
-// this one): ~7 ms instead. A Node.js of another version rejects the cache and compiles as usual.
-// V8 keeps the file name the cache was made under (stack traces show it): the cache file starts with
-// that path, and the loader uses the cache only at that path (a copied buildpack compiles as usual).
-const CACHED = new Set(['build']);
+// lib/detect.cjs and lib/build.cjs are small programs that run the bundle of their entry point
+// (lib/<entry>.bundle.cjs: src/<entry>.ts and what it imports, ~70 KiB for detect, ~2 MB for build)
+// through lib/load.cjs, which compiles it with V8's code cache, lib/<entry>.bundle.cjs.v8cache:
+// compiling costs Node.js ~50 ms of every build and ~5 ms of every detect otherwise. The cache is
+// made here by the Node.js the bootstraps will use (the carried one, else this one), after the
+// bundle's own top level ran (its module set-up compiled too); a Node.js of another version rejects
+// it and compiles as usual. V8 keeps the file name the cache was made under (stack traces show it):
+// the cache file starts with that path, and the loader uses the cache only at that path (a copied
+// buildpack compiles as usual). A bundle only exports: the program decides to run it.
 const WRAP = ['(function (exports, require, module, __filename, __dirname) { ', '\n})'];
-const LOADER = (entry) => `'use strict';
-// bin/${entry}'s program (scripts/build.mjs): runs ${entry}.bundle.cjs with V8's code cache made for it.
+const LOAD = `'use strict';
+// Loads lib/<entry>.bundle.cjs with V8's code cache made for it (scripts/build.mjs) and returns its exports.
 const fs = require('node:fs');
 const path = require('node:path');
 const vm = require('node:vm');
 const { createRequire } = require('node:module');
-const file = path.join(__dirname, '${entry}.bundle.cjs');
-let cachedData;
-try {
-  const cache = fs.readFileSync(file + '.v8cache');
-  const nl = cache.indexOf(10);
-  if (cache.toString('utf8', 0, nl) === file) cachedData = cache.subarray(nl + 1);
-} catch {
-  // no cache: compiled as usual
-}
-const wrapped = ${JSON.stringify(WRAP[0])} + fs.readFileSync(file, 'utf8') + ${JSON.stringify(WRAP[1])};
-const bundle = { exports: {}, id: file, filename: file, loaded: false };
-new vm.Script(wrapped, { filename: file, cachedData }).runInThisContext().call(bundle.exports, bundle.exports, createRequire(file), bundle, file, __dirname);
+module.exports = function load(entry) {
+  const file = path.join(__dirname, entry + '.bundle.cjs');
+  let cachedData;
+  try {
+    const cache = fs.readFileSync(file + '.v8cache');
+    const nl = cache.indexOf(10);
+    if (cache.toString('utf8', 0, nl) === file) cachedData = cache.subarray(nl + 1);
+  } catch {
+    // no cache: compiled as usual
+  }
+  const wrapped = ${JSON.stringify(WRAP[0])} + fs.readFileSync(file, 'utf8') + ${JSON.stringify(WRAP[1])};
+  const bundle = { exports: {}, id: file, filename: file, loaded: false };
+  new vm.Script(wrapped, { filename: file, cachedData }).runInThisContext().call(bundle.exports, bundle.exports, createRequire(file), bundle, file, __dirname);
+  return bundle.exports;
+};
 `;
 // Run by the Node.js that will use the cache (V8 accepts only a cache of its own version and flags):
 // argv: the bundle as built now, and the path it will have once the build is moved into place.
-const MAKE_CACHE = `const fs = require('node:fs'); const vm = require('node:vm'); const [built, final] = process.argv.slice(1);
+const MAKE_CACHE = `const fs = require('node:fs'); const vm = require('node:vm'); const { createRequire } = require('node:module');
+const [built, final] = process.argv.slice(1);
 const s = new vm.Script(${JSON.stringify(WRAP[0])} + fs.readFileSync(built, 'utf8') + ${JSON.stringify(WRAP[1])}, { filename: final });
+const bundle = { exports: {} };
+s.runInThisContext().call(bundle.exports, bundle.exports, createRequire(built), bundle, final, require('node:path').dirname(final));
 fs.writeFileSync(built + '.v8cache', Buffer.concat([Buffer.from(final + '\\n'), s.createCachedData()]));`;
 const MIN_NODE_MAJOR = 20;
-// lib/deps/extra-ca.ts's DEFERRED_CA_CERTS (test/cli/bootstrap-ca.test.ts checks they agree).
+// lib/deps/extra-ca.ts's DEFERRED_CA_CERTS (test/deps/extra-ca.test.ts checks they agree).
 const DEFERRED_CA_CERTS = '_RBP_DEFERRED_NODE_EXTRA_CA_CERTS';
 
 // dist/rbp.js, rbp's entry: compiles rbp.bundle.cjs with V8's code cache, rbp.bundle.cjs.v8cache.
@@ -152,23 +161,43 @@ fi
 exec "$node" "$bp/lib/${entry}.cjs" "$@"
 `;
 
-// lib/detect.cjs: src/detect.ts exports the detect function. Run as a program (bin/detect), the
-// bundle is bin/detect's program (runDetect: process env, cwd, streams, exit code); loaded with
-// require() it exports `detectExit(env, cwd)`, the same code, which rbp runs in-process for its own
-// buildpacks (lib/platform/detect.ts) to spare a Node.js start per buildpack.
-// The first line of such a lib/detect.cjs: rbp requires only a bundle that starts with it (an older
-// one would run as a program inside rbp). lib/platform/detect.ts checks the same text.
+// src/detect.ts and src/build.ts export the function; the bundle of each exports `main` (the
+// program: process env, cwd, streams, exit code), and the detect bundle also `detectExit(env, cwd)`,
+// the same code, which rbp runs in-process for its own buildpacks (lib/platform/detect.ts) to spare
+// a Node.js start per buildpack: it requires lib/detect.cjs, which exports the bundle's exports
+// when it is not the program.
+// The first line of such a lib/detect.cjs: rbp requires only one that starts with it (an older one
+// would run as a program inside rbp). lib/platform/detect.ts checks the same text.
 const DETECT_API_MARK = '// rbp-detect-api: 1';
-const detectEntry = (file) => ({
-  sourcefile: 'detect-entry.cjs',
+const contextTs = JSON.stringify(path.join(root, 'lib', 'cnb', 'context.ts'));
+const bundleEntry = (entry, file) => ({
+  sourcefile: `${entry}-entry.cjs`,
   resolveDir: path.dirname(file),
   loader: 'js',
-  contents: `const { detectExit, runDetect } = require(${JSON.stringify(path.join(root, 'lib', 'cnb', 'context.ts'))});
+  contents:
+    entry === 'detect'
+      ? `const { detectExit, runDetect } = require(${contextTs});
 const detect = require(${JSON.stringify(file)}).default;
-if (require.main === module) runDetect(detect);
-else module.exports = { rbpDetectApi: 1, detectExit: (env, cwd) => detectExit(detect, env, cwd) };
+module.exports = { rbpDetectApi: 1, detectExit: (env, cwd) => detectExit(detect, env, cwd), main: () => runDetect(detect) };
+`
+      : `const { runBuild } = require(${contextTs});
+const build = require(${JSON.stringify(file)}).default;
+module.exports = { main: () => runBuild(build) };
 `,
 });
+const PROGRAM = {
+  detect: `${DETECT_API_MARK}
+'use strict';
+// bin/detect's program (scripts/build.mjs); rbp requires it to run the detect in its own process.
+const detect = require('./load.cjs')('detect');
+if (require.main === module) detect.main();
+else module.exports = detect;
+`,
+  build: `'use strict';
+// bin/build's program (scripts/build.mjs).
+require('./load.cjs')('build').main();
+`,
+};
 
 fs.rmSync(dist, { recursive: true, force: true });
 fs.mkdirSync(dist, { recursive: true });
@@ -190,21 +219,23 @@ await Promise.all(
       fs.copyFileSync(carriedNode, path.join(out, 'node', 'bin', 'node'));
       fs.chmodSync(path.join(out, 'node', 'bin', 'node'), 0o755);
     }
+    fs.mkdirSync(path.join(out, 'lib'), { recursive: true });
+    fs.writeFileSync(path.join(out, 'lib', 'load.cjs'), LOAD);
     return ENTRYPOINTS.map(async (entry) => {
       const file = path.join(src, 'src', `${entry}.ts`);
       if (!fs.existsSync(file)) throw new Error(`${name}: src/${entry}.ts is missing`);
-      // bin/launch stays one JS file: the build copies it into a launch layer and runs it with a chosen node.
-      const bootstrapped = entry !== 'launch';
-      const cached = CACHED.has(entry);
-      const outfile = bootstrapped ? path.join(out, 'lib', cached ? `${entry}.bundle.cjs` : `${entry}.cjs`) : path.join(out, 'bin', entry);
-      const input = entry === 'detect' ? { stdin: detectEntry(file), banner: { js: DETECT_API_MARK } } : { entryPoints: [file] };
-      await esbuild.build({ ...common, ...input, outfile, format: 'cjs', ...(bootstrapped ? {} : { banner: { js: '#!/usr/bin/env node' } }) });
-      if (cached) {
-        fs.writeFileSync(path.join(out, 'lib', `${entry}.cjs`), LOADER(entry));
-        await execFileAsync(carriedNode ?? process.execPath, ['-e', MAKE_CACHE, outfile, path.join(finalDist, path.relative(dist, outfile))]);
+      if (entry === 'launch') {
+        // bin/launch stays one JS file: the build copies it into a launch layer and runs it with a chosen node.
+        const outfile = path.join(out, 'bin', entry);
+        await esbuild.build({ ...common, entryPoints: [file], outfile, format: 'cjs', banner: { js: '#!/usr/bin/env node' } });
+        fs.chmodSync(outfile, 0o755);
+        return;
       }
-      if (bootstrapped) fs.writeFileSync(path.join(out, 'bin', entry), BOOTSTRAP(entry), { mode: 0o755 });
-      else fs.chmodSync(outfile, 0o755);
+      const outfile = path.join(out, 'lib', `${entry}.bundle.cjs`);
+      await esbuild.build({ ...common, stdin: bundleEntry(entry, file), outfile, format: 'cjs' });
+      fs.writeFileSync(path.join(out, 'lib', `${entry}.cjs`), PROGRAM[entry]);
+      await execFileAsync(carriedNode ?? process.execPath, ['-e', MAKE_CACHE, outfile, path.join(finalDist, path.relative(dist, outfile))]);
+      fs.writeFileSync(path.join(out, 'bin', entry), BOOTSTRAP(entry), { mode: 0o755 });
     });
   }),
 );
@@ -232,5 +263,5 @@ fs.rmSync(old, { recursive: true, force: true });
 const shown = path.relative(root, finalDist) || finalDist;
 // Detect runs on every build, each time a Node.js start plus this file's load: its size is watched.
 const kib = (f) => `${(fs.statSync(f).size / 1024).toFixed(1)} KiB`;
-console.log(`detect bundles: ${names.map((n) => `${n} ${kib(path.join(finalDist, 'buildpacks', n, 'lib', 'detect.cjs'))}`).join(', ')}; rbp.bundle.cjs ${kib(path.join(finalDist, 'rbp.bundle.cjs'))}`);
+console.log(`detect bundles: ${names.map((n) => `${n} ${kib(path.join(finalDist, 'buildpacks', n, 'lib', 'detect.bundle.cjs'))}`).join(', ')}; rbp.bundle.cjs ${kib(path.join(finalDist, 'rbp.bundle.cjs'))}`);
 console.log(`built ${names.map((n) => `${shown}/buildpacks/${n}`).join(', ')} and ${shown}/rbp.js${carriedNode ? ` (each buildpack carries ${carriedNode})` : ''}`);

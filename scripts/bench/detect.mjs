@@ -75,7 +75,7 @@ export async function run({ rounds = 11 } = {}) {
       cpu.detect.push(d.cpu);
       bin.push(s.ms);
     }
-    const size = (n) => fs.statSync(path.join(root, 'dist', 'buildpacks', n, 'lib', 'detect.cjs')).size;
+    const size = (n) => fs.statSync(path.join(root, 'dist', 'buildpacks', n, 'lib', 'detect.bundle.cjs')).size;
     const r = {
       rounds,
       'node -e 0, median (ms)': median(bare),

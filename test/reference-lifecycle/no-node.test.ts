@@ -46,7 +46,7 @@ beforeAll(async () => {
 describe('the build', () => {
   it('reports each buildpack’s detect bundle size', () => {
     for (const n of ['node', 'static', 'phpserver']) {
-      const kib = (fs.statSync(path.join(carrying, n, 'lib', 'detect.cjs')).size / 1024).toFixed(1);
+      const kib = (fs.statSync(path.join(carrying, n, 'lib', 'detect.bundle.cjs')).size / 1024).toFixed(1);
       expect(buildOutput).toContain(`${n} ${kib} KiB`);
     }
   });

@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { runBuild } from '../../../lib/cnb/context.ts';
+import type { BuildContext } from '../../../lib/cnb/context.ts';
 import { operatorVariable } from '../../../lib/deps/operator.ts';
 import { isUserError, UserError } from '../../../lib/errors.ts';
 import { installLaunch } from '../../../lib/launch/entry.ts';
@@ -31,7 +31,8 @@ import { deferred, inParallel } from './in-parallel.ts';
 
 const TOOL_LAYERS = ['pnpm', 'yarn', 'bun', 'deno', BUN_NODE_LAYER];
 
-runBuild(async (ctx) => {
+/** bin/build (scripts/build.mjs runs it through runBuild). */
+export default async function build(ctx: BuildContext): Promise<void> {
   const log = new Logger();
   const { appDir, env } = ctx;
   const pkgFile = path.join(appDir, 'package.json');
@@ -221,4 +222,4 @@ runBuild(async (ctx) => {
     ...(pnp ? { pnp: true } : {}),
   };
   await installLaunch(ctx, decision, { node: { path: node.tool.path, version: node.version } });
-});
+}

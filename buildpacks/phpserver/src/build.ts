@@ -3,7 +3,7 @@
  * and extensions) before anything is installed, then installs the application server, the `php`
  * command and the Composer dependencies, and records what the launch needs.
  */
-import { runBuild } from '../../../lib/cnb/context.ts';
+import type { BuildContext } from '../../../lib/cnb/context.ts';
 import { prependPath } from '../../../lib/cnb/env.ts';
 import { dependenciesOf } from '../../../lib/deps/index.ts';
 import { installLaunch } from '../../../lib/launch/entry.ts';
@@ -20,7 +20,8 @@ import { resolveWebroot } from './webroot.ts';
 import { resolveWorker } from './worker.ts';
 import { value } from '../../../lib/config/read.ts';
 
-runBuild(async (ctx) => {
+/** bin/build (scripts/build.mjs runs it through runBuild). */
+export default async function build(ctx: BuildContext): Promise<void> {
   const log = new Logger();
   const { env, appDir } = ctx;
 
@@ -64,4 +65,4 @@ runBuild(async (ctx) => {
     ...(php.phprc ? { phprc: php.phprc } : {}),
   };
   await installLaunch(ctx, decision, { direct: phpServerLaunch(decision) });
-});
+}

@@ -1,4 +1,4 @@
-import { runBuild } from '../../../lib/cnb/context.ts';
+import type { BuildContext } from '../../../lib/cnb/context.ts';
 import { readAppPath } from '../../../lib/config/read.ts';
 import { UserError } from '../../../lib/errors.ts';
 import { installLaunch } from '../../../lib/launch/entry.ts';
@@ -11,7 +11,8 @@ import { staticLaunch, type StaticDecision } from './server.ts';
 import { describePlan, planSite, runCommand, runGenerator } from './site-build.ts';
 import { chooseWebroot, requireIndex } from './webroot.ts';
 
-runBuild(async (ctx) => {
+/** bin/build (scripts/build.mjs runs it through runBuild). */
+export default async function build(ctx: BuildContext): Promise<void> {
   const log = new Logger();
   log.section('rbp/static');
   const cfg = readConfig(ctx.env, ctx.appDir);
@@ -62,4 +63,4 @@ runBuild(async (ctx) => {
   if (server.caddyfile) decision.caddyfile = server.caddyfile;
   if (server.swsConfig) decision.swsConfig = server.swsConfig;
   await installLaunch(ctx, decision, { direct: staticLaunch(decision) });
-});
+}
