@@ -15,10 +15,10 @@ import type { Logger } from '../log.ts';
 import type { Built } from './build-phase.ts';
 import type { BuildResult, LayerState } from './build.ts';
 import { IN_OUT, sameStamps, scanTree, treeDigest, writeTrees } from './cache-check.ts';
-import { isDir, moveTree, rmrf } from './fsops.ts';
+import { identity, isDir, moveTree, rmrf } from './fsops.ts';
 import { writeLaunchMetadata, writeRbpInfo, type LaunchMetadata } from './metadata.ts';
 import { CACHE_MARKER, type OutTransaction } from './out-transaction.ts';
-import { identity, layerNames, type KeptLayer } from './restore.ts';
+import { layerNames, type KeptLayer } from './restore.ts';
 
 export interface ExportOptions {
   /** The app's variables of this build: their names (never values) go into rbp.toml. */

@@ -58,3 +58,16 @@ export function rmrf(p: string): void {
 }
 
 export { isDir } from '../fsx.ts';
+
+/**
+ * Which folder this is: inode and birth time, since a folder removed and made again often gets the
+ * same inode number back.
+ */
+export function identity(p: string): string | undefined {
+  try {
+    const st = fs.statSync(p, { bigint: true });
+    return `${st.ino}:${st.birthtimeNs}`;
+  } catch {
+    return undefined;
+  }
+}

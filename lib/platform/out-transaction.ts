@@ -21,7 +21,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { UserError } from '../errors.ts';
 import { checkTree } from './cache-check.ts';
-import { isDir, moveTree, rmrf } from './fsops.ts';
+import { identity, isDir, moveTree, rmrf } from './fsops.ts';
 import { rbpInfoPath } from './metadata.ts';
 
 export const OUT_MARKER = '.rbp-out';
@@ -214,6 +214,8 @@ export class OutTransaction {
   /** Whether the folder at OUT is this build's (made by `begin`). */
   private ownsOut = false;
   private locked = false;
+  /** Spares moved into this OUT: moved back on failure. */
+  private readonly sparesTaken: { from: string; to: string; id: string | undefined }[] = [];
   /** Folders moved from the previous OUT into this one: moved back on failure. */
   private readonly fromPrevious: [from: string, to: string][] = [];
   /** Cached folders moved into this build: gone from the cache on failure (the build may have changed them). */
@@ -394,9 +396,14 @@ export class OutTransaction {
     return path.join(this.spare, key);
   }
 
-  /** A spare checked intact moves into the new OUT; nothing to undo (a failed build drops it with OUT). */
+  /**
+   * A spare checked intact moves into the new OUT. A failed build moves it back when it is still
+   * that folder (a buildpack that rebuilt the layer removed it); the next restore checks it against
+   * the record again before using it.
+   */
   takeSpare(spare: string, dst: string): void {
     moveTree(spare, dst);
+    this.sparesTaken.push({ from: spare, to: dst, id: identity(dst) });
   }
 
   /** This layer was restored and left alone: its previous-OUT folder becomes the next build's spare. */
@@ -463,6 +470,8 @@ export class OutTransaction {
     if (this.done) return problems;
     for (const [from, to] of this.fromPrevious.reverse()) if (isDir(to)) attempt(`moving ${to} back`, () => moveTree(to, from));
     this.fromPrevious.length = 0;
+    for (const { from, to, id } of this.sparesTaken.reverse()) if (id && identity(to) === id) attempt(`moving ${to} back`, () => moveTree(to, from));
+    this.sparesTaken.length = 0;
     if (this.ownsOut) attempt(`removing the incomplete ${this.out}`, () => rmrf(this.out));
     this.ownsOut = false;
     if (this.movedAside) attempt(`putting ${this.prev} back`, () => fs.renameSync(this.prev, this.out));

@@ -13,7 +13,7 @@ import { writeToml } from '../cnb/toml.ts';
 import type { Logger } from '../log.ts';
 import { checkTree, IN_OUT, movedStamps, readTrees, STAMP_SETTLE_MS, takeStamps, treeDamage, type Stamps, type TreeScan } from './cache-check.ts';
 import { bpKey } from './detect.ts';
-import { isDir, rmrf } from './fsops.ts';
+import { identity, isDir, rmrf } from './fsops.ts';
 import { CACHE_MARKER, type OutTransaction } from './out-transaction.ts';
 
 const NOT_LAYERS = new Set(['launch.toml', 'build.toml', 'store.toml']);
@@ -26,19 +26,6 @@ export function layerNames(dir: string): string[] {
     .filter((f) => f.endsWith('.toml') && !NOT_LAYERS.has(f))
     .map((f) => f.slice(0, -'.toml'.length))
     .sort();
-}
-
-/**
- * Which folder this is: inode and birth time, since a folder removed and made again often gets the
- * same inode number back.
- */
-export function identity(p: string): string | undefined {
-  try {
-    const st = fs.statSync(p, { bigint: true });
-    return `${st.ino}:${st.birthtimeNs}`;
-  } catch {
-    return undefined;
-  }
 }
 
 /** A layer toml that may be damaged: undefined (and why) instead of an exception. */

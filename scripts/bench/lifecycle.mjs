@@ -1,10 +1,11 @@
 // Lifecycle benchmarks: restore + export of a 30,000-file layer vs `cp -a` of the same tree
 // (detect has its own suite: detect.mjs).
-// Restore + export of a launch+cache layer is one walk that checks every file against the cache's
-// record and hard-links it (the previous OUT stays whole for a failed build), and no walk at export
-// when the layer was left alone. Beside `cp -a`, the same tree's `cp -al` (a link per file, no
-// check) and `find -ls` (a stat per file, no link) show that walk's floor, and the rebuild's wall
-// time includes what the phases do not: removing the previous OUT's names, Node.js starts.
+// Restore + export of a launch+cache layer is one walk that checks every file of its spare (a second
+// name for each file, beside OUT) against the cache's record, then one rename of the spare into the
+// new OUT (the previous OUT stays whole for a failed build), and no walk at export when the layer
+// was left alone. Beside `cp -a`, the same tree's `cp -al` (a link per file, no check) and `find -ls`
+// (a stat per file, no link: the floor of the check) put it in scale, and the rebuild's wall time
+// includes what the phases do not: rbp's Node.js start (this buildpack is sh), the previous OUT's removal.
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -66,7 +67,7 @@ export async function run({ rounds = 5 } = {}) {
     r['restoreExportVsCpRatio (goal ≤ 0.05)'] = r.restoreExportMedianMs / r.cpAMedianMs;
     r['cp -al of the layer (ms, median: a hard link per file, the floor of linking)'] = median(cpLinkTimes);
     r['find -ls of the layer (ms, median: a stat per file, the floor of the check)'] = median(statTimes);
-    r['warm rebuild wall time (ms, median: with the previous OUT removed and 3 Node.js starts)'] = median(wallTimes);
+    r['warm rebuild wall time (ms, median: rbp’s Node.js start and the previous OUT’s removal included)'] = median(wallTimes);
     r.rounds = rounds;
     return r;
   } finally {

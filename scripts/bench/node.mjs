@@ -122,7 +122,7 @@ export async function run({ rounds = 5 } = {}) {
     'second warm rebuild, nothing changed (s, median)': again / 1000,
     'second warm rebuild / cold build (goal ≤ 0.05)': again / cold,
     'second warm rebuild phases, median (ms)': Object.fromEntries(['detect', 'restore', 'build', 'export'].map((k) => [k, Math.round(phase(k, againPhases))])),
-    'bare `node -e 0` (ms, median; a warm rebuild starts Node.js 3 times: rbp, detect, build)': nodeStart,
+    'bare `node -e 0` (ms, median; a warm rebuild starts Node.js twice: rbp, then the buildpack’s build; detect runs inside rbp)': nodeStart,
     'all rounds (ms)': { raw: rawMs.map(Math.round), cold: coldMs.map(Math.round), warm: warmMs.map(Math.round), again: againMs.map(Math.round) },
   };
 }

@@ -372,7 +372,8 @@ describe('failed builds', () => {
     // (never a cache entry whose contents do not match its metadata).
     expect(fs.readdirSync(path.join(cache, 'test_a')).sort()).toEqual(explicitCache ? ['both', 'both.toml'] : ['both.toml']);
     expect(fs.readFileSync(path.join(explicitCache ? path.join(cache, 'test_a') : path.join(o, 'layers', 'test_a'), 'both', 'file'), 'utf8')).toBe('v1');
-    // Beside OUT: the spare the first build linked for `both` (this build took it, so it went with the failed OUT).
+    // Beside OUT: the spare the first build linked for `both`, which this build took and put back.
     expect(fs.readdirSync(path.dirname(o)).sort()).toEqual(explicitCache ? ['out'] : ['out', 'out.rbp-cache', 'out.rbp-spare']);
+    if (!explicitCache) expect(fs.readFileSync(path.join(`${o}.rbp-spare`, 'test_a', 'both', 'file'), 'utf8')).toBe('v1');
   });
 });

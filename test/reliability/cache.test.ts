@@ -237,13 +237,30 @@ describe('the previous OUT’s folder of a layer left alone is the next build’
     expect(r.exitCode).not.toBe(0);
     expect(r.all).toContain('has cache = true but has no contents');
     expect(fs.existsSync(`${out}.rbp-spare.rbp-new`)).toBe(false);
-    // The spare this build took went with its OUT; the next build links the layer from the OUT that stands.
+    // The spare this build took (and then removed: the build made the layer anew) is not put back.
     expect(fs.existsSync(path.join(`${out}.rbp-spare`, 'test_a', 'tool'))).toBe(false);
     writeScripts(app, { 'a/build': BUILD });
     const next = await rbp(['build', app, '--out', out, ...bpArgs('a')]);
     expect(next.exitCode).toBe(0);
     expect(next.all).toContain('tool restored: 4096 bytes');
     expect(fs.statSync(path.join(`${out}.rbp-spare`, 'test_a', 'tool')).ino).not.toBe(spareIno);
+  });
+
+  it('a build that fails after taking the spare puts it back for the next build', async () => {
+    const app = scriptedApp({ 'a/detect': passWith(), 'a/build': BUILD });
+    const out = path.join(tmpDir('rbp-out-'), 'out');
+    expect((await rbp(['build', app, '--out', out, ...bpArgs('a')])).exitCode).toBe(0);
+    const spare = path.join(`${out}.rbp-spare`, 'test_a', 'tool');
+    const spareIno = fs.statSync(spare).ino;
+    writeScripts(app, { 'a/build': `${BUILD}
+exit 3` });
+    expect((await rbp(['build', app, '--out', out, ...bpArgs('a')])).exitCode).not.toBe(0);
+    expect(fs.statSync(spare).ino).toBe(spareIno);
+    writeScripts(app, { 'a/build': BUILD });
+    const next = await rbp(['build', app, '--out', out, ...bpArgs('a')]);
+    expect(next.exitCode).toBe(0);
+    expect(next.all).toContain('tool restored: 4096 bytes');
+    expect(fs.statSync(path.join(out, 'layers', 'test_a', 'tool')).ino).toBe(spareIno);
   });
 
   it('a build that fails after taking the spare leaves the previous OUT whole', async () => {
