@@ -122,8 +122,8 @@ async function dispatcher(): Promise<EnvHttpProxyAgent> {
   const secureContext = trustContext();
   const key = PROXY_VARS.map((k) => process.env[k] ?? '').join('\0');
   if (agent?.key !== key || agent.secureContext !== secureContext) {
-    const trust = secureContext ? { connect: { secureContext }, requestTls: { secureContext }, proxyTls: { secureContext } } : {};
-    agent = { key, secureContext, dispatcher: new EnvHttpProxyAgent(trust) };
+    const tlsOptions = secureContext ? { connect: { secureContext }, requestTls: { secureContext }, proxyTls: { secureContext } } : {};
+    agent = { key, secureContext, dispatcher: new EnvHttpProxyAgent(tlsOptions) };
   }
   return agent.dispatcher;
 }

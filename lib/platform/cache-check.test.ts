@@ -63,6 +63,10 @@ describe('scanTree', () => {
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, STAMP_SETTLE_MS + 5);
     fs.writeFileSync(path.join(root, 'lib', 'x', 'new.js'), '');
     expect(sameStamps(root, scan.stamps!)).toBe(false);
+    // A file where a stamped folder's parent was: not the same, and no error.
+    fs.rmSync(path.join(root, 'lib'), { recursive: true });
+    fs.writeFileSync(path.join(root, 'lib'), '');
+    expect(sameStamps(root, scan.stamps!)).toBe(false);
   });
 });
 

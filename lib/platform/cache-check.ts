@@ -98,8 +98,13 @@ function stampOfStats(st: fs.Stats): string {
 }
 
 function stampOf(p: string): string | undefined {
-  const st = fs.lstatSync(p, { throwIfNoEntry: false });
-  return st?.isDirectory() ? stampOfStats(st) : undefined;
+  try {
+    const st = fs.lstatSync(p);
+    return st.isDirectory() ? stampOfStats(st) : undefined;
+  } catch {
+    // gone, or a file now stands where one of its parent folders was (ENOTDIR)
+    return undefined;
+  }
 }
 
 export function takeStamps(root: string, dirs: string[]): Stamps {
@@ -114,10 +119,10 @@ export function takeStamps(root: string, dirs: string[]): Stamps {
  * system's own clock (an NFS server's, say), so the ages are measured on that clock, not on ours.
  */
 export function movedStamps(root: string, scan: TreeScan): { stamps: Stamps; settleMs: number } {
-  const st = fs.lstatSync(root, { throwIfNoEntry: false });
-  const stamps = new Map([...(scan.stamps ?? []), ['', st?.isDirectory() ? stampOfStats(st) : '']]);
-  const newest = Math.max(scan.newest ?? Infinity, st?.mtimeMs ?? Infinity);
-  const age = st ? st.ctimeMs - newest : 0;
+  const st = fs.lstatSync(root);
+  const stamps = new Map([...(scan.stamps ?? []), ['', stampOfStats(st)]]);
+  const newest = Math.max(scan.newest ?? Infinity, st.mtimeMs);
+  const age = st.ctimeMs - newest;
   return { stamps, settleMs: age > STAMP_SETTLE_MS ? 0 : STAMP_SETTLE_MS - Math.max(age, 0) };
 }
 

@@ -178,12 +178,18 @@ export function execInstead(plan: LaunchPlan): void {
 
 /** Starts the process; SIGTERM/SIGINT/SIGHUP sent to rbp reach it. Resolves with its exit status. */
 export function start(plan: LaunchPlan, stdio: 'inherit' | 'pipe' = 'inherit'): Running {
-  // In its own process group, as a container's process is: a signal rbp forwards reaches everything
-  // the process started, and the terminal's Ctrl-C reaches it only through rbp.
-  const child = spawn(plan.argv[0]!, plan.argv.slice(1), { cwd: plan.cwd, env: plan.env, stdio: stdio === 'inherit' ? 'inherit' : ['ignore', 'pipe', 'pipe'], detached: true });
+  // rbp listens before the process starts: a signal that came between the two would end rbp alone
+  // (the default action), leaving the process running in its own group. One that comes before the
+  // process exists is passed on as soon as it does.
+  let child: ChildProcess | undefined;
+  const early: NodeJS.Signals[] = [];
   const signalGroup = (sig: NodeJS.Signals) => {
+    if (!child?.pid) {
+      if (!child) early.push(sig);
+      return;
+    }
     try {
-      process.kill(-child.pid!, sig);
+      process.kill(-child.pid, sig);
     } catch {
       child.kill(sig);
     }
@@ -203,16 +209,23 @@ export function start(plan: LaunchPlan, stdio: 'inherit' | 'pipe' = 'inherit'): 
   };
   const handlers = (['SIGTERM', 'SIGINT', 'SIGHUP'] as const).map((s) => [s, forward(s)] as const);
   for (const [s, h] of handlers) process.on(s, h);
+  // In its own process group, as a container's process is: a signal rbp forwards reaches everything
+  // the process started, and the terminal's Ctrl-C reaches it only through rbp.
+  const started = spawn(plan.argv[0]!, plan.argv.slice(1), { cwd: plan.cwd, env: plan.env, stdio: stdio === 'inherit' ? 'inherit' : ['ignore', 'pipe', 'pipe'], detached: true });
+  child = started;
+  for (const sig of early.splice(0)) signalGroup(sig);
   const exited = new Promise<number>((resolve) => {
-    child.on('error', (e) => {
+    started.on('error', (e) => {
+      clearTimeout(kill);
+      for (const [s, h] of handlers) process.off(s, h);
       process.stderr.write(`rbp: cannot start ${plan.argv[0]}: ${e.message}\n`);
       resolve(EXIT.launchFailed);
     });
-    child.on('exit', (code, signal) => {
+    started.on('exit', (code, signal) => {
       clearTimeout(kill);
       for (const [s, h] of handlers) process.off(s, h);
       resolve(exitStatus({ code, signal }));
     });
   });
-  return { child, exited, stop: (sig = 'SIGTERM') => signalGroup(sig) };
+  return { child: started, exited, stop: (sig = 'SIGTERM') => signalGroup(sig) };
 }
