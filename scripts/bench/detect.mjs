@@ -52,6 +52,7 @@ export async function run({ rounds = 11 } = {}) {
     const bare = [];
     const detect = [];
     const bin = [];
+    const version = [];
     const cpu = { bare: [], detect: [] };
     // Node.js reads NODE_EXTRA_CA_CERTS at every start (~40 ms of CPU for a system bundle): when it is
     // set, both commands are also timed without it, since it makes the ratio look better than it is.
@@ -64,11 +65,14 @@ export async function run({ rounds = 11 } = {}) {
       if (s.r.status !== 0) throw new Error(`phpserver bin/detect failed (${s.r.status}):\n${s.r.stdout}${s.r.stderr}`);
       const nb = noCa && time(process.execPath, ['-e', '0'], { env: noCa.env });
       const nd = noCa && time(process.execPath, [rbp, 'detect', app], { env: { ...noCa.env, NO_COLOR: '1' } });
+      // The floor of any rbp command: Node.js's start and rbp's own load, nothing run.
+      const v = time(process.execPath, [rbp, '--version'], noCa ? { env: noCa.env } : {});
       if (i === 0) continue; // the first round warms the page cache
       if (noCa) {
         noCa.bare.push(nb.ms);
         noCa.detect.push(nd.ms);
       }
+      version.push(v.ms);
       bare.push(b.ms);
       detect.push(d.ms);
       cpu.bare.push(b.cpu);
@@ -91,6 +95,10 @@ export async function run({ rounds = 11 } = {}) {
             'without NODE_EXTRA_CA_CERTS: goal met': median(noCa.detect) <= GOAL_MS && median(noCa.detect) / median(noCa.bare) <= GOAL_RATIO,
           }
         : {}),
+      [`rbp --version${noCa ? ' without NODE_EXTRA_CA_CERTS' : ''} (Node.js start and rbp's load, nothing run: the floor of rbp detect), median (ms) and / node -e 0`]: {
+        ms: median(version),
+        ratio: median(version) / median(noCa ? noCa.bare : bare),
+      },
       goal: `≤ ${GOAL_MS} ms and ≤ ${GOAL_RATIO}× node -e 0`,
       'goal met': median(detect) <= GOAL_MS && median(detect) / median(bare) <= GOAL_RATIO,
       'detect bundles (KiB)': Object.fromEntries(['node', 'static', 'phpserver'].map((n) => [n, Math.round(size(n) / 102.4) / 10])),
