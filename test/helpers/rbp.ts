@@ -26,17 +26,33 @@ export async function rbp(args: string[], opts: Options = {}): Promise<RbpResult
   return { exitCode: r.exitCode ?? -1, stdout: String(r.stdout ?? ''), stderr: String(r.stderr ?? ''), all: String(r.all ?? '') };
 }
 
-/** A port nothing listens on right now (the OS picks it). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * Ports for rbp and the servers it starts, which bind them later than this check: each test worker
+ * (VITEST_POOL_ID) takes them in turn from a range of its own, below the kernel's ephemeral ports
+ * (32768 and up), so two test files running at once are never handed the same port, and neither is
+ * a socket the kernel numbers itself. Each is checked free before it is handed out.
+ */
+const PORTS_PER_WORKER = 500;
+let nextPort = 0;
+
+function bindable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const s = net.createServer();
     s.unref();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
+    s.once('error', () => resolve(false));
+    s.listen(port, '0.0.0.0', () => s.close(() => resolve(true)));
   });
+}
+
+/** A port nothing listens on right now, in this worker's own range (see above). */
+export async function freePort(): Promise<number> {
+  const worker = Math.max(0, Number(process.env.VITEST_POOL_ID ?? 1) - 1) % 24;
+  const base = 20_000 + worker * PORTS_PER_WORKER;
+  for (let tried = 0; tried < PORTS_PER_WORKER; tried++) {
+    const port = base + (nextPort++ % PORTS_PER_WORKER);
+    if (await bindable(port)) return port;
+  }
+  throw new Error(`no free port in ${base}-${base + PORTS_PER_WORKER - 1}`);
 }
 
 export function tmpDir(prefix = 'rbp-test-'): string {
