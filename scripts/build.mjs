@@ -112,6 +112,8 @@ if (!cachedData || script.cachedDataRejected || rank > cachedRank) {
     if (code !== 0) return;
     const tmp = cacheFile + '.' + process.pid;
     try {
+      // A folder rbp may not write: no cache made for nothing.
+      fs.accessSync(__dirname, fs.constants.W_OK);
       fs.writeFileSync(tmp, Buffer.concat([Buffer.from(file + '\\n' + rank + '\\n'), script.createCachedData()]));
       fs.renameSync(tmp, cacheFile);
     } catch {
