@@ -57,7 +57,7 @@ describe('supervise', () => {
     const status = await supervise([app, mw], opts(log));
     expect(text()).toContain('custom middleware (custom middleware server) exited with status 3; stopping the others');
     expect(text()).toContain('! launch exits with status 94: custom middleware failed');
-    expect(text()).toMatch(/starting app on port \d+: app server\n {2}- listening on \d+ \(\d+ms\)\n- starting custom middleware/);
+    expect(text()).toMatch(/starting app on port \d+: app server\n {2}- listening on \d+ \(\d+(?:ms|\.\ds)\)\n- starting custom middleware/);
     expect(text()).toContain('- ready (');
     expect(status).toBe(94);
     expect(alive(app.pid)).toBe(false);
