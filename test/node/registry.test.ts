@@ -147,6 +147,31 @@ describe('fixtures/node-private-registry: @private/greeting from a verdaccio tha
     });
   }
 
+  // npm is the case above; the other managers that read an npmrc take the same lines. Each sees,
+  // during its install, npmrc lines that name the variable and never hold the secret.
+  for (const tool of ['pnpm', 'yarn', 'bun']) {
+    it(`CC_NODE_BUILD_TOOL=${tool} + NPM_TOKEN: installs from the registry; the npmrc it read held no secret`, async () => {
+      const dir = path.join(work, `tool-${tool}`);
+      const app = path.join(dir, 'app');
+      fs.cpSync(APP, app, { recursive: true });
+      const pkg = JSON.parse(fs.readFileSync(path.join(app, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+      pkg.scripts.postinstall = 'cat .npmrc > npmrc-during-install';
+      fs.writeFileSync(path.join(app, 'package.json'), JSON.stringify(pkg, null, 2));
+      const out = path.join(dir, 'out');
+      const cache = await cacheFrom(seed, path.join(dir, 'cache'));
+      const r = await rbp(['build', app, '--out', out, '--type', 'node', '--cache', cache, ...envArgs({ NPM_TOKEN: token, CC_NPM_REGISTRY: `127.0.0.1:${port}`, CC_NODE_BUILD_TOOL: tool })]);
+      expect(r.exitCode, r.all).toBe(0);
+      const ws = path.join(out, 'workspace');
+      expect(fs.existsSync(path.join(ws, 'node_modules', '@private', 'greeting', 'index.js'))).toBe(true);
+      const seen = fs.readFileSync(path.join(ws, 'npmrc-during-install'), 'utf8');
+      // pnpm takes credentials from the build's user-level npmrc only (registry-auth.ts, CredentialsIn).
+      const credentials = tool === 'pnpm' ? '' : `//127.0.0.1:${port}/:_authToken=\${RBP_NPM_AUTH_TOKEN}\n`;
+      expect(seen).toBe(`${projectNpmrc}registry=http://127.0.0.1:${port}/\n${credentials}`);
+      expect(r.all).not.toContain(token);
+      expect(await filesHolding([token], [out, cache, app])).toBe('');
+    });
+  }
+
   it('without credentials: fails with node/registry/refused, saying what to set', async () => {
     const dir = path.join(work, 'none');
     const cache = await cacheFrom(seed, path.join(dir, 'cache'));
