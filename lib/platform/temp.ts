@@ -1,13 +1,15 @@
 /**
  * rbp's private temp folders (platform env files with secrets, plans, copies of configuration):
- * made fresh by mkdtemp (mode 0700, a name no one can guess or reuse), removed on every exit path,
- * the process's exit included. A folder left by an rbp that was killed with SIGKILL is removed by the
- * next rbp: the folder's name carries its maker's pid.
+ * made fresh by mkdtemp (mode 0700, a name no one can guess or reuse) on a memory-backed file system
+ * where there is one (lib/memory-temp.ts: the env files are the one place a secret must be a file),
+ * removed on every exit path, the process's exit included. A folder left by an rbp that was killed
+ * with SIGKILL is removed by the next rbp: the folder's name carries its maker's pid.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { signalExit } from '../cnb/exit.ts';
+import { memoryTempRoot } from '../memory-temp.ts';
 
 const live = new Set<string>();
 let hooked = false;
@@ -26,18 +28,29 @@ function pidAlive(pid: number): boolean {
  * background: reading a temp folder of thousands of entries costs milliseconds that `rbp detect`
  * need not wait for (the listing runs on libuv's thread pool; rbp ends once it is done).
  */
-function sweep(prefix: string): void {
-  fs.readdir(os.tmpdir(), (err, names) => {
-    if (!err) removeStale(prefix, names);
-  });
+function sweep(root: string): void {
+  // The system temp folder too: it held them before, and holds them where no memory-backed one exists.
+  for (const dir of new Set([root, os.tmpdir()])) {
+    fs.readdir(dir, (err, names) => {
+      if (!err) removeStale(dir, names);
+    });
+  }
 }
 
-function removeStale(prefix: string, names: string[]): void {
+/**
+ * The temp folders of rbp and of our buildpacks that carry their maker's pid: rbp's own, and the
+ * node buildpack's copies of SSH keys (buildpacks/node/src/ssh-key.ts), which a SIGKILL of the
+ * build leaves behind.
+ */
+const SWEPT = ['rbp-platform-', 'rbp-build-', 'rbp-ssh-'];
+
+function removeStale(root: string, names: string[]): void {
   const uid = process.getuid?.();
   for (const n of names) {
-    const m = n.startsWith(prefix) ? /^(\d+)-/.exec(n.slice(prefix.length)) : null;
+    const prefix = SWEPT.find((p) => n.startsWith(p));
+    const m = prefix ? /^(\d+)-/.exec(n.slice(prefix.length)) : null;
     if (!m || Number(m[1]) === process.pid || pidAlive(Number(m[1]))) continue;
-    const p = path.join(os.tmpdir(), n);
+    const p = path.join(root, n);
     try {
       const st = fs.lstatSync(p);
       if (st.isDirectory() && (uid === undefined || st.uid === uid)) fs.rmSync(p, { recursive: true, force: true });
@@ -72,8 +85,9 @@ export function removeOnSignals(): void {
 }
 
 export function privateTemp(prefix: string): PrivateTemp {
-  sweep(prefix);
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `${prefix}${process.pid}-`));
+  const root = memoryTempRoot().dir;
+  sweep(root);
+  const dir = fs.mkdtempSync(path.join(root, `${prefix}${process.pid}-`));
   fs.chmodSync(dir, 0o700);
   live.add(dir);
   if (!hooked) {

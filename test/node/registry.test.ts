@@ -9,10 +9,12 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FIXTURES, ROOT, freePort, rbp, tmpDir } from '../helpers/rbp.ts';
+import { memoryTempRoot } from '../../lib/memory-temp.ts';
+import { FIXTURES, RBP, ROOT, freePort, rbp, tmpDir } from '../helpers/rbp.ts';
 import { cacheFrom, envArgs, httpChecks, seedCache, serve } from './driver.ts';
 
 const APP = path.join(FIXTURES, 'node-private-registry');
@@ -146,6 +148,66 @@ describe('fixtures/node-private-registry: @private/greeting from a verdaccio tha
       for (const s of c.secrets()) expect(served.output).not.toContain(s);
     });
   }
+
+  // npm is the case above; the other managers that read an npmrc take the same lines. Each sees,
+  // during its install, npmrc lines that name the variable and never hold the secret.
+  for (const tool of ['pnpm', 'yarn', 'bun']) {
+    it(`CC_NODE_BUILD_TOOL=${tool} + NPM_TOKEN: installs from the registry; the npmrc it read held no secret`, async () => {
+      const dir = path.join(work, `tool-${tool}`);
+      const app = path.join(dir, 'app');
+      fs.cpSync(APP, app, { recursive: true });
+      const pkg = JSON.parse(fs.readFileSync(path.join(app, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+      pkg.scripts.postinstall = 'cat .npmrc > npmrc-during-install';
+      fs.writeFileSync(path.join(app, 'package.json'), JSON.stringify(pkg, null, 2));
+      const out = path.join(dir, 'out');
+      const cache = await cacheFrom(seed, path.join(dir, 'cache'));
+      const r = await rbp(['build', app, '--out', out, '--type', 'node', '--cache', cache, ...envArgs({ NPM_TOKEN: token, CC_NPM_REGISTRY: `127.0.0.1:${port}`, CC_NODE_BUILD_TOOL: tool })]);
+      expect(r.exitCode, r.all).toBe(0);
+      const ws = path.join(out, 'workspace');
+      expect(fs.existsSync(path.join(ws, 'node_modules', '@private', 'greeting', 'index.js'))).toBe(true);
+      const seen = fs.readFileSync(path.join(ws, 'npmrc-during-install'), 'utf8');
+      // pnpm takes credentials from the build's user-level npmrc only (registry-auth.ts, CredentialsIn).
+      const credentials = tool === 'pnpm' ? '' : `//127.0.0.1:${port}/:_authToken=\${RBP_NPM_AUTH_TOKEN}\n`;
+      expect(seen).toBe(`${projectNpmrc}registry=http://127.0.0.1:${port}/\n${credentials}`);
+      expect(r.all).not.toContain(token);
+      expect(await filesHolding([token], [out, cache, app])).toBe('');
+    });
+  }
+
+  it('a build killed with SIGKILL mid-install (rbp and the install, as a power cut ends them) leaves the token in no file on disk', async () => {
+    const dir = path.join(work, 'killed');
+    const app = path.join(dir, 'app');
+    const marks = path.join(dir, 'marks');
+    fs.mkdirSync(marks, { recursive: true });
+    fs.cpSync(APP, app, { recursive: true });
+    const pkg = JSON.parse(fs.readFileSync(path.join(app, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+    pkg.scripts.postinstall = `ps -o pgid= $$ > ${marks}/pgid.tmp && mv ${marks}/pgid.tmp ${marks}/pgid && sleep 120`;
+    fs.writeFileSync(path.join(app, 'package.json'), JSON.stringify(pkg, null, 2));
+    const cache = await cacheFrom(seed, path.join(dir, 'cache'));
+    const args = ['build', app, '--out', path.join(dir, 'out'), '--type', 'node', '--cache', cache, ...envArgs({ NPM_TOKEN: token, CC_NPM_REGISTRY: `127.0.0.1:${port}` })];
+    const child = spawn('node', ['--', RBP, ...args], { stdio: 'ignore', env: { ...process.env, NO_COLOR: '1' } });
+    const exited = new Promise((r) => child.once('exit', r));
+    const t0 = Date.now();
+    while (!fs.existsSync(path.join(marks, 'pgid'))) {
+      if (Date.now() - t0 > 120_000 || child.exitCode !== null) throw new Error('the install did not reach its postinstall script');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const installGroup = Number(fs.readFileSync(path.join(marks, 'pgid'), 'utf8').trim());
+    child.kill('SIGKILL');
+    process.kill(-installGroup, 'SIGKILL');
+    await exited;
+    // On disk: the app, OUT and its siblings, the cache, and the whole system temp folder rbp used
+    // (this test run's; the registry's own files, which do hold the token, left out).
+    const onDisk = await execa('grep', ['-rlaF', '--exclude-dir=verdaccio', '-e', token, os.tmpdir()], { reject: false });
+    expect([0, 1], onDisk.stderr).toContain(onDisk.exitCode);
+    expect(onDisk.stdout).toBe('');
+    // The one file that must hold it (the platform's env file) is in memory, until the next rbp removes it.
+    const inMemory = () => execa('grep', ['-rlaF', '-e', token, memoryTempRoot().dir], { reject: false }).then((r) => r.stdout);
+    expect(await inMemory()).toContain(`/rbp-build-${child.pid}-`);
+    const next = await rbp(['detect', app, '--type', 'node']);
+    expect(next.exitCode, next.all).toBe(0);
+    await expect.poll(inMemory, { timeout: 10_000 }).not.toContain(`/rbp-build-${child.pid}-`);
+  });
 
   it('without credentials: fails with node/registry/refused, saying what to set', async () => {
     const dir = path.join(work, 'none');

@@ -6,9 +6,9 @@
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { memoryTempRoot } from '../../lib/memory-temp.ts';
 import { RBP, rbp, tmpDir } from '../helpers/rbp.ts';
 import { bpArgs, launchToml, passWith, scriptedApp, treeHash, writeScripts } from '../lifecycle/helpers.ts';
 
@@ -58,7 +58,7 @@ function startBuild(app: string, out: string, extra: string[] = []) {
 }
 
 /** rbp-build temp folders of a process (they carry its pid). */
-const tempsOf = (pid: number) => fs.readdirSync(os.tmpdir()).filter((n) => n.startsWith(`rbp-build-${pid}-`));
+const tempsOf = (pid: number) => fs.readdirSync(memoryTempRoot().dir).filter((n) => n.startsWith(`rbp-build-${pid}-`));
 
 describe('OUT that is not rbp’s is refused, nothing touched', () => {
   it('a non-empty folder rbp did not make (a home folder) is refused and left byte-identical', async () => {

@@ -19,7 +19,7 @@ import type { ToolChoice } from '../../../lib/js-project/build-tool.ts';
 import type { DevDependencies, InstallCommand } from '../../../lib/js-project/install-command.ts';
 import { keyDigest, lockDigest } from '../../../lib/js-project/lock-digest.ts';
 import { lockFileOf } from '../../../lib/js-project/lock-files.ts';
-import { hideSecrets, registryRefused, registryRefusedError, withRegistryAuth, type RegistryAuth } from './registry-auth.ts';
+import { CREDENTIALS_IN, hideSecrets, registryRefused, registryRefusedError, withRegistryAuth, type RegistryAuth } from './registry-auth.ts';
 import { sshRefused, sshRefusedError, withSshKeys, type SshKeyBinding } from './ssh-key.ts';
 import { keepModules, placeModules } from './modules-placement.ts';
 import { value } from '../../../lib/config/read.ts';
@@ -159,11 +159,11 @@ export async function installDependencies(r: InstallRequest): Promise<InstallRes
     if (keys.length) log.info(`git over SSH uses the private key of binding ${keys.map((k) => k.name).join(', ')} (type ssh-key), for the install only`);
     await withSshKeys(keys, (sshEnv) =>
       withRegistryAuth(appDir, r.auth, async (authEnv) => {
-        const env = { ...r.env, ...sshEnv, ...(r.choice.manager === 'yarn-berry' ? authEnv : {}) };
+        const env = { ...r.env, ...sshEnv, ...authEnv };
         await run(r, r.command.argv, env, 'install');
         if (r.command.then) await run(r, r.command.then, env, 'install');
         if (r.command.berryStripDev) await withoutDevDependencies(appDir, r.pkg, r.log, () => run(r, ['yarn', 'install'], { ...env, YARN_ENABLE_IMMUTABLE_INSTALLS: 'false' }, 'install'));
-      }),
+      }, { credentialsIn: CREDENTIALS_IN[r.choice.manager], userconfig: r.env.npm_config_userconfig }),
     );
     keepOutputs(appDir, layer.path, outputs, r.pnp);
   } catch (e) {

@@ -6,14 +6,18 @@ import { renderUserError } from '../../../lib/errors.ts';
 import { hideSecrets, registryAuth, registryRefused, registryRefusedError, registryUrl, withRegistryAuth } from './registry-auth.ts';
 
 describe('registryAuth (contract, node rule 9)', () => {
-  it('NPM_TOKEN → //<host>/:_authToken', () => {
-    expect(registryAuth({ NPM_TOKEN: 't0k' }).npmrc).toBe('//registry.npmjs.org/:_authToken=t0k\n');
-    expect(registryAuth({ NPM_TOKEN: 't0k', CC_NPM_REGISTRY: 'npm.example.com' }).npmrc).toBe('registry=https://npm.example.com/\n//npm.example.com/:_authToken=t0k\n');
+  it('NPM_TOKEN → //<host>/:_authToken, the npmrc naming a variable that holds it', () => {
+    const a = registryAuth({ NPM_TOKEN: 't0k' });
+    expect(a.registryLines).toBe('');
+    expect(a.credentialLines).toBe('//registry.npmjs.org/:_authToken=${RBP_NPM_AUTH_TOKEN}\n');
+    expect(a.secretEnv).toEqual({ RBP_NPM_AUTH_TOKEN: 't0k' });
+    const b = registryAuth({ NPM_TOKEN: 't0k', CC_NPM_REGISTRY: 'npm.example.com' });
+    expect(b.registryLines + b.credentialLines).toBe('registry=https://npm.example.com/\n//npm.example.com/:_authToken=${RBP_NPM_AUTH_TOKEN}\n');
   });
   it('CC_NPM_BASIC_AUTH is Base64-encoded by the buildpack', () => {
-    expect(registryAuth({ CC_NPM_BASIC_AUTH: 'alice:pw', CC_NPM_REGISTRY: 'http://127.0.0.1:4873' }).npmrc).toBe(
-      `registry=http://127.0.0.1:4873/\n//127.0.0.1:4873/:_auth=${Buffer.from('alice:pw').toString('base64')}\n//127.0.0.1:4873/:always-auth=true\n`,
-    );
+    const a = registryAuth({ CC_NPM_BASIC_AUTH: 'alice:pw', CC_NPM_REGISTRY: 'http://127.0.0.1:4873' });
+    expect(a.registryLines + a.credentialLines).toBe('registry=http://127.0.0.1:4873/\n//127.0.0.1:4873/:_auth=${RBP_NPM_AUTH_BASIC}\n//127.0.0.1:4873/:always-auth=true\n');
+    expect(a.secretEnv).toEqual({ RBP_NPM_AUTH_BASIC: Buffer.from('alice:pw').toString('base64') });
   });
   it('refuses both variables without showing either', () => {
     let message = '';
@@ -29,13 +33,35 @@ describe('registryAuth (contract, node rule 9)', () => {
   it('refuses credentials in CC_NPM_REGISTRY', () => {
     expect(() => registryUrl('https://u:p@npm.example.com')).toThrowError(/CC_NPM_REGISTRY/);
   });
-  it('writes the npmrc only while the install runs, and keeps the project file', async () => {
+  it('writes the npmrc only while the install runs, never the secret itself, and keeps the project file', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-auth-'));
     fs.writeFileSync(path.join(dir, '.npmrc'), 'save-exact=true\n');
-    await withRegistryAuth(dir, registryAuth({ NPM_TOKEN: 'abc123' }), async () => {
-      expect(fs.readFileSync(path.join(dir, '.npmrc'), 'utf8')).toBe('save-exact=true\n//registry.npmjs.org/:_authToken=abc123\n');
+    const env = await withRegistryAuth(dir, registryAuth({ NPM_TOKEN: 'abc123' }), async (e) => {
+      expect(fs.readFileSync(path.join(dir, '.npmrc'), 'utf8')).toBe('save-exact=true\n//registry.npmjs.org/:_authToken=${RBP_NPM_AUTH_TOKEN}\n');
+      return e;
     });
+    expect(env).toEqual({ RBP_NPM_AUTH_TOKEN: 'abc123' });
     expect(fs.readFileSync(path.join(dir, '.npmrc'), 'utf8')).toBe('save-exact=true\n');
+  });
+  it('pnpm: the credential lines go to the user-level npmrc, registry= to the project one', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-auth-'));
+    const userconfig = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-auth-user-')), 'npmrc');
+    fs.writeFileSync(userconfig, '');
+    const env = await withRegistryAuth(dir, registryAuth({ NPM_TOKEN: 'abc123', CC_NPM_REGISTRY: 'npm.example.com' }), async (e) => {
+      expect(fs.readFileSync(path.join(dir, '.npmrc'), 'utf8')).toBe('registry=https://npm.example.com/\n');
+      expect(fs.readFileSync(userconfig, 'utf8')).toBe('//npm.example.com/:_authToken=${RBP_NPM_AUTH_TOKEN}\n');
+      return e;
+    }, { credentialsIn: 'user-npmrc', userconfig });
+    expect(env).toEqual({ RBP_NPM_AUTH_TOKEN: 'abc123' });
+    expect(fs.existsSync(path.join(dir, '.npmrc'))).toBe(false);
+  });
+  it('Yarn Berry reads no npmrc: none is written, its own variables carry the credentials', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-auth-'));
+    const env = await withRegistryAuth(dir, registryAuth({ NPM_TOKEN: 'abc123', CC_NPM_REGISTRY: 'npm.example.com' }), async (e) => {
+      expect(fs.existsSync(path.join(dir, '.npmrc'))).toBe(false);
+      return e;
+    }, { credentialsIn: 'environment' });
+    expect(env).toEqual({ YARN_NPM_REGISTRY_SERVER: 'https://npm.example.com', YARN_NPM_AUTH_TOKEN: 'abc123', YARN_NPM_ALWAYS_AUTH: 'true' });
   });
   it('hides secrets in tool output', () => {
     expect(hideSecrets('token abc123 used', { NPM_TOKEN: 'abc123' })).toBe('token *** used');
@@ -49,7 +75,7 @@ describe('registryAuth (contract, node rule 9)', () => {
     expect(registryUrl('https://127.0.0.1:4873')).toBe('https://127.0.0.1:4873/');
     expect(registryUrl('http://npm.internal')).toBe('http://npm.internal/');
     expect(registryUrl('127.0.0.1.example.com')).toBe('https://127.0.0.1.example.com/');
-    expect(registryAuth({ NPM_TOKEN: 't0k', CC_NPM_REGISTRY: '127.0.0.1:4873' }).npmrc).toBe('registry=http://127.0.0.1:4873/\n//127.0.0.1:4873/:_authToken=t0k\n');
+    expect(registryAuth({ NPM_TOKEN: 't0k', CC_NPM_REGISTRY: '127.0.0.1:4873' }).registryLines).toBe('registry=http://127.0.0.1:4873/\n');
   });
   it('recognises a registry that refused the request', () => {
     expect(registryRefused('npm error code E401\nnpm error Unable to authenticate, need: Basic')).toBe(true);

@@ -4,11 +4,18 @@
  * Base64-encoded into `_auth`; CC_NPM_REGISTRY sets the host. The npmrc exists only while the
  * install runs and is removed whatever happens: a secret never reaches the log, a layer, the cache
  * or the built app.
+ *
+ * The secret itself is never written to disk, not even to that npmrc: its lines name an environment
+ * variable (`_authToken=${RBP_NPM_AUTH_TOKEN}`), which npm, pnpm, Yarn 1 and Bun expand when they
+ * read an npmrc, and the install process alone gets the value in its environment. A build killed
+ * with SIGKILL mid-install leaves at most that placeholder behind. Yarn Berry reads no npmrc: it
+ * gets its own variables (YARN_NPM_AUTH_TOKEN, YARN_NPM_AUTH_IDENT).
  */
 import { maskSecrets } from '../../../lib/mask.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 import { UserError } from '../../../lib/errors.ts';
+import type { Manager } from '../../../lib/js-project/lock-files.ts';
 import { isSet, raw, value } from '../../../lib/config/read.ts';
 
 export const DEFAULT_REGISTRY = 'https://registry.npmjs.org/';
@@ -17,11 +24,19 @@ export interface RegistryAuth {
   /** The registry URL, with a trailing slash; never holds credentials. */
   registry: string;
   kind: 'token' | 'basic' | 'none';
-  /** npmrc lines (npm, pnpm, Yarn 1, Bun). Secret. */
-  npmrc: string;
+  /** The npmrc line that names the registry (`registry=…`), or nothing for the default one. */
+  registryLines: string;
+  /** The npmrc credential lines (npm, pnpm, Yarn 1, Bun). Not secret: they name the variables of `secretEnv`. */
+  credentialLines: string;
+  /** The values the npmrc lines name, for the install's environment. Secret. */
+  secretEnv: Record<string, string>;
   /** Variables Yarn Berry reads instead of an npmrc. Secret. */
   yarnEnv: Record<string, string>;
 }
+
+/** The variables the npmrc's credential lines name (`${…}`, expanded by the package manager). */
+export const TOKEN_VARIABLE = 'RBP_NPM_AUTH_TOKEN';
+export const BASIC_VARIABLE = 'RBP_NPM_AUTH_BASIC';
 
 /** localhost, 127.0.0.0/8 and ::1: a registry on the build machine itself. */
 export function isLoopback(hostname: string): boolean {
@@ -89,12 +104,14 @@ export function registryAuth(env: Record<string, string | undefined>): RegistryA
   const registry = registryUrl(value(env, 'CC_NPM_REGISTRY'));
   const key = nerfDart(registry);
   const custom = registry !== DEFAULT_REGISTRY;
-  const head = custom ? [`registry=${registry}`] : [];
+  const registryLines = custom ? `registry=${registry}\n` : '';
   if (token) {
     return {
       registry,
       kind: 'token',
-      npmrc: [...head, `${key}:_authToken=${token}`, ''].join('\n'),
+      registryLines,
+      credentialLines: `${key}:_authToken=\${${TOKEN_VARIABLE}}\n`,
+      secretEnv: { [TOKEN_VARIABLE]: token },
       yarnEnv: { YARN_NPM_REGISTRY_SERVER: registry.replace(/\/$/, ''), YARN_NPM_AUTH_TOKEN: token, YARN_NPM_ALWAYS_AUTH: 'true' },
     };
   }
@@ -103,23 +120,59 @@ export function registryAuth(env: Record<string, string | undefined>): RegistryA
     return {
       registry,
       kind: 'basic',
-      npmrc: [...head, `${key}:_auth=${encoded}`, `${key}:always-auth=true`, ''].join('\n'),
+      registryLines,
+      credentialLines: `${key}:_auth=\${${BASIC_VARIABLE}}\n${key}:always-auth=true\n`,
+      secretEnv: { [BASIC_VARIABLE]: encoded },
       yarnEnv: { YARN_NPM_REGISTRY_SERVER: registry.replace(/\/$/, ''), YARN_NPM_AUTH_IDENT: basic, YARN_NPM_ALWAYS_AUTH: 'true' },
     };
   }
-  return { registry, kind: 'none', npmrc: head.length ? `${head.join('\n')}\n` : '', yarnEnv: custom ? { YARN_NPM_REGISTRY_SERVER: registry.replace(/\/$/, '') } : {} };
+  return { registry, kind: 'none', registryLines, credentialLines: '', secretEnv: {}, yarnEnv: custom ? { YARN_NPM_REGISTRY_SERVER: registry.replace(/\/$/, '') } : {} };
 }
 
 /**
- * Runs `fn` with the registry configuration in the app's `.npmrc` (merged after the project's own
- * lines), then puts the project's entry back. Yarn Berry gets variables instead. The project's
+ * Where a package manager takes the credential lines from. npm, Yarn 1 and Bun expand `${VAR}` in
+ * the project's `.npmrc`. pnpm (10.34 and later) refuses to expand a variable in credentials that
+ * come from a project `.npmrc` (a committed file could send them to a registry of an attacker's
+ * choosing) and takes them from the user-level npmrc instead: the build's own `npm_config_userconfig`,
+ * a file in a private temp folder outside the app. Yarn Berry reads no npmrc at all.
+ */
+export type CredentialsIn = 'project-npmrc' | 'user-npmrc' | 'environment';
+
+/** Where each package manager reads the credentials (see CredentialsIn). `custom` runs npm-like tools. */
+export const CREDENTIALS_IN: Record<Manager, CredentialsIn> = {
+  npm: 'project-npmrc',
+  yarn: 'project-npmrc',
+  bun: 'project-npmrc',
+  custom: 'project-npmrc',
+  pnpm: 'user-npmrc',
+  'yarn-berry': 'environment',
+};
+
+export interface AuthTarget {
+  credentialsIn: CredentialsIn;
+  /** The user-level npmrc of the install (`npm_config_userconfig`); needed for 'user-npmrc'. */
+  userconfig?: string;
+}
+
+/**
+ * Runs `fn` with the registry configuration in place: `registry=` in the app's `.npmrc` (after the
+ * project's own lines, so that it wins), the credential lines where `target` says, then puts
+ * everything back. `fn` gets the environment the install needs: the values the npmrc lines name,
+ * or Yarn Berry's own variables. The project's
  * entry is never written through: it is renamed aside and a new file of ours (0600, created with
  * O_EXCL|O_NOFOLLOW) takes its place, so a `.npmrc` that is a symlink or a hard link to a file
- * outside the app never receives the secret. A symlink's lines are kept only when it points to a
+ * outside the app never receives our lines. A symlink's lines are kept only when it points to a
  * file inside the app.
  */
-export async function withRegistryAuth<T>(appDir: string, auth: RegistryAuth, fn: (env: Record<string, string>) => Promise<T>): Promise<T> {
-  if (!auth.npmrc) return fn(auth.yarnEnv);
+export async function withRegistryAuth<T>(appDir: string, auth: RegistryAuth, fn: (env: Record<string, string>) => Promise<T>, target: AuthTarget = { credentialsIn: 'project-npmrc' }): Promise<T> {
+  if (target.credentialsIn === 'environment') return fn(auth.yarnEnv);
+  const inUser = target.credentialsIn === 'user-npmrc' && auth.credentialLines !== '';
+  if (inUser) {
+    if (!target.userconfig) throw new Error('withRegistryAuth: a user-level npmrc is needed for these credentials');
+    fs.appendFileSync(target.userconfig, auth.credentialLines, { mode: 0o600 });
+  }
+  const project = auth.registryLines + (inUser ? '' : auth.credentialLines);
+  if (!project) return fn(auth.secretEnv);
   const file = path.join(appDir, '.npmrc');
   const aside = path.join(appDir, `.npmrc.rbp-project-${process.pid}`);
   const st = fs.lstatSync(file, { throwIfNoEntry: false });
@@ -138,11 +191,11 @@ export async function withRegistryAuth<T>(appDir: string, auth: RegistryAuth, fn
   try {
     const fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, 0o600);
     try {
-      fs.writeFileSync(fd, `${own ? own.replace(/\n?$/, '\n') : ''}${auth.npmrc}`);
+      fs.writeFileSync(fd, `${own ? own.replace(/\n?$/, '\n') : ''}${project}`);
     } finally {
       fs.closeSync(fd);
     }
-    return await fn(auth.yarnEnv);
+    return await fn(auth.secretEnv);
   } finally {
     fs.rmSync(file, { force: true });
     if (st) fs.renameSync(aside, file);

@@ -1,8 +1,10 @@
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { renderUserError, UserError } from '../../../lib/errors.ts';
+import { memoryTempRoot } from '../../../lib/memory-temp.ts';
 import { bindingRoot, gitSshCommand, sshKeyBindings, withSshKeys } from './ssh-key.ts';
 
 const KEY = '-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----';
@@ -49,19 +51,24 @@ describe('SSH keys for git dependencies (contract, node rule 10)', () => {
     `);
   });
 
-  it('gives the install a GIT_SSH_COMMAND using a 0600 copy of the key outside the app, deleted afterwards', async () => {
+  it('gives the install a GIT_SSH_COMMAND using a 0600 copy of the key outside the app, in memory, deleted afterwards', async () => {
     const root = bindings({ deploy: { type: 'ssh-key', 'ssh-privatekey': KEY, known_hosts: 'git.example.com ssh-ed25519 AAAA' } });
     let seen: { cmd: string; key: string; mode: number; dirMode: number; knownHosts: string } | undefined;
     let dir = '';
+    let dirFs = '';
     await withSshKeys(sshKeyBindings(root), async (env) => {
       const cmd = env.GIT_SSH_COMMAND!;
       const key = /-i '([^']+)'/.exec(cmd)![1]!;
       const kh = /UserKnownHostsFile='([^']+)'/.exec(cmd)![1]!;
       dir = path.dirname(key);
+      dirFs = execFileSync('stat', ['-f', '-c', '%T', dir], { encoding: 'utf8' }).trim();
       seen = { cmd, key: fs.readFileSync(key, 'utf8'), mode: fs.statSync(key).mode & 0o777, dirMode: fs.statSync(dir).mode & 0o777, knownHosts: fs.readFileSync(kh, 'utf8') };
     });
     expect(seen!.cmd).toMatch(/^ssh -i '\/[^']+\/key-0' -o IdentitiesOnly=yes -o StrictHostKeyChecking=accept-new -o UserKnownHostsFile='[^']+\/known_hosts'$/);
-    expect(dir.startsWith(os.tmpdir())).toBe(true);
+    // On a memory-backed file system (this machine has one: test/reliability/secrets.test.ts), named with the pid for rbp's sweep.
+    expect(path.basename(dir).startsWith(`rbp-ssh-${process.pid}-`)).toBe(true);
+    expect(path.dirname(dir)).toBe(memoryTempRoot().dir);
+    expect(dirFs).toBe('tmpfs');
     expect(seen!.key).toBe(`${KEY}\n`);
     expect(seen!.mode).toBe(0o600);
     expect(seen!.dirMode).toBe(0o700);

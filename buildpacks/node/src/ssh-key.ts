@@ -10,19 +10,23 @@
  * secret, so such a secret can be mounted as it is) and, optionally, `known_hosts`. Several such
  * bindings give several keys. With rbp: `rbp build APP --binding <dir>/git-deploy ...`.
  *
- * The key is copied (mode 0600, in a 0700 directory of the system temp dir: never in the app, a layer
- * or the cache) and `GIT_SSH_COMMAND` points ssh at it for the install only; the copy is deleted when
- * the install ends, whatever happens. Host keys: the binding's `known_hosts` when it has one (then a
+ * The key is copied (mode 0600, in a 0700 directory on a memory-backed file system where there is
+ * one, lib/memory-temp.ts: never in the app, a layer, the cache or on disk) and `GIT_SSH_COMMAND`
+ * points ssh at it for the install only; the copy is deleted when the install ends, whatever
+ * happens, and one left by a build killed with SIGKILL is removed by the next rbp (the folder's
+ * name carries the pid, as rbp's own temp folders do: lib/platform/temp.ts). Host keys: the binding's `known_hosts` when it has one (then a
  * changed host key fails), else the first key a host shows is accepted (`accept-new`) into a
  * throw-away known_hosts file, so nothing is written to the build user's ~/.ssh.
  */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { UserError } from '../../../lib/errors.ts';
+import { memoryTempRoot } from '../../../lib/memory-temp.ts';
 
 export const SSH_KEY_BINDING_TYPE = 'ssh-key';
 export const SSH_KEY_FILE = 'ssh-privatekey';
+/** The prefix of the key copies' folder (rbp sweeps those of dead processes). */
+export const SSH_TEMP_PREFIX = 'rbp-ssh-';
 
 export interface SshKeyBinding {
   name: string;
@@ -84,7 +88,7 @@ export function gitSshCommand(keyFiles: string[], knownHosts: string): string {
  */
 export async function withSshKeys<T>(bindings: SshKeyBinding[], fn: (env: Record<string, string>) => Promise<T>): Promise<T> {
   if (bindings.length === 0) return fn({});
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-ssh-'));
+  const dir = fs.mkdtempSync(path.join(memoryTempRoot().dir, `${SSH_TEMP_PREFIX}${process.pid}-`));
   try {
     fs.chmodSync(dir, 0o700);
     const keys = bindings.map((b, i) => {
