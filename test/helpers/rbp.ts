@@ -44,18 +44,23 @@ function bindable(port: number): Promise<boolean> {
   });
 }
 
-/** A port nothing listens on right now, in this worker's own range (see above). */
-export async function freePort(): Promise<number> {
+/** This worker's range of ports: [base, base + size). */
+export function workerPorts(): { base: number; size: number } {
   // RBP_TEST_PORT_SLOT moves a whole test run to other ranges, for two runs on one machine at once
   // (two checkouts of the project); each run's workers stay apart within it.
   const slot = Number(process.env.RBP_TEST_PORT_SLOT ?? 0) || 0;
   const worker = (Math.max(0, Number(process.env.VITEST_POOL_ID ?? 1) - 1) + slot * 2) % 24;
-  const base = 20_000 + worker * PORTS_PER_WORKER;
-  for (let tried = 0; tried < PORTS_PER_WORKER; tried++) {
-    const port = base + (nextPort++ % PORTS_PER_WORKER);
+  return { base: 20_000 + worker * PORTS_PER_WORKER, size: PORTS_PER_WORKER };
+}
+
+/** A port nothing listens on right now, in this worker's own range (see above). */
+export async function freePort(): Promise<number> {
+  const { base, size } = workerPorts();
+  for (let tried = 0; tried < size; tried++) {
+    const port = base + (nextPort++ % size);
     if (await bindable(port)) return port;
   }
-  throw new Error(`no free port in ${base}-${base + PORTS_PER_WORKER - 1}`);
+  throw new Error(`no free port in ${base}-${base + size - 1}`);
 }
 
 export function tmpDir(prefix = 'rbp-test-'): string {
