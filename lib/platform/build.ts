@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { writePlatformEnv, type EnvMap } from '../cnb/env.ts';
 import { EXIT, PhaseFailure } from '../cnb/exit.ts';
-import { UserError } from '../errors.ts';
+import { isUserError, UserError } from '../errors.ts';
 import { formatDuration, type Logger } from '../log.ts';
 import { buildPhase } from './build-phase.ts';
 import { bpKey, detect, type PhaseEnv } from './detect.ts';
@@ -25,6 +25,7 @@ import { Interrupt } from './interrupt.ts';
 import type { Order } from './order.ts';
 import { OutTransaction } from './out-transaction.ts';
 import { restore } from './restore.ts';
+import { verifyBuildpackApi } from '../cnb/api.ts';
 import { privateTemp, type PrivateTemp } from './temp.ts';
 
 export interface BuildOptions {
@@ -111,6 +112,9 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
     const group = detected.group;
     log.info(`group: ${group.map(bpKey).join(', ')}`);
     result.group = group.map(bpKey);
+    // As the lifecycle's builder: every buildpack of the group (components included) must be of a
+    // Buildpack API it supports, else exit 12 before any build runs.
+    for (const bp of group) verifyBuildpackApi(bp);
 
     const recovered = tx.begin();
     if (recovered) log.warn(recovered);
@@ -129,7 +133,7 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
       result.layers = x.layers;
       // OUT is complete (rbp.toml is written): from here on the build stands.
       tx.commit();
-      for (const p of x.metadata.processes) log.info(`process ${p.type}${p.type === x.metadata['buildpack-default-process-type'] ? ' (default)' : ''}: ${[...p.command, ...p.args].join(' ')}`);
+      for (const p of x.metadata.processes) log.info(`process ${p.type}${p.type === x.metadata['buildpack-default-process-type'] ? ' (default)' : ''}: ${[...p.command, ...(p.args ?? [])].join(' ')}`);
     });
     summarize(result, log);
     return result;
@@ -138,7 +142,8 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
     for (const p of problems) log.warn(`could not undo: ${p}`);
     const restoredMsg = tx.hadPrevious ? `The previous build in ${out} is unchanged.` : `${out} was not created.`;
     if (e instanceof PhaseFailure) {
-      log.fail(e.message);
+      if (isUserError(e.shown)) log.error(e.shown.data);
+      else log.fail(e.message);
       log.errLine(restoredMsg);
       result.code = e.code;
       return result;
