@@ -19,6 +19,8 @@ import { orderTrials, type GroupOutcome } from './expand.ts';
 import { buildProcessEnv } from './env.ts';
 import { buildpackTargets, machineTarget, targetEnv, targetMatches } from './target.ts';
 import { apiAtLeast, parseApi, verifyBuildpackApi } from '../cnb/api.ts';
+import { copyApp, type AppFilter } from './app-copy.ts';
+import { privateTemp } from './temp.ts';
 
 export interface DetectRun {
   code: number;
@@ -222,6 +224,29 @@ export async function detect(order: Order, appDir: string, penv: PhaseEnv, log: 
     return { code: step.value === 'error' ? EXIT.detectError : EXIT.detectNoGroup };
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+/** Every buildpack an order may run: its entries and, for composites, their components. */
+function leaves(order: Order): BuildpackRef[] {
+  return order.flatMap((g) => g.flatMap((e) => (e.order ? leaves(e.order) : [e.ref])));
+}
+
+/**
+ * `rbp detect`: detect on a copy of the app with include/exclude applied (app-copy.ts), as a build
+ * detects. When nothing is filtered and every buildpack is one of ours, whose detect only reads
+ * the app, the copy would be the app itself: detect then reads the app in place (a copy of an app
+ * with its node_modules would cost seconds).
+ */
+export async function detectApp(order: Order, appDir: string, filter: AppFilter | undefined, penv: PhaseEnv, log: Logger): Promise<DetectOutcome> {
+  if (!filter && leaves(order).every((r) => isOurs(r.dir))) return await detect(order, appDir, penv, log);
+  const tmp = privateTemp('rbp-detect-app-');
+  try {
+    const copy = path.join(tmp.dir, 'app');
+    copyApp(appDir, copy, [], filter);
+    return await detect(order, copy, penv, log);
+  } finally {
+    tmp.remove();
   }
 }
 
