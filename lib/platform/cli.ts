@@ -249,7 +249,7 @@ export async function main(argv: string[], streams: Streams = { stdout: process.
         const restart = restartPolicy(str('restart') ?? 'no', '--restart');
         const userEnv = collectEnv(list('env-file'), list('env'));
         const { checkListenPort, dryRun, execInstead, planLaunch, start } = await launcherModule();
-        const plan = planLaunch({ outDir: out, processType: str('process'), port: parsePort(str('port')), userEnv, instance, memory, args: passthrough });
+        const plan = planLaunch({ outDir: out, processType: str('process'), port: parsePort(str('port')), userEnv, instance, memory, args: passthrough, dryRun: Boolean(values['dry-run']) });
         // Unset means no: a process that is not ours sees the environment the lifecycle would give it.
         if (restart !== 'no') plan.env[RESTART_VARIABLE] = restart;
         warnMissingBuildEnv(info?.['env-names'], userEnv, log);

@@ -37,6 +37,8 @@ export interface RunOptions {
   instance: string;
   memory: number;
   args: string[];
+  /** rbp run --dry-run: nothing starts, and exec.d programs print on stderr. */
+  dryRun?: boolean;
 }
 
 export interface LaunchPlan {
@@ -56,14 +58,17 @@ function launchError(what: string, value: string, rule: string, fix: string): Ph
   return new PhaseFailure(EXIT.launchFailed, e.message, e);
 }
 
-/** exec.d (cnb-spec.md §5): each executable writes `NAME = "value"` TOML on fd 3; each key is set. */
-function runExecD(dir: string, env: EnvMap, cwd: string): void {
+/**
+ * exec.d (cnb-spec.md §5): each executable writes `NAME = "value"` TOML on fd 3; each key is set.
+ * Its stdout is the launcher's stdout, as with the lifecycle's launcher; with --dry-run (rbp's own),
+ * stderr, so that stdout holds the JSON alone.
+ */
+function runExecD(dir: string, env: EnvMap, cwd: string, stdout: 1 | 2): void {
   if (!isDir(dir)) return;
   for (const f of fs.readdirSync(dir).sort()) {
     const bin = path.join(dir, f);
     if (!fs.statSync(bin).isFile()) continue;
-    // Its output is the launcher's log: stderr, so that stdout stays the app's (and --dry-run's JSON).
-    const r = spawnSync(bin, [], { cwd, env, stdio: ['ignore', 2, 'inherit', 'pipe'] });
+    const r = spawnSync(bin, [], { cwd, env, stdio: ['ignore', stdout, 'inherit', 'pipe'] });
     if (r.status !== 0) throw launchError('exec.d', bin, 'An exec.d program must exit 0.', `Fix ${bin}: ${r.error ? r.error.message : `it exited ${r.status ?? r.signal}`}.`);
     const outText = r.output[3]?.toString() ?? '';
     let vars: Record<string, unknown>;
@@ -136,8 +141,8 @@ export function planLaunch(opts: RunOptions): LaunchPlan {
     for (const d of dirs) applyLayerEnv(env, d, 'launch', type);
   }
   for (const d of layerDirs.flat()) {
-    runExecD(path.join(d, 'exec.d'), env, appDir);
-    runExecD(path.join(d, 'exec.d', type), env, appDir);
+    runExecD(path.join(d, 'exec.d'), env, appDir, opts.dryRun ? 2 : 1);
+    runExecD(path.join(d, 'exec.d', type), env, appDir, opts.dryRun ? 2 : 1);
   }
   const cwd = proc['working-dir'] ? path.resolve(appDir, proc['working-dir']) : appDir;
   const [cmd, ...fixed] = proc.command;
