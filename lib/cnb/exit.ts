@@ -11,6 +11,10 @@ export const EXIT = {
   detectFail: 100,
   /** bin/detect, bin/build: broken input or a bug. */
   error: 1,
+  /** Lifecycle: a buildpack.toml it cannot read (its generic failure, as it cannot initialise its detector). */
+  descriptorInvalid: 1,
+  /** Lifecycle: a buildpack's Buildpack API is one it does not support (or does not parse). */
+  buildpackApi: 12,
   /** Lifecycle: every group failed detection. */
   detectNoGroup: 20,
   /** Lifecycle: detection failed with at least one buildpack error. */

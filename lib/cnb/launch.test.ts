@@ -46,6 +46,25 @@ describe('launch.toml', () => {
     expect(() => readLaunchToml(file)).toThrow(`${file}: process web: command must be a non-empty array`);
   });
 
+  it('reads Buildpack API 0.7 and 0.8 processes: a string command, direct defaulting to false', () => {
+    const file = path.join(tmp(), 'launch.toml');
+    fs.writeFileSync(file, '[[processes]]\ntype = "web"\ncommand = "node server.js"\n[[processes]]\ntype = "direct"\ncommand = "node"\nargs = ["a.js"]\ndirect = true\n');
+    for (const api of ['0.7', '0.8']) {
+      expect(readLaunchToml(file, api)?.processes).toEqual([
+        { type: 'web', command: ['node server.js'], direct: false },
+        { type: 'direct', command: ['node'], args: ['a.js'], direct: true },
+      ]);
+    }
+    expect(() => readLaunchToml(file, '0.9')).toThrow('command must be a non-empty array of strings (Buildpack API >= 0.9)');
+  });
+
+  it.each<[string, LaunchToml, string]>([
+    ['an array command', { processes: [{ type: 'web', command: ['node'] }] }, 'command must be a string (Buildpack API 0.8 < 0.9)'],
+    ['direct as a string', { processes: [{ type: 'web', command: 'node' as never, direct: 'yes' as never }] }, 'direct must be true or false'],
+  ])('rejects, for Buildpack API 0.8, %s', (_what, launch, message) => {
+    expect(() => validateLaunch(launch, 'launch.toml', '0.8')).toThrow(message);
+  });
+
   it('accepts one default and no processes at all', () => {
     expect(() => validateLaunch({ processes: [{ type: 'a', command: ['x'], default: true }, { type: 'b', command: ['y'], default: false }] })).not.toThrow();
     expect(() => validateLaunch({})).not.toThrow();

@@ -22,6 +22,7 @@ import type { Interrupt } from './interrupt.ts';
 import type { ExportedProcess } from './metadata.ts';
 import { layerNames } from './restore.ts';
 import { targetEnv } from './target.ts';
+import { apiAtLeast } from '../cnb/api.ts';
 import type { PlanEntry } from './resolve.ts';
 
 export interface Built {
@@ -55,6 +56,20 @@ function guarded<T>(bp: BuildpackRef, fn: () => T): T {
   }
 }
 
+/**
+ * The CNB_* variables of bin/build, by the buildpack's API (lifecycle buildpack/build.go):
+ * CNB_BUILDPACK_DIR always; CNB_PLATFORM_DIR, CNB_BP_PLAN_PATH and CNB_LAYERS_DIR from 0.8 (a 0.7
+ * buildpack reads its positional arguments); CNB_TARGET_* from 0.10.
+ */
+function buildCnbEnv(bp: BuildpackRef, layersDir: string, platformDir: string, planPath: string): EnvMap {
+  const api = bp.descriptor.api;
+  return {
+    CNB_BUILDPACK_DIR: bp.dir,
+    ...(apiAtLeast(api, '0.8') ? { CNB_PLATFORM_DIR: platformDir, CNB_BP_PLAN_PATH: planPath, CNB_LAYERS_DIR: layersDir } : {}),
+    ...(apiAtLeast(api, '0.10') ? targetEnv() : {}),
+  };
+}
+
 export async function buildPhase(o: BuildPhaseOptions): Promise<Built> {
   const { log } = o;
   let entries = o.entries;
@@ -77,8 +92,10 @@ export async function buildPhase(o: BuildPhaseOptions): Promise<Built> {
       user: o.userEnv,
       operator: o.operator,
       clearEnv: bp.descriptor.buildpack['clear-env'] === true,
-      cnb: { CNB_LAYERS_DIR: layersDir, CNB_PLATFORM_DIR: o.penv.platformDir, CNB_BP_PLAN_PATH: planPath, CNB_BUILDPACK_DIR: bp.dir, ...targetEnv() },
+      cnb: buildCnbEnv(bp, layersDir, o.penv.platformDir, planPath),
     });
+    // As the lifecycle: the buildpack's layers folder exists before bin/build runs.
+    fs.mkdirSync(layersDir, { recursive: true });
     const child = execa(path.join(bp.dir, 'bin', 'build'), [layersDir, o.penv.platformDir, planPath], {
       cwd: o.workspace,
       env,
@@ -122,7 +139,7 @@ export async function buildPhase(o: BuildPhaseOptions): Promise<Built> {
     }
     const launch = guarded(bp, () => {
       validateSbomFiles(layersDir, bp.descriptor.buildpack['sbom-formats']);
-      return readLaunchToml(path.join(layersDir, 'launch.toml'));
+      return readLaunchToml(path.join(layersDir, 'launch.toml'), bp.descriptor.api);
     });
     for (const l of launch?.labels ?? []) labels.set(l.key, l);
     for (const p of launch?.processes ?? []) {
@@ -131,13 +148,16 @@ export async function buildPhase(o: BuildPhaseOptions): Promise<Built> {
         defaultType = undefined;
       }
       if (p.default) defaultType = p.type;
+      // Buildpack API 0.7 had no working-dir: the lifecycle drops it, with this warning.
+      const workingDir = apiAtLeast(bp.descriptor.api, '0.8') ? p['working-dir'] : undefined;
+      if (p['working-dir'] && !workingDir) log.warn(`Warning: process working directory isn't supported in this buildpack api version. Ignoring working directory for process '${p.type}'`);
       processes.set(p.type, {
         type: p.type,
         command: p.command,
-        args: p.args ?? [],
-        direct: true,
+        ...(p.args ? { args: p.args } : {}),
+        direct: p.direct !== false,
         'buildpack-id': id,
-        ...(p['working-dir'] ? { 'working-dir': p['working-dir'] } : {}),
+        ...(workingDir ? { 'working-dir': workingDir } : {}),
       });
     }
     log.info(`done in ${formatDuration(performance.now() - t0)}`);

@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { writePlatformEnv, type EnvMap } from '../cnb/env.ts';
 import { EXIT, PhaseFailure } from '../cnb/exit.ts';
-import { UserError } from '../errors.ts';
+import { isUserError, UserError } from '../errors.ts';
 import { formatDuration, type Logger } from '../log.ts';
 import { buildPhase } from './build-phase.ts';
 import { bpKey, detect, type PhaseEnv } from './detect.ts';
@@ -25,6 +25,8 @@ import { Interrupt } from './interrupt.ts';
 import type { Order } from './order.ts';
 import { OutTransaction } from './out-transaction.ts';
 import { restore } from './restore.ts';
+import { copyApp, type AppFilter } from './app-copy.ts';
+import { verifyBuildpackApi } from '../cnb/api.ts';
 import { privateTemp, type PrivateTemp } from './temp.ts';
 
 export interface BuildOptions {
@@ -38,7 +40,7 @@ export interface BuildOptions {
   bindings?: string[];
   task?: string;
   /** Which paths of the app (relative, `/`-separated) are copied into the build: project.toml include/exclude. */
-  appFilter?: (rel: string, isDir: boolean) => boolean;
+  appFilter?: AppFilter;
   instance: string;
   instanceMemory: number;
   /**
@@ -101,23 +103,29 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
     const operator = { RBP_LAUNCHER_NODE: opts.forImage ? '' : process.execPath, ...operatorEnv(), RBP_INSTANCE_SIZE: opts.instance, RBP_INSTANCE_MEMORY: String(opts.instanceMemory) };
     const penv: PhaseEnv = { base: filteredHostEnv(), user: opts.userEnv, operator, platformDir };
 
-    const detected = await timed('detect', () => detect(opts.order, appDir, penv, log));
-    interrupt.check();
-    if (detected.code !== EXIT.ok || !detected.group) {
-      log.fail(detected.code === EXIT.detectError ? 'detection failed with a buildpack error' : 'no buildpack group passed detection');
-      result.code = detected.code;
-      return result;
-    }
-    const group = detected.group;
-    log.info(`group: ${group.map(bpKey).join(', ')}`);
-    result.group = group.map(bpKey);
-
     const recovered = tx.begin();
     if (recovered) log.warn(recovered);
     const workspace = path.join(out, 'workspace');
     const layersRoot = path.join(out, 'layers');
     fs.mkdirSync(layersRoot, { recursive: true });
+    // The app is copied (include/exclude applied) before detect, which sees only the copy, as a
+    // platform does it (app-copy.ts).
     copyApp(appDir, workspace, [out, tx.prev, tx.cacheDir, tx.newCache], opts.appFilter);
+
+    const detected = await timed('detect', () => detect(opts.order, workspace, penv, log));
+    interrupt.check();
+    if (detected.code !== EXIT.ok || !detected.group) {
+      log.fail(detected.code === EXIT.detectError ? 'detection failed with a buildpack error' : 'no buildpack group passed detection');
+      result.code = detected.code;
+      for (const p of tx.rollback()) log.warn(`could not undo: ${p}`);
+      return result;
+    }
+    const group = detected.group;
+    log.info(`group: ${group.map(bpKey).join(', ')}`);
+    result.group = group.map(bpKey);
+    // As the lifecycle's builder: every buildpack of the group (components included) must be of a
+    // Buildpack API it supports, else exit 12 before any build runs.
+    for (const bp of group) verifyBuildpackApi(bp);
 
     const restored = await timed('restore', () => restore({ group, layersRoot, tx, clearCache: Boolean(opts.clearCache), log }));
     interrupt.check();
@@ -129,7 +137,7 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
       result.layers = x.layers;
       // OUT is complete (rbp.toml is written): from here on the build stands.
       tx.commit();
-      for (const p of x.metadata.processes) log.info(`process ${p.type}${p.type === x.metadata['buildpack-default-process-type'] ? ' (default)' : ''}: ${[...p.command, ...p.args].join(' ')}`);
+      for (const p of x.metadata.processes) log.info(`process ${p.type}${p.type === x.metadata['buildpack-default-process-type'] ? ' (default)' : ''}: ${[...p.command, ...(p.args ?? [])].join(' ')}`);
     });
     summarize(result, log);
     return result;
@@ -138,7 +146,8 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
     for (const p of problems) log.warn(`could not undo: ${p}`);
     const restoredMsg = tx.hadPrevious ? `The previous build in ${out} is unchanged.` : `${out} was not created.`;
     if (e instanceof PhaseFailure) {
-      log.fail(e.message);
+      if (isUserError(e.shown)) log.error(e.shown.data);
+      else log.fail(e.message);
       log.errLine(restoredMsg);
       result.code = e.code;
       return result;
@@ -179,33 +188,6 @@ function linkBindings(platformDir: string, dirs: string[]): void {
 /** `<OUT>.rbp-cache`, beside OUT. */
 export function defaultCacheDir(out: string): string {
   return `${path.resolve(out)}.rbp-cache`;
-}
-
-/**
- * Copies the application source; the cache is skipped when it sits inside it. Only files, folders
- * and symlinks are an app's source: a FIFO, socket or device is refused (a copy would block or fail).
- */
-function copyApp(appDir: string, workspace: string, skip: string[], keep?: (rel: string, isDir: boolean) => boolean): void {
-  fs.cpSync(appDir, workspace, {
-    recursive: true,
-    verbatimSymlinks: true,
-    preserveTimestamps: true,
-    filter: (src) => {
-      if (skip.some((s) => src === s || src.startsWith(`${s}${path.sep}`))) return false;
-      const st = fs.lstatSync(src);
-      if (!st.isFile() && !st.isDirectory() && !st.isSymbolicLink()) {
-        throw new UserError({
-          id: 'platform/app/special-file',
-          title: 'The application holds a file that is not a regular file, folder or symlink',
-          seen: { what: 'APP', value: path.relative(appDir, src), where: appDir },
-          rule: `The build copies the application's files; ${st.isFIFO() ? 'a named pipe (FIFO)' : st.isSocket() ? 'a socket' : 'a device'} cannot be copied.`,
-          fix: 'Remove it from the application folder (or build from a clean checkout).',
-        });
-      }
-      if (!keep || src === appDir) return true;
-      return keep(path.relative(appDir, src).split(path.sep).join('/'), st.isDirectory());
-    },
-  });
 }
 
 function summarize(r: BuildResult, log: Logger): void {

@@ -15,7 +15,7 @@ import { command, commandHelp, COMMANDS, overview, parseOptions, type Command } 
 import { readProjectDescriptor, type ProjectDescriptor } from './project-descriptor.ts';
 import { fileURLToPath } from 'node:url';
 import type { Writable } from 'node:stream';
-import { detect } from './detect.ts';
+import { detectApp } from './detect.ts';
 import { filteredHostEnv, operatorEnv } from './env.ts';
 import { rbpInfoPath, readRbpInfo } from './metadata.ts';
 import { orderFromGroups, resolveOrder, type Order } from './order.ts';
@@ -156,7 +156,7 @@ export async function main(argv: string[], streams: Streams = { stdout: process.
         try {
           writePlatformEnv(platformDir, env);
           log.section('Detect');
-          const r = await detect(order, path.resolve(app), { base: filteredHostEnv(), user: env, operator: operatorEnv(), platformDir }, log);
+          const r = await detectApp(order, path.resolve(app), project?.filter, { base: filteredHostEnv(), user: env, operator: operatorEnv(), platformDir }, log);
           if (r.group) {
             log.info(`group: ${r.group.map(bpKey).join(', ')}`);
             for (const e of r.entries ?? []) log.detail(`plan: ${e.requires.map((q) => q.name).join(', ')} ← ${e.providers.map((p) => p.descriptor.buildpack.id).join(', ')}`);
@@ -249,7 +249,7 @@ export async function main(argv: string[], streams: Streams = { stdout: process.
         const restart = restartPolicy(str('restart') ?? 'no', '--restart');
         const userEnv = collectEnv(list('env-file'), list('env'));
         const { checkListenPort, dryRun, execInstead, planLaunch, start } = await launcherModule();
-        const plan = planLaunch({ outDir: out, processType: str('process'), port: parsePort(str('port')), userEnv, instance, memory, args: passthrough });
+        const plan = planLaunch({ outDir: out, processType: str('process'), port: parsePort(str('port')), userEnv, instance, memory, args: passthrough, dryRun: Boolean(values['dry-run']) });
         // Unset means no: a process that is not ours sees the environment the lifecycle would give it.
         if (restart !== 'no') plan.env[RESTART_VARIABLE] = restart;
         warnMissingBuildEnv(info?.['env-names'], userEnv, log);

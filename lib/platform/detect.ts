@@ -17,7 +17,10 @@ import { ourBuildpacksDir, RUNTIMES, type GroupEntry, type Order } from './order
 import type { DetectExit } from '../cnb/context.ts';
 import { orderTrials, type GroupOutcome } from './expand.ts';
 import { buildProcessEnv } from './env.ts';
-import { machineTarget, targetEnv, targetMatches } from './target.ts';
+import { buildpackTargets, machineTarget, targetEnv, targetMatches } from './target.ts';
+import { apiAtLeast, parseApi, verifyBuildpackApi } from '../cnb/api.ts';
+import { copyApp, type AppFilter } from './app-copy.ts';
+import { privateTemp } from './temp.ts';
 
 export interface DetectRun {
   code: number;
@@ -105,7 +108,7 @@ async function runDetect(ref: BuildpackRef, appDir: string, penv: PhaseEnv, tmp:
     user: penv.user,
     operator: penv.operator,
     clearEnv: ref.descriptor.buildpack['clear-env'] === true,
-    cnb: { CNB_PLATFORM_DIR: penv.platformDir, CNB_BUILD_PLAN_PATH: planPath, CNB_BUILDPACK_DIR: ref.dir, ...targetEnv() },
+    cnb: detectCnbEnv(ref, penv.platformDir, planPath),
   });
   const inProcess = inProcessDetect(ref, env, penv.inProcess !== false);
   let run: DetectRun;
@@ -132,6 +135,20 @@ async function runDetect(ref: BuildpackRef, appDir: string, penv: PhaseEnv, tmp:
   return run;
 }
 
+/**
+ * The CNB_* variables of bin/detect, by the buildpack's API (lifecycle buildpack/detect.go):
+ * CNB_BUILDPACK_DIR always; CNB_PLATFORM_DIR and CNB_BUILD_PLAN_PATH from 0.8 (a 0.7 buildpack
+ * reads its positional arguments); CNB_TARGET_* from 0.10.
+ */
+function detectCnbEnv(ref: BuildpackRef, platformDir: string, planPath: string): EnvMap {
+  const api = ref.descriptor.api;
+  return {
+    CNB_BUILDPACK_DIR: ref.dir,
+    ...(apiAtLeast(api, '0.8') ? { CNB_PLATFORM_DIR: platformDir, CNB_BUILD_PLAN_PATH: planPath } : {}),
+    ...(apiAtLeast(api, '0.10') ? targetEnv() : {}),
+  };
+}
+
 function indent(text: string): string {
   return text
     .trimEnd()
@@ -141,6 +158,9 @@ function indent(text: string): string {
 }
 
 export async function detect(order: Order, appDir: string, penv: PhaseEnv, log: Logger): Promise<DetectOutcome> {
+  // As the lifecycle's detector when it starts: every buildpack the order names (a composite, not
+  // its components) must be of a Buildpack API it supports, else exit 12 before any detect runs.
+  for (const group of order) for (const e of group) verifyBuildpackApi(e.ref);
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-detect-'));
   const runs = new Map<string, Promise<DetectRun>>();
   const here = machineTarget();
@@ -152,9 +172,12 @@ export async function detect(order: Order, appDir: string, penv: PhaseEnv, log: 
     // The lifecycle may run a group's detects in parallel; results are memoised per id@version.
     for (const e of group) {
       if (runs.has(bpKey(e.ref))) continue;
+      // A component's api is checked at build (build.ts), as the lifecycle does; one that is not
+      // even a version is refused here (the lifecycle would crash on it).
+      if (!parseApi(e.ref.descriptor.api)) verifyBuildpackApi(e.ref);
       // As the lifecycle: a required buildpack whose [[targets]] exclude this machine is an error
       // without running its bin/detect (an optional one is left to detect).
-      const targets = e.ref.descriptor.targets;
+      const targets = buildpackTargets(e.ref.descriptor);
       if (!e.optional && !targetMatches(targets, here)) {
         const error = `unable to satisfy target os/arch constraints; this machine: ${JSON.stringify(here)}, buildpack: ${JSON.stringify(targets)}`;
         runs.set(bpKey(e.ref), Promise.resolve({ code: -1, output: '', error }));
@@ -201,6 +224,29 @@ export async function detect(order: Order, appDir: string, penv: PhaseEnv, log: 
     return { code: step.value === 'error' ? EXIT.detectError : EXIT.detectNoGroup };
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+/** Every buildpack an order may run: its entries and, for composites, their components. */
+function leaves(order: Order): BuildpackRef[] {
+  return order.flatMap((g) => g.flatMap((e) => (e.order ? leaves(e.order) : [e.ref])));
+}
+
+/**
+ * `rbp detect`: detect on a copy of the app with include/exclude applied (app-copy.ts), as a build
+ * detects. When nothing is filtered and every buildpack is one of ours, whose detect only reads
+ * the app, the copy would be the app itself: detect then reads the app in place (a copy of an app
+ * with its node_modules would cost seconds).
+ */
+export async function detectApp(order: Order, appDir: string, filter: AppFilter | undefined, penv: PhaseEnv, log: Logger): Promise<DetectOutcome> {
+  if (!filter && leaves(order).every((r) => isOurs(r.dir))) return await detect(order, appDir, penv, log);
+  const tmp = privateTemp('rbp-detect-app-');
+  try {
+    const copy = path.join(tmp.dir, 'app');
+    copyApp(appDir, copy, [], filter);
+    return await detect(order, copy, penv, log);
+  } finally {
+    tmp.remove();
   }
 }
 

@@ -18,7 +18,7 @@ import { IN_OUT, sameStamps, scanTree, treeDigest, writeTrees } from './cache-ch
 import { identity, isDir, moveTree, rmrf } from './fsops.ts';
 import { writeLaunchMetadata, writeRbpInfo, type LaunchMetadata } from './metadata.ts';
 import { CACHE_MARKER, type OutTransaction } from './out-transaction.ts';
-import { layerNames, type KeptLayer } from './restore.ts';
+import { CACHE_SBOM_DIR, layerNames, type KeptLayer } from './restore.ts';
 
 export interface ExportOptions {
   /** The app's variables of this build: their names (never values) go into rbp.toml. */
@@ -50,7 +50,7 @@ export function exportPhase(o: ExportOptions): { layers: BuildResult['layers']; 
   }
   const newCache = tx.startNewCache();
   // Before non-launch layers and build SBOMs leave OUT: the build's SBOM, as the lifecycle gathers it.
-  aggregateSboms(o.layersRoot, o.group.map((g) => g.descriptor.buildpack.id));
+  aggregateSboms(o.layersRoot, o.group.map((g) => g.descriptor.buildpack.id), path.join(newCache, CACHE_SBOM_DIR));
   const trees = new Map<string, string>();
   for (const bp of o.group) {
     const esc = escapeId(bp.descriptor.buildpack.id);

@@ -25,6 +25,7 @@ import { filteredHostEnv, operatorEnv, TRUST_VARS } from './env.ts';
 import { isDir } from './fsops.ts';
 import { readLaunchMetadata, type ExportedProcess } from './metadata.ts';
 import { findOnPath } from '../fsx.ts';
+import { apiAtLeast, isSupportedApi, SUPPORTED_BUILDPACK_APIS } from '../cnb/api.ts';
 
 const LAUNCH_INCLUDE = ['PATH', 'HOME', 'HOSTNAME', 'USER', 'LANG', 'LC_ALL', 'TZ', 'TERM', 'TMPDIR', 'NO_COLOR', ...TRUST_VARS];
 
@@ -36,6 +37,8 @@ export interface RunOptions {
   instance: string;
   memory: number;
   args: string[];
+  /** rbp run --dry-run: nothing starts, and exec.d programs print on stderr. */
+  dryRun?: boolean;
 }
 
 export interface LaunchPlan {
@@ -55,14 +58,17 @@ function launchError(what: string, value: string, rule: string, fix: string): Ph
   return new PhaseFailure(EXIT.launchFailed, e.message, e);
 }
 
-/** exec.d (cnb-spec.md §5): each executable writes `NAME = "value"` TOML on fd 3; each key is set. */
-function runExecD(dir: string, env: EnvMap, cwd: string): void {
+/**
+ * exec.d (cnb-spec.md §5): each executable writes `NAME = "value"` TOML on fd 3; each key is set.
+ * Its stdout is the launcher's stdout, as with the lifecycle's launcher; with --dry-run (rbp's own),
+ * stderr, so that stdout holds the JSON alone.
+ */
+function runExecD(dir: string, env: EnvMap, cwd: string, stdout: 1 | 2): void {
   if (!isDir(dir)) return;
   for (const f of fs.readdirSync(dir).sort()) {
     const bin = path.join(dir, f);
     if (!fs.statSync(bin).isFile()) continue;
-    // Its output is the launcher's log: stderr, so that stdout stays the app's (and --dry-run's JSON).
-    const r = spawnSync(bin, [], { cwd, env, stdio: ['ignore', 2, 'inherit', 'pipe'] });
+    const r = spawnSync(bin, [], { cwd, env, stdio: ['ignore', stdout, 'inherit', 'pipe'] });
     if (r.status !== 0) throw launchError('exec.d', bin, 'An exec.d program must exit 0.', `Fix ${bin}: ${r.error ? r.error.message : `it exited ${r.status ?? r.signal}`}.`);
     const outText = r.output[3]?.toString() ?? '';
     let vars: Record<string, unknown>;
@@ -73,6 +79,19 @@ function runExecD(dir: string, env: EnvMap, cwd: string): void {
     }
     for (const [k, v] of Object.entries(vars)) if (typeof v === 'string') env[k] = v;
   }
+}
+
+/** The launcher's check of metadata.toml's buildpacks (exit 12, as lifecycle cmd/launcher). */
+function verifyLaunchApi(bp: { id: string; api: string }, out: string): void {
+  if (isSupportedApi(bp.api)) return;
+  const e = new UserError({
+    id: 'platform/launch/api-unsupported',
+    title: `The build used buildpack ${bp.id} of a Buildpack API the launcher does not run`,
+    seen: { what: `api of ${bp.id} in layers/config/metadata.toml`, value: String(bp.api), where: out },
+    rule: `The launcher runs the processes of buildpacks of Buildpack API ${SUPPORTED_BUILDPACK_APIS.join(', ')}.`,
+    fix: `Build again with this rbp (rbp build APP --out ${out}).`,
+  });
+  throw new PhaseFailure(EXIT.buildpackApi, e.message, e);
 }
 
 /** A buildpack's launch layers in the exported OUT, alphabetically: folders whose .toml says launch = true. */
@@ -106,6 +125,8 @@ export function planLaunch(opts: RunOptions): LaunchPlan {
   const proc: ExportedProcess | undefined = md.processes.find((p) => p.type === type);
   if (!proc) throw launchError('--process', type, `The process must be one the build declared: ${md.processes.map((p) => p.type).join(', ') || 'none'}.`, 'Use one of those types.');
   const task = type === 'task';
+  // As the lifecycle's launcher: every buildpack of the build must be of a Buildpack API it supports.
+  for (const bp of md.buildpacks) verifyLaunchApi(bp, out);
   const appDir = path.join(out, 'workspace');
   const env: EnvMap = { ...filteredHostEnv(process.env, LAUNCH_INCLUDE), ...operatorEnv(), ...opts.userEnv };
   Object.assign(env, { RBP_INSTANCE_SIZE: opts.instance, RBP_INSTANCE_MEMORY: String(opts.memory) });
@@ -120,17 +141,65 @@ export function planLaunch(opts: RunOptions): LaunchPlan {
     for (const d of dirs) applyLayerEnv(env, d, 'launch', type);
   }
   for (const d of layerDirs.flat()) {
-    runExecD(path.join(d, 'exec.d'), env, appDir);
-    runExecD(path.join(d, 'exec.d', type), env, appDir);
+    runExecD(path.join(d, 'exec.d'), env, appDir, opts.dryRun ? 2 : 1);
+    runExecD(path.join(d, 'exec.d', type), env, appDir, opts.dryRun ? 2 : 1);
   }
   const cwd = proc['working-dir'] ? path.resolve(appDir, proc['working-dir']) : appDir;
   const [cmd, ...fixed] = proc.command;
+  const bpApi = md.buildpacks.find((b) => b.id === proc['buildpack-id'])?.api;
+  const args = processArgs(proc, opts.args, bpApi);
+  const aware = (md.labels ?? []).some((l) => l.key === DRY_RUN_LABEL && l.value.split(',').includes(type));
+  if (proc.direct === false) {
+    // Before Buildpack API 0.9: bash, after the profile scripts, from the app folder.
+    const argv = shellArgv({ profiles: profileScripts(layerDirs.flat(), type, appDir), workingDir: cwd, command: proc.command.join(' '), args, caller: process.argv[1] ?? 'rbp' });
+    return { process: type, buildpack: proc['buildpack-id'], argv, cwd: appDir, env, dryRunAware: aware, task };
+  }
   // Looked up before moving to working-dir, as the lifecycle's launcher: a relative command is relative to the app.
   const bin = findOnPath(cmd!, env.PATH, appDir);
   if (!bin) throw launchError('process command', cmd!, `The command of process ${type} must be an executable on the launch PATH.`, 'Check the launch layers of the buildpack that declared it.');
-  const argv = [bin, ...fixed, ...(opts.args.length ? opts.args : proc.args)];
-  const aware = (md.labels ?? []).some((l) => l.key === DRY_RUN_LABEL && l.value.split(',').includes(type));
-  return { process: type, buildpack: proc['buildpack-id'], argv, cwd, env, dryRunAware: aware, task };
+  return { process: type, buildpack: proc['buildpack-id'], argv: [bin, ...fixed, ...args], cwd, env, dryRunAware: aware, task };
+}
+
+/**
+ * A process's arguments after its command, with the user's arguments (lifecycle launch/process.go,
+ * Platform API >= 0.10): a command with fixed arguments keeps them, then the user's arguments or
+ * else `args`; a one-word command gets `args` then the user's for a buildpack of API < 0.9, the
+ * user's instead of `args` from 0.9 on.
+ */
+export function processArgs(proc: Pick<ExportedProcess, 'command' | 'args'>, user: string[], bpApi: string | undefined): string[] {
+  const args = proc.args ?? [];
+  if (proc.command.length > 1 || user.length === 0) return user.length ? user : args;
+  return apiAtLeast(bpApi, '0.9') ? user : [...args, ...user];
+}
+
+/**
+ * The profile scripts a shell process sources (lifecycle launch/shell.go): each launch layer's
+ * `profile.d/*`, then its `profile.d/<type>/*` (buildpacks in order, layers and files by name),
+ * then the app's `.profile` (named relative to the app folder, where bash starts).
+ */
+export function profileScripts(layerDirs: string[], type: string, appDir: string): string[] {
+  const files = (dir: string) => (isDir(dir) ? fs.readdirSync(dir, { withFileTypes: true }).filter((e) => !e.isDirectory()).map((e) => path.join(dir, e.name)).sort() : []);
+  const out = layerDirs.flatMap((d) => [...files(path.join(d, 'profile.d')), ...files(path.join(d, 'profile.d', type))]);
+  const app = fs.statSync(path.join(appDir, '.profile'), { throwIfNoEntry: false });
+  if (app && !app.isDirectory()) out.push('.profile');
+  return out;
+}
+
+/**
+ * The lifecycle's bash launch (launch/bash.go), word for word: a script that sources the profiles,
+ * moves to the working folder and execs a nested bash. Without arguments the command is a bash
+ * script; with arguments, the command and each argument are one word each, evaluated by the shell
+ * (`"$(eval echo \"$1\")"`: variables expand, quotes are kept).
+ */
+export function shellArgv(p: { profiles: string[]; workingDir: string; command: string; args: string[]; caller: string }): string[] {
+  let script = p.profiles.map((f) => `source "${f}"\n`).join('');
+  script += `cd "${p.workingDir}"\n`;
+  if (p.args.length === 0) script += 'exec bash -c "$@"';
+  else {
+    const words = ['"$(eval echo \\"$0\\")"', ...p.args.map((_, i) => `"$(eval echo \\"\${${i + 1}}\\")"`)];
+    script += `exec bash -c '${words.join(' ')}' "\${@:1}"`;
+  }
+  return ['/bin/bash', '-c', script, p.caller, p.command, ...p.args];
 }
 
 /** The plan as JSON; for our processes, with their launch entrypoint's own plan under `launch`. */

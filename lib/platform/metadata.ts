@@ -7,7 +7,8 @@ import type { Label } from '../cnb/launch.ts';
 export interface ExportedProcess {
   type: string;
   command: string[];
-  args: string[];
+  /** Absent when launch.toml gave none (the lifecycle writes none then). */
+  args?: string[];
   direct: boolean;
   'buildpack-id': string;
   'working-dir'?: string;

@@ -53,6 +53,29 @@ export interface Restored {
   kept: Map<string, KeptLayer>;
 }
 
+/** Where the cache keeps the SBOM files of cache = true layers: `<cache>/.rbp-sbom/<escaped id>/<layer>/sbom.<ext>`. */
+export const CACHE_SBOM_DIR = '.rbp-sbom';
+
+/**
+ * Copies `<from>/<layer>/sbom.<ext>` to `<bpDir>/<layer>.sbom.<ext>` for each source in turn (a
+ * later source's file replaces an earlier one's); returns the layers that got one.
+ */
+function restoreLayerSboms(bpDir: string, sources: (string | false | undefined)[]): string[] {
+  const got = new Set<string>();
+  for (const from of sources) {
+    if (!from || !isDir(from)) continue;
+    for (const layer of fs.readdirSync(from).sort()) {
+      if (!isDir(path.join(from, layer))) continue;
+      for (const f of fs.readdirSync(path.join(from, layer)).sort()) {
+        if (!/^sbom\..+json$/.test(f) || !fs.statSync(path.join(from, layer, f)).isFile()) continue;
+        fs.copyFileSync(path.join(from, layer, f), path.join(bpDir, `${layer}.${f}`));
+        got.add(layer);
+      }
+    }
+  }
+  return [...got].sort();
+}
+
 /** Blocks the thread for `ms` (restore is synchronous; this is at most a few milliseconds). */
 function sleepSync(ms: number): void {
   if (ms > 0) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
@@ -162,7 +185,8 @@ export function restore(o: { group: BuildpackRef[]; layersRoot: string; tx: OutT
       }
     }
     const prevDir = prevRoot ? path.join(prevRoot, 'layers', esc) : undefined;
-    for (const name of prevDir ? layerNames(prevDir) : []) {
+    // --clear-cache is the lifecycle's -skip-layers: no layer metadata from the previous build either.
+    for (const name of prevDir && !o.clearCache ? layerNames(prevDir) : []) {
       const { t } = readCachedToml(path.join(prevDir!, `${name}.toml`));
       // Metadata-only restore is for launch=true, cache=false layers; a build=true one must be
       // rebuilt (its contents are needed during the build), so nothing of it comes back.
@@ -170,7 +194,16 @@ export function restore(o: { group: BuildpackRef[]; layersRoot: string; tx: OutT
       writeToml(path.join(dir, `${name}.toml`), { metadata: t.metadata });
       restoredHere.push(`${name} (metadata)`);
     }
-    if (prevDir && fs.existsSync(path.join(prevDir, 'store.toml'))) fs.copyFileSync(path.join(prevDir, 'store.toml'), path.join(dir, 'store.toml'));
+    // store.toml comes back even with --clear-cache, as the lifecycle restores it before it looks at -skip-layers.
+    const store = prevDir && fs.existsSync(path.join(prevDir, 'store.toml'));
+    if (store) fs.copyFileSync(path.join(prevDir!, 'store.toml'), path.join(dir, 'store.toml'));
+    // Layer SBOMs: the cache's (cache = true layers), then the previous build's launch SBOM, each
+    // into a buildpack folder the restore wrote something into (lifecycle layer/sbom_restorer.go:
+    // the folder exists only then).
+    if (!o.clearCache && fs.readdirSync(dir).length > 0) {
+      const sboms = restoreLayerSboms(dir, [cacheSrc && path.join(cacheSrc, CACHE_SBOM_DIR, esc), prevRoot && path.join(prevRoot, 'layers', 'sbom', 'launch', esc)]);
+      if (sboms.length) restoredHere.push(`SBOM of ${sboms.join(', ')}`);
+    }
     log.info(`${bpKey(bp)}: ${restoredHere.length ? `restored ${restoredHere.join(', ')}` : 'nothing to restore'}`);
   }
   // No buildpack runs before a change to a linked layer would move its folders' stamps.

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { machineTarget, targetEnv, targetMatches, type MachineTarget } from './target.ts';
+import { buildpackTargets, machineTarget, targetEnv, targetMatches, type MachineTarget } from './target.ts';
 
 const here: MachineTarget = { os: 'linux', arch: 'amd64', distro: { name: 'ubuntu', version: '22.04' } };
 
@@ -48,5 +48,16 @@ describe('this machine', () => {
     const t = machineTarget('/nonexistent/os-release');
     expect(t.distro).toBeUndefined();
     expect(Object.keys(targetEnv(t)).sort()).toEqual(['CNB_TARGET_ARCH', 'CNB_TARGET_OS']);
+  });
+
+  it('takes targets from deprecated [[stacks]] as the lifecycle does', () => {
+    const bionic = { os: 'linux', arch: 'amd64', distros: [{ name: 'ubuntu', version: '18.04' }] };
+    expect(buildpackTargets({ api: '0.8', stacks: [{ id: 'io.buildpacks.stacks.bionic' }] })).toEqual([bionic]);
+    // Before 0.10, bionic among other stacks implies nothing (the others are unknown ids here).
+    expect(buildpackTargets({ api: '0.8', stacks: [{ id: 'io.buildpacks.stacks.bionic' }, { id: 'heroku-22' }] })).toBeUndefined();
+    expect(buildpackTargets({ api: '0.10', stacks: [{ id: 'io.buildpacks.stacks.bionic' }, { id: 'heroku-22' }] })).toEqual([bionic]);
+    expect(buildpackTargets({ api: '0.7', stacks: [{ id: '*' }] })).toEqual([{}]);
+    expect(buildpackTargets({ api: '0.10', targets: [{ os: 'linux' }], stacks: [{ id: 'io.buildpacks.stacks.bionic' }] })).toEqual([{ os: 'linux' }]);
+    expect(targetMatches(buildpackTargets({ api: '0.8', stacks: [{ id: 'io.buildpacks.stacks.bionic' }] }), { os: 'linux', arch: 'amd64', distro: { name: 'debian', version: '12' } })).toBe(false);
   });
 });

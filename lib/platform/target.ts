@@ -1,5 +1,6 @@
 import fs from 'node:fs';
-import { ociArch, type Target } from '../cnb/descriptor.ts';
+import { apiAtLeast } from '../cnb/api.ts';
+import { ociArch, type BuildpackDescriptor, type Target } from '../cnb/descriptor.ts';
 import type { EnvMap } from '../cnb/env.ts';
 
 /** This machine as a CNB target: os, OCI arch, and the distro of /etc/os-release when there is one. */
@@ -39,6 +40,23 @@ export function targetEnv(t: MachineTarget = machineTarget()): EnvMap {
   if (t.distro?.name) env.CNB_TARGET_DISTRO_NAME = t.distro.name;
   if (t.distro?.version) env.CNB_TARGET_DISTRO_VERSION = t.distro.version;
   return env;
+}
+
+/**
+ * A buildpack's targets as the lifecycle reads them (buildpack/bp_descriptor.go): its [[targets]];
+ * without any, those its deprecated [[stacks]] imply: `*` is any target, and
+ * `io.buildpacks.stacks.bionic` is linux/amd64 Ubuntu 18.04 (for Buildpack API 0.10 and later, or
+ * when it is the only stack listed); other stack ids imply nothing.
+ */
+export function buildpackTargets(d: Pick<BuildpackDescriptor, 'api' | 'targets' | 'stacks'>): Target[] | undefined {
+  if (d.targets?.length) return d.targets;
+  const out: Target[] = [];
+  for (const s of d.stacks ?? []) {
+    if (s?.id === 'io.buildpacks.stacks.bionic') {
+      if (apiAtLeast(d.api, '0.10') || d.stacks!.length === 1) out.push({ os: 'linux', arch: 'amd64', distros: [{ name: 'ubuntu', version: '18.04' }] });
+    } else if (s?.id === '*') out.push({});
+  }
+  return out.length ? out : undefined;
 }
 
 /** Empty on either side is a wildcard (lifecycle platform/target_data.go `matches`). */

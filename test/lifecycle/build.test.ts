@@ -334,6 +334,19 @@ describe('failed builds', () => {
     expect(r.stderr).toContain('cannot reuse layer test_a/l');
   });
 
+  it('a detect that fails after a build leaves OUT and the cache exactly as they were (detect runs in the new OUT)', async () => {
+    const app = scriptedApp({ 'a/detect': passWith(), 'a/build': layer('both', 'launch = true\ncache = true', { file: 'v1' }) });
+    const o = out();
+    expect((await rbp(['build', app, '--out', o, ...bpArgs('a')])).exitCode).toBe(0);
+    const before = [treeHash(o), treeHash(`${o}.rbp-cache`)];
+    writeScripts(app, { 'a/detect': 'echo written-by-detect > detect-wrote.txt\nexit 100' });
+    const r = await rbp(['build', app, '--out', o, ...bpArgs('a')]);
+    expect(r.exitCode).toBe(20);
+    expect([treeHash(o), treeHash(`${o}.rbp-cache`)]).toEqual(before);
+    expect(fs.existsSync(path.join(app, 'detect-wrote.txt'))).toBe(false);
+    expect(fs.readdirSync(path.dirname(o)).sort()).toEqual(['out', 'out.rbp-cache', 'out.rbp-spare']);
+  });
+
   it.each([false, true])('OUT is left exactly as it was (explicit --cache: %s)', async (explicitCache) => {
     const first = [
       layer('cached', 'cache = true', { 'data/file': 'v1' }),

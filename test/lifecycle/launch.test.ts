@@ -121,15 +121,18 @@ describe('process selection and arguments', () => {
     expect(r.stdout).not.toContain('default-arg');
   });
 
+  // The process's own output, after what the exec.d program printed.
+  const processOutput = (stdout: string) => stdout.replace(/^exec\.d ran\n/, '').trim();
+
   it('working-dir is relative to the app', async () => {
     const r = await rbp(['run', out, '--process', 'wd']);
-    expect(r.stdout.trim()).toBe(path.join(out, 'workspace', 'sub'));
+    expect(processOutput(r.stdout)).toBe(path.join(out, 'workspace', 'sub'));
   });
 
   it('a relative command is found from the app, then runs in working-dir', async () => {
     const r = await rbp(['run', out, '--process', 'rel']);
     expect(r.exitCode).toBe(0);
-    expect(r.stdout.trim()).toBe(path.join(out, 'workspace', 'sub'));
+    expect(processOutput(r.stdout)).toBe(path.join(out, 'workspace', 'sub'));
   });
 
   it("exits with the process's status", async () => {
@@ -195,8 +198,9 @@ describe('launch environment', () => {
 
   it('exec.d programs write variables to fd 3, see the env built so far, and exec.d/<process>/ runs for that process only', async () => {
     const web = await rbp(['run', out]);
-    expect(web.stderr).toContain('exec.d ran'); // its stdout is the launcher's log
-    expect(web.stdout).not.toContain('exec.d ran');
+    // What it prints goes to the launcher's stdout, as with the lifecycle's launcher.
+    expect(web.stdout).toMatch(/^exec\.d ran\n/);
+    expect(web.stderr).not.toContain('exec.d ran');
     expect(vars(web.stdout)).toMatchObject({ FROM_EXECD: 'execd', EXECD_SAW_O: 'layer', WEB_EXECD: 'yes' });
     const worker = vars((await rbp(['run', out, '--process', 'worker'])).stdout);
     expect(worker.FROM_EXECD).toBe('execd');
@@ -228,6 +232,8 @@ describe('--dry-run', () => {
     expect(plan.env).toMatchObject({ NPM_TOKEN: '***', CC_REDIRECTOR_PROJECT_KEY: '***', DB_URL: 'postgres://u:***@db/x', PLAIN: 'visible', PORT: '18124', FROM_EXECD: 'execd' });
     expect(r.stdout).not.toMatch(/tok-123|key-456|pw-789/);
     expect(r.stdout).not.toContain('argv: ');
+    // exec.d ran for the plan's env; what it printed went to stderr, so stdout is the JSON alone.
+    expect(r.stderr).toContain('exec.d ran');
   });
 });
 

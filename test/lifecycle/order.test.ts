@@ -105,14 +105,15 @@ describe('rbp detect with composite buildpacks', () => {
   });
 
   it('nested composites: the inner groups in turn, then without the optional inner composite; each detect runs once', async () => {
-    const count = (name: string) => `echo run >> "$PWD/../${name}-runs"`;
+    const counts = tmpDir('rbp-runs-');
+    const count = (name: string) => `echo run >> "${counts}/${name}-runs"`;
     const scripts = { 'd/detect': `${count('d')}\n${passWith()}`, 'a/detect': passWith(), 'b/detect': 'exit 100', 'c/detect': 'exit 100' };
     const app = scriptedApp(scripts);
     const r = await rbp(['detect', app, ...composite('nested')]);
     expect(r.exitCode).toBe(0);
     expect(tries(r.stdout)).toEqual(['test/d@0.0.1, test/a@0.0.1, test/b@0.0.1', 'test/d@0.0.1, test/c@0.0.1', 'test/d@0.0.1']);
     expect(r.stdout).toMatch(/^- group: test\/d@0.0.1$/m);
-    expect(fs.readFileSync(path.join(app, '..', 'd-runs'), 'utf8')).toBe('run\n');
+    expect(fs.readFileSync(path.join(counts, 'd-runs'), 'utf8')).toBe('run\n');
 
     const inner = await rbp(['detect', scriptedApp({ ...scripts, 'c/detect': passWith() }), ...composite('nested')]);
     expect(tries(inner.stdout)).toHaveLength(2);

@@ -17,46 +17,11 @@ import { describe, expect, it } from 'vitest';
 import { FIXTURES, ROOT } from '../helpers/rbp.ts';
 import { COMPOSER, makeMirror, PHP } from '../phpserver/support.ts';
 import { bp, editedBuildpack, launchToml, passWith, scriptedApp } from '../lifecycle/helpers.ts';
-import { compared, rebuildViaLifecycle, rebuildViaRbp, viaLifecycle, viaRbp, type Observed, type Scenario } from './differential.ts';
+import { both, DUMP_ENV, layer, rebuildViaLifecycle, rebuildViaRbp, same, SHOW_PROCESS, type Scenario } from './differential.ts';
 import { skipWithoutLifecycle } from './lifecycle.ts';
 import { readFixture } from '../helpers/fixture-spec.ts';
 
 const skip = skipWithoutLifecycle('rbp vs the reference lifecycle');
-
-/**
- * The build environment, less what the shell sets and the CNB_* paths that name each side's own
- * folders (plan files, buildpack and layers folders); CNB_TARGET_* are compared.
- */
-const DUMP_ENV = (file: string) => `mkdir -p .observed && env | grep -v -E '^(CNB_(BP_PLAN_PATH|BUILD_PLAN_PATH|BUILDPACK_DIR|LAYERS_DIR|PLATFORM_DIR)=|PWD=|OLDPWD=|SHLVL=|_=)' | sort > .observed/${file}`;
-/** A process that prints its environment (as DUMP_ENV), its arguments, and exits with $EXIT. */
-const SHOW_PROCESS = (type: string, extra = '') =>
-  `[[processes]]\ntype = "${type}"\ncommand = ["sh", "-c", "env | grep -v -E '^(CNB_|PWD=|OLDPWD=|SHLVL=|_=)' | sort; echo cwd=$(pwd); echo args: \\"$*\\"; exit \${EXIT:-0}", "${type}"]\nargs = ["default-arg"]\n${extra}`;
-
-/** A layer `name` with these types and files (path → contents, `+x` suffix for an executable). */
-function layer(name: string, types: string, files: Record<string, string> = {}): string {
-  const lines = [`mkdir -p "$CNB_LAYERS_DIR/${name}"`, `printf '${types ? `[types]\\n${types.replaceAll('\n', '\\n')}\\n` : ''}' > "$CNB_LAYERS_DIR/${name}.toml"`];
-  for (const [f0, v] of Object.entries(files)) {
-    const exec = f0.endsWith('+x');
-    const f = exec ? f0.slice(0, -2) : f0;
-    lines.push(`mkdir -p "$(dirname "$CNB_LAYERS_DIR/${name}/${f}")"`, `printf '%s' '${v}' > "$CNB_LAYERS_DIR/${name}/${f}"`);
-    if (exec) lines.push(`chmod +x "$CNB_LAYERS_DIR/${name}/${f}"`);
-  }
-  return lines.join('\n');
-}
-
-async function both(s: Scenario): Promise<{ rbp: Observed; ref: Observed }> {
-  const [ours, ref] = await Promise.all([viaRbp(s), viaLifecycle(s)]);
-  return { rbp: ours, ref };
-}
-
-/** Asserts both sides observed the same, showing both logs on a difference. */
-function same(r: { rbp: Observed; ref: Observed }): void {
-  const strip = (o: Observed) => {
-    const { layout: _l, ...rest } = o as Observed & { layout?: unknown };
-    return compared(rest);
-  };
-  expect(strip(r.rbp), `---- rbp:\n${r.rbp.log ?? ''}\n---- lifecycle:\n${r.ref.log ?? ''}`).toEqual(strip(r.ref));
-}
 
 describe.skipIf(skip)('rbp and the reference lifecycle agree', () => {
   it('env files: suffixes, delimiters, build vs launch vs cache layers, layer roots, user and run-time variables', async () => {
@@ -141,12 +106,12 @@ describe.skipIf(skip)('rbp and the reference lifecycle agree', () => {
     same(await both({ buildpacks: [bp('a'), bp('b')], app, launch: { type: 'web' } }));
   });
 
-  it('exec.d: programs of launch layers set variables through fd 3, generic and per process', async () => {
+  it('exec.d: programs of launch layers set variables through fd 3, generic and per process; what they print goes to stdout', async () => {
     const app = scriptedApp({
       'a/detect': passWith(),
       'a/build': [
         layer('hooks', 'launch = true', {
-          'exec.d/10-set+x': '#!/bin/sh\necho "EXECD = \\"generic-$FROM_ENV\\"" >&3\necho "OVERRIDDEN = \\"by-exec-d\\"" >&3',
+          'exec.d/10-set+x': '#!/bin/sh\necho "exec.d 10-set ran"\necho "EXECD = \\"generic-$FROM_ENV\\"" >&3\necho "OVERRIDDEN = \\"by-exec-d\\"" >&3',
           'exec.d/web/20-web+x': '#!/bin/sh\necho "EXECD_WEB = \\"web\\"" >&3',
           'exec.d/other/30-other+x': '#!/bin/sh\necho "EXECD_OTHER = \\"other\\"" >&3',
           'env/FROM_ENV': 'env-file',
@@ -158,6 +123,7 @@ describe.skipIf(skip)('rbp and the reference lifecycle agree', () => {
     });
     const r = await both({ buildpacks: [bp('a')], app, launch: {} });
     expect(r.ref.launch?.stdout).toContain('EXECD=generic-env-file');
+    expect(r.ref.launch?.stdout).toMatch(/^exec\.d 10-set ran$/m);
     same(r);
   });
 

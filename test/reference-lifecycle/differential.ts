@@ -4,17 +4,26 @@
  * their [types], what the build scripts observed (they write into the app's `.observed/`), the
  * processes and default of metadata.toml, and the launched process's output and exit code.
  * Paths are made comparable: each side's layers and app folder become `<layers>` and `<app>`.
+ *
+ * Each side gets its own copy of the app as the user's source. The lifecycle side plays the
+ * platform as pack does: it copies the source (with project.toml's include/exclude) to the folder
+ * the phases work on; rbp is handed the source itself. Whether the source changed is compared too.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { execa } from 'execa';
 import { parse } from 'smol-toml';
-import { detect } from '../../lib/platform/detect.ts';
+import { expect } from 'vitest';
+import { PhaseFailure } from '../../lib/cnb/exit.ts';
+import { copyApp as platformCopy } from '../../lib/platform/app-copy.ts';
+import { detectApp, type DetectOutcome } from '../../lib/platform/detect.ts';
 import { filteredHostEnv } from '../../lib/platform/env.ts';
 import { resolveOrder } from '../../lib/platform/order.ts';
+import { readProjectDescriptor } from '../../lib/platform/project-descriptor.ts';
 import { Logger } from '../../lib/log.ts';
 import { envArgs, RBP, tmpDir } from '../helpers/rbp.ts';
+import { treeHash } from '../lifecycle/helpers.ts';
 import { analyzer, builder, detector, exporter, fullBuild, launch, makeLayout, nextBuild, restorer, unpackedImage, type Layout } from './lifecycle.ts';
 
 export interface Scenario {
@@ -28,13 +37,23 @@ export interface Scenario {
   /** Operator configuration (RBP_TOOL_*...): rbp's own environment; the lifecycle's build-config env. */
   operatorEnv?: Record<string, string>;
   /** Start the default process (or `type`) with these user args after the build. */
-  launch?: { type?: string; args?: string[] };
+  launch?: Launch;
+  /** More launches of the same build, each compared. */
+  launches?: Launch[];
+}
+
+interface Launch {
+  type?: string;
+  args?: string[];
 }
 
 export interface Observed {
   detect: { code: number; group: string[]; plan: unknown[] };
   build?: { code: number; layers: Record<string, unknown>; exported?: string[]; observed: Record<string, unknown>; processes: unknown[]; defaultType?: string };
   launch?: { code: number; stdout: string };
+  launches?: { code: number; stdout: string }[];
+  /** Whether the user's source folder changed (a buildpack wrote into it). */
+  sourceChanged: boolean;
   /** Not compared: the logs, for a failure's message. */
   log?: string;
 }
@@ -61,6 +80,13 @@ function normalize(text: string, layers: string, app: string): string {
 function copyApp(src: string): string {
   const dst = path.join(tmpDir('rbp-diff-'), 'app');
   fs.cpSync(src, dst, { recursive: true });
+  return dst;
+}
+
+/** What pack does before the detector: the source copied to the build's app folder, include/exclude applied. */
+function platformApp(source: string): string {
+  const dst = path.join(tmpDir('rbp-diff-ws-'), 'app');
+  platformCopy(source, dst, [], readProjectDescriptor(source)?.filter);
   return dst;
 }
 
@@ -131,16 +157,33 @@ function dropLines(stdout: string): string {
     .join('\n');
 }
 
-export async function viaRbp(s: Scenario): Promise<Observed> {
-  const app = copyApp(s.app);
-  const order = await resolveOrder({ buildpacks: s.buildpacks });
+/** Detect as `rbp detect` does it (project.toml's include/exclude, the copy); a user error's exit code as rbp's. */
+async function rbpDetect(s: Scenario, app: string): Promise<DetectOutcome> {
   const platformDir = tmpDir('rbp-diff-platform-');
   fs.mkdirSync(path.join(platformDir, 'env'));
   for (const [k, v] of Object.entries(s.userEnv ?? {})) fs.writeFileSync(path.join(platformDir, 'env', k), v);
   const sink = new PassThrough();
   sink.resume();
-  const d = await detect(order, app, { base: filteredHostEnv(BASE_ENV), user: s.userEnv ?? {}, operator: s.operatorEnv ?? {}, platformDir }, new Logger({ out: sink, color: false }));
+  try {
+    const order = await resolveOrder({ buildpacks: s.buildpacks });
+    return await detectApp(order, app, readProjectDescriptor(app)?.filter, { base: filteredHostEnv(BASE_ENV), user: s.userEnv ?? {}, operator: s.operatorEnv ?? {}, platformDir }, new Logger({ out: sink, color: false }));
+  } catch (e) {
+    if (e instanceof PhaseFailure) return { code: e.code };
+    throw e;
+  }
+}
+
+async function rbpRun(out: string, l: Launch, runEnv: Record<string, string> | undefined, layers: string, ws: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  const r = await execa('node', [RBP, 'run', out, ...(l.type ? ['--process', l.type] : []), ...envArgs(runEnv), '--', ...(l.args ?? [])], { reject: false, env: BASE_ENV, extendEnv: false });
+  return { code: r.exitCode ?? -1, stdout: dropLines(normalize(String(r.stdout), layers, ws)), stderr: String(r.stderr) };
+}
+
+export async function viaRbp(s: Scenario): Promise<Observed> {
+  const app = copyApp(s.app);
+  const before = treeHash(app);
+  const d = await rbpDetect(s, app);
   const obs: Observed = {
+    sourceChanged: treeHash(app) !== before,
     detect: {
       code: d.code,
       group: (d.group ?? []).map((r) => `${r.descriptor.buildpack.id}@${r.descriptor.buildpack.version}`),
@@ -167,16 +210,27 @@ export async function viaRbp(s: Scenario): Promise<Observed> {
     defaultType: md?.['buildpack-default-process-type'],
   };
   if (b.exitCode === 0 && s.launch) {
-    const r = await execa('node', [RBP, 'run', out, ...(s.launch.type ? ['--process', s.launch.type] : []), ...envArgs(s.runEnv), '--', ...(s.launch.args ?? [])], { reject: false, env: BASE_ENV, extendEnv: false });
-    obs.launch = { code: r.exitCode ?? -1, stdout: dropLines(normalize(String(r.stdout), layers, ws)) };
-    obs.log += `\n${String(r.stderr)}`;
+    const { stderr, ...r } = await rbpRun(out, s.launch, s.runEnv, layers, ws);
+    obs.launch = r;
+    obs.log += `\n${stderr}`;
   }
+  if (b.exitCode === 0 && s.launches) {
+    obs.launches = [];
+    for (const l of s.launches) {
+      const { stderr, ...r } = await rbpRun(out, l, s.runEnv, layers, ws);
+      obs.launches.push(r);
+      obs.log += `\n${stderr}`;
+    }
+  }
+  obs.sourceChanged ||= treeHash(app) !== before;
   return obs;
 }
 
 /** analyzer, detector, restorer, builder, exporter (an OCI layout), then the launcher on the unpacked image. */
 export async function viaLifecycle(s: Scenario): Promise<Observed & { layout: Layout }> {
-  const app = copyApp(s.app);
+  const source = copyApp(s.app);
+  const before = treeHash(source);
+  const app = platformApp(source);
   const l = makeLayout(app, { buildpacks: s.buildpacks, userEnv: s.userEnv, operatorEnv: { ...OPERATOR, ...s.operatorEnv } });
   const a = await analyzer(l);
   if (a.code !== 0) throw new Error(`analyzer failed:\n${a.output}`);
@@ -184,6 +238,7 @@ export async function viaLifecycle(s: Scenario): Promise<Observed & { layout: La
   const plan = (d.plan?.entries ?? []) as PlanOut;
   const obs: Observed & { layout: Layout } = {
     layout: l,
+    sourceChanged: false,
     log: d.output,
     detect: {
       code: d.code,
@@ -217,11 +272,17 @@ export async function viaLifecycle(s: Scenario): Promise<Observed & { layout: La
     processes: processes(md, l.layers, l.app),
     defaultType: md?.['buildpack-default-process-type'],
   };
-  if (s.launch) {
-    const res = await launch(image, { type: s.launch.type, args: s.launch.args, env: { ...BASE_ENV, ...s.runEnv } });
-    obs.launch = { code: res.code, stdout: normalize(normalize(res.stdout, image.layers, image.app), l.layers, l.app) };
+  const run = async (one: Launch) => {
+    const res = await launch(image, { type: one.type, args: one.args, env: { ...BASE_ENV, ...s.runEnv } });
     obs.log += `\n${res.output}`;
+    return { code: res.code, stdout: normalize(normalize(res.stdout, image.layers, image.app), l.layers, l.app) };
+  };
+  if (s.launch) obs.launch = await run(s.launch);
+  if (s.launches) {
+    obs.launches = [];
+    for (const one of s.launches) obs.launches.push(await run(one));
   }
+  obs.sourceChanged = treeHash(source) !== before;
   return obs;
 }
 
@@ -230,6 +291,8 @@ export interface Rebuild {
   /** The app of the first build, and of the second (e.g. other `.bp/` scripts). */
   first: string;
   second: string;
+  /** The second build from scratch: `rbp build --clear-cache`; `pack build --clear-cache` for the lifecycle. */
+  clearCache?: boolean;
 }
 
 export interface RebuildObserved {
@@ -244,11 +307,11 @@ export interface RebuildObserved {
 /** rbp: two builds into the same OUT, with rbp's cache beside it. */
 export async function rebuildViaRbp(r: Rebuild): Promise<RebuildObserved> {
   const out = path.join(tmpDir('rbp-diff-out-'), 'out');
-  const run = (app: string) =>
-    execa('node', [RBP, 'build', copyApp(app), '--out', out, ...r.buildpacks.flatMap((x) => ['--buildpack', x])], { reject: false, all: true, env: { ...BASE_ENV, RBP_LAUNCHER_NODE: OPERATOR.RBP_LAUNCHER_NODE, NO_COLOR: '1' }, extendEnv: false });
+  const run = (app: string, flags: string[] = []) =>
+    execa('node', [RBP, 'build', copyApp(app), '--out', out, ...r.buildpacks.flatMap((x) => ['--buildpack', x]), ...flags], { reject: false, all: true, env: { ...BASE_ENV, RBP_LAUNCHER_NODE: OPERATOR.RBP_LAUNCHER_NODE, NO_COLOR: '1' }, extendEnv: false });
   const b1 = await run(r.first);
   if (b1.exitCode !== 0) throw new Error(`rbp: the first build failed:\n${b1.all}`);
-  const b2 = await run(r.second);
+  const b2 = await run(r.second, r.clearCache ? ['--clear-cache'] : []);
   const layers = path.join(out, 'layers');
   const ws = path.join(out, 'workspace');
   return { code: b2.exitCode ?? -1, observed: b2.exitCode === 0 ? readObserved(ws, layers) : {}, layers: b2.exitCode === 0 ? layerTable(layers, true) : {}, exported: b2.exitCode === 0 ? exportedDirs(layers) : [], log: String(b2.all) };
@@ -260,8 +323,43 @@ export async function rebuildViaLifecycle(r: Rebuild): Promise<RebuildObserved> 
   const b1 = await fullBuild(l);
   if (b1.code !== 0) throw new Error(`lifecycle: the first build failed:\n${b1.output}`);
   nextBuild(l, r.second);
-  const b2 = await fullBuild(l);
+  const b2 = await fullBuild(l, {}, { skipLayers: r.clearCache });
   if (b2.code !== 0) return { code: b2.code, observed: {}, layers: {}, exported: [], log: b2.output };
   const image = await unpackedImage(l);
   return { code: 0, observed: readObserved(l.app, l.layers), layers: layerTable(l.layers, true), exported: exportedDirs(image.layers), log: b2.output };
+}
+
+/**
+ * The build environment, less what the shell sets and the CNB_* paths that name each side's own
+ * folders (plan files, buildpack and layers folders); CNB_TARGET_* are compared.
+ */
+export const DUMP_ENV = (file: string) => `mkdir -p .observed && env | grep -v -E '^(CNB_(BP_PLAN_PATH|BUILD_PLAN_PATH|BUILDPACK_DIR|LAYERS_DIR|PLATFORM_DIR)=|PWD=|OLDPWD=|SHLVL=|_=)' | sort > .observed/${file}`;
+/** A process that prints its environment (as DUMP_ENV), its arguments, and exits with $EXIT. */
+export const SHOW_PROCESS = (type: string, extra = '') =>
+  `[[processes]]\ntype = "${type}"\ncommand = ["sh", "-c", "env | grep -v -E '^(CNB_|PWD=|OLDPWD=|SHLVL=|_=)' | sort; echo cwd=$(pwd); echo args: \\"$*\\"; exit \${EXIT:-0}", "${type}"]\nargs = ["default-arg"]\n${extra}`;
+
+/** A layer `name` with these types and files (path → contents, `+x` suffix for an executable), in `layersDir` (a 0.7 buildpack's is `$1`). */
+export function layer(name: string, types: string, files: Record<string, string> = {}, layersDir = '$CNB_LAYERS_DIR'): string {
+  const lines = [`mkdir -p "${layersDir}/${name}"`, `printf '${types ? `[types]\\n${types.replaceAll('\n', '\\n')}\\n` : ''}' > "${layersDir}/${name}.toml"`];
+  for (const [f0, v] of Object.entries(files)) {
+    const exec = f0.endsWith('+x');
+    const f = exec ? f0.slice(0, -2) : f0;
+    lines.push(`mkdir -p "$(dirname "${layersDir}/${name}/${f}")"`, `printf '%s' '${v}' > "${layersDir}/${name}/${f}"`);
+    if (exec) lines.push(`chmod +x "${layersDir}/${name}/${f}"`);
+  }
+  return lines.join('\n');
+}
+
+export async function both(s: Scenario): Promise<{ rbp: Observed; ref: Observed }> {
+  const [ours, ref] = await Promise.all([viaRbp(s), viaLifecycle(s)]);
+  return { rbp: ours, ref };
+}
+
+/** Asserts both sides observed the same, showing both logs on a difference. */
+export function same(r: { rbp: Observed; ref: Observed }): void {
+  const strip = (o: Observed) => {
+    const { layout: _l, ...rest } = o as Observed & { layout?: unknown };
+    return compared(rest);
+  };
+  expect(strip(r.rbp), `---- rbp:\n${r.rbp.log ?? ''}\n---- lifecycle:\n${r.ref.log ?? ''}`).toEqual(strip(r.ref));
 }

@@ -82,9 +82,15 @@ export function escapeId(id: string): string {
   return id.replaceAll('/', '_');
 }
 
+/** id and version of a buildpack; of a buildpack.toml that does not parse (a test of that), read from its lines. */
 function descriptor(dir: string): { id: string; version: string } {
-  const t = parse(fs.readFileSync(path.join(dir, 'buildpack.toml'), 'utf8')) as { buildpack: { id: string; version: string } };
-  return t.buildpack;
+  const text = fs.readFileSync(path.join(dir, 'buildpack.toml'), 'utf8');
+  try {
+    return (parse(text) as { buildpack: { id: string; version: string } }).buildpack;
+  } catch {
+    const field = (k: string) => new RegExp(`^\\s*${k}\\s*=\\s*"([^"]*)"`, 'm').exec(text)?.[1] ?? '';
+    return { id: field('id'), version: field('version') };
+  }
 }
 
 function writeEnvDir(dir: string, env: Record<string, string>): void {
@@ -302,15 +308,25 @@ async function ensureRunImage(l: Layout): Promise<void> {
   if (labels.length) await execa('umoci', ['config', '--image', `${image}:latest`, '--os', 'linux', '--architecture', process.arch === 'arm64' ? 'arm64' : 'amd64', ...labels]);
 }
 
+/**
+ * How a platform asks for a build from scratch, as `pack build --clear-cache` does with the
+ * analyzer and restorer: the cache emptied, and `-skip-layers` (no layer metadata or SBOM of the
+ * previous image).
+ */
+export interface BuildFlags {
+  skipLayers?: boolean;
+}
+const skip = (f: BuildFlags) => (f.skipLayers ? ['-skip-layers'] : []);
+
 /** analyzer: analyzed.toml from the layout (previous app image, if any; the run image). */
-export async function analyzer(l: Layout): Promise<PhaseResult> {
+export async function analyzer(l: Layout, f: BuildFlags = {}): Promise<PhaseResult> {
   await ensureRunImage(l);
-  return phase('analyzer', l, ['-layout', '-layout-dir', rel(l), '-run-image', RUN_REF, '-layers', l.layers, '-analyzed', path.join(l.layers, 'analyzed.toml'), ...ID, '-log-level', 'debug', APP_REF]);
+  return phase('analyzer', l, ['-layout', '-layout-dir', rel(l), '-run-image', RUN_REF, '-layers', l.layers, '-analyzed', path.join(l.layers, 'analyzed.toml'), ...ID, ...skip(f), '-log-level', 'debug', APP_REF]);
 }
 
 /** restorer: layer metadata of the previous image, cached layers from the volume cache. */
-export async function restorer(l: Layout): Promise<PhaseResult> {
-  return phase('restorer', l, ['-layout', '-layout-dir', rel(l), '-layers', l.layers, '-group', l.group, '-analyzed', path.join(l.layers, 'analyzed.toml'), '-cache-dir', l.cache, ...ID, '-log-level', 'debug']);
+export async function restorer(l: Layout, f: BuildFlags = {}): Promise<PhaseResult> {
+  return phase('restorer', l, ['-layout', '-layout-dir', rel(l), '-layers', l.layers, '-group', l.group, '-analyzed', path.join(l.layers, 'analyzed.toml'), '-cache-dir', l.cache, ...ID, ...skip(f), '-log-level', 'debug']);
 }
 
 /** exporter: the app image into the layout, the cache into the volume cache. */
@@ -319,9 +335,13 @@ export async function exporter(l: Layout): Promise<PhaseResult> {
 }
 
 /** The whole build as a platform runs it: analyze, detect, restore, build, export. */
-export async function fullBuild(l: Layout, extraEnv: Record<string, string> = {}): Promise<PhaseResult & { detect?: DetectResult }> {
+export async function fullBuild(l: Layout, extraEnv: Record<string, string> = {}, f: BuildFlags = {}): Promise<PhaseResult & { detect?: DetectResult }> {
   let output = '';
-  for (const step of [() => analyzer(l), async () => detector(l, extraEnv), () => restorer(l), () => builder(l, extraEnv), () => exporter(l)]) {
+  if (f.skipLayers) {
+    fs.rmSync(l.cache, { recursive: true, force: true });
+    fs.mkdirSync(l.cache);
+  }
+  for (const step of [() => analyzer(l, f), async () => detector(l, extraEnv), () => restorer(l, f), () => builder(l, extraEnv), () => exporter(l)]) {
     const r = await step();
     output += `${r.output}\n`;
     if (r.code !== 0) return { code: r.code, output };

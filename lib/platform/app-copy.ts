@@ -1,0 +1,45 @@
+/**
+ * The copy of the application that detect and build work on, made before detect as pack makes it
+ * (it copies the app into the build container, with project.toml's include/exclude applied, before
+ * the detector runs): a buildpack's detect then sees only what the build will have, and nothing a
+ * buildpack writes, during detect or build, reaches the user's source.
+ *
+ * Files are cloned (a reflink: copy-on-write, no data copied, on file systems that have it: btrfs,
+ * XFS, ...) or else copied. They are never hard-linked: a buildpack may write into a file in place,
+ * which would change the user's file through a link.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { UserError } from '../errors.ts';
+
+/** Whether a path relative to the app (`/`-separated) goes into the build: project.toml include/exclude. */
+export type AppFilter = (rel: string, isDir: boolean) => boolean;
+
+/**
+ * Copies `appDir` to `dest` (which must not exist), leaving out `skip` (folders inside the app
+ * that are rbp's own, such as a cache) and what `keep` refuses. Only files, folders and symlinks are
+ * an app's source: a FIFO, socket or device is refused (a copy would block or fail).
+ */
+export function copyApp(appDir: string, dest: string, skip: string[] = [], keep?: AppFilter): void {
+  fs.cpSync(appDir, dest, {
+    recursive: true,
+    verbatimSymlinks: true,
+    preserveTimestamps: true,
+    mode: fs.constants.COPYFILE_FICLONE,
+    filter: (src) => {
+      if (skip.some((s) => src === s || src.startsWith(`${s}${path.sep}`))) return false;
+      const st = fs.lstatSync(src);
+      if (!st.isFile() && !st.isDirectory() && !st.isSymbolicLink()) {
+        throw new UserError({
+          id: 'platform/app/special-file',
+          title: 'The application holds a file that is not a regular file, folder or symlink',
+          seen: { what: 'APP', value: path.relative(appDir, src), where: appDir },
+          rule: `The build copies the application's files; ${st.isFIFO() ? 'a named pipe (FIFO)' : st.isSocket() ? 'a socket' : 'a device'} cannot be copied.`,
+          fix: 'Remove it from the application folder (or build from a clean checkout).',
+        });
+      }
+      if (!keep || src === appDir) return true;
+      return keep(path.relative(appDir, src).split(path.sep).join('/'), st.isDirectory());
+    },
+  });
+}
