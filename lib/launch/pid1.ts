@@ -9,6 +9,9 @@
  * app's status (143 for an app SIGTERM ended). It needs no binary beyond the /bin/sh every run image
  * has, and works the same under rbp's images and the reference launcher's (`/cnb/process/web` execs
  * our launch). Not PID 1 (rbp run, `podman run --init`, a platform's own init): nothing changes.
+ * When the Node.js launcher must stay beside the app (a request flow, poststart, a restart policy), it
+ * is PID 1 itself: it handles the stop signals and passes them on to the app's process group (the
+ * supervisor), but orphans the app leaves are reaped only when it exits.
  */
 
 /** Where the init's shell is: the one the direct launch scripts already run on. */
