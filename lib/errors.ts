@@ -49,7 +49,8 @@ export function renderUserError(e: UserErrorData): string {
   }
   lines.push(`! Rule: ${e.rule}`);
   for (const d of e.details ?? []) lines.push(`!   ${d}`);
-  lines.push(`! Fix:  ${e.fix}`);
+  // A fix of several lines (a file to add) keeps each line under the Fix: column.
+  lines.push(`! Fix:  ${e.fix.split('\n').join('\n!       ')}`);
   lines.push(`! (error id: ${e.id})`);
   return lines.join('\n');
 }

@@ -77,3 +77,37 @@ export const VARIABLES: readonly VariableSpec[] = [
   { name: 'RBP_DRY_RUN', kind: { type: 'enum', values: ['1'] }, scope: 'internal', phase: 'launch', rule: 'rbp run --dry-run', meaning: '1: the launch entrypoint prints its plan and exits.' },
   { name: 'RBP_DIRECT_LAUNCH', kind: { type: 'string' }, scope: 'internal', phase: 'launch', rule: 'lib/launch/direct.ts', meaning: 'Set by the direct launch script for the Node.js launcher it hands over to: `exec` (a dry run of a launch it would start itself), else why it handed over.' },
 ];
+
+/**
+ * Another platform's build variable (issue 30 item 5): apps that come from Paketo set these in their
+ * project.toml. One that means the same as a contract variable (`means`) is honoured when that one is
+ * unset, read by the contract variable's rule, and the build says so (lib/config/foreign.ts); one with
+ * no equivalent gets a `hint` in the build log. Only build-time meanings: the launch never sees them.
+ */
+export interface ForeignVariable {
+  name: string;
+  platform: 'Paketo';
+  /** The runtime whose build reads it. */
+  runtime: 'node' | 'static' | 'phpserver';
+  /** The contract variable it means. */
+  means?: string;
+  /** How its value is written there: `major-minor` turns Paketo's `20.*`, `20.x`, `v20` into `20`. */
+  convert?: 'major-minor';
+  /** For a variable with no equivalent: what to do instead. */
+  hint?: string;
+}
+
+export const FOREIGN_VARIABLES: readonly ForeignVariable[] = [
+  { name: 'BP_NODE_VERSION', platform: 'Paketo', runtime: 'node', means: 'CC_NODE_VERSION', convert: 'major-minor' },
+  { name: 'BP_WEB_SERVER_ROOT', platform: 'Paketo', runtime: 'static', means: 'CC_WEBROOT' },
+  { name: 'BP_PHP_WEB_DIR', platform: 'Paketo', runtime: 'phpserver', means: 'CC_WEBROOT' },
+  { name: 'BP_PHP_VERSION', platform: 'Paketo', runtime: 'phpserver', means: 'CC_PHP_VERSION', convert: 'major-minor' },
+  {
+    name: 'BP_NODE_RUN_SCRIPTS',
+    platform: 'Paketo',
+    runtime: 'node',
+    hint: 'no script runs at build besides preinstall, install and postinstall (contract, node rule 3): run yours from "postinstall", or with CC_NODE_BUILD_TOOL=custom and CC_CUSTOM_BUILD_TOOL="npm install && npm run build"',
+  },
+  { name: 'BP_LAUNCHPOINT', platform: 'Paketo', runtime: 'node', hint: 'the app starts with CC_RUN_COMMAND, else scripts.start, else main of package.json: set "main" to the file' },
+  { name: 'BP_NODE_PROJECT_PATH', platform: 'Paketo', runtime: 'node', hint: 'the application is the repository root: deploy the subfolder as its own application' },
+];

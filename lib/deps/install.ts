@@ -50,7 +50,8 @@ export interface InstallToolOptions {
   network?: NetworkOptions;
 }
 
-export type ToolOrigin = 'download' | 'cache' | 'mirror' | 'operator';
+/** Where a tool came from; `app`: the application carries it (Yarn's release at yarnPath). */
+export type ToolOrigin = 'download' | 'cache' | 'mirror' | 'operator' | 'app';
 
 export const REQUIRE_CHECKSUMS_VARIABLE = 'RBP_REQUIRE_CHECKSUMS';
 

@@ -45,10 +45,12 @@ describe('chooseTool (contract, node rule 5)', () => {
     expect(chooseTool(app(['yarn.lock']), { name: 'yarn', version: '2.4.3' }, {}).deprecated).toMatch(/Yarn 2.x is deprecated/);
     expect(chooseTool(app(['yarn.lock']), undefined, {}).deprecated).toMatch(/Yarn 1.x is deprecated/);
   });
-  it('treats a yarn.lock project pinned by yarnPath as Yarn Berry; a .yarnrc.yml without yarnPath is no sign of Berry', () => {
+  it('keeps rule 5 as written when yarnPath pins a release: the tool is Yarn 1 (issue 30: the release runs once Berry is chosen)', () => {
     const dir = app({ 'yarn.lock': '', '.yarnrc.yml': 'nodeLinker: node-modules\nyarnPath: .yarn/releases/yarn-3.8.7.cjs\n' });
     expect(yarnPathOf(dir)).toEqual({ file: '.yarn/releases/yarn-3.8.7.cjs', version: '3.8.7' });
-    expect(chooseTool(dir, undefined, {})).toMatchObject({ tool: 'yarn-berry', manager: 'yarn-berry' });
+    expect(yarnPathOf(app({ 'yarn.lock': '', '.yarnrc.yml': "yarnPath: '.yarn/releases/yarn-berry.cjs'\n" }))).toEqual({ file: '.yarn/releases/yarn-berry.cjs' });
+    expect(chooseTool(dir, undefined, {})).toMatchObject({ tool: 'yarn', manager: 'yarn' });
+    expect(chooseTool(dir, undefined, { CC_NODE_BUILD_TOOL: 'yarn-berry' })).toMatchObject({ tool: 'yarn-berry', manager: 'yarn-berry' });
     expect(detectFromLockFiles(app({ 'yarn.lock': '', '.yarnrc.yml': 'nodeLinker: node-modules\n' }), undefined)?.tool).toBe('yarn');
   });
   it('CC_NODE_BUILD_TOOL wins over the lock files; whitespace is unset', () => {

@@ -1,7 +1,7 @@
 /**
  * The lock files of a JavaScript project and what they say (contract, node rule 5): at the app
- * root, yarn.lock (Yarn Berry when packageManager names Yarn 3 or later, or when .yarnrc.yml pins a
- * Berry release with yarnPath; else the deprecated Yarn 1.x), then pnpm-lock.yaml, then bun.lock.
+ * root, yarn.lock (Yarn Berry when packageManager names Yarn 3 or later, Yarn 2 when it names 2.x;
+ * else the deprecated Yarn 1.x), then pnpm-lock.yaml, then bun.lock.
  * node and static both detect the package manager here, so a project installs the same way under
  * both runtimes.
  */
@@ -24,7 +24,7 @@ export interface LockDetection {
   deprecatedYarn?: '1.x' | '2.x';
 }
 
-/** Yarn Berry pinned by `yarnPath` in .yarnrc.yml (a release committed in the project), without packageManager. */
+/** `yarnPath` in .yarnrc.yml: a Yarn release committed in the project, which any Yarn hands over to; its version when the file name says it. */
 export function yarnPathOf(appDir: string): { file: string; version?: string } | undefined {
   let text: string;
   try {
@@ -45,14 +45,9 @@ export function detectFromLockFiles(appDir: string, pm: PackageManagerField | un
     const major = pm?.name === 'yarn' ? Number(pm.version.split('.')[0]) : undefined;
     if (major !== undefined && major >= 3) return { tool: 'yarn-berry', manager: 'yarn-berry', because: `yarn.lock and packageManager yarn@${pm!.version}` };
     if (major === 2) return { tool: 'yarn2', manager: 'yarn-berry', because: `yarn.lock and packageManager yarn@${pm!.version}`, deprecatedYarn: '2.x' };
-    // A Berry project that pins its Yarn with yarnPath (no packageManager) is no Yarn 1 project:
-    // Yarn 1 itself hands over to the release yarnPath names.
-    const pinned = major === undefined ? yarnPathOf(appDir) : undefined;
-    if (pinned) {
-      const because = `yarn.lock and yarnPath ${pinned.file} in .yarnrc.yml`;
-      if (pinned.version?.startsWith('2.')) return { tool: 'yarn2', manager: 'yarn-berry', because, deprecatedYarn: '2.x' };
-      return { tool: 'yarn-berry', manager: 'yarn-berry', because };
-    }
+    // Rule 5 as the contract states it: without packageManager yarn@3/4, the deprecated Yarn 1.x. A
+    // release checked in at yarnPath is what runs once a Yarn is chosen (node's yarn-project.ts); it
+    // does not choose the tool, and node refuses a Berry project left to Yarn 1 before installing.
     return { tool: 'yarn', manager: 'yarn', because: LOCK_FILES.yarn, deprecatedYarn: '1.x' };
   }
   if (has(LOCK_FILES.pnpm)) return { tool: 'pnpm', manager: 'pnpm', because: LOCK_FILES.pnpm };

@@ -26,6 +26,7 @@ import type { Plan } from './entry.ts';
 import { shellKeepsChildren } from './exec.ts';
 import { CACHE_VCL, MIDDLEWARE_SECRETS } from './request-flow/activation.ts';
 import { PUBLIC_PORT } from './ports.ts';
+import { underInit } from './pid1.ts';
 
 /** Set by the script for the Node.js launcher: `exec` when it would start the server itself, else why not. */
 export const DIRECT_LAUNCH_VARIABLE = 'RBP_DIRECT_LAUNCH';
@@ -140,6 +141,8 @@ function script(runtime: RuntimeLaunch, plan: Plan, inputs: ReadonlyArray<readon
     '  app=$(pwd -P)',
     ...Object.entries(env).map(([k, v]) => `  ${k}=${word(v)}; export ${k}`),
     `  echo ${word(`- exec ${plan.argv[0]} (the launch script starts it directly: nothing to supervise)`)}`,
+    '  # PID 1 (an app image): the server runs under the minimal init, which forwards stop signals (pid1.ts).',
+    `  [ "$$" != 1 ] || exec ${underInit(plan.argv).map(word).join(' ')}`,
     `  exec ${plan.argv.map(word).join(' ')}`,
     'fi',
     '[ "${RBP_DRY_RUN-}" = 1 ] && [ -z "$why" ] && why=exec',

@@ -32,6 +32,8 @@ import { checkFlowPortsFree, planFlow, type FlowPlan } from './request-flow/plan
 import { blockMember } from './request-flow/block.ts';
 import { exitStatus, spawnMember, supervise, type Member } from './supervisor.ts';
 import { chooseMode, execveOf, stepAside, type LaunchMode } from './exec.ts';
+import { INIT_SHELL, isPid1, underInit } from './pid1.ts';
+import { isExecutableFile } from '../fsx.ts';
 
 
 export interface LaunchDecision extends Metadata {
@@ -295,7 +297,11 @@ export async function runLaunch(runtime: RuntimeLaunch): Promise<void> {
   const appEnv = appEnvironment(plan, env);
   const mode = launchMode(d, appEnv, restart);
   const execve = execveOf();
-  if (mode.mode === 'exec' && execve) {
+  if (mode.mode === 'exec' && execve && isPid1() && isExecutableFile(INIT_SHELL)) {
+    // PID 1 (an app image): the app runs under the minimal init, which forwards SIGTERM to it (pid1.ts).
+    const e = stepAside(INIT_SHELL, underInit(plan.argv), appEnv, plan.cwd ?? process.cwd(), execve, `- exec ${plan.argv[0]} under a minimal init (the launch is PID 1: ${INIT_SHELL} forwards stop signals to it and reaps children)\n`);
+    log.warn(`could not start the init (${e.message}): supervising the app instead`);
+  } else if (mode.mode === 'exec' && execve) {
     // Returns only when Node.js refused before replacing anything.
     const e = stepAside(mode.file, plan.argv, appEnv, plan.cwd ?? process.cwd(), execve);
     log.warn(`could not replace the launcher with ${mode.file} (${e.message}): supervising it instead`);

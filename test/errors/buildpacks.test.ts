@@ -15,6 +15,8 @@ import { parsePackageManager } from '../../lib/js-project/package-manager-field.
 import { registryAuth } from '../../buildpacks/node/src/registry-auth.ts';
 import { devToolError, installFailedError, staleLockfileError } from '../../buildpacks/node/src/dependencies.ts';
 import { sshRefusedError } from '../../buildpacks/node/src/ssh-key.ts';
+import { checkBerryLockfile, checkedInYarn, checkYarn1Fits, releaseVersion } from '../../buildpacks/node/src/yarn-project.ts';
+import { checkPnpLoader, pnpFilesOf } from '../../buildpacks/node/src/pnp.ts';
 import { hashMismatch } from '../../buildpacks/node/src/tools.ts';
 import { composerFailedError } from '../../buildpacks/phpserver/src/composer.ts';
 import { cacheContent } from '../../buildpacks/static/src/build-cache.ts';
@@ -110,6 +112,37 @@ describe('node', () => {
   it('node/package-manager/hash-mismatch', () => {
     const e = hashMismatch({ id: 'pnpm', constraint: '10.0.0', origin: { what: 'packageManager' }, hash: { algorithm: 'sha512', hex: 'ab'.repeat(64) } }, '10.0.0', 'sha512.cd…');
     expect(stableRendering(e)).toMatchSnapshot();
+  });
+});
+
+describe('node, issue 30: Yarn, Plug-n-Play and apps from other platforms', () => {
+  const berryLock = (v: number) => `__metadata:\n  version: ${v}\n  cacheKey: 8\n`;
+
+  it('node/package-json/missing with a server.js: the two-line package.json to add', () => {
+    expect(bundledBuildError('node', appWith({ 'server.js': '' }))).toMatchSnapshot();
+  });
+
+  it('node/yarn/berry-project-on-yarn1', () => {
+    const dir = appWith({ 'yarn.lock': berryLock(4), '.yarnrc.yml': 'nodeLinker: node-modules\n', 'package.json': '{}' });
+    const choice = { tool: 'yarn', manager: 'yarn', because: 'yarn.lock' } as const;
+    expect(stableRendering(thrownUserError(() => checkYarn1Fits(choice, undefined, dir, { engines: { yarn: '2.4.x' } }, '1.22.22')), { [dir]: '<app>' })).toMatchSnapshot();
+  });
+
+  it('node/yarn/lockfile-version', () => {
+    const dir = appWith({ 'yarn.lock': berryLock(6) });
+    expect(stableRendering(thrownUserError(() => checkBerryLockfile(dir, {}, '4.18.1', { from: 'default', shown: 'latest packaged Yarn 4.x' })), { [dir]: '<app>' })).toMatchSnapshot();
+  });
+
+  it('node/yarn/release-missing and node/yarn/release-unusable', () => {
+    const missing = appWith({ '.yarnrc.yml': 'yarnPath: .yarn/releases/yarn-3.8.7.cjs\n' });
+    expect(stableRendering(thrownUserError(() => checkedInYarn(missing, releaseVersion)), { [missing]: '<app>' })).toMatchSnapshot();
+    const broken = appWith({ '.yarnrc.yml': 'yarnPath: .yarn/releases/yarn.cjs\n', '.yarn/releases/yarn.cjs': 'console.log("not a version")\n' });
+    expect(stableRendering(thrownUserError(() => checkedInYarn(broken, releaseVersion)), { [broken]: '<app>' })).toMatchSnapshot();
+  });
+
+  it('node/pnp/loader-node-incompatible', () => {
+    const dir = appWith({ '.pnp.cjs': '', '.pnp.loader.mjs': '// a loader of Yarn 4.12.0: no EBADF gate\n' });
+    expect(stableRendering(thrownUserError(() => checkPnpLoader(pnpFilesOf(dir), '24.15.0', { version: '4.12.0', because: 'packageManager yarn@4.12.0' }, 'the default, the latest LTS')))).toMatchSnapshot();
   });
 });
 

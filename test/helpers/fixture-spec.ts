@@ -21,6 +21,8 @@ export interface HttpCheck {
   notContains?: string;
   /** A response header and its exact value. */
   header?: [string, string];
+  /** Send the cookies the case's earlier checks received (a session). */
+  withCookies?: boolean;
 }
 
 export interface Case {
@@ -37,6 +39,10 @@ export interface Case {
   instance?: string;
   /** phpserver: the HTTP checks need no application server (a CC_RUN_COMMAND case). */
   serveWithoutServer?: boolean;
+  /** Servers the HTTP checks need (test/helpers/services.ts), started for the case: the app gets <NAME>_HOST and <NAME>_PORT. */
+  services?: Array<'redis' | 'memcached'>;
+  /** phpserver: PHP extensions the HTTP checks need in the server's PHP. */
+  needsPhpExtensions?: string[];
   expect: {
     build: 'pass' | 'fail';
     /** Where a failing build stops; default build. */
@@ -86,7 +92,7 @@ type Shape =
 const STRINGS: Shape = { list: 'string' };
 const VARS: Shape = { map: 'string' };
 const COUNTS: Shape = { map: 'number' };
-const HTTP: Shape = { object: { path: 'string', status: 'number', contains: 'string', notContains: 'string', header: { tuple: ['string', 'string'] } }, required: ['path', 'status'] };
+const HTTP: Shape = { object: { path: 'string', status: 'number', contains: 'string', notContains: 'string', header: { tuple: ['string', 'string'] }, withCookies: 'boolean' }, required: ['path', 'status'] };
 
 export const SCHEMA: Shape = {
   object: {
@@ -102,6 +108,8 @@ export const SCHEMA: Shape = {
           task: 'string',
           instance: 'string',
           serveWithoutServer: 'boolean',
+          services: { list: { enum: ['redis', 'memcached'] } },
+          needsPhpExtensions: STRINGS,
           expect: {
             object: {
               build: { enum: ['pass', 'fail'] },

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { fixtureSuite as driverSuite } from '../helpers/fixture-driver.ts';
 import { FIXTURES, rbp } from '../helpers/rbp.ts';
+import type { Case } from '../helpers/fixture-spec.ts';
 
 export { envArgs, serve, type Served } from '../helpers/rbp.ts';
 
@@ -50,9 +51,9 @@ export function forgetBunLinks(work: string): void {
  * The node fixtures through the one driver (test/helpers/fixture-driver.ts): Node.js and npm come
  * from a cache seeded once per test file by a cold build, hard-linked into each case's own cache, as
  * a warm builder would have. A case whose build must fail starts cold: bad input fails before
- * anything is installed.
+ * anything is installed (warmFailure names those that fail after the install).
  */
-export function fixtureSuite(names: string[]): void {
+export function fixtureSuite(names: string[], opts: { warmFailure?: (c: Case) => boolean } = {}): void {
   let seed: string;
   let work: string;
   driverSuite(names, {
@@ -62,6 +63,7 @@ export function fixtureSuite(names: string[]): void {
       seed = await seedCache(w);
     },
     teardown: () => forgetBunLinks(work),
-    cache: (c, dir) => (c.expect.build === 'fail' ? dir : cacheFrom(seed, dir)),
+    // warmFailure: a case that fails after the install (a check of what was installed) starts warm too.
+    cache: (c, dir) => (c.expect.build === 'fail' && !opts.warmFailure?.(c) ? dir : cacheFrom(seed, dir)),
   });
 }

@@ -13,7 +13,7 @@ import { it } from 'vitest';
 import { fixtureSuite } from '../helpers/fixture-driver.ts';
 import { fixturesWithSpec, type FixtureSpec } from '../helpers/fixture-spec.ts';
 import { FIXTURES, copyFixture } from '../helpers/rbp.ts';
-import { COMPOSER, PHP, SERVER, itWithServer, makeMirror, operatorEnv } from './support.ts';
+import { COMPOSER, PHP, SERVER, itWithPhpExtensions, itWithServer, makeMirror, operatorEnv } from './support.ts';
 
 function appFor(name: string, spec: FixtureSpec): string {
   if (!spec.needsComposerPhar) return path.join(FIXTURES, name);
@@ -34,5 +34,5 @@ fixtureSuite(fixturesWithSpec('php-'), {
   launchVars: (out) => ({ server: SERVER ?? path.join(out, 'layers', 'rbp_phpserver', 'frankenphp', 'bin', 'frankenphp') }),
   runOperatorEnv: () => ({ RBP_TOOL_PHP: PHP }),
   // A CC_RUN_COMMAND case needs no application server; the others need the real one.
-  httpTest: (c) => (c.serveWithoutServer ? (n, fn) => it(n, fn, 120_000) : (n, fn) => itWithServer(n, fn)),
+  httpTest: (c) => (c.serveWithoutServer ? (n, fn) => it(n, fn, 120_000) : c.needsPhpExtensions?.length ? (n, fn) => itWithPhpExtensions(c.needsPhpExtensions!, n, fn) : (n, fn) => itWithServer(n, fn)),
 });

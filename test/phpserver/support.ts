@@ -13,6 +13,7 @@ import path from 'node:path';
 import { ociArch } from '../../lib/cnb/descriptor.ts';
 import { it, type TestFunction } from 'vitest';
 import { envArgs, tmpDir } from '../helpers/rbp.ts';
+import { execaSync } from 'execa';
 
 /** The real application server, when the operator environment names one. */
 export const SERVER = process.env.RBP_TOOL_FRANKENPHP?.trim() || undefined;
@@ -32,6 +33,29 @@ export function itWithServer(name: string, fn: TestFunction, timeout = 120_000):
   }
   if (!SERVER) console.warn(`phpserver: skipped "${name}": ${MISSING}`);
   it.skipIf(!SERVER)(name, fn, timeout);
+}
+
+let loaded: Set<string> | undefined;
+
+/** The extensions the real server's PHP loads (`php-cli`), asked once. */
+export function serverExtensions(): Set<string> {
+  if (!loaded) {
+    const r = execaSync(SERVER!, ['php-cli', '-r', 'echo implode(",", get_loaded_extensions());'], { reject: false });
+    loaded = new Set(String(r.stdout ?? '').toLowerCase().split(',').filter(Boolean));
+  }
+  return loaded;
+}
+
+/**
+ * `it` for a test that needs PHP extensions in the real server (a session handler): without the
+ * server, as itWithServer; with a server whose PHP lacks one, skipped, saying which (the extensions
+ * come with the server's build, scripts/tools/frankenphp.sh).
+ */
+export function itWithPhpExtensions(names: string[], name: string, fn: TestFunction, timeout = 120_000): void {
+  if (!SERVER) return itWithServer(name, fn, timeout);
+  const lacking = names.filter((n) => !serverExtensions().has(n.toLowerCase()));
+  if (lacking.length) console.warn(`phpserver: skipped "${name}": the server's PHP (${SERVER}) has no ${lacking.join(', ')} extension`);
+  it.skipIf(lacking.length > 0)(name, fn, timeout);
 }
 
 export const SERVER_VERSIONS = ['1.9.1', '1.12.3'];

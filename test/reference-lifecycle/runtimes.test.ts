@@ -21,6 +21,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readProjectDescriptor } from '../../lib/platform/project-descriptor.ts';
 import { copyFixture, envArgs, FIXTURES, freePort, rbp, ROOT, tmpDir, waitForHttp } from '../helpers/rbp.ts';
 import { makeMirror, PHP, COMPOSER } from '../phpserver/support.ts';
 import { detectAndBuild, detector, fullBuild, nextBuild, launch, makeLayout, skipWithoutLifecycle, startLauncher, type Layout } from './lifecycle.ts';
@@ -36,8 +37,10 @@ const ORDER = OURS.map((dir) => [{ dir }]);
 const TRUST = Object.fromEntries(['NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'SSL_CERT_DIR'].flatMap((k) => (process.env[k] ? [[k, process.env[k]!]] : [])));
 const CADDY = process.env.RBP_TOOL_CADDY ?? (fs.existsSync('/usr/bin/caddy') ? '/usr/bin/caddy' : undefined);
 
+/** The first case's variables over the project.toml build env, as pack hands both to the lifecycle (platform env). */
 function firstEnv(name: string): Record<string, string> {
-  return readFixture(name).cases[0]?.env ?? {};
+  const project = readProjectDescriptor(path.join(FIXTURES, name));
+  return { ...(project?.env ?? {}), ...(readFixture(name).cases[0]?.env ?? {}) } as Record<string, string>;
 }
 
 const FIXTURE_NAMES = fs

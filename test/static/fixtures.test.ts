@@ -13,7 +13,7 @@ const caddy = contractCaddy('static fixtures (Caddy)');
 const sws = swsTool('static fixtures (Static Web Server)');
 let mirror: string;
 
-fixtureSuite(['static-index-html', 'static-webroot-htm', 'static-build-command', 'static-caddyfile', 'static-caddy-forced', 'static-caddyfile-invalid'], {
+fixtureSuite(['static-index-html', 'static-webroot-htm', 'static-build-command', 'static-caddyfile', 'static-caddy-forced', 'static-caddyfile-invalid', 'static-paketo-web-root'], {
   type: 'static',
   ...(caddy.skip || sws.skip ? { skip: "the contract's Static Web Server and Caddy are needed (see the reason above)" } : {}),
   setup: async () => {

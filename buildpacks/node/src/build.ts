@@ -17,16 +17,21 @@ import { denoFromMise } from './mise.ts';
 import { startWarnings } from './start-check.ts';
 import { BUN_NODE_LAYER, bunNodeLayer } from './bun-node.ts';
 import { endOfLife, nodeConstraint } from './node-version.ts';
-import { NOTHING_TO_START_FIX, readPackageJson, startMethod } from './package-json.ts';
+import { BARE_ENTRY_FILES, bareEntryFile, missingPackageJson, NOTHING_TO_START_FIX, readPackageJson, startMethod } from './package-json.ts';
+import { findIndex } from '../../../lib/app-path.ts';
 import { chooseTool } from '../../../lib/js-project/build-tool.ts';
 import { devDependenciesChoice, installCommand } from '../../../lib/js-project/install-command.ts';
 import { lockFileOf } from '../../../lib/js-project/lock-files.ts';
 import { parsePackageManager } from '../../../lib/js-project/package-manager-field.ts';
 import { buildPathTools, managerVersion } from './package-manager.ts';
 import { registryAuth } from './registry-auth.ts';
+import { checkBerryLockfile, checkedInYarn, checkYarn1Fits, releaseVersion, yarnLockFormat } from './yarn-project.ts';
+import { checkPnpLoader, ebadfInstallError, PNP_LAYER, pnpFilesOf, writePnpLayer, type YarnInfo } from './pnp.ts';
+import semver from 'semver';
 import { bindingRoot, sshKeyBindings } from './ssh-key.ts';
-import { installManager, installNode, installNpm, toolRegistryClient, type Installed, type ToolEnv } from './tools.ts';
+import { installCheckedInYarn, installManager, installNode, installNpm, resolveManagerVersion, toolRegistryClient, type Installed, type ToolEnv } from './tools.ts';
 import { isSet, value } from '../../../lib/config/read.ts';
+import { adoptForeignVariables } from '../../../lib/config/foreign.ts';
 import { deferred, inParallel } from './in-parallel.ts';
 
 const TOOL_LAYERS = ['pnpm', 'yarn', 'bun', 'deno', BUN_NODE_LAYER];
@@ -35,10 +40,12 @@ const TOOL_LAYERS = ['pnpm', 'yarn', 'bun', 'deno', BUN_NODE_LAYER];
 export default async function build(ctx: BuildContext): Promise<void> {
   const log = new Logger();
   const { appDir, env } = ctx;
+  // Paketo's BP_* variables that mean one of ours (lib/config/foreign.ts).
+  for (const note of adoptForeignVariables(env, 'node')) log.info(note);
   const pkgFile = path.join(appDir, 'package.json');
   const pkg = readPackageJson(appDir);
   if (!pkg) {
-    throw new UserError({ id: 'node/package-json/missing', title: 'No package.json', seen: { what: 'package.json', where: appDir }, rule: 'A node application has a package.json at its root.', fix: 'Add a package.json.' });
+    throw missingPackageJson(appDir, bareEntryFile(appDir, env) ?? findIndex(appDir, BARE_ENTRY_FILES));
   }
   if (!startMethod(pkg, env)) {
     throw new UserError({ id: 'node/start/none', title: 'Nothing to start', seen: { what: 'package.json', value: 'no scripts.start, no main', where: pkgFile }, rule: 'A node application starts with CC_RUN_COMMAND, scripts.start or main.', fix: NOTHING_TO_START_FIX });
@@ -48,7 +55,16 @@ export default async function build(ctx: BuildContext): Promise<void> {
   const version = nodeConstraint(pkg, env, pkgFile);
   const pm = parsePackageManager(pkg, pkgFile);
   const choice = chooseTool(appDir, pm, env);
-  const wanted = managerVersion(choice, pm, appDir);
+  // Yarn: a release checked in at yarnPath is what runs (yarn-project.ts); a Berry project left to
+  // Yarn 1, or a lock file the Yarn that runs would rewrite, is refused before anything installs.
+  const release = choice.manager === 'yarn-berry' ? checkedInYarn(appDir, releaseVersion) : undefined;
+  const wanted = managerVersion(choice, pm, appDir, release);
+  if (wanted && choice.manager === 'yarn') checkYarn1Fits(choice, pm, appDir, pkg, wanted.constraint);
+  const yarnOrigin = release ? ({ from: 'yarnPath', shown: `yarnPath ${release.file}` } as const) : pm?.name === 'yarn' ? ({ from: 'packageManager', shown: `packageManager yarn@${pm.version}` } as const) : ({ from: 'default', shown: wanted?.because ?? 'default' } as const);
+  const lockCheck = (yarn: string) => {
+    if (choice.manager === 'yarn-berry') checkBerryLockfile(appDir, pkg, yarn, yarnOrigin);
+  };
+  if (wanted && semver.valid(wanted.constraint)) lockCheck(wanted.constraint);
   const dev = devDependenciesChoice(env);
   const auth = registryAuth(env);
   const bindings = bindingRoot(env, ctx.platformDir);
@@ -69,6 +85,13 @@ export default async function build(ctx: BuildContext): Promise<void> {
   if (choice.deprecated) log.warn(choice.deprecated);
 
   const tools: ToolEnv = { layers: ctx.layers, env, log, npm: toolRegistryClient(env, log) };
+  // The default Yarn against a Berry yarn.lock: its version is resolved first, so that a lock file it
+  // would rewrite is refused before any download (not for the operator's own Yarn: nothing is fetched).
+  let lockChecked = Boolean(wanted && semver.valid(wanted.constraint));
+  if (wanted && !lockChecked && choice.manager === 'yarn-berry' && yarnLockFormat(appDir)?.berry && !isSet(env, operatorVariable('yarn'))) {
+    lockCheck(await resolveManagerVersion(tools, { id: 'yarn-berry', constraint: wanted.constraint, origin: { what: 'yarn-berry' } }));
+    lockChecked = true;
+  }
   // Node.js, npm, the package manager, the tools on the build PATH and Deno install at the same
   // time (npm waits only for Node.js's version, known before its download); the log keeps this order.
   const nodeVersion = deferred<string>();
@@ -95,9 +118,12 @@ export default async function build(ctx: BuildContext): Promise<void> {
   ];
   if (wanted && choice.manager !== 'npm' && choice.manager !== 'custom') {
     const id = choice.manager;
+    const checkedIn = wanted.release;
     tasks.push(async (l) => {
-      const m = await l.step(id, () =>
-        installManager({ ...tools, log: l }, { id, constraint: wanted.constraint, origin: { what: wanted.because.startsWith('packageManager') ? 'packageManager' : id, where: pkgFile }, ...(wanted.hash ? { hash: wanted.hash } : {}) }),
+      const m = await l.step(id, async () =>
+        checkedIn
+          ? installCheckedInYarn({ ...tools, log: l }, checkedIn)
+          : installManager({ ...tools, log: l }, { id, constraint: wanted.constraint, origin: { what: wanted.because.startsWith('packageManager') ? 'packageManager' : id, where: pkgFile }, ...(wanted.hash ? { hash: wanted.hash } : {}) }),
       );
       l.info(`${id} ${m.version} (${wanted.because})`);
       return m;
@@ -161,6 +187,10 @@ export default async function build(ctx: BuildContext): Promise<void> {
     used.add('deno');
   }
   for (const l of TOOL_LAYERS) if (!used.has(l) && fs.existsSync(path.join(ctx.layersDir, `${l}.toml`))) ctx.layers.remove(l);
+  // Otherwise the Yarn's version is known once installed: its lock check comes now, still before the install.
+  if (wanted && !lockChecked) lockCheck(managerVer);
+  const yarnInfo: YarnInfo | undefined = choice.manager === 'yarn-berry' ? { version: managerVer, because: wanted?.because ?? '' } : undefined;
+  const nodeSource = version.source === 'default' ? 'the default, the latest LTS' : version.source;
 
   const pnp = choice.manager === 'yarn-berry' && yarnLinker(appDir, env) === 'pnp';
   const cache = ctx.layers.get(PACKAGE_CACHE_LAYER, { cache: true }, { manager: choice.manager });
@@ -201,6 +231,7 @@ export default async function build(ctx: BuildContext): Promise<void> {
       }),
       command,
       pnp,
+      explain: (output) => ebadfInstallError(output, node.version, yarnInfo, nodeSource),
       env: installEnv,
       auth,
       sshKeys,
@@ -213,13 +244,20 @@ export default async function build(ctx: BuildContext): Promise<void> {
 
   for (const w of startWarnings(appDir, pkg, startMethod(pkg, env), choice.manager)) log.warn(w);
 
+  // Yarn Plug'n'Play, whoever installed it (the package manager or a custom command): every node
+  // process of the app preloads it (pnp.ts), and a loader that would fail on this Node.js is refused.
+  const pnpFiles = pnpFilesOf(appDir);
+  checkPnpLoader(pnpFiles, node.version, yarnInfo, nodeSource);
+  const pnpFlags = writePnpLayer(ctx.layers, pnpFiles, node.version);
+  if (pnpFlags) log.info(`Yarn Plug'n'Play: every node process of the app gets NODE_OPTIONS ${pnpFlags} (launch layer ${PNP_LAYER})`);
+
   const decision: NodeDecision = {
     runtime: choice.manager === 'bun' ? 'bun' : 'node',
     node: node.version,
     ...(bun ? { bun: bun.version, bunNode: bunNodeLayer(ctx.layers, bun.tool.path) } : {}),
     manager: `${choice.manager} ${managerVer}`,
     tool: choice.tool,
-    ...(pnp ? { pnp: true } : {}),
+    ...(pnpFiles ? { pnp: true } : {}),
   };
   await installLaunch(ctx, decision, { node: { path: node.tool.path, version: node.version } });
 }

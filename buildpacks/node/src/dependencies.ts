@@ -88,7 +88,7 @@ export function yarnLinker(appDir: string, env: Record<string, string | undefine
 
 /** What an install leaves in the app that the layer keeps: node_modules, or Plug'n'Play's files. */
 export function installOutputs(pnp: boolean): string[] {
-  return pnp ? ['.pnp.cjs', '.pnp.loader.mjs', '.yarn/unplugged', '.yarn/install-state.gz', '.yarn/cache'] : ['node_modules'];
+  return pnp ? ['.pnp.cjs', '.pnp.js', '.pnp.loader.mjs', '.pnp.data.json', '.yarn/unplugged', '.yarn/install-state.gz', '.yarn/cache'] : ['node_modules'];
 }
 
 /** Where each package manager keeps its download cache, inside the package-cache layer. */
@@ -122,6 +122,8 @@ export interface InstallRequest {
   sshKeys?: SshKeyBinding[];
   /** Where bindings are read from (for messages). */
   bindingRoot?: string;
+  /** A cause the build recognises in a failed install's output (the PnP loader's EBADF), as its own error. */
+  explain?: (output: string) => UserError | undefined;
   log: Logger;
 }
 
@@ -312,6 +314,10 @@ async function run(r: InstallRequest, argv: string[], env: Record<string, string
   const tail = res.output;
   if (res.exitCode !== 0 && what === 'install' && registryRefused(tail)) throw registryRefusedError(r.auth, r.env, hideSecrets(shown, env));
   if (res.exitCode !== 0 && what === 'install' && sshRefused(tail)) throw sshRefusedError(r.sshKeys ?? [], r.bindingRoot ?? 'the bindings directory', hideSecrets(shown, env));
+  if (res.exitCode !== 0) {
+    const known = r.explain?.(tail);
+    if (known) throw known;
+  }
   if (res.exitCode !== 0 && what === 'install') {
     const stale = staleLockfile(r.choice.manager, tail);
     if (stale) throw staleLockfileError(r.appDir, stale, hideSecrets(shown, env));

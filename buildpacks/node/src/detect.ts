@@ -4,12 +4,17 @@
  * to the next runtime.
  */
 import type { DetectFn } from '../../../lib/cnb/context.ts';
-import { NOTHING_TO_START_FIX, readPackageJson, startMethod } from './package-json.ts';
+import { bareEntryFile, NOTHING_TO_START_FIX, readPackageJson, startMethod } from './package-json.ts';
 
 // The build (scripts/build.mjs) makes this bin/detect's program, and the module rbp runs in-process.
 const detect: DetectFn = (ctx) => {
   const pkg = readPackageJson(ctx.appDir);
-  if (!pkg) return { pass: false, reason: 'rbp/node: no package.json at the application root' };
+  if (!pkg) {
+    // server.js with no package.json: taken, so that the build says which package.json to add.
+    const entry = bareEntryFile(ctx.appDir, ctx.env);
+    if (entry) return { pass: true, reason: `rbp/node: ${entry} and no package.json: the build says what to add`, plan: { provides: [{ name: 'node' }], requires: [{ name: 'node' }] } };
+    return { pass: false, reason: 'rbp/node: no package.json at the application root' };
+  }
   const start = startMethod(pkg, ctx.env);
   if (!start) return { pass: false, reason: `rbp/node: package.json has nothing to start. ${NOTHING_TO_START_FIX}` };
   const how = start.kind === 'run-command' ? 'CC_RUN_COMMAND' : start.kind === 'start-script' ? 'scripts.start' : `main (${start.file})`;

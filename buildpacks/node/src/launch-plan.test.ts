@@ -67,9 +67,10 @@ describe('planLaunch', () => {
     expect(planLaunch({ ...base, pkg, ctx: at({}) }).hooks).toEqual({ prestart: 'echo pre', poststart: 'echo post' });
     expect(planLaunch({ ...base, pkg, ctx: at({ CC_RUN_COMMAND: 'node b.js' }) }).hooks).toEqual({});
   });
-  it('preloads .pnp.cjs for Yarn Plug-n-Play', () => {
-    const p = planLaunch({ ...base, decision: { ...decision, pnp: true }, pkg: { main: 'a.js' }, ctx: at({}) });
-    expect(p.env.NODE_OPTIONS).toBe('--require /workspace/.pnp.cjs');
+  it('keeps the Plug-n-Play flags the pnp launch layer appended to NODE_OPTIONS, and adds the memory flag after them', () => {
+    const p = planLaunch({ ...base, decision: { ...decision, pnp: true }, pkg: { main: 'a.js' }, ctx: at({ NODE_OPTIONS: '--require /workspace/.pnp.cjs', RBP_INSTANCE_MEMORY: String(1024 * 1024 * 1024) }) });
+    expect(p.env.NODE_OPTIONS).toBe('--require /workspace/.pnp.cjs --max-old-space-size=768');
+    expect(p.facts.pnp).toBe(true);
   });
   it('fails clearly when there is nothing to start', () => {
     expect(() => planLaunch({ ...base, pkg: {}, ctx: at({}) })).toThrowError(/Nothing to start/);

@@ -4,9 +4,7 @@
  * middleware), HOST 0.0.0.0, and NODE_OPTIONS' --max-old-space-size at 3/4 of the instance memory.
  */
 import { execCommand, shellCommand } from '../../../lib/launch/exec.ts';
-import fs from 'node:fs';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import type { Plan } from '../../../lib/launch/entry.ts';
 import type { LaunchContext } from '../../../lib/launch/context.ts';
 import { instanceMemory } from '../../../lib/launch/instance.ts';
@@ -22,7 +20,7 @@ export interface NodeDecision extends Record<string, unknown> {
   tool: string;
   /** The layer folder holding `node -> bun` (bun-node.ts): first on PATH for a Bun app. */
   bunNode?: string;
-  /** Yarn Plug'n'Play: node needs .pnp.cjs preloaded. */
+  /** Yarn Plug'n'Play: the `pnp` launch layer's NODE_OPTIONS preload .pnp.cjs and its loader (pnp.ts). */
   pnp?: boolean;
 }
 
@@ -63,18 +61,12 @@ export function planLaunch({ ctx, pkg, decision }: LaunchInput): NodePlan {
   }
   const memory = instanceMemory(env);
   const options = nodeOptions(env.NODE_OPTIONS, memory);
-  // Yarn Plug'n'Play: .pnp.cjs resolves require(); ES modules need Yarn's loader too, as `yarn node` adds it.
-  const pnpLoader = path.join(appDir, '.pnp.loader.mjs');
-  const pnpRequire = decision.pnp
-    ? [`--require ${path.join(appDir, '.pnp.cjs')}`, ...(fs.existsSync(pnpLoader) ? [`--experimental-loader ${pathToFileURL(pnpLoader).href}`] : [])].join(' ')
-    : undefined;
-  const withPnp = pnpRequire && !(options ?? '').includes('.pnp.cjs') ? [options, pnpRequire].filter(Boolean).join(' ') : options;
   const binDirs = [...(decision.runtime === 'bun' && decision.bunNode ? [decision.bunNode] : []), path.join(appDir, 'node_modules', '.bin')];
   const planEnv: Record<string, string> = {
     NODE_ENV: 'production',
     HOST: env.HOST ?? '0.0.0.0',
     PATH: [...binDirs, env.PATH ?? '/usr/local/bin:/usr/bin:/bin'].join(':'),
-    ...(withPnp ? { NODE_OPTIONS: withPnp } : {}),
+    ...(options ? { NODE_OPTIONS: options } : {}),
   };
   const hooks: NodePlan['hooks'] = {};
   let argv: string[];
@@ -115,6 +107,7 @@ export function planLaunch({ ctx, pkg, decision }: LaunchInput): NodePlan {
       node: decision.node,
       ...(decision.bun ? { bun: decision.bun } : {}),
       start: start.kind,
+      ...(decision.pnp ? { pnp: true } : {}),
       ...(memory ? { memory } : {}),
       ...(hooks.prestart ? { prestart: hooks.prestart } : {}),
       ...(hooks.poststart ? { poststart: hooks.poststart } : {}),

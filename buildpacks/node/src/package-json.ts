@@ -7,7 +7,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { jsonDepth, MAX_JSON_DEPTH } from '../../../lib/json-depth.ts';
 import { UserError } from '../../../lib/errors.ts';
-import { value } from '../../../lib/config/read.ts';
+import { isSet, value } from '../../../lib/config/read.ts';
+import { findIndex, INDEX_FILES } from '../../../lib/app-path.ts';
 
 export interface PackageJson {
   name?: string;
@@ -91,3 +92,33 @@ export function startMethod(pkg: PackageJson, env: Record<string, string | undef
 }
 
 export const NOTHING_TO_START_FIX = 'Add "scripts": { "start": "node server.js" } or "main": "server.js" to package.json, or set CC_RUN_COMMAND.';
+
+/** The files a Node.js app without package.json starts from (Heroku's Node.js buildpack detects these). */
+export const BARE_ENTRY_FILES = ['server.js', 'index.js'] as const;
+
+/**
+ * A Node.js app with no package.json (issue 30 item 5): a server.js or index.js at the root, and
+ * nothing another runtime serves (an index.html, index.htm or index.php at the root, or CC_WEBROOT
+ * or CC_BUILD_COMMAND set). The contract requires package.json: detect takes such an app so that its
+ * build says which one to add, instead of no runtime taking it.
+ */
+export function bareEntryFile(appDir: string, env: Record<string, string | undefined>): string | undefined {
+  if (fs.existsSync(path.join(appDir, PACKAGE_JSON))) return undefined;
+  if (isSet(env, 'CC_WEBROOT') || isSet(env, 'CC_BUILD_COMMAND')) return undefined;
+  const served = [...new Set([...INDEX_FILES.static, ...INDEX_FILES.phpserver])];
+  if (findIndex(appDir, served)) return undefined;
+  return findIndex(appDir, BARE_ENTRY_FILES);
+}
+
+/** node/package-json/missing: the package.json to add, when the app starts from a bare server.js or index.js. */
+export function missingPackageJson(appDir: string, entry: string | undefined): UserError {
+  return new UserError({
+    id: 'node/package-json/missing',
+    title: 'No package.json',
+    seen: { what: 'package.json', value: entry ? `missing; ${entry} is at the root` : 'missing', where: appDir },
+    rule: 'A node application has a package.json at its root, with scripts.start or main (contract, node variables and rule 1).',
+    fix: entry
+      ? `Add this package.json at the root (two lines), commit it and deploy again:\n{ "name": "app", "private": true,\n  "scripts": { "start": "node ${entry}" } }`
+      : 'Add a package.json.',
+  });
+}

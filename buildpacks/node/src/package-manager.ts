@@ -7,7 +7,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { ToolChoice } from '../../../lib/js-project/build-tool.ts';
-import { LOCK_FILES, yarnPathOf } from '../../../lib/js-project/lock-files.ts';
+import { LOCK_FILES } from '../../../lib/js-project/lock-files.ts';
+import type { CheckedInYarn } from './yarn-project.ts';
 import type { PackageManagerField } from '../../../lib/js-project/package-manager-field.ts';
 
 export const DEFAULT_YARN1_VERSION = '1.22.22';
@@ -42,7 +43,19 @@ export function pnpmLockfileVersion(appDir: string): string | undefined {
   }
 }
 
-export function managerVersion(choice: ToolChoice, pm: PackageManagerField | undefined, appDir?: string): { constraint: string; because: string; hash?: PackageManagerField['hash'] } | undefined {
+export interface ManagerVersion {
+  constraint: string;
+  because: string;
+  hash?: PackageManagerField['hash'];
+  /** Yarn Berry: the release checked in at yarnPath, which runs instead of any installed Yarn. */
+  release?: CheckedInYarn;
+}
+
+/**
+ * The version of the package manager that installs. Yarn Berry: a release checked in at yarnPath
+ * runs whatever else is asked (every Yarn hands over to it), then packageManager, then the default.
+ */
+export function managerVersion(choice: ToolChoice, pm: PackageManagerField | undefined, appDir?: string, release?: CheckedInYarn): ManagerVersion | undefined {
   const fromField = (name: PackageManagerField['name']) =>
     pm?.name === name ? { constraint: pm.version, because: `packageManager ${pm.name}@${pm.version}`, ...(pm.hash ? { hash: pm.hash } : {}) } : undefined;
   switch (choice.manager) {
@@ -54,10 +67,11 @@ export function managerVersion(choice: ToolChoice, pm: PackageManagerField | und
     }
     case 'yarn-berry': {
       const f = fromField('yarn');
+      if (release) {
+        const ignored = f && f.constraint !== release.version ? `; packageManager yarn@${f.constraint} does not run: any Yarn hands over to yarnPath` : '';
+        return { constraint: release.version, because: `yarnPath ${release.file} in .yarnrc.yml: the release checked in runs, not looked up in the registry${ignored}`, release };
+      }
       if (f && !f.constraint.startsWith('1.')) return f;
-      const pinned = appDir ? yarnPathOf(appDir) : undefined;
-      // Any Yarn runs the release yarnPath names: the one installed only starts it.
-      if (pinned?.version) return { constraint: pinned.version, because: `yarnPath ${pinned.file} in .yarnrc.yml` };
       return choice.tool === 'yarn2'
         ? { constraint: DEFAULT_YARN2_RANGE, because: 'CC_NODE_BUILD_TOOL=yarn2: latest Yarn 2.x' }
         : { constraint: DEFAULT_YARN_BERRY_RANGE, because: 'latest packaged Yarn 4.x' };

@@ -22,6 +22,8 @@ import { UserError } from '../../../lib/errors.ts';
 import type { Logger } from '../../../lib/log.ts';
 import { bundledNpmVersion, type NpmDocument } from './npm-version.ts';
 import { isSet } from '../../../lib/config/read.ts';
+import { writeSbom } from '../../../lib/cnb/sbom.ts';
+import type { CheckedInYarn } from './yarn-project.ts';
 
 export interface ToolEnv {
   layers: Layers;
@@ -158,6 +160,19 @@ const MANAGER_PACKAGES: Record<ManagerRequest['id'], { pkg: () => string; layer:
   deno: { pkg: () => denoPackage(), layer: 'deno', command: 'deno', bin: () => 'deno' },
 };
 
+/**
+ * The exact version installManager would install for a constraint, from the registry's document
+ * (kept for the build: the install asks for it again for free). For a check that must come before
+ * any download (a yarn.lock the default Yarn would rewrite).
+ */
+export async function resolveManagerVersion(t: ToolEnv, req: Pick<ManagerRequest, 'id' | 'constraint' | 'origin'>): Promise<string> {
+  const exact = semver.valid(req.constraint);
+  if (exact) return exact;
+  const pkg = MANAGER_PACKAGES[req.id].pkg();
+  const doc = await t.log.step(`resolve ${req.id} "${req.constraint}" from the registry (${pkg})`, () => t.npm.document(pkg));
+  return pickVersion(Object.keys(doc.versions), req.constraint, req.id, req.origin);
+}
+
 /** pnpm, Yarn, Bun or Deno, at the version packageManager (or mise.toml) asks for, else the default. */
 export async function installManager(t: ToolEnv, req: ManagerRequest): Promise<Installed> {
   const p = MANAGER_PACKAGES[req.id];
@@ -197,4 +212,24 @@ export function hashMismatch(req: ManagerRequest, version: string, actual: strin
     fix: `check the field (corepack use ${req.id === 'yarn-berry' ? 'yarn' : req.id}@${version} writes it), or remove the hash`,
     details: [`actual: ${actual}`],
   });
+}
+
+/**
+ * Yarn Berry from the release checked in at yarnPath (issue 30 item 1): nothing is downloaded. The
+ * `yarn` layer holds a `yarn` that starts that release with the Node.js on PATH, as any Yarn would
+ * after reading yarnPath; its metadata records the release and its digest (SBOM, reuse).
+ */
+export function installCheckedInYarn(t: ToolEnv, release: CheckedInYarn): Installed {
+  const sha256 = crypto.createHash('sha256').update(fs.readFileSync(release.abs)).digest('hex');
+  const layer = t.layers.fresh('yarn', { build: true, launch: true }, { id: 'yarn', version: release.version, release: release.file, sha: `sha256:${sha256}`, source: 'yarnPath' });
+  const bin = path.join(layer.path, 'bin');
+  fs.mkdirSync(bin, { recursive: true });
+  const shim = path.join(bin, 'yarn');
+  fs.writeFileSync(shim, `#!/bin/sh\n# yarnPath in .yarnrc.yml: the release checked in with the app is the Yarn that runs.\nexec node ${shellQuote(release.abs)} "$@"\n`, { mode: 0o755 });
+  writeSbom(t.layers.dir, 'yarn', [{ name: 'yarn', version: release.version, sha256 }]);
+  return { version: release.version, binDir: bin, tool: { id: 'yarn', path: shim, version: release.version, source: 'app', layer: undefined } };
+}
+
+function shellQuote(s: string): string {
+  return `'${s.replaceAll("'", `'\\''`)}'`;
 }

@@ -19,11 +19,15 @@ import { selectServer } from './server-version.ts';
 import { resolveWebroot } from './webroot.ts';
 import { resolveWorker } from './worker.ts';
 import { value } from '../../../lib/config/read.ts';
+import { adoptForeignVariables } from '../../../lib/config/foreign.ts';
+import { iniExtensionRequirements } from './ini-requirements.ts';
 
 /** bin/build (scripts/build.mjs runs it through runBuild). */
 export default async function build(ctx: BuildContext): Promise<void> {
   const log = new Logger();
   const { env, appDir } = ctx;
+  // Paketo's BP_* variables that mean one of ours (lib/config/foreign.ts).
+  for (const note of adoptForeignVariables(env, 'phpserver')) log.info(note);
 
   checkInstance(value(env, 'RBP_INSTANCE_SIZE'));
   const version = selectServer(env);
@@ -34,12 +38,13 @@ export default async function build(ctx: BuildContext): Promise<void> {
   if (worker) log.info(`worker mode: ${worker} (CC_PHPSERVER_WORKER)`);
   const project = readComposerProject(appDir);
   const flags = composerFlags(env);
-  if (project) {
-    const reqs = extensionRequirements(project.json, project.lock, flags.dev);
-    checkExtensions(reqs, version);
-    const names = [...new Set(reqs.map((r) => r.name))];
-    if (names.length) log.info(`extensions required by Composer files, all available: ${names.join(', ')}`);
-  }
+  // Extensions asked for by the Composer files and by php.ini (its session handler, its extension= lines).
+  const fromIni = iniExtensionRequirements(appDir);
+  const reqs = [...(project ? extensionRequirements(project.json, project.lock, flags.dev) : []), ...fromIni];
+  checkExtensions(reqs, version);
+  const names = [...new Set(reqs.map((r) => r.name))];
+  if (names.length) log.info(`extensions required by ${[...(project ? ['Composer files'] : []), ...(fromIni.length ? ['php.ini'] : [])].join(' and ')}, all available: ${names.join(', ')}`);
+  for (const r of fromIni) log.detail(`ext-${r.name}: ${r.by}`);
 
   const specs = dependenciesOf(ctx.descriptor);
   const server = await installServer({ version, specs, layers: ctx.layers, env, log });

@@ -84,7 +84,7 @@ export function checkExtensions(reqs: ExtensionRequirement[], version: ServerVer
   throw new UserError({
     id: 'phpserver/extensions/unavailable',
     title: `PHP extension${names.length > 1 ? 's' : ''} ${names.join(', ')} ${names.length > 1 ? 'are' : 'is'} not available in ${serverLabel}`,
-    seen: { what: 'ext-* requirements', value: names.map((n) => `ext-${n}`).join(', '), where: 'composer.json / composer.lock' },
+    seen: { what: 'ext-* requirements', value: names.map((n) => `ext-${n}`).join(', '), where: missing.every((r) => r.by.startsWith('php.ini')) ? 'php.ini' : missing.some((r) => r.by.startsWith('php.ini')) ? 'composer.json / composer.lock, php.ini' : 'composer.json / composer.lock' },
     rule: `the server's PHP has a fixed set of extensions${version.selector === '8.5' ? '; with CC_PHP_VERSION=8.5, memcache and pdo_sqlsrv are not included' : ''}`,
     fix:
       dropped.length > 0 && version.selector === '8.5'

@@ -1,4 +1,5 @@
 import type { BuildContext } from '../../../lib/cnb/context.ts';
+import { adoptForeignVariables } from '../../../lib/config/foreign.ts';
 import { readAppPath } from '../../../lib/config/read.ts';
 import { UserError } from '../../../lib/errors.ts';
 import { installLaunch } from '../../../lib/launch/entry.ts';
@@ -15,6 +16,8 @@ import { chooseWebroot, requireIndex } from './webroot.ts';
 export default async function build(ctx: BuildContext): Promise<void> {
   const log = new Logger();
   log.section('rbp/static');
+  // Paketo's BP_* variables that mean one of ours (lib/config/foreign.ts).
+  for (const note of adoptForeignVariables(ctx.env, 'static')) log.info(note);
   const cfg = readConfig(ctx.env, ctx.appDir);
 
   // Rules 1–2: CC_BUILD_COMMAND, else a detected generator, else the files as they are.

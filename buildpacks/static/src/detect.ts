@@ -1,4 +1,5 @@
 import type { DetectFn } from '../../../lib/cnb/context.ts';
+import { adoptForeignVariables } from '../../../lib/config/foreign.ts';
 import { readConfig } from './config.ts';
 import { allDetectionFiles, renderCommand } from './generators.ts';
 import { installPlan } from './js-install.ts';
@@ -10,6 +11,7 @@ import { INDEX_FILES } from './webroot.ts';
 // Contract, `static`: an index in the webroot, CC_BUILD_COMMAND, or a generator of the table.
 // The build (scripts/build.mjs) makes this bin/detect's program, and the module rbp runs in-process.
 const detect: DetectFn = (ctx) => {
+  adoptForeignVariables(ctx.env, 'static');
   const cfg = readConfig(ctx.env, ctx.appDir);
   const plan = planSite(cfg, ctx.appDir);
   const provides = { provides: [{ name: 'static' }], requires: [{ name: 'static' }] };

@@ -11,7 +11,7 @@ import path from 'node:path';
 import type { Layers } from '../../../lib/cnb/layers.ts';
 import { installCommand } from '../../../lib/js-project/install-command.ts';
 import { lockDigest } from '../../../lib/js-project/lock-digest.ts';
-import { detectFromLockFiles, lockFileOf } from '../../../lib/js-project/lock-files.ts';
+import { detectFromLockFiles, lockFileOf, yarnPathOf } from '../../../lib/js-project/lock-files.ts';
 import { packageManagerIfValid } from '../../../lib/js-project/package-manager-field.ts';
 
 export interface InstallPlan {
@@ -36,7 +36,9 @@ function readJson(file: string): Record<string, unknown> | undefined {
  * which runs the version packageManager names.
  */
 export function installPlan(appDir: string): InstallPlan {
-  const found = detectFromLockFiles(appDir, packageManagerIfValid(readJson(path.join(appDir, 'package.json')) ?? {}));
+  const detected = detectFromLockFiles(appDir, packageManagerIfValid(readJson(path.join(appDir, 'package.json')) ?? {}));
+  // Yarn 1 (corepack's default) hands over to a release checked in at yarnPath: Berry's flags then.
+  const found = detected?.manager === 'yarn' && yarnPathOf(appDir) ? { ...detected, tool: 'yarn-berry' as const, manager: 'yarn-berry' as const } : detected;
   if (found) {
     const { argv } = installCommand({ tool: found.tool, manager: found.manager, because: found.because }, { locked: true });
     return { argv: found.manager === 'bun' ? argv : ['corepack', ...argv], lockFile: lockFileOf(appDir, found.manager) };
