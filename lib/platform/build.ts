@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { writePlatformEnv, type EnvMap } from '../cnb/env.ts';
 import { EXIT, PhaseFailure } from '../cnb/exit.ts';
-import { UserError } from '../errors.ts';
+import { isUserError, UserError } from '../errors.ts';
 import { formatDuration, type Logger } from '../log.ts';
 import { buildPhase } from './build-phase.ts';
 import { bpKey, detect, type PhaseEnv } from './detect.ts';
@@ -46,6 +46,11 @@ export interface BuildOptions {
    * launcher's (RBP_LAUNCHER_NODE) unless the operator names one.
    */
   forImage?: boolean;
+  /**
+   * Runs when OUT is complete but not yet committed (rbp build --image writes and pushes the image
+   * here): when it fails, the build fails and the previous OUT comes back.
+   */
+  beforeCommit?: () => Promise<void>;
   log: Logger;
 }
 
@@ -98,7 +103,8 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
     linkBindings(platformDir, opts.bindings ?? []);
     // rbp's own Node.js is the launcher's unless the operator names another (operatorEnv, even empty:
     // none known) or the build becomes an image, which does not hold rbp's.
-    const operator = { RBP_LAUNCHER_NODE: opts.forImage ? '' : process.execPath, ...operatorEnv(), RBP_INSTANCE_SIZE: opts.instance, RBP_INSTANCE_MEMORY: String(opts.instanceMemory) };
+    // Without an image the app runs here, where the operator's tools are: they are used in place.
+    const operator = { RBP_LAUNCHER_NODE: opts.forImage ? '' : process.execPath, ...(opts.forImage ? {} : { RBP_OPERATOR_TOOLS: 'in-place' }), ...operatorEnv(), RBP_INSTANCE_SIZE: opts.instance, RBP_INSTANCE_MEMORY: String(opts.instanceMemory) };
     const penv: PhaseEnv = { base: filteredHostEnv(), user: opts.userEnv, operator, platformDir };
 
     const detected = await timed('detect', () => detect(opts.order, appDir, penv, log));
@@ -127,10 +133,19 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
     await timed('export', () => {
       const x = exportPhase({ group, layersRoot, built, restoredIds: restored.ids, kept: restored.kept, tx, appDir, userEnv: opts.userEnv, task: opts.task, instance: opts.instance, phases, exportStart, log });
       result.layers = x.layers;
-      // OUT is complete (rbp.toml is written): from here on the build stands.
-      tx.commit();
       for (const p of x.metadata.processes) log.info(`process ${p.type}${p.type === x.metadata['buildpack-default-process-type'] ? ' (default)' : ''}: ${[...p.command, ...p.args].join(' ')}`);
     });
+    if (opts.beforeCommit) {
+      try {
+        await opts.beforeCommit();
+      } catch (e) {
+        // The image could not be written or pushed: as an exporter failure, the build fails (62).
+        if (isUserError(e)) throw new PhaseFailure(EXIT.exportFailed, `export failed: ${e.data.title}`, e);
+        throw e;
+      }
+    }
+    // OUT is complete (rbp.toml is written): from here on the build stands.
+    tx.commit();
     summarize(result, log);
     return result;
   } catch (e) {
@@ -138,6 +153,7 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
     for (const p of problems) log.warn(`could not undo: ${p}`);
     const restoredMsg = tx.hadPrevious ? `The previous build in ${out} is unchanged.` : `${out} was not created.`;
     if (e instanceof PhaseFailure) {
+      if (isUserError(e.shown)) log.error(e.shown.data);
       log.fail(e.message);
       log.errLine(restoredMsg);
       result.code = e.code;
