@@ -74,6 +74,8 @@ function normalizeEntry(entry: WriteEntry, opts: LayerOptions): void {
   const owner = opts.owner?.(entry.path.replace(/\/$/, '')) ?? { uid: 0, gid: 0 };
   st.uid = owner.uid;
   st.gid = owner.gid;
+  // node-tar writes atime and ctime in the header when it keeps owners: fixed, like mtime.
+  st.atime = st.ctime = st.mtime = REPRODUCIBLE_DATE;
   // No user name from this machine's environment in the header: the same input, the same bytes.
   (entry as unknown as { myuid: number }).myuid = -1;
   if (opts.normalizeModes && !st.isSymbolicLink()) st.mode = (st.mode & ~0o7777) | (st.isDirectory() || st.mode & 0o111 ? 0o755 : 0o644);

@@ -69,7 +69,7 @@ export async function findCredentials(registry: string, env: NodeJS.ProcessEnv =
   const keys = keysFor(registry);
   const helper = keys.map((k) => config.credHelpers?.[k]).find(Boolean) ?? config.credsStore;
   if (helper) {
-    const fromHelper = await askHelper(helper, keys[0]!.includes('://') ? keys[0]! : registry);
+    const fromHelper = await askHelper(helper, keys[0]!.includes('://') ? keys[0]! : registry, file);
     if (fromHelper) return { file, credentials: fromHelper, source: `credential helper docker-credential-${helper}` };
   }
   const entry = keys.map((k) => config.auths?.[k]).find(Boolean);
@@ -86,7 +86,7 @@ export async function findCredentials(registry: string, env: NodeJS.ProcessEnv =
 }
 
 /** `docker-credential-<helper> get`, given the server on stdin; none when it knows no credentials. */
-async function askHelper(helper: string, server: string): Promise<Credentials | undefined> {
+async function askHelper(helper: string, server: string, file: string): Promise<Credentials | undefined> {
   const r = await execa(`docker-credential-${helper}`, ['get'], { input: server, reject: false, timeout: 30_000 });
   if (r.failed || r.exitCode !== 0) {
     // "credentials not found" is the protocol's answer for an unknown server; a missing helper is not.
@@ -94,7 +94,7 @@ async function askHelper(helper: string, server: string): Promise<Credentials | 
       throw new UserError({
         id: 'platform/registry/credential-helper',
         title: `The credential helper docker-credential-${helper} is not installed`,
-        seen: { what: 'credential helper', value: `docker-credential-${helper}`, where: dockerConfigFile() },
+        seen: { what: 'credential helper', value: `docker-credential-${helper}`, where: file },
         rule: 'A Docker config that names a credential helper (credsStore, credHelpers) needs that program on PATH.',
         fix: `Install docker-credential-${helper}, or remove it from the config file and log in with docker login.`,
       });

@@ -199,7 +199,7 @@ export async function pushImages(targets: PushTarget[], log: Logger): Promise<{ 
     await res.body?.cancel();
     const digest = `sha256:${crypto.createHash('sha256').update(manifest).digest('hex')}`;
     const total = image.manifest.layers.length + 1;
-    log.info(`pushed ${ref} (${digest.slice(0, 19)}…): ${sent} of ${total} blobs sent (${(bytes / 1e6).toFixed(1)} MB), the others already there, ${formatDuration(performance.now() - started)}`);
+    log.info(`pushed ${ref} (${digest.slice(0, 19)}…): ${sent} of ${total} blobs sent (${(bytes / 1e6).toFixed(1)} MB)${sent < total ? ', the others already there' : ''}, ${formatDuration(performance.now() - started)}`);
     out.push({ ref, digest });
   }
   return out;
