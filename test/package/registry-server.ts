@@ -2,7 +2,7 @@
  * A real OCI registry for the tests: Debian's `docker-registry` (Distribution 2.8) on a free loopback
  * port, with a configuration and a storage folder of the test's own, ended by its pid. Variants: one
  * that needs credentials (htpasswd, made with apache2-utils' htpasswd), one that refuses every push
- * (read-only).
+ * (read-only), one whose storage fails.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -21,9 +21,11 @@ export const registryMissing = async (): Promise<string[]> => [
   ...((await have('htpasswd')) ? [] : ['htpasswd (apt-get install apache2-utils)']),
 ];
 
-export async function startRegistry(opts: { user?: { name: string; password: string }; readOnly?: boolean } = {}): Promise<Registry> {
+export async function startRegistry(opts: { user?: { name: string; password: string }; readOnly?: boolean; brokenStorage?: boolean } = {}): Promise<Registry> {
   const dir = tmpDir('rbp-registry-');
   const port = await freePort();
+  // A broken registry: its storage is a file, so every storage request fails (500).
+  if (opts.brokenStorage) fs.writeFileSync(path.join(dir, 'data'), '');
   const lines = ['version: 0.1', 'log:', '  level: warn', 'storage:', '  filesystem:', `    rootdirectory: ${path.join(dir, 'data')}`];
   if (opts.readOnly) lines.push('  maintenance:', '    readonly:', '      enabled: true');
   lines.push('http:', `  addr: 127.0.0.1:${port}`);

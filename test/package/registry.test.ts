@@ -32,12 +32,13 @@ const USER = { name: 'rbp', password: 'pushes-only-here' };
 let open: Registry;
 let withLogin: Registry;
 let readOnly: Registry;
+let broken: Registry;
 beforeAll(async () => {
   if (missing.length && !inCi) return;
-  [open, withLogin, readOnly] = await Promise.all([startRegistry(), startRegistry({ user: USER }), startRegistry({ readOnly: true })]);
+  [open, withLogin, readOnly, broken] = await Promise.all([startRegistry(), startRegistry({ user: USER }), startRegistry({ readOnly: true }), startRegistry({ brokenStorage: true })]);
 });
 afterAll(async () => {
-  await Promise.all([open, withLogin, readOnly].filter(Boolean).map((r) => r.stop()));
+  await Promise.all([open, withLogin, readOnly, broken].filter(Boolean).map((r) => r.stop()));
 });
 
 const skopeo = async (args: string[]) => JSON.parse((await execa('skopeo', [...args.slice(0, 1), '--tls-verify=false', ...args.slice(1)])).stdout) as Record<string, unknown>;
@@ -101,6 +102,13 @@ describe.skipIf(missing.length > 0 && !inCi)('publishing to a registry', () => {
     expect(r.exitCode).toBe(2);
     expect(r.all).not.toMatch(/\n\s+at /);
     expect(block(r.all)).toMatchSnapshot();
+  }, 60_000);
+
+  it('a registry that fails (its storage is broken): one clear error', async () => {
+    const r = await rbp(['package', '--publish', `${broken.host}/rbp/buildpacks:1`]);
+    expect(r.exitCode).toBe(2);
+    expect(r.all).not.toMatch(/\n\s+at /);
+    expect(block(r.all).replace(/sha256:[0-9a-f]{12}…/, 'sha256:<digest>…')).toMatchSnapshot();
   }, 60_000);
 
   it.skipIf(imageMissing.length > 0 && !inCi)('rbp build --image REF --publish: pushed, and a warm rebuild sends only what changed; a refusal leaves OUT as it was', async () => {

@@ -22,6 +22,7 @@ import { lockFileOf } from '../../../lib/js-project/lock-files.ts';
 import { hideSecrets, registryRefused, registryRefusedError, withRegistryAuth, type RegistryAuth } from './registry-auth.ts';
 import { sshRefused, sshRefusedError, withSshKeys, type SshKeyBinding } from './ssh-key.ts';
 import { keepModules, placeModules } from './modules-placement.ts';
+import { presentLocks, removeGeneratedLocks } from './generated-locks.ts';
 import { value } from '../../../lib/config/read.ts';
 
 export const MODULES_LAYER = 'modules';
@@ -154,6 +155,7 @@ export async function installDependencies(r: InstallRequest): Promise<InstallRes
     return { state: 'reused', reason: layer.reason, layerPath: layer.path };
   }
   log.info(`installing dependencies (${layer.reason})`);
+  const locks = presentLocks(appDir);
   try {
     const keys = r.sshKeys ?? [];
     if (keys.length) log.info(`git over SSH uses the private key of binding ${keys.map((k) => k.name).join(', ')} (type ssh-key), for the install only`);
@@ -166,6 +168,7 @@ export async function installDependencies(r: InstallRequest): Promise<InstallRes
       }),
     );
     keepOutputs(appDir, layer.path, outputs, r.pnp);
+    removeGeneratedLocks(appDir, locks, log);
   } catch (e) {
     // A half-done install must not be cached as if it were complete.
     r.layers.remove(MODULES_LAYER);
