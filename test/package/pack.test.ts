@@ -67,6 +67,12 @@ function userPath(): string {
   return `${bin}:${path.dirname(pack!)}:${process.env.PATH}`;
 }
 
+/** pack flags that give the build this machine's CA (NODE_EXTRA_CA_CERTS), when it has one. */
+function trustFlags(): string[] {
+  const ca = process.env.NODE_EXTRA_CA_CERTS;
+  return ca ? ['--volume', `${ca}:/etc/ssl/certs/rbp-host-ca.crt:ro`, '--env', 'NODE_EXTRA_CA_CERTS=/etc/ssl/certs/rbp-host-ca.crt'] : [];
+}
+
 /** An image pack wrote (to the registry or podman's store) runs with no mount and no passwd line added. */
 async function serves(image: string, body: RegExp, extra: string[] = []): Promise<void> {
   forgetImage(image);
@@ -84,10 +90,11 @@ describe.skipIf(skip)('pack with our builder, through podman’s Docker API', ()
   it('README "Use with pack", as written: builder published, trusted and untrusted pack builds, pack builder create', async () => {
     const block = README_BLOCK.exec(fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8'))?.[1];
     expect(block, 'README.md has a "Use with pack" section with a sh block').toBeTruthy();
-    // The user's own settings: this test's podman socket and registry.
-    const settings = /^export DOCKER_HOST=.*\n^REGISTRY=.*\n/m;
+    // The user's own settings: this test's podman socket and registry, and this machine's CA (its
+    // network intercepts TLS: the build's downloads need it, as a user behind such a proxy gives it).
+    const settings = /^export DOCKER_HOST=.*\n^REGISTRY=.*\n^TRUST=\(\).*\n/m;
     expect(block).toMatch(settings);
-    const script = block!.replace(settings, '');
+    const script = `TRUST=(${trustFlags().join(' ')})\n${block!.replace(settings, '')}`;
     const cwd = tmpDir('rbp-readme-');
     fs.cpSync(path.join(FIXTURES, 'node-hello'), path.join(cwd, 'fixtures', 'node-hello'), { recursive: true });
     const r = await execa('bash', ['-euo', 'pipefail', '-c', script], {
@@ -127,7 +134,7 @@ describe.skipIf(skip)('pack with our builder, through podman’s Docker API', ()
     const phpHome = path.dirname(path.dirname(frankenphp!));
     const r = await execa(
       pack!,
-      ['build', 'rbp-test-php', '--path', path.join(FIXTURES, 'php-index-php'), '--builder', builder, '--trust-builder', '--docker-host=inherit', '--network', 'host', '--volume', `${phpHome}:/opt/frankenphp:ro`, '--env', 'RBP_TOOL_FRANKENPHP=/opt/frankenphp/bin/frankenphp'],
+      ['build', 'rbp-test-php', '--path', path.join(FIXTURES, 'php-index-php'), '--builder', builder, '--trust-builder', '--docker-host=inherit', '--network', 'host', '--volume', `${phpHome}:/opt/frankenphp:ro`, '--env', 'RBP_TOOL_FRANKENPHP=/opt/frankenphp/bin/frankenphp', ...trustFlags()],
       { env: svc.env, reject: false, all: true, timeout: 600_000 },
     );
     expect(r.exitCode, r.all).toBe(0);
@@ -142,7 +149,7 @@ describe.skipIf(skip)('pack with our builder, through podman’s Docker API', ()
       [
         'build', 'rbp-test-static', '--path', path.join(FIXTURES, 'static-index-html'), '--builder', `${registry.host}/rbp:bookworm`,
         '--lifecycle-image', `${registry.host}/rbp-lifecycle:0.20.8`, '--docker-host=inherit', '--network', 'host',
-        '--volume', `${swsHome}:/opt/sws:ro`, '--env', 'RBP_TOOL_STATIC_WEB_SERVER=/opt/sws/bin/static-web-server',
+        '--volume', `${swsHome}:/opt/sws:ro`, '--env', 'RBP_TOOL_STATIC_WEB_SERVER=/opt/sws/bin/static-web-server', ...trustFlags(),
       ],
       { env: svc.env, reject: false, all: true, timeout: 600_000 },
     );
