@@ -222,7 +222,7 @@ export async function writeBuilder(o: BuilderOptions): Promise<{ layout: string 
     const archive = lifecycleArchiveName(o.lifecycleVersion, base.config.architecture);
     await writeLifecycleArchive(o.lifecycleDir, o.lifecycleVersion, path.join(partial, archive), tmp);
     fs.writeFileSync(path.join(partial, 'lifecycle.toml'), lifecycleDescriptor(o.lifecycleVersion));
-    fs.writeFileSync(path.join(partial, 'builder.toml'), builderToml({ description: metadata.description, order, archive, names: o.names }));
+    fs.writeFileSync(path.join(partial, 'builder.toml'), builderToml({ description: metadata.description, order, archive, names: o.names, arch: base.config.architecture }));
 
     fs.rmSync(o.out, { recursive: true, force: true });
     fs.renameSync(partial, o.out);
@@ -235,7 +235,7 @@ export async function writeBuilder(o: BuilderOptions): Promise<{ layout: string 
 }
 
 /** builder.toml for `pack builder create`: everything it names is beside it or in a registry. */
-function builderToml(o: { description: string; order: ReturnType<typeof oneGroupEach>; archive: string; names: BuilderNames }): string {
+function builderToml(o: { description: string; order: ReturnType<typeof oneGroupEach>; archive: string; names: BuilderNames; arch: string }): string {
   const build = formatRef(o.names.build);
   const run = formatRef(o.names.run);
   return `# The builder rbp wrote in this folder, for \`pack builder create NAME --config builder.toml\`: the
@@ -247,6 +247,7 @@ ${stringify({
   buildpacks: AUTO_ORDER.map((r) => ({ uri: `buildpacks/rbp-${r}.cnb` })),
   order: o.order,
   lifecycle: { uri: o.archive },
+  targets: [{ os: 'linux', arch: o.arch }],
   stack: { id: STACK_ID, 'build-image': build, 'run-image': run },
   build: { image: build },
   run: { images: [{ image: run }] },
