@@ -20,7 +20,7 @@ import { referenceLauncher, runImageLayout } from '../../lib/package/app-image.t
 import * as tar from 'tar';
 import { readLayout } from '../../lib/package/oci-layout.ts';
 import { FIXTURES, freePort, have, rbp, tmpDir } from '../helpers/rbp.ts';
-import { body200, cleanupPodman, forgetImage, logs, lowerTmp, podman, runDetached, stop } from './podman.ts';
+import { body200, cleanupPodman, forgetImage, logs, lowerTmp, podman, podmanEnv, runDetached, stop } from './podman.ts';
 
 const runImage = runImageLayout();
 const launcher = referenceLauncher();
@@ -61,8 +61,10 @@ async function create(fixture: string, operatorEnv: Record<string, string>, moun
   const repo = path.join(work, 'repo');
   // Where the lifecycle's layout mode looks for the run image the builder names.
   const runDest = path.join(repo, 'localhost:5000', 'rbp-run', 'bookworm');
-  fs.mkdirSync(runDest, { recursive: true });
-  await execa('skopeo', ['copy', '-q', `oci:${dir}:run`, `oci:${runDest}`]);
+  fs.mkdirSync(path.dirname(runDest), { recursive: true });
+  // skopeo reads the `:` of localhost:5000 in an oci: path as the start of a tag: copy, then move.
+  await execa('skopeo', ['copy', '-q', `oci:${dir}:run`, `oci:${path.join(work, 'run-layout')}`]);
+  fs.renameSync(path.join(work, 'run-layout'), runDest);
   fs.mkdirSync(path.join(work, 'cache'));
   const bc = path.join(work, 'build-config', 'env');
   fs.mkdirSync(bc, { recursive: true });
@@ -179,7 +181,9 @@ describe.skipIf(missing.length > 0 && !inCi)('rbp builder --out DIR', () => {
   });
 
   it('passwd and group hold the CNB user; podman builds FROM the builder (history matches the layers)', async () => {
-    const builderName = `localhost${dir}:builder`;
+    const builderName = `localhost/rbp-test-builder-${process.pid}:latest`;
+    await execa('skopeo', ['copy', '-q', `oci:${dir}:builder`, `containers-storage:${builderName}`], { env: podmanEnv });
+    forgetImage(builderName);
     const passwd = await podman(['run', '--rm', '--passwd=false', '--entrypoint', 'sh', `oci:${dir}:builder`, '-c', 'id && getent passwd 1000 && getent group 1000 && ls -ld /layers /workspace /cnb/buildpacks/rbp_node']);
     expect(passwd.exitCode, passwd.all).toBe(0);
     expect(passwd.stdout).toMatch(/^uid=1000\(cnb\) gid=1000\(cnb\)/);
