@@ -91,16 +91,34 @@ function readRecord(image: string): ExportRecord['layers'] {
   }
 }
 
-/** A fingerprint of a file tree as stat sees it, and of `extra` (what else decides the layer). */
-export function treeFingerprint(roots: string[], extra = ''): string {
-  const h = crypto.createHash('sha256').update(`${extra}\0`);
+/** Up to this many bytes, a layer is fingerprinted by its content: reading it costs less than writing it. */
+const CONTENT_FINGERPRINT_MAX = 16 * 2 ** 20;
+
+/**
+ * A fingerprint of a file tree and of `extra` (what else decides the layer): names, modes, link
+ * targets, and the files' bytes when the tree is small (up to 16 MiB), else each file's size, mtime
+ * and inode as stat sees them. Folders count by what they hold only: rbp makes a reused layer's
+ * folders anew around the same files (hard links keep their inodes). The inode matters: npm dates
+ * every file it unpacks 1985-10-26, so two versions of a package can have the same sizes and mtimes,
+ * but never the same inodes. A tree that is copied at every build (the app: OUT/workspace) gets new
+ * inodes every time: `content` fingerprints it by its bytes whatever its size.
+ */
+export function treeFingerprint(roots: string[], extra = '', opts: { content?: boolean } = {}): string {
+  const files: { p: string; rel: string; st: fs.BigIntStats }[] = [];
   const visit = (p: string, rel: string) => {
     const st = fs.lstatSync(p, { bigint: true });
-    h.update(`${rel}\0${st.mode}\0${st.size}\0${st.mtimeNs}\0${st.ino}\0`);
-    if (st.isSymbolicLink()) h.update(fs.readlinkSync(p));
-    else if (st.isDirectory()) for (const n of fs.readdirSync(p).sort()) visit(path.join(p, n), `${rel}/${n}`);
+    files.push({ p, rel, st });
+    if (st.isDirectory()) for (const n of fs.readdirSync(p).sort()) visit(path.join(p, n), `${rel}/${n}`);
   };
   for (const r of roots) visit(r, path.basename(r));
+  const bytes = files.reduce((n, f) => (f.st.isFile() ? n + Number(f.st.size) : n), 0);
+  const content = opts.content || bytes <= CONTENT_FINGERPRINT_MAX;
+  const h = crypto.createHash('sha256').update(`${extra}\0${content ? 'content' : 'stat'}\0`);
+  for (const { p, rel, st } of files) {
+    h.update(`${rel}\0${st.mode}\0`);
+    if (st.isSymbolicLink()) h.update(fs.readlinkSync(p));
+    else if (st.isFile()) h.update(content ? fs.readFileSync(p) : `${st.size}\0${st.mtimeNs}\0${st.ino}\0`);
+  }
   return h.digest('hex');
 }
 
@@ -211,7 +229,7 @@ export async function prepareAppImage(o: AppImageOptions): Promise<PreparedImage
     const configLayer = await layer('config', 'rbp: /layers/config/metadata.toml, links from OUT to /layers and /workspace', contentFingerprint(cfg), () => w.addLayer(cfg));
 
     // The app, from OUT/workspace as it is.
-    const appLayer = await layer('app', 'rbp: the application at /workspace', treeFingerprint([path.join(out, 'workspace')]), () => w.addLayer(out, undefined, { entries: ['workspace'], owner: cnbOwned }));
+    const appLayer = await layer('app', 'rbp: the application at /workspace', treeFingerprint([path.join(out, 'workspace')], '', { content: true }), () => w.addLayer(out, undefined, { entries: ['workspace'], owner: cnbOwned }));
 
     const dflt = md['buildpack-default-process-type'];
     const { path: runPath, rest: runEnv } = imageEnv(run.config);

@@ -36,7 +36,7 @@ describe.skipIf(missing.length > 0 && !inCi)('rbp build --image DIR', () => {
     const image = path.join(lowerTmp('rbp-image-'), 'image');
     const r = await rbp(['build', path.join(FIXTURES, 'node-hello'), '--out', path.join(tmpDir('rbp-image-'), 'out'), '--image', image]);
     expect(r.exitCode, r.all).toBe(0);
-    expect(r.stdout).toMatch(/app image: .*\(OCI layout, \d+ layers, sha256:[0-9a-f]{12}…, entrypoint \/cnb\/process\/web\)/);
+    expect(r.stdout).toMatch(/app image: .*\(OCI layout, \d+ layers, sha256:[0-9a-f]{12}…, entrypoint \/cnb\/process\/web; \d+ written, 0 unchanged, /);
 
     const info = JSON.parse((await execa('skopeo', ['inspect', '--config', `oci:${image}:latest`])).stdout) as {
       config: { Env: string[]; Entrypoint: string[]; WorkingDir: string; Labels: Record<string, string> };
