@@ -38,7 +38,7 @@ async function podmanService(dir) {
     if (i > 150) throw new Error('podman system service did not start');
     await new Promise((r) => setTimeout(r, 100));
   }
-  return { env: { ...env, DOCKER_HOST: `unix://${sock}` }, stop: () => child.kill('SIGTERM') };
+  return { env: { ...env, DOCKER_HOST: `unix://${sock}`, PACK_HOME: path.join(dir, 'pack-home'), PACK_VOLUME_KEY: 'rbp-bench' }, stop: () => child.kill('SIGTERM') };
 }
 
 export async function run({ rounds = 3 } = {}) {

@@ -36,7 +36,9 @@ export async function startPodmanService(insecureRegistries: string[]): Promise<
   const dockerHost = `unix://${sock}`;
   return {
     dockerHost,
-    env: { ...env, DOCKER_HOST: dockerHost },
+    // pack's own settings in a folder of the test's own; a fixed volume key names its cache volumes
+    // (else it stores a random key per image in ~/.pack and warns).
+    env: { ...env, DOCKER_HOST: dockerHost, PACK_HOME: path.join(dir, 'pack-home'), PACK_VOLUME_KEY: 'rbp-test' },
     stop: async () => {
       if (child.pid) process.kill(child.pid, 'SIGTERM');
       await child;
