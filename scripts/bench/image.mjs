@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { median } from '../bench-lib.mjs';
+import { median, sh } from '../bench-lib.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const rbp = path.join(root, 'dist', 'rbp.js');
@@ -19,14 +19,6 @@ const fixture = path.join(root, 'fixtures', 'node-hello');
 const GOAL = 0.1;
 const BUILDER = 'localhost:5000/rbp:bookworm';
 const RUN = 'localhost:5000/rbp-run:bookworm';
-
-function sh(cmd, args, opts = {}) {
-  const t0 = performance.now();
-  const r = spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 64 * 2 ** 20, ...opts });
-  const ms = performance.now() - t0;
-  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed (${r.status ?? r.signal}):\n${r.stdout}${r.stderr}`);
-  return { ms, stdout: r.stdout };
-}
 
 async function podmanService(dir) {
   const sock = path.join(dir, 'podman.sock');

@@ -13,11 +13,8 @@ fi
 tool_stage pack "$version" >/dev/null; stage="$STAGE"
 command -v go >/dev/null || die "pack $version: needs Go (go not found on PATH)"
 say "pack $version: building github.com/buildpacks/pack@v$version"
-# As lifecycle.sh: download the one version and build inside it (`go install pkg@version` also asks
-# the proxy for the module's version list, which the proxy here refuses).
-moddir="$(go mod download -json "github.com/buildpacks/pack@v$version" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')" \
+moddir="$(go_module_dir github.com/buildpacks/pack "$version")" \
   || die "pack $version: go mod download failed (is v$version on the Go module proxy?)"
-[ -d "$moddir" ] || die "pack $version: go mod download gave no module folder"
 (cd "$moddir" && CGO_ENABLED=0 GOTOOLCHAIN=local go build -trimpath \
   -ldflags "-s -w -X github.com/buildpacks/pack/pkg/client.Version=$version" -o "$stage/pack" .) >&2 \
   || die "pack $version: go build failed (see above)"
