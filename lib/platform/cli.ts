@@ -191,8 +191,8 @@ export async function main(argv: string[], streams: Streams = { stdout: process.
         // then lives beside OUT, in OUT.rbp-image, so that the next build reuses its layers).
         const imageArg = str('image');
         if (values.publish && !imageArg) throw usage('--publish goes with --image REF, the name the image is pushed to');
-        const { parseImageRef } = values.publish ? await packagingModule() : { parseImageRef: undefined };
-        const imageRef = values.publish && parseImageRef ? parseImageRef(imageArg!, '--image', { push: true }) : undefined;
+        // A bad name is refused before any work.
+        const imageRef = values.publish ? (await packagingModule()).parseImageRef(imageArg!, '--image', { push: true }) : undefined;
         const imageDir = imageArg ? (imageRef ? `${path.resolve(out)}.rbp-image` : path.resolve(imageArg)) : undefined;
         let prepared: import('../package/app-image.ts').PreparedImage | undefined;
         const writeImage = async () => {
