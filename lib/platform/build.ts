@@ -103,8 +103,12 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
     linkBindings(platformDir, opts.bindings ?? []);
     // rbp's own Node.js is the launcher's unless the operator names another (operatorEnv, even empty:
     // none known) or the build becomes an image, which does not hold rbp's.
-    // Without an image the app runs here, where the operator's tools are: they are used in place.
-    const operator = { RBP_LAUNCHER_NODE: opts.forImage ? '' : process.execPath, ...(opts.forImage ? {} : { RBP_OPERATOR_TOOLS: 'in-place' }), ...operatorEnv(), RBP_INSTANCE_SIZE: opts.instance, RBP_INSTANCE_MEMORY: String(opts.instanceMemory) };
+    // Without an image the app runs here, where the operator's tools (RBP_TOOL_*) are: they are used
+    // in place, not copied into a layer (said only when there are some: the build env stays the
+    // lifecycle's otherwise).
+    const ops = operatorEnv();
+    const inPlace = !opts.forImage && Object.keys(ops).some((k) => k.startsWith('RBP_TOOL_'));
+    const operator = { RBP_LAUNCHER_NODE: opts.forImage ? '' : process.execPath, ...(inPlace ? { RBP_OPERATOR_TOOLS: 'in-place' } : {}), ...ops, RBP_INSTANCE_SIZE: opts.instance, RBP_INSTANCE_MEMORY: String(opts.instanceMemory) };
     const penv: PhaseEnv = { base: filteredHostEnv(), user: opts.userEnv, operator, platformDir };
 
     const detected = await timed('detect', () => detect(opts.order, appDir, penv, log));
