@@ -22,7 +22,7 @@ import { lockFileOf } from '../../../lib/js-project/lock-files.ts';
 import { hideSecrets, registryRefused, registryRefusedError, withRegistryAuth, type RegistryAuth } from './registry-auth.ts';
 import { sshRefused, sshRefusedError, withSshKeys, type SshKeyBinding } from './ssh-key.ts';
 import { keepModules, placeModules } from './modules-placement.ts';
-import { presentLocks, removeGeneratedLocks } from './generated-locks.ts';
+import { keepGeneratedLocks, placeGeneratedLocks, presentLocks } from './generated-locks.ts';
 import { value } from '../../../lib/config/read.ts';
 
 export const MODULES_LAYER = 'modules';
@@ -150,6 +150,7 @@ export async function installDependencies(r: InstallRequest): Promise<InstallRes
   if (layer.state === 'reused') {
     log.info(`dependencies reused (${layer.reason}: ${describe(r.metadata)})`);
     placeOutputs(layer.path, appDir, outputs, r.pnp);
+    placeGeneratedLocks(layer.path, appDir);
     await runInstallScripts(r);
     writeModulesSbom(r, layer.path, true);
     return { state: 'reused', reason: layer.reason, layerPath: layer.path };
@@ -168,7 +169,7 @@ export async function installDependencies(r: InstallRequest): Promise<InstallRes
       }),
     );
     keepOutputs(appDir, layer.path, outputs, r.pnp);
-    removeGeneratedLocks(appDir, locks, log);
+    keepGeneratedLocks(appDir, locks, layer.path, log);
   } catch (e) {
     // A half-done install must not be cached as if it were complete.
     r.layers.remove(MODULES_LAYER);
