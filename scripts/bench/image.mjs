@@ -47,8 +47,11 @@ export async function run({ rounds = 3 } = {}) {
     const layout = path.join(work, 'builder');
     sh('node', [rbp, 'builder', '--out', layout]);
     for (const [tag, name] of [['builder', BUILDER], ['run', RUN]]) sh('skopeo', ['copy', '-q', `oci:${layout}:${tag}`, `containers-storage:${name}`]);
+    // Behind a proxy that intercepts TLS, the build needs this machine's CA for its downloads.
+    const ca = process.env.NODE_EXTRA_CA_CERTS;
+    const trust = ca ? ['--volume', `${ca}:/etc/ssl/certs/rbp-host-ca.crt:ro`, '--env', 'NODE_EXTRA_CA_CERTS=/etc/ssl/certs/rbp-host-ca.crt'] : [];
     const packBuild = () =>
-      sh(pack, ['build', app, '--path', fixture, '--builder', BUILDER, '--trust-builder', '--pull-policy', 'never', '--docker-host=inherit', '--network', 'host'], { env: svc.env });
+      sh(pack, ['build', app, '--path', fixture, '--builder', BUILDER, '--trust-builder', '--pull-policy', 'never', '--docker-host=inherit', '--network', 'host', ...trust], { env: svc.env });
     const out = path.join(work, 'out');
     const image = path.join(work, 'image');
     const rbpBuild = () => {
