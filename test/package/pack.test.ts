@@ -64,7 +64,11 @@ beforeAll(async () => {
 
 afterAll(async () => {
   // What pack pulled into podman's store (the builder, run and lifecycle images) and its cache volumes.
-  if (registry) for (const name of ['rbp:bookworm', 'rbp-run:bookworm', 'rbp-lifecycle:0.20.8', 'php-builder', 'my-builder']) forgetImage(`${registry.host}/${name}`);
+  // Every image named after this test's registry (its port is this test's own), untagged ones included.
+  if (registry) {
+    const listed = await execa('podman', ['images', '--format', '{{.Repository}} {{.ID}}'], { reject: false });
+    for (const line of String(listed.stdout ?? '').split('\n')) if (line.startsWith(`${registry.host}/`)) forgetImage(line.split(' ')[1]!);
+  }
   await cleanupPodman();
   for (const v of await volumes().catch(() => new Set<string>())) if (!volumesBefore.has(v) && v.startsWith('pack-cache-')) await execa('podman', ['volume', 'rm', '-f', v], { reject: false });
   await svc?.stop();
