@@ -1,4 +1,5 @@
 // Shared by the benchmarks in scripts/bench/ (kept outside that folder: every file there is a suite).
+import { spawnSync } from 'node:child_process';
 import http from 'node:http';
 import net from 'node:net';
 
@@ -68,4 +69,13 @@ export function stop(child) {
     child.once('exit', resolve);
     child.kill('SIGTERM');
   });
+}
+
+/** Runs a command to its end; returns its wall time and stdout, or throws with its output. */
+export function sh(cmd, args, opts = {}) {
+  const t0 = performance.now();
+  const r = spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 64 * 2 ** 20, ...opts });
+  const ms = performance.now() - t0;
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed (${r.status ?? r.signal}):\n${r.stdout}${r.stderr}`);
+  return { ms, stdout: r.stdout };
 }

@@ -128,6 +128,15 @@ async function dispatcher(): Promise<EnvHttpProxyAgent> {
   return agent.dispatcher;
 }
 
+/**
+ * A request with the same proxy and trust settings as downloads (the registry client's):
+ * undici's fetch through the shared dispatcher.
+ */
+export async function proxiedFetch(url: string, init: Omit<import('undici').RequestInit, 'dispatcher'>): Promise<import('undici').Response> {
+  const { fetch: undiciFetch } = await loadUndici();
+  return undiciFetch(url, { ...init, dispatcher: await dispatcher() });
+}
+
 /** Which proxy a URL goes through, for the verbose log (credentials hidden); undefined for none. */
 export function proxyFor(url: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
   const u = new URL(url);

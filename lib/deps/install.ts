@@ -20,6 +20,7 @@ import { formatChecksum, parseChecksumFile, sameChecksum, verifyDigests, type Ch
 import { downloadFile, fetchText, type NetworkOptions } from './download.ts';
 import { MIRROR_VARIABLE, mirrorChecksum, mirrorFromEnv, mirrorRef, type Mirror } from './mirror.ts';
 import { findOperatorTool, operatorVariable } from './operator.ts';
+import { copyOperatorTool, operatorToolPlacement } from './operator-copy.ts';
 import type { ConstraintOrigin, DependencySource } from './resolve.ts';
 import { unpack } from './unpack.ts';
 import { fileNameOf, redact, withSuffix } from './url.ts';
@@ -102,6 +103,12 @@ export async function installTool(o: InstallToolOptions): Promise<InstalledTool>
     sbom: { layersDir: o.layers.dir, target: o.types?.launch ? 'launch' : 'build' },
   });
   if (operator) {
+    // Run at launch: the image must hold it (operator-copy.ts), unless the operator says the run
+    // environment has it at the same path (rbp's builds without an image say so).
+    if (o.types?.launch && operatorToolPlacement(env) === 'copy') {
+      const copy = await copyOperatorTool({ layers: o.layers, layerName: o.layerName, tool: operator, id, command: o.command ?? path.basename(operator.path), types: o.types, log });
+      return { id, path: copy.path, version: operator.version, source: 'operator', layer: undefined };
+    }
     // A layer left by an earlier build would be cached and exported for nothing.
     if (fs.existsSync(o.layers.dir)) o.layers.remove(o.layerName);
     return { id, path: operator.path, version: operator.version, source: 'operator', layer: undefined };

@@ -14,16 +14,17 @@
  * from the app to its modules layer): the image keeps them true with two links, OUT/layers →
  * /layers and OUT/workspace → /workspace, rather than rewriting files it does not own.
  */
+import crypto from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { escapeId } from '../cnb/descriptor.ts';
 import { value } from '../config/read.ts';
 import { UserError } from '../errors.ts';
-import type { Logger } from '../log.ts';
+import { formatDuration, type Logger } from '../log.ts';
 import { launchLayers } from '../platform/launcher.ts';
 import { readLaunchMetadata } from '../platform/metadata.ts';
-import { imageEnv, OciLayoutWriter, readLayout, REPRODUCIBLE_DATE, type Descriptor } from './oci-layout.ts';
+import { historyFor, imageEnv, OciLayoutWriter, readLayout, REPRODUCIBLE_DATE, type Descriptor, type Layer } from './oci-layout.ts';
+import { CNB_USER } from './stack-user.ts';
 
 export const LAYERS_DIR = '/layers';
 export const APP_DIR = '/workspace';
@@ -59,7 +60,88 @@ function imageError(what: string, value: string, rule: string, fix: string): Use
   return new UserError({ id: 'platform/image/input', title: 'Cannot write the app image', seen: { what, value }, rule, fix });
 }
 
-export async function writeAppImage(o: AppImageOptions): Promise<{ layers: number; digest: string }> {
+/** A disk that filled up while the image was written: one clear error, nothing half-written left. */
+function diskFull(image: string, e: NodeJS.ErrnoException): UserError {
+  return new UserError({
+    id: 'platform/image/disk-full',
+    title: 'No space left to write the app image',
+    seen: { what: '--image', value: image },
+    rule: `The image is written beside its folder and then moved into place; the disk filled up (${e.code}: ${e.message}). The previous image and OUT are as they were.`,
+    fix: 'Free some space on that disk (or give --image a folder on another one), then build again.',
+  });
+}
+
+/**
+ * What an earlier export wrote, kept in the image folder: for each layer, a fingerprint of the files
+ * it was made from (paths, sizes, modes, mtimes, inodes) and the blob it gave. A layer whose files
+ * have the same fingerprint is taken as it is: a warm build rewrites only what changed.
+ */
+const EXPORT_RECORD = 'rbp-export.json';
+interface ExportRecord {
+  version: 1;
+  layers: Record<string, { fingerprint: string; layer: Layer }>;
+}
+
+function readRecord(image: string): ExportRecord['layers'] {
+  try {
+    const r = JSON.parse(fs.readFileSync(path.join(image, EXPORT_RECORD), 'utf8')) as ExportRecord;
+    return r.version === 1 ? r.layers : {};
+  } catch {
+    return {};
+  }
+}
+
+/** Up to this many bytes, a layer is fingerprinted by its content: reading it costs less than writing it. */
+const CONTENT_FINGERPRINT_MAX = 16 * 2 ** 20;
+
+/**
+ * A fingerprint of a file tree and of `extra` (what else decides the layer): names, modes, link
+ * targets, and the files' bytes when the tree is small (up to 16 MiB), else each file's size, mtime
+ * and inode as stat sees them. Folders count by what they hold only: rbp makes a reused layer's
+ * folders anew around the same files (hard links keep their inodes). The inode matters: npm dates
+ * every file it unpacks 1985-10-26, so two versions of a package can have the same sizes and mtimes,
+ * but never the same inodes. A tree that is copied at every build (the app: OUT/workspace) gets new
+ * inodes every time: `content` fingerprints it by its bytes whatever its size.
+ */
+export function treeFingerprint(roots: string[], extra = '', opts: { content?: boolean } = {}): string {
+  const files: { p: string; rel: string; st: fs.BigIntStats }[] = [];
+  const visit = (p: string, rel: string) => {
+    const st = fs.lstatSync(p, { bigint: true });
+    files.push({ p, rel, st });
+    if (st.isDirectory()) for (const n of fs.readdirSync(p).sort()) visit(path.join(p, n), `${rel}/${n}`);
+  };
+  for (const r of roots) visit(r, path.basename(r));
+  const bytes = files.reduce((n, f) => (f.st.isFile() ? n + Number(f.st.size) : n), 0);
+  const content = opts.content || bytes <= CONTENT_FINGERPRINT_MAX;
+  const h = crypto.createHash('sha256').update(`${extra}\0${content ? 'content' : 'stat'}\0`);
+  for (const { p, rel, st } of files) {
+    h.update(`${rel}\0${st.mode}\0`);
+    if (st.isSymbolicLink()) h.update(fs.readlinkSync(p));
+    else if (st.isFile()) h.update(content ? fs.readFileSync(p) : `${st.size}\0${st.mtimeNs}\0${st.ino}\0`);
+  }
+  return h.digest('hex');
+}
+
+/** The CNB user owns what the buildpacks and the app wrote, as in an image the lifecycle exports. */
+const cnbOwned = () => ({ uid: CNB_USER.uid, gid: CNB_USER.gid });
+
+export interface PreparedImage {
+  layers: number;
+  digest: string;
+  /** Where the layout was written, until commit() moves it to the image folder. */
+  staged: string;
+  /** Moves the new layout into place (the previous one goes). */
+  commit(): void;
+  /** Removes the staged layout (the previous image stays). */
+  abort(): void;
+}
+
+/**
+ * Writes the app image of the build in OUT beside `image` (`<image>.partial-<pid>`); commit() moves
+ * it into place. Layers whose files are unchanged since the image's previous export are reused.
+ */
+export async function prepareAppImage(o: AppImageOptions): Promise<PreparedImage> {
+  const started = performance.now();
   const md = readLaunchMetadata(o.out);
   if (!md) throw imageError('OUT', o.out, 'An app image is made from a finished build (OUT/layers/config/metadata.toml).', 'Run rbp build first.');
   const runLayout = runImageLayout(o.runImage);
@@ -72,46 +154,59 @@ export async function writeAppImage(o: AppImageOptions): Promise<{ layers: numbe
   if (!fs.existsSync(o.launcher)) throw imageError('launcher', o.launcher, 'The app image runs the reference lifecycle\'s launcher.', 'Build it with scripts/tools/lifecycle.sh and set RBP_TOOL_LIFECYCLE to the lifecycle binary it prints.');
 
   const out = path.resolve(o.out);
-  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-image-'));
+  const previous = readRecord(o.image);
+  const record: ExportRecord = { version: 1, layers: {} };
   const layoutDir = `${o.image}.partial-${process.pid}`;
   fs.rmSync(layoutDir, { recursive: true, force: true });
+  fs.mkdirSync(path.dirname(layoutDir), { recursive: true });
+  const tmp = fs.mkdtempSync(`${o.image}.staging-`);
+  let reused = 0;
   try {
     const w = new OciLayoutWriter(layoutDir);
     const layers: Descriptor[] = [];
     const diffIds: string[] = [];
+    const added: string[] = [];
     run.manifest.layers.forEach((l, i) => {
       w.adoptBlob(runLayout, l);
       layers.push(l);
       diffIds.push(run.config.rootfs.diff_ids[i]!);
     });
-    const add = async (root: string, prefix?: string) => {
-      const l = await w.addLayer(root, prefix);
+    /** One layer: the previous export's when its files' fingerprint is the same, else written now. */
+    const layer = async (key: string, what: string, fingerprint: string, write: () => Promise<Layer>): Promise<Layer> => {
+      const before = previous[key];
+      let l: Layer;
+      if (before?.fingerprint === fingerprint && fs.existsSync(path.join(o.image, 'blobs', ...before.layer.digest.split(':')))) {
+        l = w.reuseLayer(o.image, before.layer);
+        reused++;
+      } else l = await write();
+      record.layers[key] = { fingerprint, layer: l };
       layers.push(l);
       diffIds.push(l.diffID);
+      added.push(what);
       return l;
     };
 
     // The launcher and one /cnb/process/<type> link per process.
-    const cnb = path.join(tmp, 'launcher');
-    fs.mkdirSync(path.join(cnb, 'cnb', 'lifecycle'), { recursive: true });
-    fs.copyFileSync(o.launcher, path.join(cnb, 'cnb', 'lifecycle', 'launcher'));
-    fs.chmodSync(path.join(cnb, 'cnb', 'lifecycle', 'launcher'), 0o755);
-    fs.mkdirSync(path.join(cnb, 'cnb', 'process'));
-    for (const p of md.processes) fs.symlinkSync('../lifecycle/launcher', path.join(cnb, 'cnb', 'process', p.type));
-    const launcherLayer = await add(cnb);
+    const types = md.processes.map((p) => p.type).sort();
+    const launcherLayer = await layer('launcher', 'rbp: the launcher at /cnb/lifecycle/launcher, /cnb/process/<type>', treeFingerprint([o.launcher], types.join(',')), async () => {
+      const cnb = path.join(tmp, 'launcher');
+      fs.mkdirSync(path.join(cnb, 'cnb', 'lifecycle'), { recursive: true });
+      fs.copyFileSync(o.launcher, path.join(cnb, 'cnb', 'lifecycle', 'launcher'));
+      fs.chmodSync(path.join(cnb, 'cnb', 'lifecycle', 'launcher'), 0o755);
+      fs.mkdirSync(path.join(cnb, 'cnb', 'process'));
+      for (const t of types) fs.symlinkSync('../lifecycle/launcher', path.join(cnb, 'cnb', 'process', t));
+      return w.addLayer(cnb);
+    });
 
-    // One image layer per launch layer, as the exporter writes them.
+    // One image layer per launch layer, as the exporter writes them: the layer's folder only (its
+    // .toml lives in the image label), taken from OUT as it is.
     const bpLayers: Record<string, Record<string, { sha: string; launch: true }>> = {};
     for (const bp of md.buildpacks) {
       const bpDir = path.join(out, 'layers', escapeId(bp.id));
       for (const dir of launchLayers(bpDir)) {
         const name = path.basename(dir);
-        const root = path.join(tmp, 'bp', escapeId(bp.id), name);
-        // As the lifecycle's exporter: the layer's folder only; its .toml lives in the image label.
-        copyTree(dir, path.join(root, name));
-        const l = await w.addLayer(root, `${LAYERS_DIR.slice(1)}/${escapeId(bp.id)}`);
-        layers.push(l);
-        diffIds.push(l.diffID);
+        const prefix = `${LAYERS_DIR.slice(1)}/${escapeId(bp.id)}`;
+        const l = await layer(`layer:${bp.id}:${name}`, `${bp.id}: launch layer ${name}`, treeFingerprint([dir], prefix), () => w.addLayer(bpDir, prefix, { entries: [name], owner: cnbOwned }));
         (bpLayers[bp.id] ??= {})[name] = { sha: l.diffID, launch: true };
       }
     }
@@ -131,12 +226,10 @@ export async function writeAppImage(o: AppImageOptions): Promise<{ layers: numbe
       fs.symlinkSync(LAYERS_DIR, path.join(cfg, out.slice(1), 'layers'));
       fs.symlinkSync(APP_DIR, path.join(cfg, out.slice(1), 'workspace'));
     }
-    const configLayer = await add(cfg);
+    const configLayer = await layer('config', 'rbp: /layers/config/metadata.toml, links from OUT to /layers and /workspace', contentFingerprint(cfg), () => w.addLayer(cfg));
 
-    // The app.
-    const app = path.join(tmp, 'app');
-    copyTree(path.join(out, 'workspace'), path.join(app, 'workspace'));
-    const appLayer = await add(app);
+    // The app, from OUT/workspace as it is.
+    const appLayer = await layer('app', 'rbp: the application at /workspace', treeFingerprint([path.join(out, 'workspace')], '', { content: true }), () => w.addLayer(out, undefined, { entries: ['workspace'], owner: cnbOwned }));
 
     const dflt = md['buildpack-default-process-type'];
     const { path: runPath, rest: runEnv } = imageEnv(run.config);
@@ -170,21 +263,52 @@ export async function writeAppImage(o: AppImageOptions): Promise<{ layers: numbe
           ...({ ExposedPorts: { '8080/tcp': {} } } as object),
         },
         rootfs: { type: 'layers', diff_ids: diffIds },
+        history: historyFor(run.config, run.manifest.layers.length, added),
       },
       layers,
     );
-    fs.rmSync(o.image, { recursive: true, force: true });
-    fs.renameSync(layoutDir, o.image);
-    o.log.info(`app image: ${o.image} (OCI layout, ${layers.length} layers, ${manifest.digest.slice(0, 19)}…, entrypoint ${dflt ? `/cnb/process/${dflt}` : 'the launcher'})`);
-    return { layers: layers.length, digest: manifest.digest };
+    fs.writeFileSync(path.join(layoutDir, EXPORT_RECORD), JSON.stringify(record));
+    const written = layers.length - run.manifest.layers.length - reused;
+    o.log.info(`app image: ${o.image} (OCI layout, ${layers.length} layers, ${manifest.digest.slice(0, 19)}…, entrypoint ${dflt ? `/cnb/process/${dflt}` : 'the launcher'}; ${written} written, ${reused} unchanged, ${formatDuration(performance.now() - started)})`);
+    return {
+      layers: layers.length,
+      digest: manifest.digest,
+      staged: layoutDir,
+      commit: () => {
+        // The previous image goes aside first, so that a failed move leaves one of the two in place.
+        const aside = `${o.image}.previous-${process.pid}`;
+        if (fs.existsSync(o.image)) fs.renameSync(o.image, aside);
+        fs.renameSync(layoutDir, o.image);
+        fs.rmSync(aside, { recursive: true, force: true });
+      },
+      abort: () => fs.rmSync(layoutDir, { recursive: true, force: true }),
+    };
+  } catch (e) {
+    fs.rmSync(layoutDir, { recursive: true, force: true });
+    if ((e as NodeJS.ErrnoException).code === 'ENOSPC' || (e as NodeJS.ErrnoException).code === 'EDQUOT') throw diskFull(o.image, e as NodeJS.ErrnoException);
+    throw e;
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
-    fs.rmSync(layoutDir, { recursive: true, force: true });
   }
 }
 
-/** A copy of a folder for a layer's staging; links stay as written (absolute ones included). */
-function copyTree(from: string, to: string): void {
-  fs.mkdirSync(path.dirname(to), { recursive: true });
-  fs.cpSync(from, to, { recursive: true, verbatimSymlinks: true, preserveTimestamps: true });
+/** Writes the app image of the build in OUT to `image` (an OCI layout folder). */
+export async function writeAppImage(o: AppImageOptions): Promise<{ layers: number; digest: string }> {
+  const p = await prepareAppImage(o);
+  p.commit();
+  return { layers: p.layers, digest: p.digest };
+}
+
+/** A fingerprint of small staged files by their content (their mtimes are new at every build). */
+function contentFingerprint(root: string): string {
+  const h = crypto.createHash('sha256');
+  const visit = (p: string, rel: string) => {
+    const st = fs.lstatSync(p);
+    h.update(`${rel}\0${st.mode}\0`);
+    if (st.isSymbolicLink()) h.update(fs.readlinkSync(p));
+    else if (st.isDirectory()) for (const n of fs.readdirSync(p).sort()) visit(path.join(p, n), `${rel}/${n}`);
+    else h.update(fs.readFileSync(p));
+  };
+  visit(root, '');
+  return h.digest('hex');
 }

@@ -1,16 +1,19 @@
 /**
  * `rbp builder --out DIR`: a CNB builder as an OCI image layout, the way `pack builder create`
- * makes one, with the run image beside it in the same layout:
- *   DIR (tag `builder`)  the build image: the run image's Debian layers, plus
- *       /cnb/lifecycle/     the reference lifecycle (its phases and launcher)
- *       /cnb/buildpacks/<escaped id>/<version>/   our three buildpacks, one layer each
- *       /cnb/order.toml     rbp's automatic order (node | static | phpserver), /cnb/run.toml
- *       /usr/local/bin/node the Node.js our buildpacks' bootstraps run on (a build image needs one)
- *       /layers /workspace /platform /cache /home/cnb, owned by the build user 1000:1000
- *     with the labels pack and kpack read (io.buildpacks.builder.metadata, .buildpack.order,
- *     .buildpack.layers, .stack.id) and Env CNB_USER_ID, CNB_GROUP_ID, CNB_PLATFORM_API.
- *   DIR (tag `run`)      the run image, as given.
- *   DIR/builder.toml     the same builder for `pack builder create` users.
+ * makes one, with the images a platform needs beside it in the same layout:
+ *   tag `run`        the run image, with an /etc/passwd and /etc/group entry for the CNB user
+ *   tag `build`      the build base image (kpack's ClusterStack buildImage): the run image's layers,
+ *                    the Node.js our buildpacks' bootstraps run on (/usr/local/bin/node), the CNB user
+ *                    1000:1000 (User, CNB_USER_ID, CNB_GROUP_ID) and the stack id label
+ *   tag `builder`    the build image plus /cnb/lifecycle/ (the reference lifecycle), our buildpacks
+ *                    (/cnb/buildpacks/<escaped id>/<version>/, one layer each), /cnb/order.toml
+ *                    (node | static | phpserver), /cnb/run.toml and /cnb/stack.toml naming the run
+ *                    image, /layers and /workspace owned by the CNB user; the labels pack and kpack
+ *                    read (io.buildpacks.builder.metadata, .buildpack.order, .buildpack.layers, .stack.id)
+ *   tag `lifecycle`  the lifecycle image, shaped as buildpacksio/lifecycle (pack's untrusted builds)
+ * Every layer has its history entry, every file and folder the modes pack writes (0755/0644, root).
+ * Beside them, for `pack builder create` offline: DIR/builder.toml, DIR/buildpacks/rbp-<name>.cnb and
+ * DIR/lifecycle-v<version>+linux.<arch>.tgz (named by `uri`, so pack downloads nothing).
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -20,134 +23,248 @@ import { escapeId, type BuildpackRef } from '../cnb/descriptor.ts';
 import type { Logger } from '../log.ts';
 import { AUTO_ORDER, ourBuildpack } from '../platform/order.ts';
 import { runImageLayout } from './app-image.ts';
-import { LAYERS_LABEL, oneGroupEach, stageBuildpack } from './buildpackage.ts';
-import { imageEnv, OciLayoutWriter, readLayout, REPRODUCIBLE_DATE, type Descriptor } from './oci-layout.ts';
+import { LAYERS_LABEL, oneGroupEach, stageBuildpack, writeBuildpackage } from './buildpackage.ts';
+import { formatRef, parseImageRef, sibling, type ImageRef } from './image-ref.ts';
+import { lifecycleArchiveName, lifecycleDescriptor, lifecycleImageLabels, LIFECYCLE_APIS, stageLifecycle, writeLifecycleArchive } from './lifecycle.ts';
+import { historyFor, imageEnv, OciLayoutWriter, readLayout, REPRODUCIBLE_DATE, type Descriptor, type ImageConfig, type LayerOptions } from './oci-layout.ts';
+import { cnbHomeOwner, CNB_USER, stageCnbUser } from './stack-user.ts';
 
-export const BUILD_UID = 1000;
-export const BUILD_GID = 1000;
-export const RUN_IMAGE_REF = 'run';
+export const BUILD_UID = CNB_USER.uid;
+export const BUILD_GID = CNB_USER.gid;
 export const BUILDER_PLATFORM_API = '0.13';
-const STACK_ID = 'io.buildpacks.stacks.bookworm';
+export const STACK_ID = 'io.buildpacks.stacks.bookworm';
+/** The builder's name when none is given: a registry on this machine's usual port (see README, "Use with pack"). */
+export const DEFAULT_BUILDER_REF = 'localhost:5000/rbp:bookworm';
+
+/** The four images' names: the builder's, and beside it `<name>-build`, `<name>-run`, `<name>-lifecycle:<version>`. */
+export interface BuilderNames {
+  builder: ImageRef;
+  build: ImageRef;
+  run: ImageRef;
+  lifecycle: ImageRef;
+}
+
+export function builderNames(o: { builder?: string; runImageName?: string; lifecycleVersion: string }): BuilderNames {
+  const builder = parseImageRef(o.builder ?? DEFAULT_BUILDER_REF, '--publish', { push: true });
+  return {
+    builder,
+    build: sibling(builder, '-build'),
+    run: o.runImageName ? parseImageRef(o.runImageName, '--run-image-name') : sibling(builder, '-run'),
+    lifecycle: sibling(builder, '-lifecycle', o.lifecycleVersion),
+  };
+}
+
+export const LAYOUT_TAGS = { builder: 'builder', build: 'build', run: 'run', lifecycle: 'lifecycle' } as const;
 
 export interface BuilderOptions {
   out: string;
   runImage: string;
-  /** The folder of the reference lifecycle: `lifecycle`, its phase links and `launcher`. */
+  /** The folder of the reference lifecycle: `lifecycle` and `launcher`. */
   lifecycleDir: string;
   lifecycleVersion: string;
   /** The Node.js the build image carries. */
   node: string;
+  names: BuilderNames;
   log: Logger;
 }
 
-const PHASES = ['detector', 'analyzer', 'restorer', 'builder', 'exporter', 'creator', 'rebaser', 'extender'];
+/** The folders a builder gives the CNB user: the lifecycle writes into them. */
+const USER_DIRS = ['layers', 'workspace'];
+const ROOT_DIRS = ['cnb', 'platform', 'platform/env'];
 
-export async function writeBuilder(o: BuilderOptions): Promise<{ builder: string; run: string }> {
+export async function writeBuilder(o: BuilderOptions): Promise<{ layout: string }> {
   const runLayout = runImageLayout(o.runImage);
-  const run = readLayout(runLayout);
+  const base = readLayout(runLayout);
   const members: BuildpackRef[] = AUTO_ORDER.map((r) => ourBuildpack(r));
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-builder-'));
   const partial = `${o.out}.partial-${process.pid}`;
   fs.rmSync(partial, { recursive: true, force: true });
+  const runRef = formatRef(o.names.run);
   try {
     const w = new OciLayoutWriter(partial);
-    w.adoptImage(runLayout, run, run.manifestDigest, RUN_IMAGE_REF);
-    const layers: Descriptor[] = [...run.manifest.layers];
-    const diffIds = [...run.config.rootfs.diff_ids];
-    const add = async (root: string, keepOwners = false) => {
-      const l = await w.addLayer(root, undefined, { keepOwners });
-      layers.push(l);
-      diffIds.push(l.diffID);
-      return l;
+    for (const l of base.manifest.layers) w.adoptBlob(runLayout, l);
+    w.adoptBlob(runLayout, base.manifest.config);
+    const stage = (name: string) => {
+      fs.mkdirSync(path.join(tmp, name), { recursive: true });
+      return path.join(tmp, name);
     };
 
-    // The lifecycle, as /cnb/lifecycle of a builder.
-    const lc = path.join(tmp, 'lifecycle', 'cnb', 'lifecycle');
-    fs.mkdirSync(lc, { recursive: true });
-    for (const bin of ['lifecycle', 'launcher']) fs.copyFileSync(path.join(o.lifecycleDir, bin), path.join(lc, bin));
-    for (const p of PHASES) fs.symlinkSync('lifecycle', path.join(lc, p));
-    await add(path.join(tmp, 'lifecycle'));
+    // An image is its base's layers plus some of its own, each with its history entry.
+    interface Built {
+      layers: Descriptor[];
+      diffIds: string[];
+      history: NonNullable<ImageConfig['history']>;
+    }
+    const from = (b: Built): Built => ({ layers: [...b.layers], diffIds: [...b.diffIds], history: [...b.history] });
+    const add = async (img: Built, root: string, what: string, opts: LayerOptions = {}) => {
+      const l = await w.addLayer(root, undefined, { normalizeModes: true, ...opts });
+      img.layers.push(l);
+      img.diffIds.push(l.diffID);
+      img.history.push(...historyFor(undefined, 0, [what]));
+      return l;
+    };
+    const baseImg: Built = { layers: [...base.manifest.layers], diffIds: [...base.config.rootfs.diff_ids], history: historyFor(base.config, base.manifest.layers.length, []) };
+
+    // The run image: the CNB user's passwd and group entries, when the given run image has none.
+    const run = from(baseImg);
+    const userRoot = await stageCnbUser(base, stage('user'));
+    if (userRoot) await add(run, userRoot, `rbp: the CNB user ${CNB_USER.name} (${CNB_USER.uid}:${CNB_USER.gid}) in /etc/passwd and /etc/group, home ${CNB_USER.home}`, { owner: cnbHomeOwner });
+    const runConfig: ImageConfig = { ...base.config, created: REPRODUCIBLE_DATE.toISOString(), rootfs: { type: 'layers', diff_ids: run.diffIds }, history: run.history };
+    w.finish(runConfig, run.layers, LAYOUT_TAGS.run);
+
+    // The build base image: the run image, the bootstraps' Node.js, the CNB user's home.
+    const build = from(run);
+    const nodeRoot = stage('node');
+    fs.mkdirSync(path.join(nodeRoot, 'usr', 'local', 'bin'), { recursive: true });
+    fs.copyFileSync(o.node, path.join(nodeRoot, 'usr', 'local', 'bin', 'node'));
+    fs.chmodSync(path.join(nodeRoot, 'usr', 'local', 'bin', 'node'), 0o755);
+    fs.mkdirSync(path.join(nodeRoot, CNB_USER.home.slice(1)), { recursive: true });
+    await add(build, nodeRoot, `rbp: Node.js ${process.version} at /usr/local/bin/node, for the buildpacks' bootstraps`, { owner: cnbHomeOwner });
+    const runPath = imageEnv(base.config).path;
+    const stackEnv = [`CNB_USER_ID=${BUILD_UID}`, `CNB_GROUP_ID=${BUILD_GID}`, `CNB_STACK_ID=${STACK_ID}`, `HOME=${CNB_USER.home}`];
+    const stackLabels = { ...(base.config.config?.Labels ?? {}), 'io.buildpacks.stack.id': STACK_ID };
+    w.finish(
+      {
+        architecture: base.config.architecture,
+        os: base.config.os,
+        created: REPRODUCIBLE_DATE.toISOString(),
+        config: { Env: [`PATH=${runPath}`, ...stackEnv], User: `${BUILD_UID}:${BUILD_GID}`, Labels: stackLabels },
+        rootfs: { type: 'layers', diff_ids: build.diffIds },
+        history: build.history,
+      },
+      build.layers,
+      LAYOUT_TAGS.build,
+    );
+
+    // The lifecycle, one layer shared by the builder and the lifecycle image.
+    const lcRoot = stage('lifecycle');
+    stageLifecycle(o.lifecycleDir, lcRoot);
+    const builder = from(build);
+    const lcLayer = await add(builder, lcRoot, `rbp: the reference lifecycle ${o.lifecycleVersion} at /cnb/lifecycle`);
 
     // One layer per buildpack, as a buildpackage has them.
     const bpLayers: Record<string, Record<string, { api: string; targets?: unknown; layerDiffID: string; homepage?: string; name?: string }>> = {};
     for (const ref of members) {
-      const root = path.join(tmp, 'bp', escapeId(ref.descriptor.buildpack.id));
-      stageBuildpack(ref, root);
-      const l = await add(root);
       const d = ref.descriptor;
+      const root = stage(`bp-${escapeId(d.buildpack.id)}`);
+      stageBuildpack(ref, root);
+      const l = await add(builder, root, `rbp: buildpack ${d.buildpack.id}@${d.buildpack.version}`);
       (bpLayers[d.buildpack.id] ??= {})[d.buildpack.version] = { api: d.api, ...(d.targets ? { targets: d.targets } : {}), layerDiffID: l.diffID, ...(d.buildpack.homepage ? { homepage: d.buildpack.homepage } : {}), ...(d.buildpack.name ? { name: d.buildpack.name } : {}) };
     }
 
-    // order.toml, run.toml, the build user's folders and the Node.js of the bootstraps.
-    // The same order as the composite rbp/auto: one group per runtime, in AUTO_ORDER.
+    // order.toml, run.toml, stack.toml and the platform's folders. The same order as the composite
+    // rbp/auto: one group per runtime, in AUTO_ORDER.
     const order = oneGroupEach(members);
-    const cfg = path.join(tmp, 'config');
-    fs.mkdirSync(path.join(cfg, 'cnb'), { recursive: true });
+    const cfg = stage('config');
+    for (const d of [...ROOT_DIRS, ...USER_DIRS]) fs.mkdirSync(path.join(cfg, d), { recursive: true });
     fs.writeFileSync(path.join(cfg, 'cnb', 'order.toml'), stringify({ order }));
-    fs.writeFileSync(path.join(cfg, 'cnb', 'run.toml'), stringify({ images: [{ image: RUN_IMAGE_REF }] }));
-    fs.writeFileSync(path.join(cfg, 'cnb', 'stack.toml'), stringify({ 'run-image': { image: RUN_IMAGE_REF } }));
-    fs.mkdirSync(path.join(cfg, 'usr', 'local', 'bin'), { recursive: true });
-    fs.copyFileSync(o.node, path.join(cfg, 'usr', 'local', 'bin', 'node'));
-    fs.chmodSync(path.join(cfg, 'usr', 'local', 'bin', 'node'), 0o755);
-    for (const d of ['layers', 'workspace', 'platform', 'platform/env', 'cache', 'home/cnb']) {
-      fs.mkdirSync(path.join(cfg, d), { recursive: true });
-      fs.chownSync(path.join(cfg, d), BUILD_UID, BUILD_GID);
-    }
-    await add(cfg, true);
+    fs.writeFileSync(path.join(cfg, 'cnb', 'run.toml'), stringify({ images: [{ image: runRef }] }));
+    fs.writeFileSync(path.join(cfg, 'cnb', 'stack.toml'), stringify({ 'run-image': { image: runRef } }));
+    await add(builder, cfg, 'rbp: /cnb/order.toml, /cnb/run.toml, /cnb/stack.toml, /layers, /workspace, /platform', {
+      owner: (rel) => (USER_DIRS.includes(rel) ? { uid: BUILD_UID, gid: BUILD_GID } : undefined),
+    });
 
-    const runPath = imageEnv(run.config).path;
     const metadata = {
       description: `runtime-buildpacks: ${AUTO_ORDER.join(', ')} on Debian bookworm`,
       buildpacks: members.map((m) => ({ id: m.descriptor.buildpack.id, version: m.descriptor.buildpack.version, homepage: m.descriptor.buildpack.homepage, name: m.descriptor.buildpack.name })),
-      stack: { runImage: { image: RUN_IMAGE_REF, mirrors: [] } },
-      images: [{ image: RUN_IMAGE_REF, mirrors: [] }],
-      lifecycle: { version: o.lifecycleVersion, api: { buildpack: '0.10', platform: BUILDER_PLATFORM_API } },
+      stack: { runImage: { image: runRef, mirrors: [] } },
+      images: [{ image: runRef, mirrors: [] }],
+      lifecycle: { version: o.lifecycleVersion, api: { buildpack: '0.10', platform: BUILDER_PLATFORM_API }, apis: LIFECYCLE_APIS },
       createdBy: { name: 'rbp', version: '' },
     };
     w.finish(
       {
-        architecture: run.config.architecture,
-        os: run.config.os,
+        architecture: base.config.architecture,
+        os: base.config.os,
         created: REPRODUCIBLE_DATE.toISOString(),
         config: {
-          Env: [`PATH=/cnb/lifecycle:${runPath}`, `CNB_USER_ID=${BUILD_UID}`, `CNB_GROUP_ID=${BUILD_GID}`, `CNB_STACK_ID=${STACK_ID}`, `CNB_PLATFORM_API=${BUILDER_PLATFORM_API}`, 'HOME=/home/cnb'],
+          Env: [`PATH=/cnb/lifecycle:${runPath}`, ...stackEnv, `CNB_PLATFORM_API=${BUILDER_PLATFORM_API}`],
           User: `${BUILD_UID}:${BUILD_GID}`,
           WorkingDir: '/layers',
           Labels: {
-            ...(run.config.config?.Labels ?? {}),
+            ...stackLabels,
             'io.buildpacks.builder.metadata': JSON.stringify(metadata),
             'io.buildpacks.buildpack.order': JSON.stringify(order),
             [LAYERS_LABEL]: JSON.stringify(bpLayers),
-            'io.buildpacks.stack.id': STACK_ID,
             'io.buildpacks.builder.api': BUILDER_PLATFORM_API,
           },
         },
-        rootfs: { type: 'layers', diff_ids: diffIds },
+        rootfs: { type: 'layers', diff_ids: builder.diffIds },
+        history: builder.history,
       },
-      layers,
-      'builder',
+      builder.layers,
+      LAYOUT_TAGS.builder,
     );
-    // builder.toml for `pack builder create`: the buildpacks as the .cnb files `rbp package` writes.
-    fs.writeFileSync(
-      path.join(partial, 'builder.toml'),
-      `# The builder rbp wrote here, for \`pack builder create\`: run \`rbp package --out buildpacks\` beside this
-# file, and push this layout's two images (skopeo copy oci:DIR:builder docker://REGISTRY/rbp-build,
-# oci:DIR:run docker://REGISTRY/rbp-run), then name them below.
-${stringify({
-  description: metadata.description,
-  buildpacks: AUTO_ORDER.map((r) => ({ uri: `buildpacks/rbp-${r}.cnb` })),
-  order,
-  lifecycle: { version: o.lifecycleVersion },
-  build: { image: 'REGISTRY/rbp-build:bookworm' },
-  run: { images: [{ image: 'REGISTRY/rbp-run:bookworm' }] },
-})}`,
+
+    // The lifecycle image: what buildpacksio/lifecycle holds (/cnb/lifecycle, its labels, /layers as
+    // working folder, run as root), on the run image's layers (it needs CA certificates and /tmp).
+    const lifecycle = from(baseImg);
+    lifecycle.layers.push(lcLayer);
+    lifecycle.diffIds.push(lcLayer.diffID);
+    lifecycle.history.push(...historyFor(undefined, 0, [`rbp: the reference lifecycle ${o.lifecycleVersion} at /cnb/lifecycle`]));
+    w.finish(
+      {
+        architecture: base.config.architecture,
+        os: base.config.os,
+        created: REPRODUCIBLE_DATE.toISOString(),
+        config: { Env: [`PATH=/cnb/lifecycle:${runPath}`], WorkingDir: '/layers', Labels: lifecycleImageLabels(o.lifecycleVersion) },
+        rootfs: { type: 'layers', diff_ids: lifecycle.diffIds },
+        history: lifecycle.history,
+      },
+      lifecycle.layers,
+      LAYOUT_TAGS.lifecycle,
     );
+
+    // For `pack builder create`, offline: the buildpackages, the lifecycle's release archive, builder.toml.
+    const bpDir = path.join(partial, 'buildpacks');
+    fs.mkdirSync(bpDir);
+    for (const [i, ref] of members.entries()) await writeBuildpackage(ref, [], path.join(bpDir, `rbp-${AUTO_ORDER[i]}.cnb`));
+    const archive = lifecycleArchiveName(o.lifecycleVersion, base.config.architecture);
+    await writeLifecycleArchive(o.lifecycleDir, o.lifecycleVersion, path.join(partial, archive), tmp);
+    fs.writeFileSync(path.join(partial, 'lifecycle.toml'), lifecycleDescriptor(o.lifecycleVersion));
+    fs.writeFileSync(path.join(partial, 'builder.toml'), builderToml({ description: metadata.description, order, archive, names: o.names, arch: base.config.architecture }));
+
     fs.rmSync(o.out, { recursive: true, force: true });
     fs.renameSync(partial, o.out);
-    o.log.info(`builder: ${o.out} (OCI layout: tag builder, ${layers.length} layers; tag run, the run image), order ${AUTO_ORDER.join(' | ')}, lifecycle ${o.lifecycleVersion}`);
-    return { builder: `${o.out}:builder`, run: `${o.out}:${RUN_IMAGE_REF}` };
+    o.log.info(`builder: ${o.out} (OCI layout: tags builder, build, run, lifecycle; ${builder.layers.length} layers in the builder), order ${AUTO_ORDER.join(' | ')}, lifecycle ${o.lifecycleVersion}`);
+    return { layout: o.out };
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
     fs.rmSync(partial, { recursive: true, force: true });
   }
+}
+
+/** builder.toml for `pack builder create`: everything it names is beside it or in a registry. */
+function builderToml(o: { description: string; order: ReturnType<typeof oneGroupEach>; archive: string; names: BuilderNames; arch: string }): string {
+  const build = formatRef(o.names.build);
+  const run = formatRef(o.names.run);
+  return `# The builder rbp wrote in this folder, for \`pack builder create NAME --config builder.toml\`: the
+# buildpacks and the lifecycle are files beside it (nothing is downloaded); the build and run images
+# are the layout's tags build and run, under the names below, in a registry or in the Docker/podman
+# store (see rbp builder's output, or README.md "Use with pack").
+${stringify({
+  description: o.description,
+  buildpacks: AUTO_ORDER.map((r) => ({ uri: `buildpacks/rbp-${r}.cnb` })),
+  order: o.order,
+  lifecycle: { uri: o.archive },
+  targets: [{ os: 'linux', arch: o.arch }],
+  stack: { id: STACK_ID, 'build-image': build, 'run-image': run },
+  build: { image: build },
+  run: { images: [{ image: run }] },
+})}`;
+}
+
+/** What rbp builder prints after writing: each image's name, and how to load or push them. */
+export function builderInstructions(layout: string, names: BuilderNames): string[] {
+  const rows = (['builder', 'build', 'run', 'lifecycle'] as const).map((k) => `  ${k.padEnd(9)} ${formatRef(names[k])}  (oci:${layout}:${LAYOUT_TAGS[k]})`);
+  const copy = (dest: string) => (['builder', 'run', 'lifecycle'] as const).map((k) => `  skopeo copy oci:${layout}:${LAYOUT_TAGS[k]} ${dest}${formatRef(names[k])}`);
+  return [
+    'images (the builder names its run image; pack needs the builder and run images, untrusted builds the lifecycle image):',
+    ...rows,
+    'push them to a registry: rbp builder --publish REGISTRY/NAME:TAG (the others are named beside it), or load them:',
+    'into Docker:',
+    ...copy('docker-daemon:'),
+    'into podman:',
+    ...copy('containers-storage:'),
+  ];
 }

@@ -57,7 +57,8 @@ export async function writeBuildpackage(entry: BuildpackRef, components: Buildpa
     for (const ref of all) {
       const root = path.join(staging, escapeId(ref.descriptor.buildpack.id));
       stageBuildpack(ref, root);
-      const layer = await writer.addLayer(root);
+      // Modes as pack writes them (folders 0755, files 0644 or 0755), whatever the folder's on disk.
+      const layer = await writer.addLayer(root, undefined, { normalizeModes: true });
       layers.push(layer);
       const d = ref.descriptor;
       (info[d.buildpack.id] ??= {})[d.buildpack.version] = {

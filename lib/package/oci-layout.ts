@@ -7,11 +7,12 @@
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
+import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import zlib from 'node:zlib';
 import * as tar from 'tar';
+import type { WriteEntry } from 'tar';
 
 export const MEDIA = {
   index: 'application/vnd.oci.image.index.v1+json',
@@ -42,7 +43,7 @@ export interface ImageConfig {
   created?: string;
   config: { Labels?: Record<string, string>; Env?: string[]; Entrypoint?: string[]; Cmd?: string[]; WorkingDir?: string; User?: string };
   rootfs: { type: 'layers'; diff_ids: string[] };
-  history?: { created?: string; created_by?: string; empty_layer?: boolean }[];
+  history?: History[];
 }
 
 export interface Manifest {
@@ -50,6 +51,53 @@ export interface Manifest {
   mediaType: string;
   config: Descriptor;
   layers: Descriptor[];
+}
+
+export interface LayerOptions {
+  /** The owner of an entry (its path relative to the layer root, without prefix); default root (0:0). */
+  owner?: (rel: string) => { uid: number; gid: number } | undefined;
+  /**
+   * As pack writes buildpacks and builders: folders 0755, files 0755 when anyone may execute them,
+   * else 0644, whatever the modes on disk (a folder made by mkdtemp is 0700).
+   */
+  normalizeModes?: boolean;
+  /** Only these names of `root` (each with what it holds), rather than all it holds. */
+  entries?: string[];
+}
+
+/** A link cache that never finds a link: every file is written whole. */
+const NO_HARD_LINKS = { get: () => undefined, set() { return this; }, has: () => false } as unknown as Map<`${number}:${number}`, string>;
+
+function normalizeEntry(entry: WriteEntry, opts: LayerOptions): void {
+  const st = entry.stat;
+  if (!st) return;
+  const owner = opts.owner?.(entry.path.replace(/\/$/, '')) ?? { uid: 0, gid: 0 };
+  st.uid = owner.uid;
+  st.gid = owner.gid;
+  // node-tar writes atime and ctime in the header when it keeps owners: fixed, like mtime.
+  st.atime = st.ctime = st.mtime = REPRODUCIBLE_DATE;
+  // No user name from this machine's environment in the header: the same input, the same bytes.
+  (entry as unknown as { myuid: number }).myuid = -1;
+  if (opts.normalizeModes && !st.isSymbolicLink()) st.mode = (st.mode & ~0o7777) | (st.isDirectory() || st.mode & 0o111 ? 0o755 : 0o644);
+}
+
+export interface History {
+  created?: string;
+  created_by?: string;
+  comment?: string;
+  empty_layer?: boolean;
+}
+
+/**
+ * The history of an image built on `base`: one entry per layer, as image builders write it (podman
+ * and buildah refuse `FROM` an image whose history does not match its layers). The base's own history
+ * is kept when it matches its layers; `added` says what made each new layer.
+ */
+export function historyFor(base: ImageConfig | undefined, baseLayers: number, added: string[]): History[] {
+  const created = REPRODUCIBLE_DATE.toISOString();
+  const own = base?.history ?? [];
+  const kept = own.filter((h) => !h.empty_layer).length === baseLayers ? own : Array.from({ length: baseLayers }, (_, i) => ({ created, created_by: `base layer ${i + 1}` }));
+  return [...kept, ...added.map((what) => ({ created, created_by: what, comment: 'rbp' }))];
 }
 
 const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
@@ -62,11 +110,6 @@ export function imageEnv(config: ImageConfig): { path: string; rest: string[] } 
 
 const sha256 = (data: Buffer | string) => `sha256:${crypto.createHash('sha256').update(data).digest('hex')}`;
 
-async function fileDigest(file: string): Promise<string> {
-  const h = crypto.createHash('sha256');
-  await pipeline(fs.createReadStream(file), h);
-  return `sha256:${h.digest('hex')}`;
-}
 
 /** Every path under `dir` (relative, folders before their contents), sorted bytewise. */
 function walkSorted(dir: string, rel = ''): string[] {
@@ -98,24 +141,50 @@ export class OciLayoutWriter {
   /**
    * A gzip layer holding everything under `root` (paths in the layer are relative to `root`, so
    * `root/cnb/...` becomes `/cnb/...` in the image), under `prefix` when given (`layers/rbp_node`).
+   * Every entry is owned by root (or `opts.owner`'s choice), dated REPRODUCIBLE_DATE, written without
+   * hard-link entries (which depend on how the files happen to be linked on disk), so the same files
+   * give the same digests whatever build wrote them.
    */
-  async addLayer(root: string, prefix?: string, opts: { keepOwners?: boolean } = {}): Promise<Layer> {
-    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-layer-'));
+  async addLayer(root: string, prefix?: string, opts: LayerOptions = {}): Promise<Layer> {
+    const tmp = fs.mkdtempSync(path.join(this.dir, '.rbp-layer-'));
     try {
-      const raw = path.join(tmp, 'layer.tar');
-      // portable drops owners (all root); keepOwners records them (a builder's folders owned by its user).
-      await tar.c({ cwd: root, file: raw, portable: !opts.keepOwners, mtime: REPRODUCIBLE_DATE, noDirRecurse: true, noPax: true, ...(prefix ? { prefix } : {}) }, walkSorted(root));
-      const diffID = await fileDigest(raw);
       const gz = path.join(tmp, 'layer.tar.gz');
-      // mtime 0 in the gzip header and a fixed level keep the compressed digest reproducible too.
-      await pipeline(fs.createReadStream(raw), zlib.createGzip({ level: 6 }), fs.createWriteStream(gz));
-      const digest = await fileDigest(gz);
+      const raw = crypto.createHash('sha256');
+      const packed = crypto.createHash('sha256');
+      const stream = tar.c(
+        {
+          cwd: root,
+          portable: false,
+          mtime: REPRODUCIBLE_DATE,
+          noDirRecurse: true,
+          noPax: true,
+          linkCache: NO_HARD_LINKS,
+          onWriteEntry: (entry) => normalizeEntry(entry, opts),
+          ...(prefix ? { prefix } : {}),
+        },
+        opts.entries ? [...opts.entries].sort().flatMap((e) => [e, ...(fs.lstatSync(path.join(root, e)).isDirectory() ? walkSorted(root, e) : [])]) : walkSorted(root),
+      );
+      // One pass: the tar's digest (the diffID) and the gzip's (the blob) as the bytes go by. A fixed
+      // level (gzip's fastest, as go-containerregistry writes layers) and mtime 0 in the gzip header
+      // keep the compressed digest reproducible too.
+      const gzip = zlib.createGzip({ level: 1 });
+      await Promise.all([
+        pipeline(stream as unknown as NodeJS.ReadableStream, new Transform({ transform: (c: Buffer, _e, cb) => (raw.update(c), cb(null, c)) }), gzip),
+        pipeline(gzip, new Transform({ transform: (c: Buffer, _e, cb) => (packed.update(c), cb(null, c)) }), fs.createWriteStream(gz)),
+      ]);
+      const digest = `sha256:${packed.digest('hex')}`;
       const size = fs.statSync(gz).size;
       fs.renameSync(gz, path.join(this.blobs, digest.slice('sha256:'.length)));
-      return { mediaType: MEDIA.layerGzip, digest, size, diffID };
+      return { mediaType: MEDIA.layerGzip, digest, size, diffID: `sha256:${raw.digest('hex')}` };
     } finally {
       fs.rmSync(tmp, { recursive: true, force: true });
     }
+  }
+
+  /** A layer already written by an earlier export (its blob in `fromLayout`), taken as it is. */
+  reuseLayer(fromLayout: string, l: Layer): Layer {
+    this.adoptBlob(fromLayout, l);
+    return l;
   }
 
   /** Takes a layer blob of another layout as is (a hard link, or a copy across file systems). */
@@ -166,7 +235,7 @@ export class OciLayoutWriter {
 export async function archiveLayout(layoutDir: string, file: string): Promise<void> {
   const tmp = `${file}.partial-${process.pid}`;
   try {
-    await tar.c({ cwd: layoutDir, file: tmp, portable: true, mtime: REPRODUCIBLE_DATE, noDirRecurse: true, noPax: true }, walkSorted(layoutDir));
+    await tar.c({ cwd: layoutDir, file: tmp, portable: false, mtime: REPRODUCIBLE_DATE, noDirRecurse: true, noPax: true, linkCache: NO_HARD_LINKS, onWriteEntry: (e) => normalizeEntry(e, { normalizeModes: true }) }, walkSorted(layoutDir).filter((p) => !p.startsWith('.rbp-layer-')));
     fs.renameSync(tmp, file);
   } finally {
     fs.rmSync(tmp, { force: true });

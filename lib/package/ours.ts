@@ -10,6 +10,9 @@ import type { BuildpackRef } from '../cnb/descriptor.ts';
 import type { Logger } from '../log.ts';
 import { AUTO_ORDER, ourBuildpack } from '../platform/order.ts';
 import { compositeDescriptor, writeBuildpackage, writeComposite } from './buildpackage.ts';
+import { formatRef, parseImageRef, sibling } from './image-ref.ts';
+import { extractArchive } from './oci-layout.ts';
+import { pushImages } from './registry.ts';
 
 export const AUTO_ID = 'rbp/auto';
 
@@ -43,4 +46,28 @@ export async function packageOurs(outDir: string, log: Logger): Promise<string[]
     fs.rmSync(tmp, { recursive: true, force: true });
   }
   return files;
+}
+
+/**
+ * `rbp package --publish REF`: the composite rbp/auto (which holds the three) to REF, and each
+ * buildpack beside it as `<REF's repository>-<name>` with REF's tag: what a kpack ClusterStore lists.
+ */
+export async function publishPackages(files: string[], ref: string, log: Logger): Promise<void> {
+  const auto = parseImageRef(ref, '--publish', { push: true });
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-publish-'));
+  try {
+    const targets = [];
+    for (const file of files) {
+      const name = path.basename(file, '.cnb').replace(/^rbp-/, '');
+      const layout = path.join(tmp, name);
+      await extractArchive(file, layout);
+      targets.push({ layout, tag: 'latest', ref: name === 'auto' ? auto : sibling(auto, `-${name}`) });
+    }
+    // rbp/auto last: its layers are then mounted from the others' repositories, not sent again.
+    targets.sort((a, b) => Number(a.ref === auto) - Number(b.ref === auto));
+    await pushImages(targets, log);
+    log.info(`kpack ClusterStore sources: ${targets.map((t) => formatRef(t.ref)).join(', ')}`);
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
 }

@@ -48,6 +48,11 @@ export interface BuildOptions {
    * launcher's (RBP_LAUNCHER_NODE) unless the operator names one.
    */
   forImage?: boolean;
+  /**
+   * Runs when OUT is complete but not yet committed (rbp build --image writes and pushes the image
+   * here): when it fails, the build fails and the previous OUT comes back.
+   */
+  beforeCommit?: () => Promise<void>;
   log: Logger;
 }
 
@@ -100,7 +105,12 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
     linkBindings(platformDir, opts.bindings ?? []);
     // rbp's own Node.js is the launcher's unless the operator names another (operatorEnv, even empty:
     // none known) or the build becomes an image, which does not hold rbp's.
-    const operator = { RBP_LAUNCHER_NODE: opts.forImage ? '' : process.execPath, ...operatorEnv(), RBP_INSTANCE_SIZE: opts.instance, RBP_INSTANCE_MEMORY: String(opts.instanceMemory) };
+    // Without an image the app runs here, where the operator's tools (RBP_TOOL_*) are: they are used
+    // in place, not copied into a layer (said only when there are some: the build env stays the
+    // lifecycle's otherwise).
+    const ops = operatorEnv();
+    const inPlace = !opts.forImage && Object.keys(ops).some((k) => k.startsWith('RBP_TOOL_'));
+    const operator = { RBP_LAUNCHER_NODE: opts.forImage ? '' : process.execPath, ...(inPlace ? { RBP_OPERATOR_TOOLS: 'in-place' } : {}), ...ops, RBP_INSTANCE_SIZE: opts.instance, RBP_INSTANCE_MEMORY: String(opts.instanceMemory) };
     const penv: PhaseEnv = { base: filteredHostEnv(), user: opts.userEnv, operator, platformDir };
 
     const recovered = tx.begin();
@@ -135,10 +145,19 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
     await timed('export', () => {
       const x = exportPhase({ group, layersRoot, built, restoredIds: restored.ids, kept: restored.kept, tx, appDir, userEnv: opts.userEnv, task: opts.task, instance: opts.instance, phases, exportStart, log });
       result.layers = x.layers;
-      // OUT is complete (rbp.toml is written): from here on the build stands.
-      tx.commit();
       for (const p of x.metadata.processes) log.info(`process ${p.type}${p.type === x.metadata['buildpack-default-process-type'] ? ' (default)' : ''}: ${[...p.command, ...(p.args ?? [])].join(' ')}`);
     });
+    if (opts.beforeCommit) {
+      try {
+        await opts.beforeCommit();
+      } catch (e) {
+        // The image could not be written or pushed: as an exporter failure, the build fails (62).
+        if (isUserError(e)) throw new PhaseFailure(EXIT.exportFailed, `export failed: ${e.data.title}`, e);
+        throw e;
+      }
+    }
+    // OUT is complete (rbp.toml is written): from here on the build stands.
+    tx.commit();
     summarize(result, log);
     return result;
   } catch (e) {

@@ -187,6 +187,20 @@ export async function main(argv: string[], streams: Streams = { stdout: process.
         const port = parsePort(str('port'));
         const timeoutMs = parseTimeout(str('timeout')) * 1000;
         const order = await orderOf({ type: str('type'), buildpack: list('buildpack'), order: str('order') }, project);
+        // --image DIR writes an OCI layout; --image REF --publish pushes to a registry (the layout
+        // then lives beside OUT, in OUT.rbp-image, so that the next build reuses its layers).
+        const imageArg = str('image');
+        if (values.publish && !imageArg) throw usage('--publish goes with --image REF, the name the image is pushed to');
+        // A bad name is refused before any work.
+        const imageRef = values.publish ? (await packagingModule()).parseImageRef(imageArg!, '--image', { push: true }) : undefined;
+        const imageDir = imageArg ? (imageRef ? `${path.resolve(out)}.rbp-image` : path.resolve(imageArg)) : undefined;
+        let prepared: import('../package/app-image.ts').PreparedImage | undefined;
+        const writeImage = async () => {
+          log.section('Image');
+          const { prepareAppImage, pushImages, referenceLauncher, runImageLayout } = await packagingModule();
+          prepared = await prepareAppImage({ out, image: imageDir!, runImage: runImageLayout(str('run-image')), launcher: referenceLauncher(), log });
+          if (imageRef) await pushImages([{ layout: prepared.staged, tag: 'latest', ref: imageRef }], log);
+        };
         const { build } = await buildModule();
         const r = await build({
           appDir: app,
@@ -200,17 +214,16 @@ export async function main(argv: string[], streams: Streams = { stdout: process.
           ...(project?.filter ? { appFilter: project.filter } : {}),
           instance,
           instanceMemory: INSTANCE_SIZES[instance]!,
-          forImage: Boolean(str('image')),
+          forImage: Boolean(imageArg),
+          ...(imageDir ? { beforeCommit: writeImage } : {}),
           log,
         });
         if (r.code !== 0) log.flushHeld();
         let image: string | undefined;
-        if (r.code === 0 && str('image')) {
-          log.section('Image');
-          image = path.resolve(str('image')!);
-          const { referenceLauncher, runImageLayout, writeAppImage } = await packagingModule();
-          await writeAppImage({ out, image, runImage: runImageLayout(str('run-image')), launcher: referenceLauncher(), log });
-        }
+        if (prepared && r.code === 0) {
+          prepared.commit();
+          image = imageRef ? imageArg : imageDir;
+        } else prepared?.abort();
         if (values.json) {
           writeJson(streams.stdout, {
             exitCode: r.code,
@@ -264,20 +277,37 @@ export async function main(argv: string[], streams: Streams = { stdout: process.
       }
       case 'package': {
         if (positionals.length) throw usage(`rbp package takes no positional argument, got ${positionals.join(' ')}`);
-        if (!str('out')) throw usage('rbp package needs --out DIR');
-        log.section('Package');
-        const { packageOurs } = await packagingModule();
-        await packageOurs(path.resolve(str('out')!), log);
-        return 0;
+        if (!str('out') && !str('publish')) throw usage('rbp package needs --out DIR or --publish REF');
+        const { packageOurs, publishPackages } = await packagingModule();
+        return await withScratch(str('out'), 'rbp-package-', async (dir) => {
+          log.section('Package');
+          const files = await packageOurs(dir, log);
+          if (str('publish')) {
+            log.section('Publish');
+            await publishPackages(files, str('publish')!, log);
+          }
+          return 0;
+        });
       }
       case 'builder': {
         if (positionals.length) throw usage(`rbp builder takes no positional argument, got ${positionals.join(' ')}`);
-        if (!str('out')) throw usage('rbp builder needs --out DIR');
-        log.section('Builder');
-        const { referenceLauncher, runImageLayout, writeBuilder } = await packagingModule();
+        if (!str('out') && !str('publish')) throw usage('rbp builder needs --out DIR or --publish REF');
+        const { builderInstructions, builderNames, LAYOUT_TAGS, pushImages, referenceLauncher, runImageLayout, writeBuilder } = await packagingModule();
         const lifecycleDir = path.dirname(referenceLauncher());
-        await writeBuilder({ out: path.resolve(str('out')!), runImage: runImageLayout(str('run-image')), lifecycleDir, lifecycleVersion: path.basename(lifecycleDir), node: process.execPath, log });
-        return 0;
+        const lifecycleVersion = path.basename(lifecycleDir);
+        // Names first: a bad one is refused before any work.
+        const names = builderNames({ builder: str('publish'), runImageName: str('run-image-name'), lifecycleVersion });
+        return await withScratch(str('out'), 'rbp-builder-', async (dir) => {
+          log.section('Builder');
+          const out = str('out') ? dir : path.join(dir, 'builder');
+          await writeBuilder({ out, runImage: runImageLayout(str('run-image')), lifecycleDir, lifecycleVersion, node: process.execPath, names, log });
+          if (str('publish')) {
+            log.section('Publish');
+            // The builder last: when it is there, what it names is there too.
+            await pushImages((['run', 'build', 'lifecycle', 'builder'] as const).map((k) => ({ layout: out, tag: LAYOUT_TAGS[k], ref: names[k] })), log);
+          } else for (const l of builderInstructions(out, names)) log.info(l);
+          return 0;
+        });
       }
       default:
         throw usage(`unknown command ${JSON.stringify(cmd)}`);
@@ -293,6 +323,21 @@ export async function main(argv: string[], streams: Streams = { stdout: process.
     else if (e instanceof PhaseFailure) log.fail(e.message);
     else throw e;
     return exitCodeFor(e, 'rbp');
+  }
+}
+
+/** Runs `fn` in `dir` when given (made if needed), else in a private temporary folder removed after. */
+async function withScratch<T>(dir: string | undefined, prefix: string, fn: (dir: string) => Promise<T>): Promise<T> {
+  if (dir) {
+    fs.mkdirSync(path.resolve(dir), { recursive: true });
+    return fn(path.resolve(dir));
+  }
+  removeOnSignals();
+  const tmp = privateTemp(prefix);
+  try {
+    return await fn(tmp.dir);
+  } finally {
+    tmp.remove();
   }
 }
 

@@ -10,13 +10,12 @@
 // count (the machine is shared: a best round flatters whichever side met a quiet moment), and each
 // ratio is printed with its goal (issue 14). The warm rebuild's phases (rbp.toml timings) and a bare
 // `node -e 0` show where its time goes and what its floor is.
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'smol-toml';
-import { median } from '../bench-lib.mjs';
+import { median, sh } from '../bench-lib.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const rbp = path.join(root, 'dist', 'rbp.js');
@@ -24,14 +23,6 @@ const fixture = path.join(root, 'fixtures', 'node-bench');
 const NODE = '24.15.0';
 const NPM = '11.12.1';
 const arch = os.arch() === 'arm64' ? 'arm64' : 'x64';
-
-function sh(cmd, args, opts = {}) {
-  const t0 = performance.now();
-  const r = spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 64 * 2 ** 20, ...opts });
-  const ms = performance.now() - t0;
-  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed (${r.status ?? r.signal}):\n${r.stdout}${r.stderr}`);
-  return { ms, stdout: r.stdout };
-}
 
 function rbpBuild(out) {
   const r = sh('node', [rbp, 'build', fixture, '--out', out, '--type', 'node'], { env: { ...process.env, NO_COLOR: '1' } });

@@ -19,6 +19,7 @@ tools=(
   "RBP_TOOL_CADDY             caddy.sh             2.11.2"
   "RBP_TEST_CADDY_2_10_2      caddy.sh             2.10.2"
   "RBP_TOOL_LIFECYCLE         lifecycle.sh"
+  "RBP_TEST_PACK              pack.sh"
   "RBP_TOOL_HUGO              hugo.sh              0.149"
   "RBP_TEST_HUGO_0_160        hugo.sh              0.160"
   "RBP_TOOL_MKDOCS            mkdocs.sh"

@@ -49,3 +49,13 @@ tool_commit() {
   mv "$stage" "$home"
   printf '%s\n' "$home/$3"
 }
+
+# go_module_dir MODULE VERSION: downloads one version of a Go module from the proxy and prints its
+# folder in the module cache (to build inside it). Not `go install pkg@version`: that also asks the
+# proxy for the module's version list (to report a deprecation), which the proxy here refuses (403).
+go_module_dir() {
+  local dir
+  dir="$(go mod download -json "$1@v$2" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')" || return 1
+  [ -d "$dir" ] || return 1
+  printf '%s' "$dir"
+}

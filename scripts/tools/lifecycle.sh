@@ -15,11 +15,8 @@ fi
 tool_stage lifecycle "$version" >/dev/null; stage="$STAGE"
 command -v go >/dev/null || die "lifecycle $version: needs Go (go not found on PATH)"
 say "lifecycle $version: building github.com/buildpacks/lifecycle/cmd/lifecycle@v$version"
-# Not `go install pkg@version`: that also asks the proxy for the module's version list (to report a
-# deprecation), which the proxy here refuses (403). Download the one version and build inside it.
-moddir="$(go mod download -json "github.com/buildpacks/lifecycle@v$version" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')" \
+moddir="$(go_module_dir github.com/buildpacks/lifecycle "$version")" \
   || die "lifecycle $version: go mod download failed (is v$version on the Go module proxy?)"
-[ -d "$moddir" ] || die "lifecycle $version: go mod download gave no module folder"
 mkdir -p "$stage/bin"
 ldflags="-s -w -X github.com/buildpacks/lifecycle/cmd.Version=$version"
 # The launcher is its own program (cmd/launcher), as in a builder image's /cnb/lifecycle/launcher.

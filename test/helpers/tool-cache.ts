@@ -28,6 +28,7 @@ export const TOOL_VARIABLES: readonly ToolVariable[] = [
   { variable: 'RBP_TOOL_MKDOCS', name: 'MkDocs', version: '1.6.1', versionArgs: ['--version'], script: 'mkdocs.sh' },
   { variable: 'RBP_TOOL_FRANKENPHP', name: 'FrankenPHP (1.11.1: the Go module proxy serves no Caddy module of 1.9.1; see scripts/tools/frankenphp.sh)', version: '1.11.1', versionArgs: ['version'], script: 'frankenphp.sh' },
   { variable: 'RBP_TOOL_LIFECYCLE', name: 'the CNB lifecycle', version: '0.20.8', versionArgs: ['-version'], script: 'lifecycle.sh' },
+  { variable: 'RBP_TEST_PACK', name: 'pack', version: '0.40.6', versionArgs: ['--version'], script: 'pack.sh' },
 ];
 
 export const IN_CI = Boolean(process.env.CI);

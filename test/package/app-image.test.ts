@@ -1,5 +1,5 @@
 /**
- * App images (issue "Ship it", item 3): `rbp build APP --out OUT --image DIR` writes the built app
+ * App images (issue "Ship it", item 3; issue 23: self-contained, reproducible, reused layers): `rbp build APP --out OUT --image DIR` writes the built app
  * as an OCI image layout shaped as the reference exporter shapes one (run image + launcher +
  * launch layers + /workspace, the lifecycle's labels and env), and podman (runc) runs it: the
  * default process answers 200 and the container stops cleanly on SIGTERM.
@@ -36,7 +36,7 @@ describe.skipIf(missing.length > 0 && !inCi)('rbp build --image DIR', () => {
     const image = path.join(lowerTmp('rbp-image-'), 'image');
     const r = await rbp(['build', path.join(FIXTURES, 'node-hello'), '--out', path.join(tmpDir('rbp-image-'), 'out'), '--image', image]);
     expect(r.exitCode, r.all).toBe(0);
-    expect(r.stdout).toMatch(/app image: .*\(OCI layout, \d+ layers, sha256:[0-9a-f]{12}…, entrypoint \/cnb\/process\/web\)/);
+    expect(r.stdout).toMatch(/app image: .*\(OCI layout, \d+ layers, sha256:[0-9a-f]{12}…, entrypoint \/cnb\/process\/web; \d+ written, 0 unchanged, /);
 
     const info = JSON.parse((await execa('skopeo', ['inspect', '--config', `oci:${image}:latest`])).stdout) as {
       config: { Env: string[]; Entrypoint: string[]; WorkingDir: string; Labels: Record<string, string> };
@@ -56,20 +56,79 @@ describe.skipIf(missing.length > 0 && !inCi)('rbp build --image DIR', () => {
     expect(await stop(id)).toBe('0');
   }, 300_000);
 
-  it.skipIf(!sws && !inCi)('a static site: its launch script starts the server with no Node.js in the image, not even rbp’s own', async () => {
+  it.skipIf(!sws && !inCi)('a static site: its launch script starts the server with no Node.js in the image, and the image holds the server the operator gave (no mount)', async () => {
     expect(sws, 'RBP_TOOL_STATIC_WEB_SERVER (scripts/tools/static-web-server.sh)').toBeTruthy();
     const image = path.join(lowerTmp('rbp-image-'), 'image');
     const out = path.join(tmpDir('rbp-image-'), 'out');
     const r = await rbp(['build', path.join(FIXTURES, 'static-index-html'), '--out', out, '--image', image], { env: { RBP_TOOL_STATIC_WEB_SERVER: sws! } });
     expect(r.exitCode, r.all).toBe(0);
     expect(r.all).toContain('no Node.js in the image');
+    expect(r.all).toContain(`copied RBP_TOOL_STATIC_WEB_SERVER=${sws} into the launch layer static-web-server`);
     expect(fs.readFileSync(path.join(out, 'layers/rbp_static/launcher/bin/launch'), 'utf8')).toContain("node=''");
-    // The server is the operator's: the container sees it where the build did.
-    const toolDir = path.dirname(path.dirname(sws!));
     const port = await freePort();
-    const id = await runDetached(`oci:${image}:latest`, ['-e', `RBP_PUBLIC_PORT=${port}`, '-v', `${toolDir}:${toolDir}:ro`]);
+    const id = await runDetached(`oci:${image}:latest`, ['-e', `RBP_PUBLIC_PORT=${port}`]);
     const body = await body200(port);
     expect(body, await logs(id)).toMatch(/<html/i);
     expect(await stop(id)).toBe('0');
+  }, 300_000);
+
+  it('the same input gives the same image, cold or warm; a warm export rewrites only the layers that changed', async () => {
+    const digest = (text: string) => /app image: .*?(sha256:[0-9a-f]{12})….*; (\d+) written, (\d+) unchanged/.exec(text);
+    const app = tmpDir('rbp-image-app-');
+    fs.cpSync(path.join(FIXTURES, 'node-hello'), app, { recursive: true });
+    const image = path.join(tmpDir('rbp-image-'), 'image');
+    const out = path.join(tmpDir('rbp-image-'), 'out');
+    const cold = await rbp(['build', app, '--out', out, '--image', image]);
+    expect(cold.exitCode, cold.all).toBe(0);
+    const warm = await rbp(['build', app, '--out', out, '--image', image]);
+    expect(warm.exitCode, warm.all).toBe(0);
+    const [c, w] = [digest(cold.stdout), digest(warm.stdout)];
+    expect(c && w, `${cold.stdout}\n${warm.stdout}`).toBeTruthy();
+    expect(w![1]).toBe(c![1]);
+    // Nothing changed: every layer the app adds is the previous image's (run image layers aside).
+    expect(w![2]).toBe('0');
+    // No previous image: every layer written afresh gives the same digest as the reused ones.
+    fs.rmSync(image, { recursive: true, force: true });
+    const fresh = await rbp(['build', app, '--out', out, '--image', image]);
+    expect(digest(fresh.stdout)?.[1], fresh.all).toBe(c![1]);
+    expect(digest(fresh.stdout)?.[3], fresh.all).toBe('0');
+    // A change to the app: only the app's layer (and the config) is written again.
+    fs.appendFileSync(path.join(app, 'server.js'), '\n// changed\n');
+    const changed = await rbp(['build', app, '--out', out, '--image', image]);
+    const ch = digest(changed.stdout);
+    expect(ch?.[1]).not.toBe(c![1]);
+    expect(Number(ch?.[2]), changed.stdout).toBe(1);
+  }, 600_000);
+
+  it.skipIf(process.getuid?.() !== 0 && !inCi)('a full disk: one clear error, exit 62, and the previous image and OUT as they were', async () => {
+    expect(process.getuid?.(), 'this test mounts a small tmpfs (root)').toBe(0);
+    const mnt = tmpDir('rbp-full-disk-');
+    await execa('mount', ['-t', 'tmpfs', '-o', 'size=160m', 'tmpfs', mnt]);
+    try {
+      const app = tmpDir('rbp-image-app-');
+      fs.cpSync(path.join(FIXTURES, 'static-index-html'), app, { recursive: true });
+      const image = path.join(mnt, 'image');
+      const out = path.join(tmpDir('rbp-image-'), 'out');
+      const env = { RBP_OPERATOR_TOOLS: 'in-place', RBP_TOOL_STATIC_WEB_SERVER: sws ?? '/usr/bin/true' };
+      const first = await rbp(['build', app, '--out', out, '--image', image], { env });
+      expect(first.exitCode, first.all).toBe(0);
+      const index = fs.readFileSync(path.join(image, 'index.json'), 'utf8');
+      const rbpToml = fs.readFileSync(path.join(out, 'rbp.toml'), 'utf8');
+      // Fill the disk, then change the app.
+      const free = Number((await execa('df', ['--output=avail', '-B1', mnt])).stdout.split('\n')[1]);
+      await execa('fallocate', ['-l', String(Math.max(0, free - 512 * 1024)), path.join(mnt, 'filler')]);
+      fs.appendFileSync(path.join(app, 'index.html'), '<!-- changed -->\n');
+      const full = await rbp(['build', app, '--out', out, '--image', image], { env });
+      expect(full.exitCode, full.all).toBe(62);
+      expect(full.all).toContain('(error id: platform/image/disk-full)');
+      expect(full.all).not.toMatch(/\n\s+at /);
+      expect(fs.readFileSync(path.join(image, 'index.json'), 'utf8')).toBe(index);
+      expect(fs.readFileSync(path.join(out, 'rbp.toml'), 'utf8')).toBe(rbpToml);
+      expect(fs.readdirSync(mnt).sort()).toEqual(['filler', 'image']);
+      const rendered = /! ERROR[\s\S]*?\(error id: [^)]*\)/.exec(full.all)![0].replaceAll(image, '<image>').replace(/ENOSPC: [^)]*/, 'ENOSPC: …');
+      expect(rendered).toMatchSnapshot();
+    } finally {
+      await execa('umount', [mnt]);
+    }
   }, 300_000);
 });

@@ -28,9 +28,12 @@ export function lowerTmp(prefix: string): string {
   return dir;
 }
 
-/** Starts a container in the background; returns its id. */
+/**
+ * Starts a container in the background; returns its id. --passwd=false: podman adds no /etc/passwd
+ * line for the image's user, as Docker and Kubernetes add none.
+ */
 export async function runDetached(image: string, args: string[] = []): Promise<string> {
-  const r = await podman(['run', '-d', '--network', 'host', ...args, image]);
+  const r = await podman(['run', '-d', '--passwd=false', '--network', 'host', ...args, image]);
   if (r.exitCode !== 0) throw new Error(`podman run ${image} failed:\n${r.all}`);
   const id = r.stdout.trim().split('\n').at(-1)!;
   containers.push(id);

@@ -222,7 +222,8 @@ const DIST = path.join(ROOT, 'dist', 'buildpacks');
 describe.skipIf(skip)('our runtime buildpacks: rbp and the reference lifecycle build the same', () => {
   // One fixture per family: the detect of every fixture is compared in runtimes.test.ts.
   it.each([
-    ['static', 'static-caddy-forced', () => (CADDY ? { RBP_TOOL_CADDY: CADDY } : undefined)],
+    // rbp without --image uses operator tools in place; the lifecycle is told the same, or it copies them into a layer.
+    ['static', 'static-caddy-forced', () => (CADDY ? { RBP_TOOL_CADDY: CADDY, RBP_OPERATOR_TOOLS: 'in-place' } : undefined)],
     ['node', 'node-npm-lock', () => ({})],
     ['phpserver', 'php-task', () => ({ RBP_TOOL_PHP: PHP, RBP_TOOL_COMPOSER: COMPOSER, RBP_DEPENDENCY_MIRROR: makeMirror() })],
   ] as const)('%s: %s — group, plan, launch layers and their types, processes', async (bpName, fixture, tools) => {

@@ -22,6 +22,7 @@ import { lockFileOf } from '../../../lib/js-project/lock-files.ts';
 import { CREDENTIALS_IN, hideSecrets, registryRefused, registryRefusedError, withRegistryAuth, type RegistryAuth } from './registry-auth.ts';
 import { sshRefused, sshRefusedError, withSshKeys, type SshKeyBinding } from './ssh-key.ts';
 import { keepModules, placeModules } from './modules-placement.ts';
+import { keepGeneratedLocks, placeGeneratedLocks, presentLocks } from './generated-locks.ts';
 import { value } from '../../../lib/config/read.ts';
 
 export const MODULES_LAYER = 'modules';
@@ -151,11 +152,13 @@ export async function installDependencies(r: InstallRequest): Promise<InstallRes
   if (layer.state === 'reused') {
     log.info(`dependencies reused (${layer.reason}: ${describe(r.metadata)})`);
     placeOutputs(layer.path, appDir, outputs, r.pnp);
+    placeGeneratedLocks(layer.path, appDir);
     await runInstallScripts(r);
     writeModulesSbom(r, layer.path, true);
     return { state: 'reused', reason: layer.reason, layerPath: layer.path };
   }
   log.info(`installing dependencies (${layer.reason})`);
+  const locks = presentLocks(appDir);
   try {
     const keys = r.sshKeys ?? [];
     if (keys.length) log.info(`git over SSH uses the private key of binding ${keys.map((k) => k.name).join(', ')} (type ssh-key), for the install only`);
@@ -168,6 +171,7 @@ export async function installDependencies(r: InstallRequest): Promise<InstallRes
       }, { credentialsIn: CREDENTIALS_IN[r.choice.manager], userconfig: r.env.npm_config_userconfig }),
     );
     keepOutputs(appDir, layer.path, outputs, r.pnp);
+    keepGeneratedLocks(appDir, locks, layer.path, log);
   } catch (e) {
     // A half-done install must not be cached as if it were complete.
     r.layers.remove(MODULES_LAYER);
