@@ -52,6 +52,8 @@ export interface AppImageOptions {
   runImage: string;
   /** The reference lifecycle's launcher binary. */
   launcher: string;
+  /** Its ref names in the layout (`--tag`); default `latest`. */
+  tags?: string[];
   log: Logger;
 }
 
@@ -172,10 +174,11 @@ export async function writeAppImage(o: AppImageOptions): Promise<{ layers: numbe
         rootfs: { type: 'layers', diff_ids: diffIds },
       },
       layers,
+      o.tags?.length ? o.tags : undefined,
     );
     fs.rmSync(o.image, { recursive: true, force: true });
     fs.renameSync(layoutDir, o.image);
-    o.log.info(`app image: ${o.image} (OCI layout, ${layers.length} layers, ${manifest.digest.slice(0, 19)}…, entrypoint ${dflt ? `/cnb/process/${dflt}` : 'the launcher'})`);
+    o.log.info(`app image: ${o.image}${o.tags?.length ? ` tagged ${o.tags.join(', ')}` : ''} (OCI layout, ${layers.length} layers, ${manifest.digest.slice(0, 19)}…, entrypoint ${dflt ? `/cnb/process/${dflt}` : 'the launcher'})`);
     return { layers: layers.length, digest: manifest.digest };
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });

@@ -14,7 +14,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { writePlatformEnv, type EnvMap } from '../cnb/env.ts';
 import { EXIT, PhaseFailure } from '../cnb/exit.ts';
-import { UserError } from '../errors.ts';
+import { UserError, type UserErrorData } from '../errors.ts';
+import { failureError, phaseError } from './failure.ts';
 import { formatDuration, type Logger } from '../log.ts';
 import { buildPhase } from './build-phase.ts';
 import { bpKey, detect, type PhaseEnv } from './detect.ts';
@@ -58,6 +59,8 @@ export interface BuildResult {
   group?: string[];
   layers: { buildpack: string; name: string; state: LayerState; launch: boolean; cache: boolean }[];
   phases: Record<string, number>;
+  /** Why it failed, when it did (for --json). */
+  error?: UserErrorData;
 }
 
 export async function build(opts: BuildOptions): Promise<BuildResult> {
@@ -104,8 +107,10 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
     const detected = await timed('detect', () => detect(opts.order, appDir, penv, log));
     interrupt.check();
     if (detected.code !== EXIT.ok || !detected.group) {
-      log.fail(detected.code === EXIT.detectError ? 'detection failed with a buildpack error' : 'no buildpack group passed detection');
+      const why = detected.code === EXIT.detectError ? 'detection failed with a buildpack error' : 'no buildpack group passed detection';
+      log.fail(why);
       result.code = detected.code;
+      result.error = failureError(detected.code, why);
       return result;
     }
     const group = detected.group;
@@ -141,6 +146,7 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
       log.fail(e.message);
       log.errLine(restoredMsg);
       result.code = e.code;
+      result.error = phaseError(e);
       return result;
     }
     throw e;

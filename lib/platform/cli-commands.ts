@@ -37,8 +37,14 @@ const envFlags: Flag[] = [
   { name: 'env-file', arg: 'FILE', multiple: true, help: 'A dotenv file of application variables (repeatable): NAME=value lines, # comments, quoted multi-line values.' },
 ];
 const selection: Flag[] = [
-  { name: 'type', short: 't', arg: 'TYPE', help: `Use one of our buildpacks: ${AUTO_ORDER.join(', ')}.` },
-  { name: 'buildpack', short: 'b', arg: 'DIR', multiple: true, help: 'A CNB buildpack directory or buildpackage (x.cnb, or an OCI layout folder) (repeatable, run in order, composites expanded); like pack --buildpack.' },
+  { name: 'type', arg: 'TYPE', help: `Use one of our buildpacks: ${AUTO_ORDER.join(', ')}.` },
+  {
+    name: 'buildpack',
+    short: 'b',
+    arg: 'DIR|ID[@VERSION]',
+    multiple: true,
+    help: 'A CNB buildpack directory or buildpackage (x.cnb, or an OCI layout folder), or the id (and version) of one of ours, rbp/node@0.1.0 (repeatable, run in order, composites expanded); like pack --buildpack.',
+  },
   { name: 'order', arg: 'FILE', help: 'An order.toml whose group entries name buildpacks by path = "DIR" or id.' },
   { name: 'descriptor', short: 'd', arg: 'FILE', help: 'The project descriptor (default APP/project.toml when it exists): env, include/exclude and buildpacks, read as pack does.' },
 ];
@@ -69,6 +75,7 @@ export const COMMANDS: Command[] = [
       ...selection,
       ...buildOnly,
       { name: 'image', arg: 'DIR', help: 'Also write the app as an OCI image layout (run image, launcher, launch layers, /workspace) that podman can run or skopeo push.' },
+      { name: 'tag', short: 't', arg: 'NAME', multiple: true, help: "A name of the --image in its layout (repeatable; default latest), as pack build --tag: skopeo copy oci:DIR:NAME docker://…" },
       { name: 'run-image', arg: 'DIR', help: 'The run image for --image: an OCI layout (default RBP_RUN_IMAGE, else the one scripts/tools/run-image.sh made).' },
       ...envFlags,
       json,
@@ -106,6 +113,7 @@ export const COMMANDS: Command[] = [
       ...selection,
       ...buildOnly,
       ...envFlags,
+      { name: 'json', help: 'Print the build and the deployment (URL, health-check answers) as JSON on stdout once decided; the log and the app\'s output go to stderr.' },
       ...output,
     ],
   },
