@@ -313,7 +313,7 @@ describe('--json errors of a failed detect or build', () => {
     [143, 'interrupted by SIGTERM'],
     [1, 'something else'],
   ])('status %s', (code, message) => {
-    expect(stable({ data: failureError(code, message) })).toMatchSnapshot();
+    expect(stableRendering({ data: failureError(code, message) })).toMatchSnapshot();
   });
 
   it('a buildpack\'s own error is read back from its output', () => {
