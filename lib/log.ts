@@ -29,6 +29,19 @@ export function formatDuration(ms: number): string {
   return `${m}m${String(s).padStart(2, '0')}s`;
 }
 
+/** A size on disk: 512 B, 3.4 KiB, 190.2 MiB, 1.5 GiB. */
+export function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
+  let v = n / 1024;
+  let u = 0;
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024;
+    u++;
+  }
+  return `${v.toFixed(1)} ${units[u]}`;
+}
+
 export type LogLevel = 'quiet' | 'normal' | 'verbose';
 
 export function logLevelOf(env: NodeJS.ProcessEnv = process.env): LogLevel {

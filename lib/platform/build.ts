@@ -27,6 +27,8 @@ import type { Order } from './order.ts';
 import { OutTransaction } from './out-transaction.ts';
 import { restore } from './restore.ts';
 import { privateTemp, type PrivateTemp } from './temp.ts';
+import { downloadCacheSetting } from './rbp-dirs.ts';
+import { recordOut } from './out-registry.ts';
 
 export interface BuildOptions {
   appDir: string;
@@ -101,7 +103,8 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
     linkBindings(platformDir, opts.bindings ?? []);
     // rbp's own Node.js is the launcher's unless the operator names another (operatorEnv, even empty:
     // none known) or the build becomes an image, which does not hold rbp's.
-    const operator = { RBP_LAUNCHER_NODE: opts.forImage ? '' : process.execPath, ...operatorEnv(), RBP_INSTANCE_SIZE: opts.instance, RBP_INSTANCE_MEMORY: String(opts.instanceMemory) };
+    // The shared download cache too: the operator's RBP_DOWNLOAD_CACHE, else rbp's own folder.
+    const operator = { RBP_LAUNCHER_NODE: opts.forImage ? '' : process.execPath, ...operatorEnv(), RBP_DOWNLOAD_CACHE: downloadCacheSetting(), RBP_INSTANCE_SIZE: opts.instance, RBP_INSTANCE_MEMORY: String(opts.instanceMemory) };
     const penv: PhaseEnv = { base: filteredHostEnv(), user: opts.userEnv, operator, platformDir };
 
     const detected = await timed('detect', () => detect(opts.order, appDir, penv, log));
@@ -134,6 +137,7 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
       result.layers = x.layers;
       // OUT is complete (rbp.toml is written): from here on the build stands.
       tx.commit();
+      recordOut({ out, app: appDir, cache: tx.cacheDir, cacheBeside: !opts.cacheDir, built: new Date().toISOString() });
       for (const p of x.metadata.processes) log.info(`process ${p.type}${p.type === x.metadata['buildpack-default-process-type'] ? ' (default)' : ''}: ${[...p.command, ...p.args].join(' ')}`);
     });
     summarize(result, log);

@@ -136,6 +136,21 @@ export const COMMANDS: Command[] = [
     ],
   },
   {
+    name: 'prune',
+    synopsis: 'rbp prune [flags]',
+    summary: "Remove what rbp left that nothing needs: unused downloads, spares and leftovers of OUTs, deploys of apps that are gone; never an OUT in use.",
+    notes: [
+      'Each removal is listed with the space it frees (files whose every hard link goes). An OUT a running rbp run or rbp deploy uses, or a build writes, is kept with everything beside it.',
+      'The download cache is RBP_DOWNLOAD_CACHE, else $XDG_CACHE_HOME/rbp/downloads (~/.cache/rbp/downloads).',
+    ],
+    flags: [
+      { name: 'dry-run', short: 'n', help: 'List what would be removed, and the space it would free; remove nothing.' },
+      { name: 'caches', help: "Also remove the layer caches beside OUTs (<OUT>.rbp-cache): their next build downloads and installs again." },
+      json,
+      ...output,
+    ],
+  },
+  {
     name: 'version',
     synopsis: 'rbp version',
     summary: "Print rbp's version (also rbp --version).",

@@ -1,8 +1,6 @@
 /** The `rbp` command line: detect, build, run, deploy. */
 import { RESTART_VARIABLE, restartPolicy } from '../launch/restart.ts';
-import crypto from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { EXIT, exitCodeFor, PhaseFailure } from '../cnb/exit.ts';
 import { errorJson, isUserError, UserError } from '../errors.ts';
@@ -25,6 +23,8 @@ import { writePlatformEnv } from '../cnb/env.ts';
 import { isDir } from '../fsx.ts';
 import { lockHolder, recover } from './out-transaction.ts';
 import { privateTemp, removeOnSignals } from './temp.ts';
+import { defaultDeployOut } from './rbp-dirs.ts';
+import { markInUse } from './in-use.ts';
 
 // The build, launch and packaging code (execa, tar, ...) is imported by the commands that use it:
 // `rbp detect`, which a platform runs on every build, starts without loading it (issue 14).
@@ -79,13 +79,6 @@ function parseTimeout(v: string | undefined): number {
     throw new UserError({ id: 'platform/timeout/invalid', title: 'Invalid timeout', seen: { what: '--timeout', value: v }, rule: 'The timeout is a number of seconds greater than 0.', fix: 'Use for example --timeout 120.' });
   }
   return n;
-}
-
-function defaultDeployOut(app: string): string {
-  const abs = path.resolve(app);
-  const base = process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
-  const hash = crypto.createHash('sha256').update(abs).digest('hex').slice(0, 8);
-  return path.join(base, 'rbp', 'deploy', `${path.basename(abs)}-${hash}`);
 }
 
 export interface Streams {
@@ -255,6 +248,8 @@ export async function main(argv: string[], streams: Streams = { stdout: process.
         }
         if (values.json) throw usage('--json goes with --dry-run: a running process prints its own output');
         await checkListenPort(plan, parsePort(str('port')));
+        // rbp prune keeps an OUT a running app uses (the mark stays true across execve: same pid).
+        markInUse(out);
         execInstead(plan);
         return await start(plan).exited;
       }
@@ -274,6 +269,11 @@ export async function main(argv: string[], streams: Streams = { stdout: process.
         const lifecycleDir = path.dirname(referenceLauncher());
         await writeBuilder({ out: path.resolve(str('out')!), runImage: runImageLayout(str('run-image')), lifecycleDir, lifecycleVersion: path.basename(lifecycleDir), node: process.execPath, log });
         return 0;
+      }
+      case 'prune': {
+        if (positionals.length) throw usage(`rbp prune takes no positional argument, got ${positionals.join(' ')}`);
+        const { prune } = await import('./cli-prune.ts');
+        return prune({ dryRun: Boolean(values['dry-run']), caches: Boolean(values.caches), json: Boolean(values.json), log, stdout: streams.stdout });
       }
       default:
         throw usage(`unknown command ${JSON.stringify(cmd)}`);

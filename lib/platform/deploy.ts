@@ -21,6 +21,7 @@ import { HEALTHY_RUN_MS, restartDelay, type RestartPolicy } from '../launch/rest
 import { INSTANCE_SIZES } from '../launch/instance.ts';
 import { read } from '../config/read.ts';
 import type { LaunchPlan, Running } from './launcher.ts';
+import { markInUse } from './in-use.ts';
 
 export interface DeployOptions {
   out: string;
@@ -118,6 +119,8 @@ export async function deploy(o: DeployOptions, report: (r: DeployReport) => void
     return code;
   }
   await checkListenPort(plan, o.port);
+  // rbp prune keeps an OUT a running app uses.
+  markInUse(o.out);
   const tail = new Tail();
   const launch = (): Running => {
     log.info(`starting process ${plan.process}: ${plan.argv.join(' ')}`);

@@ -29,7 +29,7 @@ export const CACHE_MARKER = '.rbp-cache';
 
 export const previousOf = (out: string) => `${out}.rbp-previous`;
 export const spareOf = (out: string) => `${out}.rbp-spare`;
-const lockOf = (out: string) => `${out}.rbp-lock`;
+export const lockOf = (out: string) => `${out}.rbp-lock`;
 
 /** Whether `inner` is `outer` or below it (both absolute, resolved). */
 function within(inner: string, outer: string): boolean {
@@ -54,7 +54,7 @@ export function realish(p: string): string {
   }
 }
 
-function pidAlive(pid: number): boolean {
+export function pidAlive(pid: number): boolean {
   if (!Number.isInteger(pid) || pid <= 0) return false;
   try {
     process.kill(pid, 0);

@@ -92,7 +92,8 @@ describe('RBP_DEPENDENCY_MIRROR: Node.js and npm from a local mirror', () => {
     const bad = path.join(work, 'bad-mirror');
     fs.cpSync(mirror, bad, { recursive: true });
     fs.appendFileSync(path.join(bad, 'node', '24.15.0', NODE_TGZ), 'tampered');
-    const r = await build('bad-mirror', { RBP_DEPENDENCY_MIRROR: bad });
+    // Its own download cache: the run's already holds the Node.js the registry published.
+    const r = await build('bad-mirror', { RBP_DEPENDENCY_MIRROR: bad, RBP_DOWNLOAD_CACHE: path.join(work, 'bad-mirror-downloads') });
     expect(r.exitCode, r.all).not.toBe(0);
     expect(r.all).toMatch(/! ERROR .*node 24\.15\.0/);
     expect(r.all).not.toContain('- unpack');
