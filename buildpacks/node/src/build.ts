@@ -16,16 +16,17 @@ import type { NodeDecision } from './launch-plan.ts';
 import { denoFromMise } from './mise.ts';
 import { startWarnings } from './start-check.ts';
 import { BUN_NODE_LAYER, bunNodeLayer } from './bun-node.ts';
-import { endOfLife, nodeConstraint } from './node-version.ts';
+import { endOfLife, nodeConstraint } from '../../../lib/js-project/node-version.ts';
 import { NOTHING_TO_START_FIX, readPackageJson, startMethod } from './package-json.ts';
 import { chooseTool } from '../../../lib/js-project/build-tool.ts';
 import { devDependenciesChoice, installCommand } from '../../../lib/js-project/install-command.ts';
 import { lockFileOf } from '../../../lib/js-project/lock-files.ts';
+import { npmBuildEnv } from '../../../lib/js-project/npm-env.ts';
 import { parsePackageManager } from '../../../lib/js-project/package-manager-field.ts';
 import { buildPathTools, managerVersion } from './package-manager.ts';
 import { registryAuth } from './registry-auth.ts';
 import { bindingRoot, sshKeyBindings } from './ssh-key.ts';
-import { installManager, installNode, installNpm, toolRegistryClient, type Installed, type ToolEnv } from './tools.ts';
+import { installManager, installNode, installNpm, toolRegistryClient, type Installed, type ToolEnv } from '../../../lib/js-project/node-tools.ts';
 import { isSet, value } from '../../../lib/config/read.ts';
 import { deferred, inParallel } from './in-parallel.ts';
 
@@ -174,11 +175,7 @@ export default async function build(ctx: BuildContext): Promise<void> {
     ...env,
     PATH: [...new Set(bins.map((b) => b.binDir)), env.PATH ?? '/usr/local/bin:/usr/bin:/bin'].join(':'),
     NODE_ENV: nodeEnv,
-    // The build machine's own ~/.npmrc must not change what gets installed.
-    npm_config_userconfig: userconfig,
-    npm_config_update_notifier: 'false',
-    npm_config_fund: 'false',
-    npm_config_audit: 'false',
+    ...npmBuildEnv(userconfig),
     ...(choice.manager === 'pnpm' ? { npm_config_package_manager_strict: 'false' } : {}),
     ...cacheEnv(cache.path, choice, env, pnp),
   };
