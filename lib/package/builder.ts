@@ -17,7 +17,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'smol-toml';
-import { value } from '../config/read.ts';
 import { UserError } from '../errors.ts';
 import { escapeId, type BuildpackRef } from '../cnb/descriptor.ts';
 import type { Logger } from '../log.ts';
@@ -62,7 +61,7 @@ export function checkBuilderTools(runLayout: string, lifecycleDir: string): void
   const fixes: string[] = [];
   const lifecycleBins = ['lifecycle', 'launcher'].map((b) => path.join(lifecycleDir, b));
   if (!lifecycleBins.every((f) => fs.existsSync(f))) {
-    missing.push(`the reference CNB lifecycle: no ${lifecycleBins.filter((f) => !fs.existsSync(f)).join(' and ')} (${value(process.env, 'RBP_TOOL_LIFECYCLE') ? 'beside RBP_TOOL_LIFECYCLE' : 'the tool cache, RBP_TOOLS_CACHE'})`);
+    missing.push(`the reference CNB lifecycle: no ${lifecycleBins.filter((f) => !fs.existsSync(f)).join(' and ')} (beside RBP_TOOL_LIFECYCLE, else in the tool cache, RBP_TOOLS_CACHE)`);
     fixes.push(`export RBP_TOOL_LIFECYCLE="$(${path.join(scripts, 'lifecycle.sh')} | tail -n 1)" (builds lifecycle 0.20.8 from the Go module proxy, about 2 minutes)`);
   }
   if (!fs.existsSync(path.join(runLayout, 'index.json'))) {

@@ -25,6 +25,7 @@ import { npmBuildEnv } from '../../../lib/js-project/npm-env.ts';
 import { parsePackageManager } from '../../../lib/js-project/package-manager-field.ts';
 import { buildPathTools, managerVersion } from './package-manager.ts';
 import { registryAuth } from './registry-auth.ts';
+import { procfileProcesses, writeProcfileEnv } from './procfile-processes.ts';
 import { bindingRoot, sshKeyBindings } from './ssh-key.ts';
 import { installManager, installNode, installNpm, toolRegistryClient, type Installed, type ToolEnv } from '../../../lib/js-project/node-tools.ts';
 import { isSet, value } from '../../../lib/config/read.ts';
@@ -41,7 +42,8 @@ export default async function build(ctx: BuildContext): Promise<void> {
   if (!pkg) {
     throw new UserError({ id: 'node/package-json/missing', title: 'No package.json', seen: { what: 'package.json', where: appDir }, rule: 'A node application has a package.json at its root.', fix: 'Add a package.json.' });
   }
-  if (!startMethod(pkg, env)) {
+  const start = startMethod(pkg, env, appDir);
+  if (!start) {
     throw new UserError({ id: 'node/start/none', title: 'Nothing to start', seen: { what: 'package.json', value: 'no scripts.start, no main', where: pkgFile }, rule: 'A node application starts with CC_RUN_COMMAND, scripts.start or main.', fix: NOTHING_TO_START_FIX });
   }
 
@@ -208,7 +210,7 @@ export default async function build(ctx: BuildContext): Promise<void> {
     fs.rmSync(tmp, { recursive: true, force: true });
   }
 
-  for (const w of startWarnings(appDir, pkg, startMethod(pkg, env), choice.manager)) log.warn(w);
+  for (const w of startWarnings(appDir, pkg, start, choice.manager)) log.warn(w);
 
   const decision: NodeDecision = {
     runtime: choice.manager === 'bun' ? 'bun' : 'node',
@@ -218,5 +220,6 @@ export default async function build(ctx: BuildContext): Promise<void> {
     tool: choice.tool,
     ...(pnp ? { pnp: true } : {}),
   };
-  await installLaunch(ctx, decision, { node: { path: node.tool.path, version: node.version } });
+  await installLaunch(ctx, decision, { node: { path: node.tool.path, version: node.version }, processes: procfileProcesses(appDir, start, log) });
+  writeProcfileEnv(ctx.layers, appDir, start);
 }
