@@ -104,7 +104,15 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
     // rbp's own Node.js is the launcher's unless the operator names another (operatorEnv, even empty:
     // none known) or the build becomes an image, which does not hold rbp's.
     // The shared download cache too: the operator's RBP_DOWNLOAD_CACHE, else rbp's own folder.
-    const operator = { RBP_LAUNCHER_NODE: opts.forImage ? '' : process.execPath, ...operatorEnv(), RBP_DOWNLOAD_CACHE: downloadCacheSetting(), RBP_INSTANCE_SIZE: opts.instance, RBP_INSTANCE_MEMORY: String(opts.instanceMemory) };
+    // RBP_LOG_LIVE: rbp shows the buildpacks' output on a terminal, so they draw live progress lines.
+    const operator = {
+      RBP_LAUNCHER_NODE: opts.forImage ? '' : process.execPath,
+      ...operatorEnv(),
+      RBP_DOWNLOAD_CACHE: downloadCacheSetting(),
+      ...(log.live ? { RBP_LOG_LIVE: '1' } : {}),
+      RBP_INSTANCE_SIZE: opts.instance,
+      RBP_INSTANCE_MEMORY: String(opts.instanceMemory),
+    };
     const penv: PhaseEnv = { base: filteredHostEnv(), user: opts.userEnv, operator, platformDir };
 
     const detected = await timed('detect', () => detect(opts.order, appDir, penv, log));

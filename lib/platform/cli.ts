@@ -204,7 +204,7 @@ export async function main(argv: string[], streams: Streams = { stdout: process.
           log.section('Image');
           image = path.resolve(str('image')!);
           const { referenceLauncher, runImageLayout, writeAppImage } = await packagingModule();
-          await writeAppImage({ out, image, tags, runImage: runImageLayout(str('run-image')), launcher: referenceLauncher(), log });
+          await log.step(`writing the app image ${image}`, () => writeAppImage({ out, image: image!, tags, runImage: runImageLayout(str('run-image')), launcher: referenceLauncher(), log }));
         }
         const result = buildJson(r, out, image);
         if (r.code !== 0 || cmd === 'build') {
@@ -258,7 +258,7 @@ export async function main(argv: string[], streams: Streams = { stdout: process.
         if (!str('out')) throw usage('rbp package needs --out DIR');
         log.section('Package');
         const { packageOurs } = await packagingModule();
-        await packageOurs(path.resolve(str('out')!), log);
+        await log.step(`writing the buildpackages into ${path.resolve(str('out')!)}`, () => packageOurs(path.resolve(str('out')!), log));
         return 0;
       }
       case 'builder': {
@@ -267,7 +267,9 @@ export async function main(argv: string[], streams: Streams = { stdout: process.
         log.section('Builder');
         const { referenceLauncher, runImageLayout, writeBuilder } = await packagingModule();
         const lifecycleDir = path.dirname(referenceLauncher());
-        await writeBuilder({ out: path.resolve(str('out')!), runImage: runImageLayout(str('run-image')), lifecycleDir, lifecycleVersion: path.basename(lifecycleDir), node: process.execPath, log });
+        await log.step(`writing the builder ${path.resolve(str('out')!)}`, () =>
+          writeBuilder({ out: path.resolve(str('out')!), runImage: runImageLayout(str('run-image')), lifecycleDir, lifecycleVersion: path.basename(lifecycleDir), node: process.execPath, log }),
+        );
         return 0;
       }
       case 'prune': {

@@ -47,14 +47,7 @@ describe('Procfile', () => {
   });
 
   it('refuses a line that is not type: command, naming the line, never showing it', () => {
-    expect(rendered(() => parseProcfile('web: node s.js\nnode worker.js\n'))).toMatchInlineSnapshot(`
-      "! ERROR Procfile line is not \`type: command\`
-      !
-      ! Seen: Procfile (Procfile:2)
-      ! Rule: Each line of a Procfile is \`type: command\`: the type in lowercase letters, digits and inner -, at most 63 characters (web, worker, release-tasks), then the command.
-      ! Fix:  Write the line as \`web: node server.js\`, or start it with # to make it a comment.
-      ! (error id: node/procfile/invalid)"
-    `);
+    expect(rendered(() => parseProcfile('web: node s.js\nnode worker.js\n'))).toMatchSnapshot();
     expect(rendered(() => parseProcfile('web:\n'))).toContain('Give process web a command after the colon');
     for (const bad of ['-web: x', 'web-: x', 'w.e.b: x', `${'a'.repeat(64)}: x`, ': x']) expect(rendered(() => parseProcfile(bad)), bad).toContain('node/procfile/invalid');
   });
