@@ -284,7 +284,28 @@ export interface OrderFileEntry {
 }
 
 export async function orderFromFile(file: string, known: BuildpackRef[]): Promise<Order> {
-  const t = readToml<{ order?: { group?: OrderFileEntry[] }[] }>(file);
+  let t: { order?: { group?: OrderFileEntry[] }[] };
+  try {
+    t = readToml<{ order?: { group?: OrderFileEntry[] }[] }>(file);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new UserError({
+      id: 'platform/order/file',
+      title: code ? 'Order file not readable' : 'Order file is not valid TOML',
+      seen: { what: '--order', value: file, ...(code ? { where: code } : {}) },
+      rule: '--order names an order.toml: [[order]] tables, each with [[order.group]] entries naming a buildpack by id (and version) or by path.',
+      fix: code ? 'Check the path.' : `Fix the TOML (${(e as Error).message.split('\n')[0]}).`,
+    });
+  }
+  if (!Array.isArray(t.order) || t.order.some((g) => !g || typeof g !== 'object' || (g.group !== undefined && !Array.isArray(g.group)))) {
+    throw new UserError({
+      id: 'platform/order/file',
+      title: 'Order file has no [[order]] groups',
+      seen: { what: '--order', value: file },
+      rule: '--order names an order.toml: [[order]] tables, each with [[order.group]] entries naming a buildpack by id (and version) or by path.',
+      fix: 'Write it like [[order]] then [[order.group]] with id = "rbp/node" (or path = "my-buildpack").',
+    });
+  }
   return await orderFromGroups((t.order ?? []).map((g) => g.group ?? []), path.dirname(path.resolve(file)), known, file);
 }
 

@@ -18,7 +18,7 @@ import { openBuildpackage } from '../../lib/package/buildpackage.ts';
 import { Logger } from '../../lib/log.ts';
 import { main } from '../../lib/platform/cli.ts';
 import { parseEnvAssignment, parseEnvFile } from '../../lib/platform/cli-env.ts';
-import { loadBuildpackDir, loadBuildpackRef, orderFromGroups, ourBuildpack, parseType, resolveOrder } from '../../lib/platform/order.ts';
+import { loadBuildpackDir, loadBuildpackRef, orderFromFile, orderFromGroups, ourBuildpack, parseType, resolveOrder } from '../../lib/platform/order.ts';
 import { OutTransaction } from '../../lib/platform/out-transaction.ts';
 import { readProjectDescriptor } from '../../lib/platform/project-descriptor.ts';
 import { planLaunch } from '../../lib/platform/launcher.ts';
@@ -197,6 +197,15 @@ describe('the order of buildpacks', () => {
   it('platform/type/unknown', () => {
     expect(stable(thrownUserError(() => parseType('java')))).toMatchSnapshot();
     expect(stable(thrownUserError(() => parseType('php')))).toMatchSnapshot();
+  });
+
+  it('platform/order/file: missing, not TOML, no [[order]]', async () => {
+    const dir = tmpDir('rbp-order-');
+    expect(stable(await rejectedUserError(orderFromFile(path.join(dir, 'missing.toml'), [])), { [dir]: '<dir>' })).toMatchSnapshot();
+    fs.writeFileSync(path.join(dir, 'bad.toml'), '[[order]\n');
+    expect(stable(await rejectedUserError(orderFromFile(path.join(dir, 'bad.toml'), [])), { [dir]: '<dir>' })).toMatchSnapshot();
+    fs.writeFileSync(path.join(dir, 'empty.toml'), 'order = 3\n');
+    expect(stable(await rejectedUserError(orderFromFile(path.join(dir, 'empty.toml'), [])), { [dir]: '<dir>' })).toMatchSnapshot();
   });
 
   it('platform/buildpack/id-not-found and platform/buildpack/unsupported (-b as pack reads it)', async () => {
