@@ -6,7 +6,11 @@
 import { execa } from 'execa';
 import fs from 'node:fs';
 import path from 'node:path';
+import { Writable } from 'node:stream';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { Layers } from '../../lib/cnb/layers.ts';
+import { installNode, toolRegistryClient } from '../../lib/js-project/node-tools.ts';
+import { Logger } from '../../lib/log.ts';
 import { FIXTURES, ROOT, tmpDir } from '../helpers/rbp.ts';
 
 const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string; dependencies?: object; files: string[] };
@@ -108,6 +112,14 @@ describe('npm package', () => {
       await execa(path.join(prefix, 'bin', 'rbp'), ['detect', path.join(FIXTURES, 'node-hello'), `--env-file=${missing}`], { reject: false, all: true }),
       await execa('npx', ['--yes', '--package', tarball, '--', 'rbp', 'build', path.join(FIXTURES, 'node-hello'), '--out', path.join(tmpDir(), 'out'), '--env-file', missing], { env: npmEnv(), cwd: tmpDir(), reject: false, all: true }),
     ];
+    // On Node.js 24 too (the latest LTS; 20 above): the official build, from the registry through lib/deps
+    // (the run's download cache holds it once any node build of the run has it).
+    const layers = new Layers(tmpDir('rbp-node24-'));
+    const log = new Logger({ out: new Writable({ write: (_c, _e, cb) => cb() }), level: 'quiet' });
+    const node24 = await installNode({ layers, env: process.env, log, npm: toolRegistryClient(process.env, log), types: { build: true, launch: false } }, '24', { what: 'this test' });
+    runs.push(await execa(path.join(prefix, 'bin', 'rbp'), ['deploy', path.join(FIXTURES, 'node-hello'), '--env-file', missing], { reject: false, all: true, env: { PATH: `${node24.binDir}:${process.env.PATH}` } }));
+    const v = await execa(path.join(prefix, 'bin', 'rbp'), ['--version'], { env: { PATH: `${node24.binDir}:${process.env.PATH}` } });
+    expect(v.stdout).toMatch(/\(node v24\.\d+\.\d+, /);
     for (const r of runs) {
       expect(r.all).toContain('(error id: platform/env-file/not-found)');
       expect(r.all).not.toContain(`node: ${missing}`);
