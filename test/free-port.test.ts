@@ -4,7 +4,9 @@ import { expect, it } from 'vitest';
 import { freePort } from './helpers/rbp.ts';
 
 it('hands out this worker’s own ports in turn, below the kernel’s ephemeral ones, and skips a busy one', async () => {
-  const worker = Math.max(0, Number(process.env.VITEST_POOL_ID ?? 1) - 1) % 24;
+  // As freePort reads it: RBP_TEST_PORT_SLOT moves the whole run (two slots of workers each).
+  const slot = Number(process.env.RBP_TEST_PORT_SLOT ?? 0) || 0;
+  const worker = (Math.max(0, Number(process.env.VITEST_POOL_ID ?? 1) - 1) + slot * 2) % 24;
   const [a, b] = [await freePort(), await freePort()];
   for (const p of [a, b]) {
     expect(p).toBeGreaterThanOrEqual(20_000 + worker * 500);

@@ -31,6 +31,7 @@ import { raw } from '../config/read.ts';
 import { formatDuration, type Logger } from '../log.ts';
 import { lock, tryLock } from './fill-lock.ts';
 import { checkTree, scanTree } from '../platform/cache-check.ts';
+import { pidAlive } from '../pid.ts';
 import { formatChecksum, type Checksum } from './checksum.ts';
 import type { DependencySpec } from './catalog.ts';
 import { redact } from './url.ts';
@@ -72,15 +73,6 @@ export function entryName(spec: DependencySpec, arch: string, origin = 'upstream
     .slice(0, 16);
   const safe = (s: string) => s.replace(/[^\w.+-]/g, '_');
   return { dir: safe(spec.id), name: `${safe(spec.version)}-${safe(arch)}-${key}` };
-}
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /** Moves a folder out of the way in one step, then removes it: nobody sees it half removed. */

@@ -14,6 +14,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
+import { pidAlive } from '../pid.ts';
 
 export const STALE_MS = 5_000;
 const REFRESH_MS = 1_000;
@@ -34,21 +35,12 @@ function readHolder(file: string): { holder: Holder; mtimeMs: number } | undefin
   }
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /** How long a live process of this host may leave its lock unrefreshed (a busy event loop; a reused pid). */
 const LOCAL_STALE_MS = 120_000;
 
 function isStale(h: Holder, mtimeMs: number): boolean {
   const age = Date.now() - mtimeMs;
-  if (h.host === os.hostname() && Number.isInteger(h.pid) && h.pid > 0) return !alive(h.pid) || age > LOCAL_STALE_MS;
+  if (h.host === os.hostname() && Number.isInteger(h.pid) && h.pid > 0) return !pidAlive(h.pid) || age > LOCAL_STALE_MS;
   return age > STALE_MS;
 }
 

@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { pidAlive } from './out-transaction.ts';
+import { pidAlive } from '../pid.ts';
 
 export const runDirOf = (out: string) => `${path.resolve(out)}.rbp-run`;
 

@@ -23,6 +23,7 @@ import { UserError } from '../errors.ts';
 import { checkTree } from './cache-check.ts';
 import { identity, isDir, moveTree, rmrf } from './fsops.ts';
 import { rbpInfoPath } from './metadata.ts';
+import { pidAlive } from '../pid.ts';
 
 export const OUT_MARKER = '.rbp-out';
 export const CACHE_MARKER = '.rbp-cache';
@@ -51,16 +52,6 @@ export function realish(p: string): string {
       tail.push(path.basename(cur));
       cur = parent;
     }
-  }
-}
-
-export function pidAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

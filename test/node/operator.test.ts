@@ -78,7 +78,8 @@ describe('RBP_DEPENDENCY_MIRROR: Node.js and npm from a local mirror', () => {
   }, 300_000);
 
   it('downloads nothing from upstream for the tools; the app runs on the mirrored Node.js', async () => {
-    const r = await build('mirror', { RBP_DEPENDENCY_MIRROR: mirror });
+    // Its own download cache: the run's may hold this Node.js already, and the mirror is what is tested.
+    const r = await build('mirror', { RBP_DEPENDENCY_MIRROR: mirror, RBP_DOWNLOAD_CACHE: path.join(work, 'mirror-downloads') });
     expect(r.exitCode, r.all).toBe(0);
     expect(r.all).toContain(`- download ${path.join(mirror, 'node', '24.15.0', NODE_TGZ)}`);
     expect(r.all).toContain(`- download ${path.join(mirror, 'npm', '11.12.1', NPM_TGZ)}`);

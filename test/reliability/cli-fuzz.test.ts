@@ -14,6 +14,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rng } from '../helpers/rng.ts';
 import { main } from '../../lib/platform/cli.ts';
 import { COMMANDS } from '../../lib/platform/cli-commands.ts';
 import { ROOT, tmpDir } from '../helpers/rbp.ts';
@@ -25,17 +26,6 @@ const THROUGH_BIN = 40;
 const CASE_TIMEOUT_MS = 20_000;
 /** rbp's exit statuses: usage/input 2, deploy 3, detect 20/21, build 51/52, export 62, launch 82, prune's partial failure 1. */
 const STATUSES = [0, 1, 2, 3, 20, 21, 51, 52, 62, 82];
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 let work: string;
 const VALUES = () => [

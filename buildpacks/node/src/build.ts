@@ -44,7 +44,7 @@ export default async function build(ctx: BuildContext): Promise<void> {
   }
   const start = startMethod(pkg, env, appDir);
   if (!start) {
-    throw new UserError({ id: 'node/start/none', title: 'Nothing to start', seen: { what: 'package.json', value: 'no scripts.start, no main', where: pkgFile }, rule: 'A node application starts with CC_RUN_COMMAND, scripts.start or main.', fix: NOTHING_TO_START_FIX });
+    throw new UserError({ id: 'node/start/none', title: 'Nothing to start', seen: { what: 'package.json', value: 'no scripts.start, no main', where: pkgFile }, rule: 'A node application starts with CC_RUN_COMMAND, scripts.start, a Procfile\'s web or main.', fix: NOTHING_TO_START_FIX });
   }
 
   // Every setting is checked before anything is downloaded.

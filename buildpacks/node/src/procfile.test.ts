@@ -7,18 +7,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { renderUserError, type UserError } from '../../../lib/errors.ts';
+import { renderedUserError as rendered } from '../../../test/helpers/user-error.ts';
 import { startMethod } from './package-json.ts';
 import { parseProcfile } from './procfile.ts';
-
-function rendered(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (e) {
-    return renderUserError((e as UserError).data);
-  }
-  throw new Error('no error');
-}
 
 describe('Procfile', () => {
   it('reads type: command lines, skipping blank lines and comments; a command keeps its colons', () => {
