@@ -94,7 +94,6 @@ async function orderOf(values: { type?: string; buildpack?: string[]; order?: st
   return await resolveOrder({ type: values.type, buildpacks: values.buildpack, orderFile: values.order });
 }
 
-
 export async function main(argv: string[], streams: Streams = { stdout: process.stdout, stderr: process.stderr }): Promise<number> {
   const dd = argv.indexOf('--');
   const passthrough = dd === -1 ? [] : argv.slice(dd + 1);
