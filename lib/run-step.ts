@@ -18,6 +18,8 @@ export interface StepOptions {
   indent?: string;
   /** How many characters of the output's end the result keeps; default 16 KiB. */
   keep?: number;
+  /** What the live line says while it runs (a terminal's log); default the command. */
+  title?: string;
 }
 
 export interface StepResult {
@@ -44,10 +46,14 @@ export async function runStep(argv: string[], o: StepOptions): Promise<StepResul
   // One line writer per stream: a line half-written on stdout is never glued to one from stderr.
   const out = maskedLines(o.env, emit);
   const err = maskedLines(o.env, emit);
+  // On a terminal, a line that says it still runs (an install can be quiet for a minute).
+  const shown = argv[0] === '/bin/sh' && argv[1] === '-c' ? argv[2]! : argv.map((a) => (/\s/.test(a) ? JSON.stringify(a) : a)).join(' ');
+  const activity = o.log.track(o.title ?? maskSecrets(shown, o.env));
   const child = execa(argv[0]!, argv.slice(1), { cwd: o.cwd, env: o.env, extendEnv: false, reject: false, stdin: 'ignore', buffer: false });
   child.stdout?.on('data', (d: Buffer) => out.write(d));
   child.stderr?.on('data', (d: Buffer) => err.write(d));
   const r = await child;
+  activity.end();
   for (const w of [out, err]) {
     w.end();
     // A last line without its newline is ended, so what follows starts on its own line.

@@ -80,11 +80,18 @@ const DEFERRED_CA_CERTS = '_RBP_DEFERRED_NODE_EXTRA_CA_CERTS';
 // covers detect, restore, build and export). The file starts with the bundle's path and that rank; it
 // is written aside and renamed, so concurrent rbps never read half of one. A folder rbp may not write
 // (an installation of another user) just goes without.
-// `node --`: Node.js 20 itself takes an `--env-file` anywhere on its command line (and exits when the
-// file is missing) unless `--` ends its own options; rbp's --env-file is rbp's to read.
+// `node --`: Node.js itself (20, 22 and 24 alike) takes an `--env-file` anywhere on its command
+// line, even after the script's name, and exits 9 when the file is missing, before any JavaScript
+// runs, unless `--` ends its own options; rbp's --env-file is rbp's to read. The package's bin is
+// dist/rbp (RBP_BIN), which always runs this file that way.
+const MIN_RBP_NODE_MAJOR = 20;
 const RBP_LOADER = `#!/usr/bin/env -S node --
 'use strict';
 // rbp's entry (scripts/build.mjs): runs rbp.bundle.cjs with V8's code cache, made by rbp itself.
+if (Number(process.versions.node.split('.')[0]) < ${MIN_RBP_NODE_MAJOR}) {
+  process.stderr.write('! ERROR rbp needs Node.js >= ${MIN_RBP_NODE_MAJOR}\\n! Seen: node: ' + JSON.stringify(process.version) + ' (' + process.execPath + ')\\n! Fix:  put Node.js ${MIN_RBP_NODE_MAJOR} or newer first on PATH\\n');
+  process.exit(2);
+}
 const fs = require('node:fs');
 const path = require('node:path');
 const vm = require('node:vm');
@@ -123,6 +130,27 @@ if (!cachedData || script.cachedDataRejected || rank > cachedRank) {
 }
 const bundle = { exports: {}, id: file, filename: file, loaded: false };
 script.runInThisContext().call(bundle.exports, bundle.exports, createRequire(file), bundle, file, __dirname);
+`;
+
+// dist/rbp, the package's bin: `node -- rbp.js ARGS`, so Node.js never reads rbp's own flags (its
+// --env-file above). A shebang cannot say it everywhere: `#!/usr/bin/env -S node --` needs an env
+// that knows -S (busybox's and older coreutils' do not), and npm runs bins through their shebang.
+// POSIX sh, found through npm's symlink to it (readlink without -f: GNU, busybox and macOS have it).
+const RBP_BIN = `#!/bin/sh
+# rbp (scripts/build.mjs): runs rbp.js beside this file on the node of PATH, after \`--\`: Node.js
+# reads an --env-file anywhere on its command line, even after the script's name, unless \`--\`
+# ends its own options, and rbp's --env-file is rbp's.
+self=$0
+while [ -L "$self" ]; do
+  link=$(readlink "$self")
+  case $link in /*) self=$link ;; *) self=$(dirname "$self")/$link ;; esac
+done
+if ! command -v node >/dev/null 2>&1; then
+  echo "! ERROR rbp needs Node.js >= ${MIN_RBP_NODE_MAJOR}: no node on PATH" >&2
+  echo "! Fix:  install Node.js ${MIN_RBP_NODE_MAJOR} or newer and put it on PATH" >&2
+  exit 2
+fi
+exec node -- "$(dirname "$self")/rbp.js" "$@"
 `;
 
 // bin/detect and bin/build: the lifecycle runs them with the build image's PATH, which may hold no
@@ -256,6 +284,7 @@ await esbuild.build({
   format: 'cjs',
 });
 fs.writeFileSync(path.join(dist, 'rbp.js'), RBP_LOADER, { mode: 0o755 });
+fs.writeFileSync(path.join(dist, 'rbp'), RBP_BIN, { mode: 0o755 });
 // dist/rbp.js is CommonJS (the package is "type": "module"): no ES module loader to start.
 fs.writeFileSync(path.join(dist, 'package.json'), '{ "type": "commonjs" }\n');
 const old = `${finalDist}.old-${process.pid}`;

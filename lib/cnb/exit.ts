@@ -3,7 +3,7 @@
  * policy that turns an error into an exit code, for the buildpacks, the launch entrypoint and rbp.
  */
 import os from 'node:os';
-import { isUserError } from '../errors.ts';
+import { isUserError, type UserErrorData } from '../errors.ts';
 
 export const EXIT = {
   ok: 0,
@@ -44,6 +44,8 @@ export class PhaseFailure extends Error {
     readonly code: number,
     message: string,
     readonly shown?: unknown,
+    /** The user error a buildpack printed before it failed (its id, title, rule and fix), read from its output. */
+    readonly reported?: UserErrorData,
   ) {
     super(message);
     this.name = 'PhaseFailure';

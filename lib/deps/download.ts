@@ -190,23 +190,30 @@ export function progressStream(what: string, total: number | undefined, log: Log
   let bytes = 0;
   let shown = false;
   const t0 = performance.now();
-  const report = () => {
-    shown = true;
+  // On a terminal the live line shows the bytes as they come; elsewhere a line every few seconds.
+  const activity = log?.live ? log.track(what) : undefined;
+  const now = () => {
     const secs = (performance.now() - t0) / 1000;
     const rate = secs > 0 ? ` at ${mib(bytes / secs)}/s` : '';
-    log?.detail(`${what}: ${mib(bytes)}${total ? ` of ${mib(total)} (${Math.floor((bytes / total) * 100)}%)` : ''}${rate}`);
+    return `${mib(bytes)}${total ? ` of ${mib(total)} (${Math.floor((bytes / total) * 100)}%)` : ''}${rate}`;
+  };
+  const report = () => {
+    shown = true;
+    if (activity) activity.progress(now());
+    else log?.detail(`${what}: ${now()}`);
   };
   let timer: NodeJS.Timeout | undefined = log
     ? setTimeout(function tick() {
         report();
-        timer = setTimeout(tick, everyMs);
+        timer = setTimeout(tick, activity ? 250 : everyMs);
         timer.unref();
-      }, firstMs)
+      }, activity ? 0 : firstMs)
     : undefined;
   timer?.unref();
   const stop = () => {
     if (timer) clearTimeout(timer);
     timer = undefined;
+    activity?.end();
   };
   return new Transform({
     transform(chunk: Buffer, _enc, cb) {

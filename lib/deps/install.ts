@@ -18,6 +18,7 @@ import type { Logger } from '../log.ts';
 import { expandTemplate, type DependencySpec } from './catalog.ts';
 import { formatChecksum, parseChecksumFile, sameChecksum, verifyDigests, type Checksum } from './checksum.ts';
 import { downloadFile, fetchText, type NetworkOptions } from './download.ts';
+import { downloadCacheRoot, installShared } from './download-cache.ts';
 import { MIRROR_VARIABLE, mirrorChecksum, mirrorFromEnv, mirrorRef, type Mirror } from './mirror.ts';
 import { findOperatorTool, operatorVariable } from './operator.ts';
 import { copyOperatorTool, operatorToolPlacement } from './operator-copy.ts';
@@ -145,8 +146,9 @@ export async function installTool(o: InstallToolOptions): Promise<InstalledTool>
   }
 
   let observed: string | undefined;
+  const shared = downloadCacheRoot(env);
   try {
-    observed = await download(spec, layer.path, mirror, o);
+    observed = shared ? await viaDownloadCache(shared, spec, metadata.arch, layer.path, mirror, o) : await download(spec, layer.path, mirror, o);
     linkExecutable(layer.path, spec.bin, command);
     if (observed) fs.writeFileSync(path.join(layer.path, OBSERVED_SHA256), `${observed}\n`);
   } catch (e) {
@@ -194,14 +196,57 @@ async function resolveSpec(o: InstallToolOptions, arch: string): Promise<Depende
   return o.log.step(`resolve ${source.id} "${o.constraint}" from ${source.description}`, () => source.resolve(o.constraint!, arch, o.origin));
 }
 
+/** `sha512:1b7e4446…5975 (npm registry dist.integrity)`: a checksum a reader can match, not a screenful. */
+function shortChecksum(v: string): string {
+  return v.replace(/\b(sha\d+):([0-9a-f]{8})[0-9a-f]+([0-9a-f]{4})\b/, '$1:$2…$3');
+}
+
+/** The tool cannot be shared: nothing verifies its download. */
+class Unverifiable extends Error {}
+
+/**
+ * The tool from the shared download cache (download-cache.ts): linked from its entry, or
+ * downloaded, verified and unpacked into a new entry first. A tool no checksum verifies is not
+ * shared: it is downloaded into the layer as before. Returns the sha256 seen in that case.
+ */
+async function viaDownloadCache(root: string, spec: DependencySpec, arch: string, layerPath: string, mirror: Mirror | undefined, o: InstallToolOptions): Promise<string | undefined> {
+  const from = mirror ? mirrorRef(mirror, spec) : spec.uri;
+  try {
+    const r = await installShared({
+      root,
+      spec,
+      arch,
+      origin: mirror ? `mirror ${from.slice(0, from.length - fileNameOf(from).length)}` : 'upstream',
+      target: layerPath,
+      log: o.log,
+      fill: async (dir) => {
+        const expected = await expectedChecksums(spec, from, mirror, o);
+        if (expected.length === 0) throw new Unverifiable();
+        await download(spec, dir, mirror, o, expected);
+        // Executable before the entry is recorded: linkExecutable then changes nothing it shares.
+        const bin = path.join(dir, spec.bin);
+        const st = fs.statSync(bin, { throwIfNoEntry: false });
+        if (st?.isFile()) fs.chmodSync(bin, st.mode | 0o111);
+        return expected;
+      },
+    });
+    if (r.how === 'linked') o.log.detail(`linked from the download cache ${root} (verified when downloaded: ${r.record.verified.map(shortChecksum).join(', ')})`);
+    return undefined;
+  } catch (e) {
+    if (!(e instanceof Unverifiable)) throw e;
+    fs.mkdirSync(layerPath, { recursive: true });
+    return download(spec, layerPath, mirror, o);
+  }
+}
+
 /**
  * Downloads, verifies, then unpacks into `dir`. The download sits in `dir` only until unpacked.
  * Returns the sha256 seen when there was no checksum to verify against (an HTTPS release URL).
  */
-async function download(spec: DependencySpec, dir: string, mirror: Mirror | undefined, o: InstallToolOptions): Promise<string | undefined> {
+async function download(spec: DependencySpec, dir: string, mirror: Mirror | undefined, o: InstallToolOptions, known?: Checksum[]): Promise<string | undefined> {
   const net = { ...o.network, log: o.log };
   const from = mirror ? mirrorRef(mirror, spec) : spec.uri;
-  const expected = await expectedChecksums(spec, from, mirror, o);
+  const expected = known ?? (await expectedChecksums(spec, from, mirror, o));
   if (expected.length === 0) return downloadUnverified(spec, dir, from, o);
   const tmp = path.join(dir, `.download-${crypto.randomBytes(4).toString('hex')}-${fileNameOf(from)}`);
   const fix = mirror ? `check that the mirror holds ${spec.id}/${spec.version}/${fileNameOf(spec.uri)} (${MIRROR_VARIABLE})` : undefined;

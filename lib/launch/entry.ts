@@ -98,7 +98,8 @@ function launcherLayer(ctx: BuildContext, decision: LaunchDecision): string {
 function writeProcesses(ctx: BuildContext, web: string[], dryRunAware: boolean, extra: ProcessDef[]): void {
   const processes: ProcessDef[] = [{ type: 'web', command: web, args: [], default: true }, ...extra];
   writeLaunchToml(path.join(ctx.layersDir, 'launch.toml'), {
-    labels: dryRunAware ? [{ key: DRY_RUN_LABEL, value: processes.map((p) => p.type).join(',') }] : [],
+    // Only web runs this launch entrypoint, which prints its plan for a dry run; other processes are commands of their own.
+    labels: dryRunAware ? [{ key: DRY_RUN_LABEL, value: 'web' }] : [],
     processes,
   });
 }

@@ -53,6 +53,8 @@ export interface AppImageOptions {
   runImage: string;
   /** The reference lifecycle's launcher binary. */
   launcher: string;
+  /** Its ref names in the layout (`--tag`); default `latest`. */
+  tags?: string[];
   log: Logger;
 }
 
@@ -266,10 +268,11 @@ export async function prepareAppImage(o: AppImageOptions): Promise<PreparedImage
         history: historyFor(run.config, run.manifest.layers.length, added),
       },
       layers,
+      o.tags?.length ? o.tags : undefined,
     );
     fs.writeFileSync(path.join(layoutDir, EXPORT_RECORD), JSON.stringify(record));
     const written = layers.length - run.manifest.layers.length - reused;
-    o.log.info(`app image: ${o.image} (OCI layout, ${layers.length} layers, ${manifest.digest.slice(0, 19)}…, entrypoint ${dflt ? `/cnb/process/${dflt}` : 'the launcher'}; ${written} written, ${reused} unchanged, ${formatDuration(performance.now() - started)})`);
+    o.log.info(`app image: ${o.image}${o.tags?.length ? ` tagged ${o.tags.join(', ')}` : ''} (OCI layout, ${layers.length} layers, ${manifest.digest.slice(0, 19)}…, entrypoint ${dflt ? `/cnb/process/${dflt}` : 'the launcher'}; ${written} written, ${reused} unchanged, ${formatDuration(performance.now() - started)})`);
     return {
       layers: layers.length,
       digest: manifest.digest,

@@ -18,7 +18,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { stringify } from 'smol-toml';
+import { UserError } from '../errors.ts';
 import { escapeId, type BuildpackRef } from '../cnb/descriptor.ts';
 import type { Logger } from '../log.ts';
 import { AUTO_ORDER, ourBuildpack } from '../platform/order.ts';
@@ -72,8 +74,44 @@ export interface BuilderOptions {
 const USER_DIRS = ['layers', 'workspace'];
 const ROOT_DIRS = ['cnb', 'platform', 'platform/env'];
 
+/** Where scripts/tools/ is: beside dist/ in the package and in a checkout (it ships in both). */
+function toolScripts(): string {
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  const found = [path.resolve(here, '..', 'scripts', 'tools'), path.resolve(here, '..', '..', 'scripts', 'tools')].find((d) => fs.existsSync(path.join(d, 'lifecycle.sh')));
+  return found ?? 'scripts/tools';
+}
+
+/**
+ * The two tools a builder is made of besides our buildpacks: the reference lifecycle and the run
+ * image. A missing one is one error naming it, where it was looked for and how to get it.
+ */
+export function checkBuilderTools(runLayout: string, lifecycleDir: string): void {
+  const scripts = toolScripts();
+  const missing: string[] = [];
+  const fixes: string[] = [];
+  const lifecycleBins = ['lifecycle', 'launcher'].map((b) => path.join(lifecycleDir, b));
+  if (!lifecycleBins.every((f) => fs.existsSync(f))) {
+    missing.push(`the reference CNB lifecycle: no ${lifecycleBins.filter((f) => !fs.existsSync(f)).join(' and ')} (beside RBP_TOOL_LIFECYCLE, else in the tool cache, RBP_TOOLS_CACHE)`);
+    fixes.push(`export RBP_TOOL_LIFECYCLE="$(${path.join(scripts, 'lifecycle.sh')} | tail -n 1)" (builds lifecycle 0.20.8 from the Go module proxy, about 2 minutes)`);
+  }
+  if (!fs.existsSync(path.join(runLayout, 'index.json'))) {
+    missing.push(`the run image: no OCI layout at ${runLayout} (--run-image, else RBP_RUN_IMAGE, else the tool cache, RBP_TOOLS_CACHE)`);
+    fixes.push(`${path.join(scripts, 'run-image.sh')} (a Debian bookworm image from mmdebstrap and umoci, about 1 minute), or --run-image DIR`);
+  }
+  if (!missing.length) return;
+  throw new UserError({
+    id: 'platform/builder/tool-missing',
+    title: `The builder cannot be made: ${missing.length === 2 ? 'the lifecycle and the run image are' : missing[0]!.startsWith('the run image') ? 'the run image is' : 'the reference lifecycle is'} missing`,
+    seen: { what: 'tools', value: missing.length === 2 ? 'lifecycle, run image' : missing[0]!.startsWith('the run image') ? 'run image' : 'lifecycle' },
+    rule: 'rbp builder puts the reference CNB lifecycle and a run image into the builder, with our buildpacks; it takes them from RBP_TOOL_LIFECYCLE and RBP_RUN_IMAGE (or --run-image), else from the tool cache that scripts/tools/ fills.',
+    details: missing,
+    fix: `Make ${missing.length === 2 ? 'them' : 'it'}: ${fixes.join('; then ')}.`,
+  });
+}
+
 export async function writeBuilder(o: BuilderOptions): Promise<{ layout: string }> {
   const runLayout = runImageLayout(o.runImage);
+  checkBuilderTools(runLayout, o.lifecycleDir);
   const base = readLayout(runLayout);
   const members: BuildpackRef[] = AUTO_ORDER.map((r) => ourBuildpack(r));
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-builder-'));

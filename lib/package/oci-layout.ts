@@ -216,8 +216,8 @@ export class OciLayoutWriter {
     fs.writeFileSync(path.join(this.dir, 'index.json'), JSON.stringify({ schemaVersion: 2, mediaType: MEDIA.index, manifests: this.images }));
   }
 
-  /** Writes the config and the manifest, and lists the image in index.json, tagged `refName`. */
-  finish(config: ImageConfig, layers: Descriptor[], refName = 'latest'): { manifest: Descriptor; config: Descriptor } {
+  /** Writes the config and the manifest, and lists the image in index.json, once per ref name (`latest` by default). */
+  finish(config: ImageConfig, layers: Descriptor[], refName: string | string[] = 'latest'): { manifest: Descriptor; config: Descriptor } {
     const cfg = this.writeBlob(JSON.stringify(config), MEDIA.config);
     const manifest: Manifest = {
       schemaVersion: 2,
@@ -226,7 +226,7 @@ export class OciLayoutWriter {
       layers: layers.map(({ mediaType, digest, size }) => ({ mediaType, digest, size })),
     };
     const m = this.writeBlob(JSON.stringify(manifest), MEDIA.manifest);
-    this.addToIndex(m, refName, config);
+    for (const name of typeof refName === 'string' ? [refName] : refName) this.addToIndex(m, name, config);
     return { manifest: m, config: cfg };
   }
 }

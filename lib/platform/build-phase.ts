@@ -15,6 +15,7 @@ import { readLayerToml } from '../cnb/layers.ts';
 import { readUnmet, writeBuildpackPlan } from '../cnb/plan.ts';
 import { validateSbomFiles } from '../cnb/sbom.ts';
 import { formatDuration, type Logger } from '../log.ts';
+import { parseRenderedError } from '../errors.ts';
 import { bpKey, planFor, type PhaseEnv } from './detect.ts';
 import { buildProcessEnv } from './env.ts';
 import { isDir } from './fsops.ts';
@@ -110,15 +111,21 @@ export async function buildPhase(o: BuildPhaseOptions): Promise<Built> {
     });
     o.interrupt.track(child.pid);
     o.onGroup?.(child.pid);
-    child.stdout?.on('data', (d: Buffer) => log.raw(d));
-    child.stderr?.on('data', (d: Buffer) => log.raw(d));
+    // The end of its output: a buildpack that fails with a user error printed it there (for --json).
+    let tail = '';
+    const shown = (d: Buffer) => {
+      log.raw(d);
+      tail = (tail + d.toString()).slice(-16_384);
+    };
+    child.stdout?.on('data', shown);
+    child.stderr?.on('data', shown);
     const r = await child;
     o.interrupt.untrack(child.pid);
     o.onGroup?.(undefined);
     o.interrupt.check();
     if (r.exitCode !== 0) {
       const how = r.exitCode ?? r.signal ?? (r.failed ? r.shortMessage : 'unknown');
-      throw new PhaseFailure(EXIT.buildFailed, `${bpKey(bp)} failed (exit ${how}) after ${formatDuration(performance.now() - t0)}`);
+      throw new PhaseFailure(EXIT.buildFailed, `${bpKey(bp)} failed (exit ${how}) after ${formatDuration(performance.now() - t0)}`, undefined, parseRenderedError(tail));
     }
     // Entries this buildpack met leave the plan; [[unmet]] ones go on to the next provider.
     const unmet = guarded(bp, () => readUnmet(path.join(layersDir, 'build.toml')));

@@ -14,7 +14,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { writePlatformEnv, type EnvMap } from '../cnb/env.ts';
 import { EXIT, PhaseFailure } from '../cnb/exit.ts';
-import { isUserError, UserError } from '../errors.ts';
+import { isUserError, UserError, type UserErrorData } from '../errors.ts';
+import { failureError, phaseError } from './failure.ts';
 import { formatDuration, type Logger } from '../log.ts';
 import { buildPhase } from './build-phase.ts';
 import { bpKey, detect, type PhaseEnv } from './detect.ts';
@@ -28,6 +29,8 @@ import { restore } from './restore.ts';
 import { copyApp, type AppFilter } from './app-copy.ts';
 import { verifyBuildpackApi } from '../cnb/api.ts';
 import { privateTemp, type PrivateTemp } from './temp.ts';
+import { downloadCacheSetting } from './rbp-dirs.ts';
+import { recordOut } from './out-registry.ts';
 
 export interface BuildOptions {
   appDir: string;
@@ -65,6 +68,8 @@ export interface BuildResult {
   group?: string[];
   layers: { buildpack: string; name: string; state: LayerState; launch: boolean; cache: boolean }[];
   phases: Record<string, number>;
+  /** Why it failed, when it did (for --json). */
+  error?: UserErrorData;
 }
 
 export async function build(opts: BuildOptions): Promise<BuildResult> {
@@ -107,10 +112,20 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
     // none known) or the build becomes an image, which does not hold rbp's.
     // Without an image the app runs here, where the operator's tools (RBP_TOOL_*) are: they are used
     // in place, not copied into a layer (said only when there are some: the build env stays the
-    // lifecycle's otherwise).
+    // lifecycle's otherwise). The shared download cache too: the operator's RBP_DOWNLOAD_CACHE, else
+    // rbp's own folder. RBP_LOG_LIVE: rbp shows the buildpacks' output on a terminal, so they draw
+    // live progress lines.
     const ops = operatorEnv();
     const inPlace = !opts.forImage && Object.keys(ops).some((k) => k.startsWith('RBP_TOOL_'));
-    const operator = { RBP_LAUNCHER_NODE: opts.forImage ? '' : process.execPath, ...(inPlace ? { RBP_OPERATOR_TOOLS: 'in-place' } : {}), ...ops, RBP_INSTANCE_SIZE: opts.instance, RBP_INSTANCE_MEMORY: String(opts.instanceMemory) };
+    const operator = {
+      RBP_LAUNCHER_NODE: opts.forImage ? '' : process.execPath,
+      ...(inPlace ? { RBP_OPERATOR_TOOLS: 'in-place' } : {}),
+      ...ops,
+      RBP_DOWNLOAD_CACHE: downloadCacheSetting(),
+      ...(log.live ? { RBP_LOG_LIVE: '1' } : {}),
+      RBP_INSTANCE_SIZE: opts.instance,
+      RBP_INSTANCE_MEMORY: String(opts.instanceMemory),
+    };
     const penv: PhaseEnv = { base: filteredHostEnv(), user: opts.userEnv, operator, platformDir };
 
     const recovered = tx.begin();
@@ -125,8 +140,10 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
     const detected = await timed('detect', () => detect(opts.order, workspace, penv, log));
     interrupt.check();
     if (detected.code !== EXIT.ok || !detected.group) {
-      log.fail(detected.code === EXIT.detectError ? 'detection failed with a buildpack error' : 'no buildpack group passed detection');
+      const why = detected.code === EXIT.detectError ? 'detection failed with a buildpack error' : 'no buildpack group passed detection';
+      log.fail(why);
       result.code = detected.code;
+      result.error = failureError(detected.code, why);
       for (const p of tx.rollback()) log.warn(`could not undo: ${p}`);
       return result;
     }
@@ -158,6 +175,7 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
     }
     // OUT is complete (rbp.toml is written): from here on the build stands.
     tx.commit();
+    recordOut({ out, app: appDir, cache: tx.cacheDir, cacheBeside: !opts.cacheDir, built: new Date().toISOString() });
     summarize(result, log);
     return result;
   } catch (e) {
@@ -169,6 +187,7 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
       else log.fail(e.message);
       log.errLine(restoredMsg);
       result.code = e.code;
+      result.error = phaseError(e);
       return result;
     }
     throw e;

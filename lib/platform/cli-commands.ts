@@ -37,8 +37,14 @@ const envFlags: Flag[] = [
   { name: 'env-file', arg: 'FILE', multiple: true, help: 'A dotenv file of application variables (repeatable): NAME=value lines, # comments, quoted multi-line values.' },
 ];
 const selection: Flag[] = [
-  { name: 'type', short: 't', arg: 'TYPE', help: `Use one of our buildpacks: ${AUTO_ORDER.join(', ')}.` },
-  { name: 'buildpack', short: 'b', arg: 'DIR', multiple: true, help: 'A CNB buildpack directory or buildpackage (x.cnb, or an OCI layout folder) (repeatable, run in order, composites expanded); like pack --buildpack.' },
+  { name: 'type', arg: 'TYPE', help: `Use one of our buildpacks: ${AUTO_ORDER.join(', ')}.` },
+  {
+    name: 'buildpack',
+    short: 'b',
+    arg: 'DIR|ID[@VERSION]',
+    multiple: true,
+    help: 'A CNB buildpack directory or buildpackage (x.cnb, or an OCI layout folder), or the id (and version) of one of ours, rbp/node@0.1.0 (repeatable, run in order, composites expanded); like pack --buildpack.',
+  },
   { name: 'order', arg: 'FILE', help: 'An order.toml whose group entries name buildpacks by path = "DIR" or id.' },
   { name: 'descriptor', short: 'd', arg: 'FILE', help: 'The project descriptor (default APP/project.toml when it exists): env, include/exclude and buildpacks, read as pack does.' },
 ];
@@ -70,6 +76,7 @@ export const COMMANDS: Command[] = [
       ...buildOnly,
       { name: 'image', arg: 'DIR|REF', help: 'Also write the app as an OCI image layout DIR (run image, launcher, launch layers, /workspace) that podman can run; with --publish, the image name REF to push to. Unchanged layers are reused.' },
       { name: 'publish', help: 'Push the image to the registry --image names (credentials from $DOCKER_CONFIG/config.json, else ~/.docker/config.json); the layout is kept in OUT.rbp-image.' },
+      { name: 'tag', short: 't', arg: 'NAME', multiple: true, help: "A name of the --image in its layout (repeatable; default latest), as pack build --tag: skopeo copy oci:DIR:NAME docker://…" },
       { name: 'run-image', arg: 'DIR', help: 'The run image for --image: an OCI layout (default RBP_RUN_IMAGE, else the one scripts/tools/run-image.sh made).' },
       ...envFlags,
       json,
@@ -107,6 +114,7 @@ export const COMMANDS: Command[] = [
       ...selection,
       ...buildOnly,
       ...envFlags,
+      { name: 'json', help: 'Print the build and the deployment (URL, health-check answers) as JSON on stdout once decided; the log and the app\'s output go to stderr.' },
       ...output,
     ],
   },
@@ -134,6 +142,21 @@ export const COMMANDS: Command[] = [
       { name: 'publish', arg: 'REF', help: 'Push the builder to REF, and the build, run and lifecycle images beside it (credentials from $DOCKER_CONFIG/config.json, else ~/.docker/config.json).' },
       { name: 'run-image-name', arg: 'REF', help: 'The run image name the builder gives pack (default <builder>-run, beside the builder).' },
       { name: 'run-image', arg: 'DIR', help: 'The run image: an OCI layout (default RBP_RUN_IMAGE, else the one scripts/tools/run-image.sh made).' },
+      ...output,
+    ],
+  },
+  {
+    name: 'prune',
+    synopsis: 'rbp prune [flags]',
+    summary: "Remove what rbp left that nothing needs: unused downloads, spares and leftovers of OUTs, deploys of apps that are gone; never an OUT in use.",
+    notes: [
+      'Each removal is listed with the space it frees (files whose every hard link goes). An OUT a running rbp run or rbp deploy uses, or a build writes, is kept with everything beside it.',
+      'The download cache is RBP_DOWNLOAD_CACHE, else $XDG_CACHE_HOME/rbp/downloads (~/.cache/rbp/downloads).',
+    ],
+    flags: [
+      { name: 'dry-run', short: 'n', help: 'List what would be removed, and the space it would free; remove nothing.' },
+      { name: 'caches', help: "Also remove the layer caches beside OUTs (<OUT>.rbp-cache): their next build downloads and installs again." },
+      json,
       ...output,
     ],
   },

@@ -52,23 +52,57 @@ export function parseEnvAssignment(s: string, what = '--env', host: NodeJS.Proce
   return [name, s.slice(eq + 1)];
 }
 
-/** The line numbers (1-based) of lines dotenv took neither as `NAME=value` nor as part of a quoted value. */
-function strayLines(text: string, values: string[]): number[] {
-  const stray: number[] = [];
-  text.split(/\r?\n/).forEach((raw, i) => {
+/** `NAME` alone on a line (or `export NAME`): its value comes from rbp's environment, as pack reads it. */
+const BARE_NAME = /^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*(?:#.*)?$/;
+
+/** The indexes (0-based) of the lines inside a quoted value that spans several lines (after its first). */
+function insideQuotes(lines: string[]): Set<number> {
+  const inside = new Set<number>();
+  let quote: string | undefined;
+  lines.forEach((raw, i) => {
+    if (quote) {
+      inside.add(i);
+      if (raw.includes(quote)) quote = undefined;
+      return;
+    }
+    const open = /^\s*(?:export\s+)?[\w.-]+\s*=\s*(["'`])(.*)$/.exec(raw);
+    if (open && !open[2]!.includes(open[1]!)) quote = open[1];
+  });
+  return inside;
+}
+
+interface Lines {
+  /** 1-based numbers of the lines dotenv took neither as `NAME=value` nor as part of a quoted value. */
+  stray: number[];
+  /** Names alone on a line, set in rbp's environment: taken from there. */
+  bare: string[];
+}
+
+function readLines(text: string, values: string[], host: NodeJS.ProcessEnv): Lines {
+  const out: Lines = { stray: [], bare: [] };
+  const lines = text.split(/\r?\n/);
+  const quoted = insideQuotes(lines);
+  lines.forEach((raw, i) => {
     const line = raw.trim();
     if (!line || line.startsWith('#')) return;
+    // A name alone, set in rbp's environment. One that is not set counts as a stray line: the line
+    // is never shown (an unquoted secret's line can look like a name).
+    const bare = quoted.has(i) ? undefined : BARE_NAME.exec(line)?.[1];
+    if (bare !== undefined && host[bare] !== undefined) return void out.bare.push(bare);
     if (/^(?:export\s+)?[\w.-]+\s*(?:=|:\s)/.test(line) || /^(?:export\s+)?[\w.-]+\s*:$/.test(line)) return;
     // A line of a multi-line value (its last line ends with the closing quote, maybe a comment).
     const inner = line.replace(/["'`]\s*(?:#.*)?$/, '');
     if (inner && values.some((v) => v.includes(inner))) return;
-    stray.push(i + 1);
+    out.stray.push(i + 1);
   });
-  return stray;
+  return out;
 }
 
-/** A dotenv file, parsed by dotenv. */
-export function parseEnvFile(file: string): EnvMap {
+/**
+ * A dotenv file, parsed by dotenv; a line holding a name alone takes that variable from rbp's own
+ * environment (`host`), as `--env NAME` does and as pack reads an env file.
+ */
+export function parseEnvFile(file: string, host: NodeJS.ProcessEnv = process.env): EnvMap {
   let text: string;
   try {
     text = fs.readFileSync(file, 'utf8');
@@ -82,14 +116,14 @@ export function parseEnvFile(file: string): EnvMap {
     });
   }
   const parsed = dotenv.parse(text);
-  const stray = strayLines(text, Object.values(parsed));
+  const { stray, bare } = readLines(text, Object.values(parsed), host);
   if (stray.length) {
     throw new UserError({
       id: 'platform/env-file/invalid-line',
       title: 'Line of an environment file is not NAME=value',
       seen: { what: '--env-file', where: `${file}:${stray.slice(0, 5).join(',')}${stray.length > 5 ? ',…' : ''}` },
-      rule: `${RULE} A value spanning several lines is quoted ("...").`,
-      fix: 'Fix those lines (their contents are not shown: they may hold a secret); quote a multi-line value like KEY="line 1\\nline 2" or across lines in double quotes.',
+      rule: `${RULE} A value spanning several lines is quoted ("..."). A name alone takes its value from rbp's environment, where it must be set.`,
+      fix: 'Fix those lines (their contents are not shown: they may hold a secret): export a name written alone, or write NAME=value; quote a multi-line value like KEY="line 1\\nline 2" or across lines in double quotes.',
     });
   }
   const env: EnvMap = {};
@@ -100,6 +134,7 @@ export function parseEnvFile(file: string): EnvMap {
     }
     env[k] = v;
   }
+  for (const name of bare) if (!(name in parsed)) env[name] = host[name]!;
   return env;
 }
 

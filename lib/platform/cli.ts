@@ -1,36 +1,37 @@
 /** The `rbp` command line: detect, build, run, deploy. */
-import { RESTART_VARIABLE, restartPolicy, type RestartPolicy } from '../launch/restart.ts';
-import crypto from 'node:crypto';
+import { RESTART_VARIABLE, restartPolicy } from '../launch/restart.ts';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { EXIT, exitCodeFor, PhaseFailure } from '../cnb/exit.ts';
-import { isUserError, UserError } from '../errors.ts';
+import { errorJson, isUserError, UserError } from '../errors.ts';
 import { Logger, type LogLevel } from '../log.ts';
 import { DEFAULT_INSTANCE, INSTANCE_SIZES, parseInstance, parseMemory } from '../launch/instance.ts';
 import { bpKey } from './detect.ts';
 import { collectEnv } from './cli-env.ts';
-import { command, commandHelp, COMMANDS, overview, parseOptions, type Command } from './cli-commands.ts';
+import { command, commandHelp, COMMANDS, overview, type Command } from './cli-commands.ts';
+import { parseFlags, unknownCommand } from './cli-args.ts';
+import { buildJson, writeJson } from './cli-json.ts';
+import { failureError, phaseError } from './failure.ts';
 import { readProjectDescriptor, type ProjectDescriptor } from './project-descriptor.ts';
 import { fileURLToPath } from 'node:url';
 import type { Writable } from 'node:stream';
 import { detectApp } from './detect.ts';
 import { filteredHostEnv, operatorEnv } from './env.ts';
 import { rbpInfoPath, readRbpInfo } from './metadata.ts';
-import { orderFromGroups, resolveOrder, type Order } from './order.ts';
-import { launchContext } from '../launch/context.ts';
-import { isBlocked } from '../launch/request-flow/activation.ts';
+import { orderFromGroups, resolveOrder, RUNTIMES, type Order } from './order.ts';
 import { writePlatformEnv } from '../cnb/env.ts';
 import { isDir } from '../fsx.ts';
 import { lockHolder, recover } from './out-transaction.ts';
 import { privateTemp, removeOnSignals } from './temp.ts';
+import { defaultDeployOut } from './rbp-dirs.ts';
+import { markInUse } from './in-use.ts';
 
 // The build, launch and packaging code (execa, tar, ...) is imported by the commands that use it:
 // `rbp detect`, which a platform runs on every build, starts without loading it (issue 14).
 const buildModule = () => import('./build.ts');
 const launcherModule = () => import('./launcher.ts');
 const packagingModule = () => import('./cli-package.ts');
+const deployModule = () => import('./deploy.ts');
 
 declare const __RBP_VERSION__: string | undefined;
 
@@ -80,13 +81,6 @@ function parseTimeout(v: string | undefined): number {
   return n;
 }
 
-function defaultDeployOut(app: string): string {
-  const abs = path.resolve(app);
-  const base = process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
-  const hash = crypto.createHash('sha256').update(abs).digest('hex').slice(0, 8);
-  return path.join(base, 'rbp', 'deploy', `${path.basename(abs)}-${hash}`);
-}
-
 export interface Streams {
   stdout: Writable;
   stderr: Writable;
@@ -100,15 +94,13 @@ async function orderOf(values: { type?: string; buildpack?: string[]; order?: st
   return await resolveOrder({ type: values.type, buildpacks: values.buildpack, orderFile: values.order });
 }
 
-function writeJson(out: Writable, value: unknown): void {
-  out.write(`${JSON.stringify(value, null, 2)}\n`);
-}
-
 export async function main(argv: string[], streams: Streams = { stdout: process.stdout, stderr: process.stderr }): Promise<number> {
   const dd = argv.indexOf('--');
   const passthrough = dd === -1 ? [] : argv.slice(dd + 1);
   const [cmd, ...rest] = dd === -1 ? argv : argv.slice(0, dd);
   current = undefined;
+  // Asked before the flags are read: a command line that does not parse still answers in JSON.
+  const json = rest.includes('--json');
   // Until the flags are read, errors go to stderr at the normal level.
   let log = new Logger({ out: streams.stdout, err: streams.stderr, color: undefined });
   try {
@@ -116,16 +108,15 @@ export async function main(argv: string[], streams: Streams = { stdout: process.
     if (cmd === undefined || cmd === 'help' || cmd === '--help' || cmd === '-h') {
       const sub = cmd === 'help' ? rest[0] : undefined;
       const c = sub ? command(sub) : undefined;
-      if (sub && !c) throw usage(`unknown command ${JSON.stringify(sub)}`);
+      if (sub && !c) throw unknownCommand(sub);
       // No command at all is a usage error: the overview goes to stderr.
       (cmd === undefined ? streams.stderr : streams.stdout).write(`${c ? commandHelp(c) : overview(rbpVersion())}\n`);
       return cmd === undefined ? EXIT.usage : 0;
     }
     const c = command(cmd);
-    if (!c) throw usage(`unknown command ${JSON.stringify(cmd)}`);
+    if (!c) throw unknownCommand(cmd);
     current = c;
-    const { values: v, positionals } = parseArgs({ args: rest, options: parseOptions(c), allowPositionals: true, strict: true });
-    const values = v as Record<string, string | boolean | string[] | undefined>;
+    const { values, positionals } = parseFlags(c, rest);
     const str = (k: string) => values[k] as string | undefined;
     const list = (k: string) => values[k] as string[] | undefined;
     if (values.help) return (streams.stdout.write(`${commandHelp(c)}\n`), 0);
@@ -167,6 +158,7 @@ export async function main(argv: string[], streams: Streams = { stdout: process.
               passed: Boolean(r.group),
               group: (r.group ?? []).map((g) => ({ id: g.descriptor.buildpack.id, version: g.descriptor.buildpack.version })),
               plan: (r.entries ?? []).map((e) => ({ requires: e.requires.map((q) => q.name), providers: e.providers.map((p) => p.descriptor.buildpack.id) })),
+              ...(r.code !== 0 ? { error: errorJson(failureError(r.code, r.code === EXIT.detectError ? 'detection failed with a buildpack error' : 'no buildpack group passed detection')) } : {}),
             });
           }
           if (r.code !== 0) log.flushHeld();
@@ -186,6 +178,8 @@ export async function main(argv: string[], streams: Streams = { stdout: process.
         const userEnv = collectEnv(list('env-file'), list('env'), project?.env);
         const port = parsePort(str('port'));
         const timeoutMs = parseTimeout(str('timeout')) * 1000;
+        const restart = restartPolicy(str('restart') ?? 'on-failure', '--restart');
+        const tags = imageTags(list('tag'), str('image'));
         const order = await orderOf({ type: str('type'), buildpack: list('buildpack'), order: str('order') }, project);
         // --image DIR writes an OCI layout; --image REF --publish pushes to a registry (the layout
         // then lives beside OUT, in OUT.rbp-image, so that the next build reuses its layers).
@@ -198,8 +192,8 @@ export async function main(argv: string[], streams: Streams = { stdout: process.
         const writeImage = async () => {
           log.section('Image');
           const { prepareAppImage, pushImages, referenceLauncher, runImageLayout } = await packagingModule();
-          prepared = await prepareAppImage({ out, image: imageDir!, runImage: runImageLayout(str('run-image')), launcher: referenceLauncher(), log });
-          if (imageRef) await pushImages([{ layout: prepared.staged, tag: 'latest', ref: imageRef }], log);
+          prepared = await log.step(`writing the app image ${imageDir}`, () => prepareAppImage({ out, image: imageDir!, tags, runImage: runImageLayout(str('run-image')), launcher: referenceLauncher(), log }));
+          if (imageRef) await pushImages([{ layout: prepared.staged, tag: tags?.[0] ?? 'latest', ref: imageRef }], log);
         };
         const { build } = await buildModule();
         const r = await build({
@@ -224,22 +218,16 @@ export async function main(argv: string[], streams: Streams = { stdout: process.
           prepared.commit();
           image = imageRef ? imageArg : imageDir;
         } else prepared?.abort();
-        if (values.json) {
-          writeJson(streams.stdout, {
-            exitCode: r.code,
-            out: path.resolve(out),
-            group: (r.group ?? []).map((g) => {
-              const at = g.lastIndexOf('@');
-              return { id: g.slice(0, at), version: g.slice(at + 1) };
-            }),
-            layers: r.layers,
-            timings: Object.fromEntries(Object.entries(r.phases).map(([k, ms]) => [k, Math.round(ms)])),
-            image: image ?? null,
-          });
+        const result = buildJson(r, out, image);
+        if (r.code !== 0 || cmd === 'build') {
+          if (values.json) writeJson(streams.stdout, result);
+          return r.code;
         }
-        if (r.code !== 0 || cmd === 'build') return r.code;
-        const restart = restartPolicy(str('restart') ?? 'on-failure', '--restart');
-        return await deploy({ out, port, userEnv, instance, restart, check: Boolean(values.check), timeoutMs, log });
+        const { deploy } = await deployModule();
+        const appOut = values.json ? streams.stderr : streams.stdout;
+        return await deploy({ out, port, userEnv, instance, restart, check: Boolean(values.check), timeoutMs, log, appOut, appErr: streams.stderr }, (d) => {
+          if (values.json) writeJson(streams.stdout, { ...result, exitCode: d.error ? EXIT.healthCheckFailed : 0, deploy: { deployed: d.deployed, url: d.url, process: d.process, healthCheck: d.healthCheck }, ...(d.error ? { error: errorJson(d.error) } : {}) });
+        });
       }
       case 'run': {
         const out = one(positionals, 'OUT directory');
@@ -272,6 +260,8 @@ export async function main(argv: string[], streams: Streams = { stdout: process.
         }
         if (values.json) throw usage('--json goes with --dry-run: a running process prints its own output');
         await checkListenPort(plan, parsePort(str('port')));
+        // rbp prune keeps an OUT a running app uses (the mark stays true across execve: same pid).
+        markInUse(out);
         execInstead(plan);
         return await start(plan).exited;
       }
@@ -281,7 +271,7 @@ export async function main(argv: string[], streams: Streams = { stdout: process.
         const { packageOurs, publishPackages } = await packagingModule();
         return await withScratch(str('out'), 'rbp-package-', async (dir) => {
           log.section('Package');
-          const files = await packageOurs(dir, log);
+          const files = await log.step(`writing the buildpackages into ${dir}`, () => packageOurs(dir, log));
           if (str('publish')) {
             log.section('Publish');
             await publishPackages(files, str('publish')!, log);
@@ -300,7 +290,7 @@ export async function main(argv: string[], streams: Streams = { stdout: process.
         return await withScratch(str('out'), 'rbp-builder-', async (dir) => {
           log.section('Builder');
           const out = str('out') ? dir : path.join(dir, 'builder');
-          await writeBuilder({ out, runImage: runImageLayout(str('run-image')), lifecycleDir, lifecycleVersion, node: process.execPath, names, log });
+          await log.step(`writing the builder ${out}`, () => writeBuilder({ out, runImage: runImageLayout(str('run-image')), lifecycleDir, lifecycleVersion, node: process.execPath, names, log }));
           if (str('publish')) {
             log.section('Publish');
             // The builder last: when it is there, what it names is there too.
@@ -309,19 +299,22 @@ export async function main(argv: string[], streams: Streams = { stdout: process.
           return 0;
         });
       }
+      case 'prune': {
+        if (positionals.length) throw usage(`rbp prune takes no positional argument, got ${positionals.join(' ')}`);
+        const { prune } = await import('./cli-prune.ts');
+        return prune({ dryRun: Boolean(values['dry-run']), caches: Boolean(values.caches), json: Boolean(values.json), log, stdout: streams.stdout });
+      }
       default:
         throw usage(`unknown command ${JSON.stringify(cmd)}`);
     }
   } catch (e) {
-    if (e instanceof TypeError && (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-      log.error(usage(e.message).data);
-      return EXIT.usage;
-    }
     const shown = e instanceof PhaseFailure ? e.shown : e;
     if (isUserError(shown) || e instanceof PhaseFailure) log.flushHeld();
     if (isUserError(shown)) log.error(shown.data);
     else if (e instanceof PhaseFailure) log.fail(e.message);
     else throw e;
+    // Under --json a failure is data too: its id, message and fix, on stdout.
+    if (json) writeJson(streams.stdout, { exitCode: exitCodeFor(e, 'rbp'), error: errorJson(isUserError(shown) ? shown.data : phaseError(e as PhaseFailure)) });
     return exitCodeFor(e, 'rbp');
   }
 }
@@ -354,70 +347,29 @@ function warnMissingBuildEnv(names: string[] | undefined, userEnv: Record<string
   if (missing.length) log.warn(`set at build (rbp build --env) but not for this run: ${missing.join(', ')}; give them again with --env NAME=VALUE if the app needs them`);
 }
 
-async function deploy(o: { out: string; port: number; userEnv: Record<string, string>; instance: string; restart: RestartPolicy; check: boolean; timeoutMs: number; log: Logger }): Promise<number> {
-  const { log } = o;
-  const { checkListenPort, planLaunch, start } = await launcherModule();
-  const plan = planLaunch({ outDir: o.out, port: o.port, userEnv: o.userEnv, instance: o.instance, memory: INSTANCE_SIZES[o.instance]!, args: [] });
-  if (o.restart !== 'no') plan.env[RESTART_VARIABLE] = o.restart;
-  log.section('Deploy');
-  if (plan.task) {
-    log.info(`running task: ${plan.argv.join(' ')}`);
-    const code = await start(plan).exited;
-    log.info(`task exited with status ${code}`);
-    return code;
+/** `--tag` values: ref names of the --image in its layout (OCI image-layout's ref.name grammar). */
+function imageTags(tags: string[] | undefined, image: string | undefined): string[] | undefined {
+  if (!tags?.length) return undefined;
+  if (!image) {
+    const type = tags.find((t) => (RUNTIMES as readonly string[]).includes(t));
+    throw new UserError({
+      id: 'platform/tag/no-image',
+      title: '--tag names an image, and no --image is written',
+      seen: { what: '--tag', value: tags.join(' ') },
+      rule: '-t/--tag is a name of the app image rbp build --image DIR writes, as pack build --tag.',
+      fix: type ? `For the runtime, write --type ${type} (-t is --tag, as in pack). For an image, add --image DIR.` : 'Add --image DIR, or leave --tag out.',
+    });
   }
-  await checkListenPort(plan, o.port);
-  log.info(`starting process ${plan.process}: ${plan.argv.join(' ')}`);
-  const running = start(plan);
-  let alive = true;
-  void running.exited.then(() => (alive = false));
-  const stop = async () => {
-    if (alive) running.stop('SIGTERM');
-    return running.exited;
-  };
-  // Whatever goes wrong in the check, the app does not stay behind.
-  try {
-    return await checkDeployed({ ...o, launchEnv: plan.env, appDir: plan.cwd }, running, () => alive, stop);
-  } catch (e) {
-    await stop();
-    throw e;
+  const component = '[A-Za-z0-9]+(?:(?:[-._:@+]|--)[A-Za-z0-9]+)*';
+  const bad = tags.find((t) => !new RegExp(`^${component}(?:/${component})*$`).test(t));
+  if (bad !== undefined) {
+    throw new UserError({
+      id: 'platform/tag/invalid',
+      title: 'Invalid image tag',
+      seen: { what: '--tag', value: bad },
+      rule: 'A tag is letters and digits, separated by one of - . _ : @ + (or --), with / between parts: myapp, myapp:1.2, registry.example.com/team/myapp:latest.',
+      fix: 'Write the tag without spaces or other characters, e.g. --tag myapp:1.2.',
+    });
   }
-}
-
-async function checkDeployed(
-  o: { out: string; port: number; userEnv: Record<string, string>; check: boolean; timeoutMs: number; log: Logger; launchEnv: Record<string, string | undefined>; appDir: string },
-  running: { exited: Promise<number> },
-  isAlive: () => boolean,
-  stop: () => Promise<number>,
-): Promise<number> {
-  const { log } = o;
-  const alive = isAlive;
-  const { healthCheck, healthCheckPaths, waitForPort } = await import('./health.ts');
-  try {
-    await waitForPort(o.port, { timeoutMs: o.timeoutMs, alive });
-  } catch (e) {
-    log.line(`Health check failed: ${(e as Error).message}`);
-    await stop();
-    return EXIT.healthCheckFailed;
-  }
-  const paths = healthCheckPaths(o.userEnv);
-  // With CC_REQUEST_FLOW=block the public port answers 403 by design; the platform's check then
-  // reaches the application on its own port.
-  const blocked = isBlocked(o.userEnv);
-  // The app's port as the launch decides it (lib/launch/context.ts), from the launch's own environment.
-  const checkPort = blocked ? Number(launchContext(o.launchEnv, o.appDir, undefined).port) : o.port;
-  if (blocked) log.info(`CC_REQUEST_FLOW=block: public access is blocked, so the health check goes to the application's port ${checkPort}`);
-  if (blocked) await waitForPort(checkPort, { timeoutMs: o.timeoutMs, alive }).catch(() => undefined);
-  const r = await healthCheck(checkPort, paths);
-  for (const l of r.lines) log.line(l);
-  if (!r.ok) {
-    await stop();
-    return EXIT.healthCheckFailed;
-  }
-  log.info(`deployed: http://127.0.0.1:${o.port}/ answers on ${paths.length} health-check path(s)`);
-  if (o.check) {
-    await stop();
-    return 0;
-  }
-  return running.exited;
+  return tags;
 }

@@ -22,6 +22,7 @@ import { value } from '../config/read.ts';
 import { readToml } from '../cnb/toml.ts';
 import { UserError } from '../errors.ts';
 import { isBuildpackage } from '../package/buildpackage-path.ts';
+import { closest } from '../suggest.ts';
 
 export const RUNTIMES = ['node', 'static', 'phpserver'] as const;
 export type Runtime = (typeof RUNTIMES)[number];
@@ -101,12 +102,59 @@ export async function loadBuildpackDir(dir: string, what = '--buildpack'): Promi
 
 export function parseType(value: string): Runtime {
   if ((RUNTIMES as readonly string[]).includes(value)) return value as Runtime;
+  const meant = closest(value, [...RUNTIMES, ...Object.keys(TYPE_WORDS)]);
+  const type = meant ? (TYPE_WORDS[meant] ?? meant) : undefined;
   throw new UserError({
     id: 'platform/type/unknown',
     title: 'Unknown runtime type',
     seen: { what: '--type', value },
     rule: `--type is one of ${RUNTIMES.join(', ')}.`,
-    fix: 'Pick one of these, or leave --type out to let detection choose.',
+    fix: type ? `Did you mean --type ${type}?` : 'Pick one of these, or leave --type out to let detection choose.',
+  });
+}
+
+/** Words users type for a runtime (other platforms' names for it). */
+const TYPE_WORDS: Record<string, Runtime> = { nodejs: 'node', bun: 'node', php: 'phpserver', frankenphp: 'phpserver', html: 'static', site: 'static' };
+
+/**
+ * A `--buildpack` value: a buildpack directory or buildpackage when such a path exists, else, as
+ * pack reads it, `id[@version]` (or `urn:cnb:builder:id[@version]`) naming one of ours.
+ */
+export async function loadBuildpackRef(value: string): Promise<BuildpackRef> {
+  if (fs.existsSync(value)) return await loadBuildpackDir(value);
+  const m = /^(?:urn:cnb:builder:)?([A-Za-z0-9][\w.-]*(?:\/[\w.-]+)*)(?:@([\w.+-]+))?$/.exec(value);
+  if (!m || /^[a-z][a-z0-9+.-]*:\/\//i.test(value) || (value.startsWith('urn:') && !value.startsWith('urn:cnb:builder:'))) {
+    const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(value)?.[1];
+    if (scheme) {
+      throw new UserError({
+        id: 'platform/buildpack/unsupported',
+        title: `rbp does not fetch buildpacks from ${scheme}: references`,
+        seen: { what: '--buildpack', value },
+        rule: 'rbp runs buildpacks from this machine: a directory, a buildpackage (x.cnb or an OCI layout folder), or the id of one of ours.',
+        fix: scheme === 'docker' ? 'Save the image as a buildpackage first (skopeo copy docker://… oci:DIR), then give --buildpack DIR.' : 'Download it first, then give --buildpack with its path.',
+      });
+    }
+    return await loadBuildpackDir(value);
+  }
+  const [, id, version] = m as unknown as [string, string, string | undefined];
+  const ours = ourBuiltBuildpacks();
+  const found = ours.find((r) => matches(r, id, version));
+  if (found) return found;
+  const sameId = ours.filter((r) => r.descriptor.buildpack.id === id);
+  // `-b node`: our rbp/node by the last part of its id.
+  const byName = ours.find((r) => r.descriptor.buildpack.id.split('/').pop() === id)?.descriptor.buildpack.id;
+  if (!id.includes('/') && !sameId.length && !byName) return await loadBuildpackDir(value); // a folder name: not there
+  const meant = byName ?? closest(id, ours.map((r) => r.descriptor.buildpack.id));
+  throw new UserError({
+    id: 'platform/buildpack/id-not-found',
+    title: `No buildpack ${version ? `${id}@${version}` : id} here`,
+    seen: { what: '--buildpack', value },
+    rule: `--buildpack is a directory or buildpackage on this machine, or the id of one of rbp's buildpacks: ${ours.map(key).join(', ') || 'none built'}.`,
+    fix: sameId.length
+      ? `Use ${sameId.map(key).join(' or ')} (this rbp has that version), or leave the version out.`
+      : meant
+        ? `Did you mean ${meant}?`
+        : 'Give the buildpack\'s directory (or .cnb file) instead.',
   });
 }
 
@@ -236,7 +284,28 @@ export interface OrderFileEntry {
 }
 
 export async function orderFromFile(file: string, known: BuildpackRef[]): Promise<Order> {
-  const t = readToml<{ order?: { group?: OrderFileEntry[] }[] }>(file);
+  let t: { order?: { group?: OrderFileEntry[] }[] };
+  try {
+    t = readToml<{ order?: { group?: OrderFileEntry[] }[] }>(file);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new UserError({
+      id: 'platform/order/file',
+      title: code ? 'Order file not readable' : 'Order file is not valid TOML',
+      seen: { what: '--order', value: file, ...(code ? { where: code } : {}) },
+      rule: '--order names an order.toml: [[order]] tables, each with [[order.group]] entries naming a buildpack by id (and version) or by path.',
+      fix: code ? 'Check the path.' : `Fix the TOML (${(e as Error).message.split('\n')[0]}).`,
+    });
+  }
+  if (!Array.isArray(t.order) || t.order.some((g) => !g || typeof g !== 'object' || (g.group !== undefined && !Array.isArray(g.group)))) {
+    throw new UserError({
+      id: 'platform/order/file',
+      title: 'Order file has no [[order]] groups',
+      seen: { what: '--order', value: file },
+      rule: '--order names an order.toml: [[order]] tables, each with [[order.group]] entries naming a buildpack by id (and version) or by path.',
+      fix: 'Write it like [[order]] then [[order.group]] with id = "rbp/node" (or path = "my-buildpack").',
+    });
+  }
   return await orderFromGroups((t.order ?? []).map((g) => g.group ?? []), path.dirname(path.resolve(file)), known, file);
 }
 
@@ -286,7 +355,7 @@ export async function resolveOrder(opts: { type?: string; buildpacks?: string[];
     });
   }
   const dirs: BuildpackRef[] = [];
-  for (const d of opts.buildpacks ?? []) dirs.push(await loadBuildpackDir(d));
+  for (const d of opts.buildpacks ?? []) dirs.push(await loadBuildpackRef(d));
   if (opts.orderFile) return await orderFromFile(opts.orderFile, dirs);
   if (dirs.length) {
     const pool: Pool = { given: dirs, ours: dirs.some(isComposite) ? ourBuiltBuildpacks() : [] };

@@ -23,13 +23,14 @@ import { UserError } from '../errors.ts';
 import { checkTree } from './cache-check.ts';
 import { identity, isDir, moveTree, rmrf } from './fsops.ts';
 import { rbpInfoPath } from './metadata.ts';
+import { pidAlive } from '../pid.ts';
 
 export const OUT_MARKER = '.rbp-out';
 export const CACHE_MARKER = '.rbp-cache';
 
 export const previousOf = (out: string) => `${out}.rbp-previous`;
 export const spareOf = (out: string) => `${out}.rbp-spare`;
-const lockOf = (out: string) => `${out}.rbp-lock`;
+export const lockOf = (out: string) => `${out}.rbp-lock`;
 
 /** Whether `inner` is `outer` or below it (both absolute, resolved). */
 function within(inner: string, outer: string): boolean {
@@ -51,16 +52,6 @@ export function realish(p: string): string {
       tail.push(path.basename(cur));
       cur = parent;
     }
-  }
-}
-
-function pidAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

@@ -10,18 +10,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { signalExit } from '../cnb/exit.ts';
 import { memoryTempRoot } from '../memory-temp.ts';
+import { pidAlive } from '../pid.ts';
 
 const live = new Set<string>();
 let hooked = false;
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /**
  * Removes `<prefix><pid>-*` folders whose process is gone and that belong to this user. In the

@@ -54,7 +54,7 @@ describe('version and help', () => {
     // A flag the help does not list is refused: help and parser come from one table.
     const bogus = await rbp([name, '--not-a-flag']);
     expect(bogus.exitCode).toBe(2);
-    expect(bogus.stderr).toContain(`See rbp ${name} --help for every flag.`);
+    expect(bogus.stderr).toContain(`See rbp ${name} --help for its flags.`);
   });
 
   it('rbp help COMMAND is that command\'s help; rbp --help the overview', async () => {

@@ -6,7 +6,11 @@
 import { execa } from 'execa';
 import fs from 'node:fs';
 import path from 'node:path';
+import { Writable } from 'node:stream';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { Layers } from '../../lib/cnb/layers.ts';
+import { installNode, toolRegistryClient } from '../../lib/js-project/node-tools.ts';
+import { Logger } from '../../lib/log.ts';
 import { FIXTURES, ROOT, tmpDir } from '../helpers/rbp.ts';
 
 const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string; dependencies?: object; files: string[] };
@@ -14,6 +18,16 @@ let tarball: string;
 let files: string[];
 // A clean npm environment: its own cache and no user config, so nothing here touches the machine's.
 const npmEnv = () => ({ npm_config_cache: tmpDir('rbp-npm-cache-'), npm_config_userconfig: path.join(tmpDir(), 'npmrc'), npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false' });
+
+/** `npm install -g` of the tarball into a temporary prefix, once for the file. */
+let prefixDir: Promise<string> | undefined;
+function installed(): Promise<string> {
+  return (prefixDir ??= (async () => {
+    const prefix = tmpDir('rbp-prefix-');
+    await execa('npm', ['install', '--global', '--prefix', prefix, tarball], { env: npmEnv() });
+    return prefix;
+  })());
+}
 
 beforeAll(async () => {
   const dest = tmpDir('rbp-pack-');
@@ -52,7 +66,7 @@ describe('npm package', () => {
     // dist/rbp.js runs the CLI bundle beside it; the code cache rbp makes for itself there stays
     // out (it names the bundle's path on this machine: an installed rbp makes its own).
     expect(files).toEqual(expect.arrayContaining(['dist/rbp.bundle.cjs', 'dist/package.json']));
-    expect(files.filter((f) => f.startsWith('dist/rbp'))).toEqual(['dist/rbp.bundle.cjs', 'dist/rbp.js']);
+    expect(files.filter((f) => f.startsWith('dist/rbp'))).toEqual(['dist/rbp', 'dist/rbp.bundle.cjs', 'dist/rbp.js']);
     expect(files.length).toBeLessThan(64);
   });
 
@@ -77,16 +91,40 @@ describe('npm package', () => {
   });
 
   it('npm install -g of the tarball into a temporary prefix gives a working rbp', async () => {
-    const prefix = tmpDir('rbp-prefix-');
-    await execa('npm', ['install', '--global', '--prefix', prefix, tarball], { env: npmEnv() });
-    const installed = path.join(prefix, 'lib', 'node_modules', pkg.name);
-    expect(fs.existsSync(path.join(installed, 'node_modules'))).toBe(false); // nothing else pulled
+    const prefix = await installed();
+    const installedDir = path.join(prefix, 'lib', 'node_modules', pkg.name);
+    expect(fs.existsSync(path.join(installedDir, 'node_modules'))).toBe(false); // nothing else pulled
     const bin = path.join(prefix, 'bin', 'rbp');
     const v = await execa(bin, ['--version']);
     expect(v.stdout).toMatch(new RegExp(`^rbp ${pkg.version.replace(/\./g, '\\.')} `));
     const d = await execa(bin, ['detect', path.join(FIXTURES, 'node-hello'), '--json'], { reject: false });
     expect(d.exitCode, d.stderr).toBe(0);
     expect(JSON.parse(d.stdout).group).toEqual([{ id: 'rbp/node', version: expect.any(String) }]);
+  }, 120_000);
+
+  it("--env-file reaches rbp's own check through the installed bin and npx: Node.js never reads it", async () => {
+    // Node.js (20, 22 and 24 alike) reads an --env-file anywhere on its command line, even after the
+    // script's name, and exits 9 before any JavaScript runs unless `--` ends its options.
+    const prefix = await installed();
+    const missing = path.join(tmpDir(), 'missing.env');
+    const runs = [
+      await execa(path.join(prefix, 'bin', 'rbp'), ['deploy', path.join(FIXTURES, 'node-hello'), '--env-file', missing], { reject: false, all: true }),
+      await execa(path.join(prefix, 'bin', 'rbp'), ['detect', path.join(FIXTURES, 'node-hello'), `--env-file=${missing}`], { reject: false, all: true }),
+      await execa('npx', ['--yes', '--package', tarball, '--', 'rbp', 'build', path.join(FIXTURES, 'node-hello'), '--out', path.join(tmpDir(), 'out'), '--env-file', missing], { env: npmEnv(), cwd: tmpDir(), reject: false, all: true }),
+    ];
+    // On Node.js 24 too (the latest LTS; 20 above): the official build, from the registry through lib/deps
+    // (the run's download cache holds it once any node build of the run has it).
+    const layers = new Layers(tmpDir('rbp-node24-'));
+    const log = new Logger({ out: new Writable({ write: (_c, _e, cb) => cb() }), level: 'quiet' });
+    const node24 = await installNode({ layers, env: process.env, log, npm: toolRegistryClient(process.env, log), types: { build: true, launch: false } }, '24', { what: 'this test' });
+    runs.push(await execa(path.join(prefix, 'bin', 'rbp'), ['deploy', path.join(FIXTURES, 'node-hello'), '--env-file', missing], { reject: false, all: true, env: { PATH: `${node24.binDir}:${process.env.PATH}` } }));
+    const v = await execa(path.join(prefix, 'bin', 'rbp'), ['--version'], { env: { PATH: `${node24.binDir}:${process.env.PATH}` } });
+    expect(v.stdout).toMatch(/\(node v24\.\d+\.\d+, /);
+    for (const r of runs) {
+      expect(r.all).toContain('(error id: platform/env-file/not-found)');
+      expect(r.all).not.toContain(`node: ${missing}`);
+      expect(r.exitCode, r.all).toBe(2);
+    }
   }, 120_000);
 
   it('npx runs rbp from the tarball', async () => {

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { denoFromMise } from '../../buildpacks/node/src/mise.ts';
-import { nodeConstraint } from '../../buildpacks/node/src/node-version.ts';
+import { nodeConstraint } from '../../lib/js-project/node-version.ts';
 import { readPackageJson } from '../../buildpacks/node/src/package-json.ts';
 import { chooseTool } from '../../lib/js-project/build-tool.ts';
 import { parsePackageManager } from '../../lib/js-project/package-manager-field.ts';
@@ -17,7 +17,7 @@ import { devToolError, installFailedError, staleLockfileError } from '../../buil
 import { sshRefusedError } from '../../buildpacks/node/src/ssh-key.ts';
 import { checkBerryLockfile, checkedInYarn, checkYarn1Fits, releaseVersion } from '../../buildpacks/node/src/yarn-project.ts';
 import { checkPnpLoader, pnpFilesOf } from '../../buildpacks/node/src/pnp.ts';
-import { hashMismatch } from '../../buildpacks/node/src/tools.ts';
+import { hashMismatch } from '../../lib/js-project/node-tools.ts';
 import { composerFailedError } from '../../buildpacks/phpserver/src/composer.ts';
 import { cacheContent } from '../../buildpacks/static/src/build-cache.ts';
 import { readConfig } from '../../buildpacks/static/src/config.ts';

@@ -19,7 +19,7 @@ import { middlewareSpec } from '../../lib/launch/request-flow/middlewares.ts';
 import { planFlow } from '../../lib/launch/request-flow/plan.ts';
 import { checkVcl } from '../../lib/launch/request-flow/vcl.ts';
 import { main } from '../../lib/platform/cli.ts';
-import { installNpm } from '../../buildpacks/node/src/tools.ts';
+import { installNpm } from '../../lib/js-project/node-tools.ts';
 import { NpmRegistryClient } from '../../lib/deps/npm.ts';
 import { appWith, FIXTURES, tmpDir } from '../helpers/rbp.ts';
 import { quietLogger, rejectedUserError, stableRendering, thrownUserError } from '../helpers/user-error.ts';

@@ -7,7 +7,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import type { UserError } from '../../lib/errors.ts';
+import { parseRenderedError, renderUserError, type UserError } from '../../lib/errors.ts';
+import { checkBuilderTools } from '../../lib/package/builder.ts';
+import { crashedError, healthCheckError, notListeningError } from '../../lib/platform/deploy.ts';
+import { failureError } from '../../lib/platform/failure.ts';
 import { parseMemory } from '../../lib/launch/instance.ts';
 import { restartPolicy } from '../../lib/launch/restart.ts';
 import { writeAppImage } from '../../lib/package/app-image.ts';
@@ -15,7 +18,7 @@ import { openBuildpackage } from '../../lib/package/buildpackage.ts';
 import { Logger } from '../../lib/log.ts';
 import { main } from '../../lib/platform/cli.ts';
 import { parseEnvAssignment, parseEnvFile } from '../../lib/platform/cli-env.ts';
-import { loadBuildpackDir, orderFromGroups, ourBuildpack, parseType, resolveOrder } from '../../lib/platform/order.ts';
+import { loadBuildpackDir, loadBuildpackRef, orderFromFile, orderFromGroups, ourBuildpack, parseType, resolveOrder } from '../../lib/platform/order.ts';
 import { OutTransaction } from '../../lib/platform/out-transaction.ts';
 import { readProjectDescriptor } from '../../lib/platform/project-descriptor.ts';
 import { planLaunch } from '../../lib/platform/launcher.ts';
@@ -43,7 +46,14 @@ function stable(e: UserError, dirs: Record<string, string> = {}): string {
 
 describe('rbp flags', () => {
   it.each([
-    ['platform/usage', ['bogus']],
+    ['platform/usage', ['build', '/nonexistent-app']],
+    ['platform/command/unknown', ['biuld']],
+    ['platform/flag/unknown', ['deploy', '/nonexistent-app', '--chek']],
+    ['platform/flag/missing-value', ['build', '/nonexistent-app', '--out', '--json']],
+    ['platform/flag/unexpected-value', ['deploy', '/nonexistent-app', '--check=yes']],
+    ['platform/flag/repeated', ['build', '/nonexistent-app', '--out', 'a', '-o', 'b']],
+    ['platform/tag/no-image', ['build', '/nonexistent-app', '--out', '/nonexistent-out', '-t', 'node']],
+    ['platform/tag/invalid', ['build', '/nonexistent-app', '--out', '/nonexistent-out', '--image', '/nonexistent-image', '--tag', 'my app']],
     ['platform/port/invalid', ['run', '/nonexistent-out', '--port', 'eighty']],
     ['platform/timeout/invalid', ['deploy', '/nonexistent-app', '--timeout', '0']],
   ])('%s', async (id, argv) => {
@@ -186,6 +196,22 @@ describe('rbp run: OUT', () => {
 describe('the order of buildpacks', () => {
   it('platform/type/unknown', () => {
     expect(stable(thrownUserError(() => parseType('java')))).toMatchSnapshot();
+    expect(stable(thrownUserError(() => parseType('php')))).toMatchSnapshot();
+  });
+
+  it('platform/order/file: missing, not TOML, no [[order]]', async () => {
+    const dir = tmpDir('rbp-order-');
+    expect(stable(await rejectedUserError(orderFromFile(path.join(dir, 'missing.toml'), [])), { [dir]: '<dir>' })).toMatchSnapshot();
+    fs.writeFileSync(path.join(dir, 'bad.toml'), '[[order]\n');
+    expect(stable(await rejectedUserError(orderFromFile(path.join(dir, 'bad.toml'), [])), { [dir]: '<dir>' })).toMatchSnapshot();
+    fs.writeFileSync(path.join(dir, 'empty.toml'), 'order = 3\n');
+    expect(stable(await rejectedUserError(orderFromFile(path.join(dir, 'empty.toml'), [])), { [dir]: '<dir>' })).toMatchSnapshot();
+  });
+
+  it('platform/buildpack/id-not-found and platform/buildpack/unsupported (-b as pack reads it)', async () => {
+    expect(stable(await rejectedUserError(loadBuildpackRef('rbp/node@9.9.9')))).toMatchSnapshot();
+    expect(stable(await rejectedUserError(loadBuildpackRef('node')))).toMatchSnapshot();
+    expect(stable(await rejectedUserError(loadBuildpackRef('docker://docker.io/paketobuildpacks/nodejs')))).toMatchSnapshot();
   });
 
   it('platform/buildpack/not-found', async () => {
@@ -266,6 +292,44 @@ describe('project.toml, buildpackages and images', () => {
     const e = await rejectedUserError(writeAppImage({ out: path.join(dir, 'out'), image: path.join(dir, 'image'), runImage: path.join(dir, 'run'), launcher: path.join(dir, 'launcher'), log: new Logger({ out: new Writable({ write: (_c, _e, cb) => cb() }) }) } as never));
     expect(e.id).toBe('platform/image/input');
     expect(stable(e, { [dir]: '<dir>' })).toMatchSnapshot();
+  });
+});
+
+describe('rbp builder', () => {
+  it('platform/builder/tool-missing: which tool, where it was looked for, how to get it', () => {
+    const none = tmpDir('rbp-no-tools-');
+    const e = thrownUserError(() => checkBuilderTools(path.join(none, 'run-image', 'layout'), path.join(none, 'lifecycle', '0.20.8')));
+    expect(stable(e, { [none]: '<tools>' })).toMatchSnapshot();
+  });
+});
+
+describe('rbp deploy', () => {
+  it('platform/deploy/crashed, platform/deploy/not-listening, platform/deploy/health-check', () => {
+    expect(stable(crashedError('web', 1, ['listening on 8080', 'Error: Cannot find module \'/workspace/missing.js\'']))).toMatchSnapshot();
+    expect(stable(crashedError('web', 137, []))).toMatchSnapshot();
+    expect(stable(notListeningError(8080, 60_000))).toMatchSnapshot();
+    expect(stable(healthCheckError([{ path: '/health', status: '500' }]))).toMatchSnapshot();
+  });
+});
+
+describe('--json errors of a failed detect or build', () => {
+  it.each([
+    [20, 'no buildpack group passed detection'],
+    [21, 'detection failed with a buildpack error'],
+    [51, 'rbp/node@0.1.0 failed (exit 1) after 1.2s'],
+    [52, 'rbp/node@0.1.0: build.toml [[unmet]] x is not in its plan'],
+    [62, 'export failed: no space left on device'],
+    [143, 'interrupted by SIGTERM'],
+    [1, 'something else'],
+  ])('status %s', (code, message) => {
+    expect(stableRendering({ data: failureError(code, message) })).toMatchSnapshot();
+  });
+
+  it('a buildpack\'s own error is read back from its output', () => {
+    const e = thrownUserError(() => parseType('java'));
+    const printed = `some output\n${renderUserError(e.data).split('\n').map((l) => `  \u001b[31m${l}\u001b[39m`).join('\n')}\nmore\n`;
+    expect(parseRenderedError(printed)).toEqual({ id: e.data.id, title: e.data.title, rule: e.data.rule, fix: e.data.fix });
+    expect(parseRenderedError('no error here')).toBeUndefined();
   });
 });
 

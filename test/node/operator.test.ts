@@ -78,7 +78,8 @@ describe('RBP_DEPENDENCY_MIRROR: Node.js and npm from a local mirror', () => {
   }, 300_000);
 
   it('downloads nothing from upstream for the tools; the app runs on the mirrored Node.js', async () => {
-    const r = await build('mirror', { RBP_DEPENDENCY_MIRROR: mirror });
+    // Its own download cache: the run's may hold this Node.js already, and the mirror is what is tested.
+    const r = await build('mirror', { RBP_DEPENDENCY_MIRROR: mirror, RBP_DOWNLOAD_CACHE: path.join(work, 'mirror-downloads') });
     expect(r.exitCode, r.all).toBe(0);
     expect(r.all).toContain(`- download ${path.join(mirror, 'node', '24.15.0', NODE_TGZ)}`);
     expect(r.all).toContain(`- download ${path.join(mirror, 'npm', '11.12.1', NPM_TGZ)}`);
@@ -92,7 +93,8 @@ describe('RBP_DEPENDENCY_MIRROR: Node.js and npm from a local mirror', () => {
     const bad = path.join(work, 'bad-mirror');
     fs.cpSync(mirror, bad, { recursive: true });
     fs.appendFileSync(path.join(bad, 'node', '24.15.0', NODE_TGZ), 'tampered');
-    const r = await build('bad-mirror', { RBP_DEPENDENCY_MIRROR: bad });
+    // Its own download cache: the run's already holds the Node.js the registry published.
+    const r = await build('bad-mirror', { RBP_DEPENDENCY_MIRROR: bad, RBP_DOWNLOAD_CACHE: path.join(work, 'bad-mirror-downloads') });
     expect(r.exitCode, r.all).not.toBe(0);
     expect(r.all).toMatch(/! ERROR .*node 24\.15\.0/);
     expect(r.all).not.toContain('- unpack');

@@ -60,13 +60,17 @@ describe.skipIf(missing.length > 0 && !inCi)('rbp build --image DIR', () => {
     expect(sws, 'RBP_TOOL_STATIC_WEB_SERVER (scripts/tools/static-web-server.sh)').toBeTruthy();
     const image = path.join(lowerTmp('rbp-image-'), 'image');
     const out = path.join(tmpDir('rbp-image-'), 'out');
-    const r = await rbp(['build', path.join(FIXTURES, 'static-index-html'), '--out', out, '--image', image], { env: { RBP_TOOL_STATIC_WEB_SERVER: sws! } });
+    // Named as pack names an image: -t, twice.
+    const r = await rbp(['build', path.join(FIXTURES, 'static-index-html'), '--out', out, '--image', image, '-t', 'site', '--tag', 'site-v1'], { env: { RBP_TOOL_STATIC_WEB_SERVER: sws! } });
     expect(r.exitCode, r.all).toBe(0);
+    const index = JSON.parse(fs.readFileSync(path.join(image, 'index.json'), 'utf8')) as { manifests: { digest: string; annotations: Record<string, string> }[] };
+    expect(index.manifests.map((m) => m.annotations['org.opencontainers.image.ref.name'])).toEqual(['site', 'site-v1']);
+    expect(new Set(index.manifests.map((m) => m.digest)).size).toBe(1);
     expect(r.all).toContain('no Node.js in the image');
     expect(r.all).toContain(`copied RBP_TOOL_STATIC_WEB_SERVER=${sws} into the launch layer static-web-server`);
     expect(fs.readFileSync(path.join(out, 'layers/rbp_static/launcher/bin/launch'), 'utf8')).toContain("node=''");
     const port = await freePort();
-    const id = await runDetached(`oci:${image}:latest`, ['-e', `RBP_PUBLIC_PORT=${port}`]);
+    const id = await runDetached(`oci:${image}:site-v1`, ['-e', `RBP_PUBLIC_PORT=${port}`]);
     const body = await body200(port);
     expect(body, await logs(id)).toMatch(/<html/i);
     expect(await stop(id)).toBe('0');

@@ -71,7 +71,15 @@ const BASE_ENV = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.
  * default) and the Node.js the launch entrypoint may use. A platform running the lifecycle sets the
  * same in its build-config env, so the lifecycle side gets them there.
  */
-const OPERATOR = { RBP_LAUNCHER_NODE: process.execPath, RBP_INSTANCE_SIZE: 'XS', RBP_INSTANCE_MEMORY: String(1024 ** 3) };
+const OPERATOR = {
+  RBP_LAUNCHER_NODE: process.execPath,
+  RBP_INSTANCE_SIZE: 'XS',
+  RBP_INSTANCE_MEMORY: String(1024 ** 3),
+  // rbp's shared download cache (the run's, test/setup/tmp-root.ts), as an operator would mount one.
+  RBP_DOWNLOAD_CACHE: process.env.RBP_DOWNLOAD_CACHE ?? path.join(tmpDir('rbp-diff-downloads-'), 'downloads'),
+};
+/** rbp's own folders (its records of OUTs): the run's, never the machine's (test/setup/tmp-root.ts). */
+const RBP_DIRS = { XDG_CACHE_HOME: process.env.XDG_CACHE_HOME ?? tmpDir('rbp-diff-xdg-'), RBP_DOWNLOAD_CACHE: OPERATOR.RBP_DOWNLOAD_CACHE };
 
 function normalize(text: string, layers: string, app: string): string {
   return text.split(layers).join('<layers>').split(app).join('<app>');
@@ -174,7 +182,7 @@ async function rbpDetect(s: Scenario, app: string): Promise<DetectOutcome> {
 }
 
 async function rbpRun(out: string, l: Launch, runEnv: Record<string, string> | undefined, layers: string, ws: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  const r = await execa('node', [RBP, 'run', out, ...(l.type ? ['--process', l.type] : []), ...envArgs(runEnv), '--', ...(l.args ?? [])], { reject: false, env: BASE_ENV, extendEnv: false });
+  const r = await execa('node', [RBP, 'run', out, ...(l.type ? ['--process', l.type] : []), ...envArgs(runEnv), '--', ...(l.args ?? [])], { reject: false, env: { ...BASE_ENV, XDG_CACHE_HOME: RBP_DIRS.XDG_CACHE_HOME }, extendEnv: false });
   return { code: r.exitCode ?? -1, stdout: dropLines(normalize(String(r.stdout), layers, ws)), stderr: String(r.stderr) };
 }
 
@@ -195,7 +203,7 @@ export async function viaRbp(s: Scenario): Promise<Observed> {
   };
   if (d.code !== 0) return obs;
   const out = path.join(tmpDir('rbp-diff-out-'), 'out');
-  const b = await execa('node', [RBP, 'build', app, '--out', out, ...s.buildpacks.flatMap((x) => ['--buildpack', x]), ...envArgs(s.userEnv)], { reject: false, all: true, env: { ...BASE_ENV, RBP_LAUNCHER_NODE: OPERATOR.RBP_LAUNCHER_NODE, ...s.operatorEnv, NO_COLOR: '1' }, extendEnv: false });
+  const b = await execa('node', [RBP, 'build', app, '--out', out, ...s.buildpacks.flatMap((x) => ['--buildpack', x]), ...envArgs(s.userEnv)], { reject: false, all: true, env: { ...BASE_ENV, ...RBP_DIRS, RBP_LAUNCHER_NODE: OPERATOR.RBP_LAUNCHER_NODE, ...s.operatorEnv, NO_COLOR: '1' }, extendEnv: false });
   obs.log = String(b.all);
   const layers = path.join(out, 'layers');
   const ws = path.join(out, 'workspace');
@@ -308,7 +316,7 @@ export interface RebuildObserved {
 export async function rebuildViaRbp(r: Rebuild): Promise<RebuildObserved> {
   const out = path.join(tmpDir('rbp-diff-out-'), 'out');
   const run = (app: string, flags: string[] = []) =>
-    execa('node', [RBP, 'build', copyApp(app), '--out', out, ...r.buildpacks.flatMap((x) => ['--buildpack', x]), ...flags], { reject: false, all: true, env: { ...BASE_ENV, RBP_LAUNCHER_NODE: OPERATOR.RBP_LAUNCHER_NODE, NO_COLOR: '1' }, extendEnv: false });
+    execa('node', [RBP, 'build', copyApp(app), '--out', out, ...r.buildpacks.flatMap((x) => ['--buildpack', x]), ...flags], { reject: false, all: true, env: { ...BASE_ENV, ...RBP_DIRS, RBP_LAUNCHER_NODE: OPERATOR.RBP_LAUNCHER_NODE, NO_COLOR: '1' }, extendEnv: false });
   const b1 = await run(r.first);
   if (b1.exitCode !== 0) throw new Error(`rbp: the first build failed:\n${b1.all}`);
   const b2 = await run(r.second, r.clearCache ? ['--clear-cache'] : []);

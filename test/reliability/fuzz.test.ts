@@ -12,6 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
+import { rng } from '../helpers/rng.ts';
 import { RBP, tmpDir } from '../helpers/rbp.ts';
 import { buildFlowApp } from '../request-flow/helpers.ts';
 
@@ -21,18 +22,6 @@ const DETECT_CASES = Number(process.env.RBP_FUZZ_DETECT ?? 120);
 const RUN_CASES = Number(process.env.RBP_FUZZ_RUN ?? 80);
 const CASE_TIMEOUT_MS = 60_000;
 const PARALLEL = 3;
-
-/** mulberry32: small, seedable, good enough to pick inputs. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 class Gen {
   constructor(readonly r: () => number) {}

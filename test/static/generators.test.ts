@@ -81,19 +81,29 @@ async function buildAndServe(name: string, operator: Record<string, string>, cac
 
 describe.skipIf(caddy.skip || sws.skip).concurrent('JavaScript generators, built for real (concurrently: both mostly wait on the registry)', () => {
   const cache = path.join(tmpDir(), 'cache');
+  // Node.js and npm come from the registry, as for a node app: no mirror (one would have to hold them
+  // too), the servers as the operator's own.
+  const js = (extra: Record<string, string> = {}) => ({ RBP_DEPENDENCY_MIRROR: '', RBP_TOOL_STATIC_WEB_SERVER: sws.path(), ...extra });
 
   it('VitePress: built, served, and node_modules reused by the next build', async () => {
-    const first = await buildAndServe('static-vitepress', {}, cache);
+    const first = await buildAndServe('static-vitepress', js(), cache);
     expect(first).toContain('auto-build: VitePress detected from .vitepress/config.mjs, building into /cc_static_autobuilt');
     expect(first).toContain('build command: npm i && npm run docs:build -- --outDir cc_static_autobuilt');
     expect(first).toContain('node_modules not cached (no previous layer)');
-    const second = await buildAndServe('static-vitepress', {}, cache);
+    const second = await buildAndServe('static-vitepress', js(), cache);
     expect(second).toContain('node_modules restored from the cache (package.json unchanged): install skipped');
   }, 300_000);
 
-  it('Astro: built and served', async () => {
-    const log = await buildAndServe('static-astro', {});
+  it('Astro 7 (engines.node >=22.12, engine-strict in its .npmrc): built on the Node.js the build resolved, never the host\'s 20 or its ~/.npmrc', async () => {
+    // The build machine's ~/.npmrc points npm at a registry that does not answer: read, it fails the install.
+    const home = tmpDir('rbp-astro-home-');
+    fs.writeFileSync(path.join(home, '.npmrc'), 'registry=http://127.0.0.1:9/\n');
+    const log = await buildAndServe('static-astro', js({ HOME: home }));
     expect(log).toContain('build command: npm i && npm run astro build -- --outDir cc_static_autobuilt');
+    const node = /- Node\.js (\d+)\.\d+\.\d+ \(asked: ">=22\.12\.0" from engines\.node\), as a node app of this project would get/.exec(log);
+    expect(node, log).not.toBeNull();
+    expect(Number(node![1])).toBeGreaterThanOrEqual(22);
+    expect(log).toMatch(/- npm \d+\.\d+\.\d+ \(bundled with Node\.js \d+\.\d+\.\d+\)/);
   }, 300_000);
 });
 

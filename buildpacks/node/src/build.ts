@@ -16,20 +16,22 @@ import type { NodeDecision } from './launch-plan.ts';
 import { denoFromMise } from './mise.ts';
 import { startWarnings } from './start-check.ts';
 import { BUN_NODE_LAYER, bunNodeLayer } from './bun-node.ts';
-import { endOfLife, nodeConstraint } from './node-version.ts';
+import { endOfLife, nodeConstraint } from '../../../lib/js-project/node-version.ts';
 import { BARE_ENTRY_FILES, bareEntryFile, missingPackageJson, NOTHING_TO_START_FIX, readPackageJson, startMethod } from './package-json.ts';
 import { findIndex } from '../../../lib/app-path.ts';
 import { chooseTool } from '../../../lib/js-project/build-tool.ts';
 import { devDependenciesChoice, installCommand } from '../../../lib/js-project/install-command.ts';
 import { lockFileOf } from '../../../lib/js-project/lock-files.ts';
+import { npmBuildEnv } from '../../../lib/js-project/npm-env.ts';
 import { parsePackageManager } from '../../../lib/js-project/package-manager-field.ts';
 import { buildPathTools, managerVersion } from './package-manager.ts';
 import { registryAuth } from './registry-auth.ts';
 import { checkBerryLockfile, checkedInYarn, checkYarn1Fits, releaseVersion, yarnLockFormat } from './yarn-project.ts';
 import { checkPnpLoader, ebadfInstallError, PNP_LAYER, pnpFilesOf, writePnpLayer, type YarnInfo } from './pnp.ts';
 import semver from 'semver';
+import { procfileProcesses, writeProcfileEnv } from './procfile-processes.ts';
 import { bindingRoot, sshKeyBindings } from './ssh-key.ts';
-import { installCheckedInYarn, installManager, installNode, installNpm, resolveManagerVersion, toolRegistryClient, type Installed, type ToolEnv } from './tools.ts';
+import { installCheckedInYarn, installManager, installNode, installNpm, resolveManagerVersion, toolRegistryClient, type Installed, type ToolEnv } from '../../../lib/js-project/node-tools.ts';
 import { isSet, value } from '../../../lib/config/read.ts';
 import { adoptForeignVariables } from '../../../lib/config/foreign.ts';
 import { deferred, inParallel } from './in-parallel.ts';
@@ -47,8 +49,9 @@ export default async function build(ctx: BuildContext): Promise<void> {
   if (!pkg) {
     throw missingPackageJson(appDir, bareEntryFile(appDir, env) ?? findIndex(appDir, BARE_ENTRY_FILES));
   }
-  if (!startMethod(pkg, env)) {
-    throw new UserError({ id: 'node/start/none', title: 'Nothing to start', seen: { what: 'package.json', value: 'no scripts.start, no main', where: pkgFile }, rule: 'A node application starts with CC_RUN_COMMAND, scripts.start or main.', fix: NOTHING_TO_START_FIX });
+  const start = startMethod(pkg, env, appDir);
+  if (!start) {
+    throw new UserError({ id: 'node/start/none', title: 'Nothing to start', seen: { what: 'package.json', value: 'no scripts.start, no main', where: pkgFile }, rule: 'A node application starts with CC_RUN_COMMAND, scripts.start, a Procfile\'s web or main.', fix: NOTHING_TO_START_FIX });
   }
 
   // Every setting is checked before anything is downloaded.
@@ -204,11 +207,7 @@ export default async function build(ctx: BuildContext): Promise<void> {
     ...env,
     PATH: [...new Set(bins.map((b) => b.binDir)), env.PATH ?? '/usr/local/bin:/usr/bin:/bin'].join(':'),
     NODE_ENV: nodeEnv,
-    // The build machine's own ~/.npmrc must not change what gets installed.
-    npm_config_userconfig: userconfig,
-    npm_config_update_notifier: 'false',
-    npm_config_fund: 'false',
-    npm_config_audit: 'false',
+    ...npmBuildEnv(userconfig),
     ...(choice.manager === 'pnpm' ? { npm_config_package_manager_strict: 'false' } : {}),
     ...cacheEnv(cache.path, choice, env, pnp),
   };
@@ -242,7 +241,7 @@ export default async function build(ctx: BuildContext): Promise<void> {
     fs.rmSync(tmp, { recursive: true, force: true });
   }
 
-  for (const w of startWarnings(appDir, pkg, startMethod(pkg, env), choice.manager)) log.warn(w);
+  for (const w of startWarnings(appDir, pkg, start, choice.manager)) log.warn(w);
 
   // Yarn Plug'n'Play, whoever installed it (the package manager or a custom command): every node
   // process of the app preloads it (pnp.ts), and a loader that would fail on this Node.js is refused.
@@ -259,5 +258,6 @@ export default async function build(ctx: BuildContext): Promise<void> {
     tool: choice.tool,
     ...(pnpFiles ? { pnp: true } : {}),
   };
-  await installLaunch(ctx, decision, { node: { path: node.tool.path, version: node.version } });
+  await installLaunch(ctx, decision, { node: { path: node.tool.path, version: node.version }, processes: procfileProcesses(appDir, start, log) });
+  writeProcfileEnv(ctx.layers, appDir, start);
 }

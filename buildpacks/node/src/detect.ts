@@ -1,6 +1,6 @@
 /**
- * Detect (contract, node rule 1): a package.json and something to start — scripts.start, main, or
- * CC_RUN_COMMAND. A package.json with nothing to start (a static site generator's project) is left
+ * Detect (contract, node rule 1): a package.json and something to start — scripts.start, main,
+ * CC_RUN_COMMAND, or a Procfile's web (procfile.ts). A package.json with nothing to start (a static site generator's project) is left
  * to the next runtime.
  */
 import type { DetectFn } from '../../../lib/cnb/context.ts';
@@ -15,9 +15,9 @@ const detect: DetectFn = (ctx) => {
     if (entry) return { pass: true, reason: `rbp/node: ${entry} and no package.json: the build says what to add`, plan: { provides: [{ name: 'node' }], requires: [{ name: 'node' }] } };
     return { pass: false, reason: 'rbp/node: no package.json at the application root' };
   }
-  const start = startMethod(pkg, ctx.env);
+  const start = startMethod(pkg, ctx.env, ctx.appDir);
   if (!start) return { pass: false, reason: `rbp/node: package.json has nothing to start. ${NOTHING_TO_START_FIX}` };
-  const how = start.kind === 'run-command' ? 'CC_RUN_COMMAND' : start.kind === 'start-script' ? 'scripts.start' : `main (${start.file})`;
+  const how = start.kind === 'run-command' ? 'CC_RUN_COMMAND' : start.kind === 'start-script' ? 'scripts.start' : start.kind === 'procfile' ? 'the Procfile\'s web' : `main (${start.file})`;
   return { pass: true, reason: `rbp/node: package.json, started by ${how}`, plan: { provides: [{ name: 'node' }], requires: [{ name: 'node' }] } };
 };
 export default detect;

@@ -1,5 +1,5 @@
 /**
- * What runs at launch (contract, node rules 1–3): CC_RUN_COMMAND > scripts.start > main, with
+ * What runs at launch (contract, node rules 1–3): CC_RUN_COMMAND > scripts.start > the Procfile's web > main, with
  * NODE_ENV=production, PORT the port the app must listen on (8080, or 9000 behind request-flow
  * middleware), HOST 0.0.0.0, and NODE_OPTIONS' --max-old-space-size at 3/4 of the instance memory.
  */
@@ -49,13 +49,13 @@ export interface NodePlan extends Plan {
 
 export function planLaunch({ ctx, pkg, decision }: LaunchInput): NodePlan {
   const { env, appDir } = ctx;
-  const start = startMethod(pkg, env);
+  const start = startMethod(pkg, env, appDir);
   if (!start) {
     throw new UserError({
       id: 'node/start/none',
       title: 'Nothing to start',
       seen: { what: 'package.json', value: 'no scripts.start, no main', where: path.join(appDir, 'package.json') },
-      rule: 'The start command is CC_RUN_COMMAND, else scripts.start, else node <main>.',
+      rule: 'The start command is CC_RUN_COMMAND, else scripts.start, else the Procfile\'s web, else node <main>.',
       fix: NOTHING_TO_START_FIX,
     });
   }
@@ -72,6 +72,7 @@ export function planLaunch({ ctx, pkg, decision }: LaunchInput): NodePlan {
   let argv: string[];
   switch (start.kind) {
     case 'run-command':
+    case 'procfile':
       argv = shellCommand(start.command);
       break;
     case 'start-script':

@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { jsonDepth, MAX_JSON_DEPTH } from '../../../lib/json-depth.ts';
 import { UserError } from '../../../lib/errors.ts';
+import { readProcfile, type Procfile } from './procfile.ts';
 import { isSet, value } from '../../../lib/config/read.ts';
 import { findIndex, INDEX_FILES } from '../../../lib/app-path.ts';
 
@@ -78,20 +79,27 @@ export function readPackageJson(appDir: string): PackageJson | undefined {
 export type StartMethod =
   | { kind: 'run-command'; command: string }
   | { kind: 'start-script'; command: string }
+  | { kind: 'procfile'; command: string; procfile: Procfile }
   | { kind: 'main'; file: string };
 
-/** Contract: CC_RUN_COMMAND takes priority over all other start methods, then scripts.start, then main. */
-export function startMethod(pkg: PackageJson, env: Record<string, string | undefined>): StartMethod | undefined {
+/**
+ * Contract: CC_RUN_COMMAND takes priority over all other start methods, then scripts.start; then,
+ * as on Heroku, the Procfile's `web` (procfile.ts, read only when it decides); then main.
+ */
+export function startMethod(pkg: PackageJson, env: Record<string, string | undefined>, appDir?: string): StartMethod | undefined {
   const run = value(env, 'CC_RUN_COMMAND');
   if (run) return { kind: 'run-command', command: run };
   const start = pkg.scripts?.start?.trim();
   if (start) return { kind: 'start-script', command: start };
+  const procfile = appDir === undefined ? undefined : readProcfile(appDir);
+  const web = procfile?.processes.get('web');
+  if (procfile && web) return { kind: 'procfile', command: web, procfile };
   const main = pkg.main?.trim();
   if (main) return { kind: 'main', file: main };
   return undefined;
 }
 
-export const NOTHING_TO_START_FIX = 'Add "scripts": { "start": "node server.js" } or "main": "server.js" to package.json, or set CC_RUN_COMMAND.';
+export const NOTHING_TO_START_FIX = 'Add "scripts": { "start": "node server.js" } or "main": "server.js" to package.json, a Procfile with a web: line, or set CC_RUN_COMMAND.';
 
 /** The files a Node.js app without package.json starts from (Heroku's Node.js buildpack detects these). */
 export const BARE_ENTRY_FILES = ['server.js', 'index.js'] as const;

@@ -41,7 +41,7 @@ export function startWarnings(appDir: string, pkg: PackageJson, start: StartMeth
   if (!start) return [];
   const warnings: string[] = [];
   const exists = (f: string) => fs.existsSync(path.join(appDir, f));
-  const what = start.kind === 'run-command' ? 'CC_RUN_COMMAND' : start.kind === 'start-script' ? 'scripts.start' : 'main';
+  const what = start.kind === 'run-command' ? 'CC_RUN_COMMAND' : start.kind === 'start-script' ? 'scripts.start' : start.kind === 'procfile' ? "the Procfile's web" : 'main';
   if (start.kind === 'main') {
     if (!exists(start.file)) warnings.push(`main is ${start.file}, which does not exist after the build: nothing runs scripts.build; ${BUILD_FIX}`);
     return warnings;

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { renderUserError, type UserError } from '../../../lib/errors.ts';
 import { denoFromMise } from './mise.ts';
-import { endOfLife, nodeConstraint } from './node-version.ts';
-import { bundledNpmVersion } from './npm-version.ts';
+import { endOfLife, nodeConstraint } from '../../../lib/js-project/node-version.ts';
+import { bundledNpmVersion } from '../../../lib/js-project/npm-version.ts';
 import { readPackageJson, startMethod } from './package-json.ts';
 import fs from 'node:fs';
 import os from 'node:os';

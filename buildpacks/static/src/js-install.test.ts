@@ -40,7 +40,7 @@ describe('JavaScript generator installs', () => {
     const layersDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-layers-'));
     const a = app({ 'package.json': '{"name":"a"}' });
     const plan = installPlan(a);
-    const first = nodeModulesCache(new Layers(layersDir), a, plan);
+    const first = nodeModulesCache(new Layers(layersDir), a, plan, '24.15.0');
     expect(first.restored).toBe(false);
     fs.mkdirSync(path.join(a, 'node_modules/pkg'), { recursive: true });
     fs.writeFileSync(path.join(a, 'node_modules/pkg/index.js'), 'x');
@@ -48,13 +48,20 @@ describe('JavaScript generator installs', () => {
     expect(fs.existsSync(path.join(a, 'node_modules'))).toBe(false);
 
     const b = app({ 'package.json': '{"name":"a"}' });
-    const second = nodeModulesCache(new Layers(layersDir), b, installPlan(b));
+    const second = nodeModulesCache(new Layers(layersDir), b, installPlan(b), '24.15.0');
     expect(second).toMatchObject({ restored: true, reason: 'package.json unchanged' });
     expect(fs.readFileSync(path.join(b, 'node_modules/pkg/index.js'), 'utf8')).toBe('x');
     second.keep();
 
+    // Another Node.js (engines.node changed): installed again, its native modules built for it.
+    const d = app({ 'package.json': '{"name":"a"}' });
+    const other = nodeModulesCache(new Layers(layersDir), d, installPlan(d), '22.12.0');
+    expect(other.restored).toBe(false);
+    expect(other.reason).toMatch(/node changed/);
+    other.keep();
+
     const c = app({ 'package.json': '{"name":"a","dependencies":{"x":"1"}}' });
-    const third = nodeModulesCache(new Layers(layersDir), c, installPlan(c));
+    const third = nodeModulesCache(new Layers(layersDir), c, installPlan(c), '22.12.0');
     expect(third.restored).toBe(false);
     expect(third.reason).toMatch(/package\.json changed/);
   });

@@ -2,7 +2,7 @@
  * Dependencies of the JavaScript generators. The contract writes `npm i`; with a lock file the
  * project's own lock decides instead (npm ci, pnpm or Yarn through corepack, Bun), so the build gets
  * the versions the project tested. Between builds, node_modules is kept in a cache layer keyed on the
- * lock file (or package.json) and the Node.js version: when neither changed, the install is skipped.
+ * lock file (or package.json) and the Node.js version (js-runtime.ts): when neither changed, the install is skipped.
  * npm's download cache is a second cache layer, so a changed lock file still installs from disk.
  */
 import { moveAcross } from '../../../lib/fsx.ts';
@@ -61,13 +61,13 @@ export interface NodeModulesCache {
  * the install command and the Node.js version are what they were; otherwise the layer starts empty.
  * Folders are moved, never copied (a copy only where a platform mounts the app and the layers apart).
  */
-export function nodeModulesCache(layers: Layers, appDir: string, plan: InstallPlan): NodeModulesCache {
+export function nodeModulesCache(layers: Layers, appDir: string, plan: InstallPlan, node: string): NodeModulesCache {
   const keyFile = plan.lockFile ?? 'package.json';
   const keyPath = path.join(appDir, keyFile);
   const metadata = {
     install: plan.argv.join(' '),
     [keyFile]: fs.existsSync(keyPath) ? lockDigest(keyPath) : 'absent',
-    node: process.version,
+    node: `v${node}`,
   };
   const layer = layers.get('node_modules', { cache: true }, metadata);
   const cached = path.join(layer.path, 'node_modules');

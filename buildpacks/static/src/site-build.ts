@@ -17,6 +17,7 @@ import { chooseHugoVersion, today } from './hugo-version.ts';
 import { installPlan, nodeModulesCache, npmCacheDir } from './js-install.ts';
 import { show } from './paths.ts';
 import { installStaticTool, mkdocsPrefix } from './tools.ts';
+import { jsRuntime } from './js-runtime.ts';
 
 export { describePlan, planSite, type SitePlan } from './site-plan.ts';
 
@@ -70,14 +71,17 @@ export async function runGenerator(ctx: BuildContext, d: Detection, cfg: StaticC
   const env = stringEnv(ctx.env);
   const prefixes: Partial<Record<ToolName, string[]>> = {};
   let keepNodeModules = () => {};
+  let done = () => {};
   let install: string[] | undefined;
   if (g.runner === 'npm') {
     const plan = installPlan(ctx.appDir);
     install = plan.argv;
     log.info(`build command: ${renderCommand(g, out, install)}`);
     log.detail(`install: ${plan.lockFile ? `${plan.lockFile} found, so the project's lock decides` : 'no lock file, so the contract’s `npm i`'}`);
-    Object.assign(env, { npm_config_cache: npmCacheDir(ctx.layers), npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' });
-    const cache = nodeModulesCache(ctx.layers, ctx.appDir, plan);
+    const runtime = await jsRuntime(ctx, log);
+    done = runtime.done;
+    Object.assign(env, runtime.env, { npm_config_cache: npmCacheDir(ctx.layers) });
+    const cache = nodeModulesCache(ctx.layers, ctx.appDir, plan, runtime.node);
     keepNodeModules = cache.keep;
     if (cache.restored) log.info(`node_modules restored from the cache (${cache.reason}): install skipped`);
     else {
@@ -97,6 +101,7 @@ export async function runGenerator(ctx: BuildContext, d: Detection, cfg: StaticC
     for (const step of g.steps(out)) await runGeneratorStep(step, ctx.appDir, env, prefixes, g.name, log);
   } finally {
     keepNodeModules();
+    done();
   }
 }
 

@@ -1,5 +1,7 @@
 /**
- * Installing the runtime and the package manager programs into cached layers through lib/deps. All
+ * Installing the runtime and the package manager programs into cached layers through lib/deps, for
+ * the node buildpack and for the static buildpack's JavaScript generators (the same Node.js and npm
+ * a node app of the project would get). All
  * come from npm packages of the registry: official Node.js builds (`node-linux-<arch>`), `npm`,
  * `pnpm`, `yarn` (1.x), `@yarnpkg/cli-dist` (Berry), `@oven/bun-linux-<arch>`,
  * `@deno/linux-<arch>-glibc`. Every download is checked against the registry's integrity (or the
@@ -10,20 +12,21 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import semver from 'semver';
-import type { Layers } from '../../../lib/cnb/layers.ts';
-import { ociArch } from '../../../lib/cnb/descriptor.ts';
-import type { DependencySpec } from '../../../lib/deps/catalog.ts';
-import { checksumFromHex, formatChecksum, type Checksum } from '../../../lib/deps/checksum.ts';
-import { installTool, type InstalledTool } from '../../../lib/deps/install.ts';
-import { bunPackage, denoPackage, nodePackage, NpmRegistryClient, npmRegistrySource, toolRegistry, withRegistryCredentials, type Packument } from '../../../lib/deps/npm.ts';
-import { operatorVariable } from '../../../lib/deps/operator.ts';
-import { pickVersion, type ConstraintOrigin } from '../../../lib/deps/resolve.ts';
-import { UserError } from '../../../lib/errors.ts';
-import type { Logger } from '../../../lib/log.ts';
+import type { Layers } from '../cnb/layers.ts';
+import { ociArch } from '../cnb/descriptor.ts';
+import type { DependencySpec } from '../deps/catalog.ts';
+import { checksumFromHex, formatChecksum, type Checksum } from '../deps/checksum.ts';
+import { installTool, type InstalledTool } from '../deps/install.ts';
+import { bunPackage, denoPackage, nodePackage, NpmRegistryClient, npmRegistrySource, toolRegistry, withRegistryCredentials, type Packument } from '../deps/npm.ts';
+import { operatorVariable } from '../deps/operator.ts';
+import { pickVersion, type ConstraintOrigin } from '../deps/resolve.ts';
+import { UserError } from '../errors.ts';
+import type { Logger } from '../log.ts';
 import { bundledNpmVersion, type NpmDocument } from './npm-version.ts';
-import { isSet } from '../../../lib/config/read.ts';
-import { writeSbom } from '../../../lib/cnb/sbom.ts';
-import type { CheckedInYarn } from './yarn-project.ts';
+import { isSet } from '../config/read.ts';
+import { writeSbom } from '../cnb/sbom.ts';
+// TODO(issue 29): the checked-in Yarn's type belongs with the package-manager table in lib/js-project.
+import type { CheckedInYarn } from '../../buildpacks/node/src/yarn-project.ts';
 
 export interface ToolEnv {
   layers: Layers;
@@ -31,6 +34,8 @@ export interface ToolEnv {
   log: Logger;
   /** The registry tool packages come from (RBP_NPM_REGISTRY, else the public one); it keeps each document for the build. */
   npm: NpmRegistryClient;
+  /** Node.js's and npm's layers: on PATH at build and launch (a node app), or at build only (a site generator). */
+  types?: { build: boolean; launch: boolean };
 }
 
 /** The registry client of a build: RBP_NPM_REGISTRY (operator), else the public registry. */
@@ -85,7 +90,7 @@ function result(tool: InstalledTool, version: string): Installed {
 async function operatorTool(t: ToolEnv, id: string, pkg: string, constraint: string, origin: ConstraintOrigin | undefined, bin: string): Promise<Installed | undefined> {
   if (!isSet(t.env, operatorVariable(id))) return undefined;
   const source = npmRegistrySource({ pkg, id, bin, registry: t.npm.registry, log: t.log });
-  const tool = await installTool({ layers: t.layers, layerName: id, source, constraint, ...(origin ? { origin } : {}), types: { build: true, launch: true }, env: t.env, log: t.log, command: id });
+  const tool = await installTool({ layers: t.layers, layerName: id, source, constraint, ...(origin ? { origin } : {}), types: t.types ?? { build: true, launch: true }, env: t.env, log: t.log, command: id });
   return result(tool, tool.version ?? constraint);
 }
 
@@ -107,7 +112,7 @@ export async function installNode(t: ToolEnv, constraint: string, origin: Constr
   }
   // The version is known before the download: what depends on it alone (npm) need not wait.
   onVersion?.(spec.version);
-  const tool = await installTool({ layers: t.layers, layerName: 'node', spec, types: { build: true, launch: true }, env: t.env, log: t.log, command: 'node' });
+  const tool = await installTool({ layers: t.layers, layerName: 'node', spec, types: t.types ?? { build: true, launch: true }, env: t.env, log: t.log, command: 'node' });
   return result(tool, spec.version);
 }
 
@@ -137,7 +142,7 @@ export async function installNpm(t: ToolEnv, nodeVersion: string): Promise<Insta
     }
     spec = specOf(t, npmDoc, 'npm', 'npm', version, 'bin/npm-cli.js');
   }
-  const tool = await installTool({ layers: t.layers, layerName: 'npm', spec, types: { build: true, launch: true }, env: t.env, log: t.log, command: 'npm' });
+  const tool = await installTool({ layers: t.layers, layerName: 'npm', spec, types: t.types ?? { build: true, launch: true }, env: t.env, log: t.log, command: 'npm' });
   // The layer's metadata says which Node.js this npm was chosen for, so the next build need not ask again.
   if (tool.layer) t.layers.writeToml('npm', tool.layer.types, { ...tool.layer.metadata, node: nodeVersion });
   return result(tool, spec.version);

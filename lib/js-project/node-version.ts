@@ -5,10 +5,13 @@
  */
 import semver from 'semver';
 import schedule from 'node-releases/data/release-schedule/release-schedule.json' with { type: 'json' };
-import { value } from '../../../lib/config/read.ts';
-import { UserError } from '../../../lib/errors.ts';
-import type { ConstraintOrigin } from '../../../lib/deps/resolve.ts';
-import type { PackageJson } from './package-json.ts';
+import { value } from '../config/read.ts';
+import { UserError } from '../errors.ts';
+import type { ConstraintOrigin } from '../deps/resolve.ts';
+/** The part of package.json the version decision reads. */
+export interface EnginesField {
+  engines?: { node?: string };
+}
 
 /** Contract, "Versioning": the latest LTS, with the npm it ships. */
 export const DEFAULT_NODE_VERSION = '24.15.0';
@@ -24,7 +27,7 @@ export interface NodeConstraint {
   ignored?: string;
 }
 
-export function nodeConstraint(pkg: PackageJson, env: Record<string, string | undefined>, pkgFile = 'package.json'): NodeConstraint {
+export function nodeConstraint(pkg: EnginesField, env: Record<string, string | undefined>, pkgFile = 'package.json'): NodeConstraint {
   // lib/config checks the shape (<major>[.<minor>[.<patch>]]): a bad one is config/CC_NODE_VERSION/invalid.
   const fromEnv = value(env, 'CC_NODE_VERSION');
   const engines = pkg.engines?.node?.trim();
