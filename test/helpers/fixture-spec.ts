@@ -37,6 +37,8 @@ export interface Case {
   instance?: string;
   /** phpserver: the HTTP checks need no application server (a CC_RUN_COMMAND case). */
   serveWithoutServer?: boolean;
+  /** phpserver: the build itself needs the real application server (its extension list, its PHP CLI). */
+  needsServer?: boolean;
   expect: {
     build: 'pass' | 'fail';
     /** Where a failing build stops; default build. */
@@ -102,6 +104,7 @@ export const SCHEMA: Shape = {
           task: 'string',
           instance: 'string',
           serveWithoutServer: 'boolean',
+          needsServer: 'boolean',
           expect: {
             object: {
               build: { enum: ['pass', 'fail'] },
