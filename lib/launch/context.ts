@@ -3,6 +3,7 @@
  * "Parse once, decide once", item 2). The request flow and the port plan (ports.ts) give the port the
  * app listens on; each runtime's plan takes that port as given and never looks it up itself.
  */
+import { raw } from '../config/read.ts';
 import type { UserError } from '../errors.ts';
 import type { Plan } from './entry.ts';
 import { appListenPort } from './ports.ts';
@@ -46,7 +47,7 @@ export interface Refusal {
 /** Throws the error of the first refusal the environment meets. */
 export function checkRefusals(runtime: RuntimeLaunch, env: NodeJS.ProcessEnv): void {
   for (const r of runtime.refusals ?? []) {
-    const seen = env[r.variable]?.trim();
+    const seen = raw(env, r.variable);
     if (seen !== undefined && seen.toLowerCase() === r.value.toLowerCase()) throw r.error(seen);
   }
 }

@@ -17,6 +17,8 @@ import { devToolError, installFailedError, staleLockfileError } from '../../buil
 import { sshRefusedError } from '../../buildpacks/node/src/ssh-key.ts';
 import { hashMismatch } from '../../buildpacks/node/src/tools.ts';
 import { composerFailedError } from '../../buildpacks/phpserver/src/composer.ts';
+import { otherLineError } from '../../buildpacks/phpserver/src/server-install.ts';
+import { SERVER_VERSIONS } from '../../buildpacks/phpserver/src/server-version.ts';
 import { cacheContent } from '../../buildpacks/static/src/build-cache.ts';
 import { readConfig } from '../../buildpacks/static/src/config.ts';
 import { checkSwsToml } from '../../buildpacks/static/src/server-choice.ts';
@@ -145,6 +147,10 @@ describe('static', () => {
 });
 
 describe('phpserver', () => {
+  it('phpserver/server/php-line: the operator\'s server runs a PHP of another line than the one selected', () => {
+    expect(stableRendering(otherLineError(SERVER_VERSIONS['8.5'], 'RBP_TOOL_FRANKENPHP', '/opt/frankenphp/bin/frankenphp', '8.4.11'))).toMatchSnapshot();
+    expect(stableRendering(otherLineError(SERVER_VERSIONS.default, 'RBP_TOOL_FRANKENPHP', '/opt/frankenphp/bin/frankenphp', '8.2.29'))).toMatchSnapshot();
+  });
   it('phpserver/composer/install-failed', () => {
     expect(stableRendering(composerFailedError('composer install --no-interaction --no-progress --no-scripts --no-dev', '/workspace', 'exit 2', ['Your requirements could not be resolved to an installable set of packages.']))).toMatchSnapshot();
   });

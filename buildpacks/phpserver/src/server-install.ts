@@ -41,7 +41,8 @@ export async function installServer(o: {
   const base = { php: o.version.php, caddy: o.version.caddy, variable };
   // The 8.5 line's own variable first; the general one (and the download) otherwise.
   if (variable !== 'RBP_TOOL_FRANKENPHP') {
-    const own = await findOperatorTool({ id: `${SERVER_ID}-${o.version.selector}`, env: o.env, log: o.log, versionArgs: VERSION_ARGS, versionPattern: VERSION_PATTERN, expected: o.version.server, sbom: { layersDir: o.layers.dir, target: 'launch' } });
+    const lineId = `${SERVER_ID}-${o.version.selector}`;
+    const own = await findOperatorTool({ id: lineId, env: o.env, log: o.log, versionArgs: VERSION_ARGS, versionPattern: VERSION_PATTERN, expected: o.version.server, sbom: { layersDir: o.layers.dir, target: 'launch' } });
     if (own) {
       if (fs.existsSync(o.layers.dir)) o.layers.remove(SERVER_ID);
       return checkOperatorServer({ path: own.path, version: own.version ?? 'unknown', source: 'operator', ...base }, o.version, variable, o.log);
