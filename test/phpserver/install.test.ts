@@ -73,7 +73,7 @@ describe('application server install', () => {
     const shim = fs.readFileSync(path.join(out, 'layers', 'rbp_phpserver', 'php', 'bin', 'php'), 'utf8');
     const server = path.join(out, 'layers', 'rbp_phpserver', 'frankenphp', 'bin', 'frankenphp');
     expect(shim).toContain(`server="\${RBP_TOOL_FRANKENPHP:-${server}}"`);
-    expect(shim).toContain('exec "$server" php-cli "$@"');
+    expect(shim).toContain(`exec "$server" php-cli "${path.join(out, 'layers', 'rbp_phpserver', 'php', 'share', 'php-cli.php')}" "$@"`);
     expect(r.all).toContain('php runs RBP_TOOL_PHP=');
     // Without RBP_TOOL_PHP, the mirror's server has no PHP CLI beside it: the build says what php is limited to.
     const bare = await build(path.join(FIXTURES, 'php-task'), path.join(work, 'shim-bare', 'out'), {}, { RBP_TOOL_PHP: '' });

@@ -18,6 +18,8 @@ const MODULES =
 
 let work: string;
 let out: string;
+let bareOut: string;
+let bareServer: string;
 let mirror: string;
 beforeAll(async () => {
   work = tmpDir('rbp-php-cli-');
@@ -28,6 +30,14 @@ beforeAll(async () => {
   const r = await rbp(['build', path.join(FIXTURES, 'php-ini'), '--out', out, '--type', 'phpserver'], { env: operatorEnv(mirror, { RBP_TOOL_FRANKENPHP: SERVER }) });
   expect(r.exitCode, r.all).toBe(0);
   expect(r.all).toContain(`php runs the PHP CLI of the server's build (${path.join(path.dirname(SERVER), 'php')})`);
+  // The same server alone in a folder, as an upstream release binary comes: no PHP CLI beside it.
+  bareServer = path.join(work, 'bare', 'frankenphp');
+  fs.mkdirSync(path.dirname(bareServer));
+  fs.symlinkSync(SERVER, bareServer);
+  bareOut = path.join(work, 'bare-out');
+  const b = await rbp(['build', path.join(FIXTURES, 'php-ini'), '--out', bareOut, '--type', 'phpserver'], { env: operatorEnv(mirror, { RBP_TOOL_FRANKENPHP: bareServer }) });
+  expect(b.exitCode, b.all).toBe(0);
+  expect(b.all).toContain(`php runs ${bareServer} php-cli with PHP's CLI options`);
 }, 300_000);
 afterAll(() => {
   fs.rmSync(work, { recursive: true, force: true });
@@ -35,9 +45,9 @@ afterAll(() => {
 });
 
 /** `command` as the app's CC_RUN_COMMAND: its output and exit status, as rbp run passes them on. */
-async function run(command: string): Promise<{ code: number; out: string }> {
-  const r = await rbp(['run', out, ...envArgs({ CC_RUN_COMMAND: command })], { env: { RBP_TOOL_PHP: '' } });
-  return { code: r.exitCode ?? -1, out: r.stdout };
+async function run(command: string, built = out, server = SERVER!): Promise<{ code: number; out: string; err: string }> {
+  const r = await rbp(['run', built, ...envArgs({ CC_RUN_COMMAND: command })], { env: { RBP_TOOL_PHP: '', RBP_TOOL_FRANKENPHP: server } });
+  return { code: r.exitCode ?? -1, out: r.stdout, err: r.stderr };
 }
 
 describe('php in hooks, tasks and CC_RUN_COMMAND is the PHP CLI of the server\'s build', () => {
@@ -89,5 +99,31 @@ describe('php in hooks, tasks and CC_RUN_COMMAND is the PHP CLI of the server\'s
     expect(binary && path.isAbsolute(binary), r.out).toBe(true);
     expect(version).toMatch(/^8\.4\.\d+$/);
     expect(status).toBe('status 0');
+  });
+});
+
+describe('without a PHP CLI beside the server (as an upstream release binary): its php-cli with PHP\'s CLI options', () => {
+  const bare = (command: string) => run(command, bareOut, bareServer);
+
+  itWithServer('-v, -m and -i answer from the server\'s own PHP', async () => {
+    const v = await bare('php -v');
+    expect(v.code, v.err).toBe(0);
+    expect(v.out).toMatch(/^PHP 8\.4\.\d+ \(cli\) \(ZTS\)$/m);
+    const m = await bare('php -m');
+    const listed = new Set(m.out.split('\n').map((l) => l.trim()));
+    expect(MODULES.filter((x) => !listed.has(x)), m.out).toEqual([]);
+    expect((await bare('php -i')).out).toMatch(/memory_limit => 77M/);
+  });
+
+  itWithServer('-r, -d, -f, stdin and exit codes; PHP_BINARY names bin/php; a CLI-only option is refused by name', async () => {
+    expect((await bare(`php -d precision=5 -r 'echo "[", ini_get("precision"), "/", pi(), "]";'`)).out).toContain('[5/3.1416]');
+    expect((await bare('php -f bin/show-ini.php')).out).toContain('date.timezone=Pacific/Auckland');
+    expect((await bare('php bin/show-ini.php')).out).toContain('memory_limit=77M');
+    expect((await bare(`printf '<?php echo "[stdin ", 6*7, "]";' | php`)).out).toContain('[stdin 42]');
+    expect((await bare(`php -r 'exit(9);'`)).code).toBe(9);
+    expect((await bare(`php -r 'echo "[", getenv("PHP_BINARY"), "]";'`)).out).toContain(`[${path.join(bareOut, 'layers', 'rbp_phpserver', 'php', 'bin', 'php')}]`);
+    const n = await bare('php -n -v');
+    expect(n.code).toBe(1);
+    expect(n.err).toContain('php: option -n needs a PHP CLI');
   });
 });

@@ -6,8 +6,9 @@
  * 1. RBP_TOOL_PHP, when the operator names a PHP;
  * 2. the PHP CLI the server's build ships beside it (`<dir of the server>/php`, as scripts/tools/
  *    frankenphp.sh installs it): the same PHP, the same extensions, built as the `cli` SAPI;
- * 3. else the server's own `php-cli` sub-command, which takes a script (or `-r code`) and nothing
- *    else; PHP_BINARY then names this command, so Composer's `@php` finds a php that works.
+ * 3. else the server's own `php-cli` sub-command, which takes a script and nothing else, running a
+ *    small PHP front (php-cli-front.ts, in the layer's share/) that gives it PHP's CLI options (-v, -m,
+ *    -i, -r, -d, -f, stdin); PHP_BINARY then names this command, so Composer's `@php` finds it.
  * The variables are read when the script runs, so the operator may point them elsewhere at launch.
  * When the operator provides the server, `bin/frankenphp` runs it, so CC_RUN_COMMAND can say
  * `frankenphp …` either way. php.ini at the project root is PHP's configuration (PHPRC).
@@ -19,6 +20,7 @@ import { LayerEnv } from '../../../lib/cnb/env.ts';
 import { findOperatorTool, readToolVersion } from '../../../lib/deps/index.ts';
 import { isExecutableFile } from '../../../lib/fsx.ts';
 import type { Logger } from '../../../lib/log.ts';
+import { PHP_CLI_FRONT } from './php-cli-front.ts';
 import type { InstalledServer } from './server-install.ts';
 
 export const PHP_LAYER = 'php';
@@ -28,8 +30,11 @@ function dq(s: string): string {
   return s.replace(/[\\"$`]/g, (c) => `\\${c}`);
 }
 
-/** `bin/php`: the operator's PHP, else the CLI beside the server, else the server's php-cli. */
-export function phpShim(serverPath: string, serverVariable = 'RBP_TOOL_FRANKENPHP'): string {
+/**
+ * `bin/php`: the operator's PHP, else the CLI beside the server, else the server's php-cli running
+ * `front` (PHP's CLI options over the embed SAPI, php-cli-front.ts) when given, the arguments as is otherwise.
+ */
+export function phpShim(serverPath: string, serverVariable = 'RBP_TOOL_FRANKENPHP', front?: string): string {
   return [
     '#!/bin/sh',
     '# php for build scripts, hooks, tasks and CC_RUN_COMMAND (rbp/phpserver): the operator\'s PHP',
@@ -40,7 +45,7 @@ export function phpShim(serverPath: string, serverVariable = 'RBP_TOOL_FRANKENPH
     'case $server in */*) cli="${server%/*}/php" ;; *) cli= ;; esac',
     'if [ -n "$cli" ] && [ -f "$cli" ] && [ -x "$cli" ]; then exec "$cli" "$@"; fi',
     'PHP_BINARY=$0; export PHP_BINARY',
-    'exec "$server" php-cli "$@"',
+    front ? `exec "$server" php-cli "${dq(front)}" "$@"` : 'exec "$server" php-cli "$@"',
     '',
   ].join('\n');
 }
@@ -94,13 +99,16 @@ export async function installPhpCommand(o: {
   const layer = o.layers.fresh(PHP_LAYER, { build: true, launch: true }, { server: o.server.path, phpIni: Boolean(phprc) });
   const binDir = path.join(layer.path, 'bin');
   fs.mkdirSync(binDir, { recursive: true });
-  fs.writeFileSync(path.join(binDir, 'php'), phpShim(o.server.path, o.server.variable), { mode: 0o755 });
+  const front = path.join(layer.path, 'share', 'php-cli.php');
+  fs.mkdirSync(path.dirname(front), { recursive: true });
+  fs.writeFileSync(front, PHP_CLI_FRONT);
+  fs.writeFileSync(path.join(binDir, 'php'), phpShim(o.server.path, o.server.variable, front), { mode: 0o755 });
   if (o.server.source === 'operator') fs.writeFileSync(path.join(binDir, 'frankenphp'), serverShim(o.server.path, o.server.variable), { mode: 0o755 });
   const env = new LayerEnv();
   if (phprc) env.default('PHPRC', phprc);
   layer.writeEnv(env);
-  const origin = operator ? `RBP_TOOL_PHP=${operator.path}` : cli ? `the PHP CLI of the server's build (${cli})` : `${o.server.path} php-cli`;
+  const origin = operator ? `RBP_TOOL_PHP=${operator.path}` : cli ? `the PHP CLI of the server's build (${cli})` : `${o.server.path} php-cli with PHP's CLI options`;
   o.log.info(`php runs ${origin}${phprc ? '; php.ini at the project root is loaded (PHPRC)' : ''}`);
-  if (!operator && !cli) o.log.warn(`the application server has no PHP CLI beside it: php runs its php-cli sub-command, which takes a script or -r code and no other option (-v, -m, -d ... need a PHP CLI: RBP_TOOL_PHP)`);
+  if (!operator && !cli) o.log.warn('the application server has no PHP CLI beside it: php runs its php-cli sub-command with PHP\'s CLI options (-v, -m, -i, -r, -d, -f, stdin) on top; -n, -c, -S and the like need a PHP CLI (RBP_TOOL_PHP)');
   return { php: path.join(binDir, 'php'), binDir, version: operator?.version ?? o.server.php, origin, phprc };
 }
