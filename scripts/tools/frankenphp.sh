@@ -41,7 +41,13 @@ command -v cc >/dev/null || die "frankenphp $version: needs a C compiler (apt-ge
 command -v patchelf >/dev/null || die "frankenphp $version: needs patchelf (apt-get install patchelf)"
 pkg-config --exists libbrotlienc libbrotlidec 2>/dev/null || die "frankenphp $version: needs libbrotli-dev (apt-get install libbrotli-dev pkg-config)"
 
-php="$("$(dirname "$0")/php-zts.sh" "$line" | tail -n 1)" || die "frankenphp $version: the thread-safe PHP $line could not be built (see above)"
+# RBP_PHP_ZTS: the bin/php of a ZTS PHP with the embed SAPI built elsewhere (an operator's), instead of php-zts.sh's.
+if [ -n "${RBP_PHP_ZTS:-}" ]; then
+  php="$RBP_PHP_ZTS"
+  [ -x "$php" ] && [ -x "$(dirname "$php")/php-config" ] || die "frankenphp $version: RBP_PHP_ZTS=$php is not a PHP bin/php with php-config beside it"
+else
+  php="$("$(dirname "$0")/php-zts.sh" "$line" | tail -n 1)" || die "frankenphp $version: the thread-safe PHP $line could not be built (see above)"
+fi
 phpdir="$(dirname "$(dirname "$php")")"
 phpconfig="$phpdir/bin/php-config"
 phpversion="$("$phpconfig" --version)"
