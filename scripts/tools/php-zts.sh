@@ -121,6 +121,9 @@ mv "$work/pecl-protobuf/protobuf-3.21.12/third_party/utf8_range" "$src/ext/proto
 # sources; in the tree it is beside its own.
 sed -i 's|^  if test -d \$abs_srcdir/src ; then|  if test -d "$abs_srcdir/ext/memcache/src"; then subdir=src; AC_MSG_RESULT([in the PHP tree]); elif test -d $abs_srcdir/src ; then|' "$src/ext/memcache/config9.m4"
 grep -q 'in the PHP tree' "$src/ext/memcache/config9.m4" || die "php-zts $line: memcache's config9.m4 no longer has the line this script adapts"
+# The PHP tree includes each static extension's php_<name>.h from the extension's folder
+# (build/genif.sh looks there for the phpext_ pointer); memcache keeps it in src/.
+printf '/* phpext_memcache_ptr: see src/php_memcache.h (rbp scripts/tools/php-zts.sh) */\n#include "src/php_memcache.h"\n' > "$src/ext/memcache/php_memcache.h"
 
 cd "$src"
 say "php-zts $line: buildconf and configure (PHP $php_version, ZTS, embed + cli)"
