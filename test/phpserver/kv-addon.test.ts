@@ -88,7 +88,7 @@ describe.skipIf(!REDIS && !inCi)('the key-value add-on through the redis extensi
     } finally {
       await run.stop();
     }
-  });
+  }, 300_000);
 
   itWithServer('the Laravel-style app caches in the add-on (CACHE_STORE=redis, KV_* as the .env fallback)', async () => {
     const kv = { KV_HOST: host, KV_PORT: '6378', KV_TOKEN: token };
@@ -103,5 +103,5 @@ describe.skipIf(!REDIS && !inCi)('the key-value add-on through the redis extensi
     } finally {
       await run.stop();
     }
-  });
+  }, 300_000);
 });

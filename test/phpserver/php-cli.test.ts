@@ -14,7 +14,7 @@ import { SERVER, envArgs, itWithServer, makeMirror, operatorEnv } from './suppor
 
 /** The contract's extensions the server's build carries, as `php -m` lists them (opcache as Zend OPcache). */
 const MODULES =
-  'amqp apcu ast bcmath bz2 calendar ctype curl dba dom exif fileinfo filter ftp gd gmp gettext iconv igbinary imagick intl ldap mbstring memcache memcached mysqli mysqlnd openssl pcntl pdo pdo_mysql pdo_pgsql pdo_sqlite pgsql Phar posix protobuf readline redis session shmop SimpleXML soap sockets sodium sqlite3 ssh2 sysvmsg sysvsem sysvshm tidy tokenizer xml xmlreader xmlwriter zip zlib yaml zstd'.split(' ');
+  'amqp apcu ast bcmath bz2 calendar ctype curl dba dom exif fileinfo filter ftp gd gmp gettext iconv igbinary imagick intl ldap mbstring memcache memcached mysqli mysqlnd openssl pcntl PDO pdo_mysql pdo_pgsql pdo_sqlite pgsql Phar posix protobuf readline redis session shmop SimpleXML soap sockets sodium sqlite3 ssh2 sysvmsg sysvsem sysvshm tidy tokenizer xml xmlreader xmlwriter zip zlib yaml zstd'.split(' ');
 
 let work: string;
 let out: string;

@@ -65,7 +65,16 @@ switch ($mode) {
         echo "[PHP Modules]\n", implode("\n", $modules), "\n\n[Zend Modules]\n", implode("\n", get_loaded_extensions(true)), "\n\n";
         exit(0);
     case 'info':
+        // The embed SAPI prints phpinfo() as HTML; the CLI prints "name => local => master" lines.
+        ob_start();
         phpinfo();
+        $info = ob_get_clean();
+        if (stripos($info, '<html') !== false) {
+            $info = preg_replace(['#<head>.*?</head>#s', '#<h[12][^>]*>(.*?)</h[12]>#s', '#</t[dh]>\s*<t[dh][^>]*>#', '#</tr>#'], ['', "\n$1\n", ' => ', "\n"], $info);
+            $info = html_entity_decode(strip_tags($info), ENT_QUOTES);
+            $info = preg_replace("/\n[ \t]*\n+/", "\n\n", $info);
+        }
+        echo trim($info), "\n";
         exit(0);
 }
 unset($mode, $ini, $a, $setting, $key, $value, $modules);
