@@ -31,7 +31,12 @@ fixtureSuite(fixturesWithSpec('php-'), {
   teardown: () => fs.rmSync(mirror, { recursive: true, force: true }),
   app: appFor,
   operatorEnv: () => operatorEnv(mirror, SERVER ? { RBP_TOOL_FRANKENPHP: SERVER } : {}),
-  launchVars: (out) => ({ server: SERVER ?? path.join(out, 'layers', 'rbp_phpserver', 'frankenphp', 'bin', 'frankenphp') }),
+  // {server}: the server the launch runs (the operator's, else the built one); {builtServer}: the built one, which
+  // the operator's server of the other line never replaces (RBP_TOOL_FRANKENPHP does not stand for an 8.5 build's).
+  launchVars: (out) => {
+    const built = path.join(out, 'layers', 'rbp_phpserver', 'frankenphp', 'bin', 'frankenphp');
+    return { server: SERVER ?? built, builtServer: built };
+  },
   // With the real server, tasks run its own PHP CLI (the php layer finds it beside the server).
   runOperatorEnv: (): Record<string, string> => (SERVER ? {} : { RBP_TOOL_PHP: SYSTEM_PHP }),
   buildTest: (c) => (c.needsServer ? (n, fn, timeout) => itWithServer(n, fn, timeout) : (n, fn, timeout) => it(n, fn, timeout)),
