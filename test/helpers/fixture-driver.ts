@@ -29,6 +29,8 @@ export interface RuntimeHooks {
   skip?: string;
   /** rbp's environment when a task is run and when the app is served. */
   runOperatorEnv?: () => Record<string, string>;
+  /** How a build case is registered: phpserver's that need the real server (`needsServer`) are gated on it. */
+  buildTest?: (c: Case) => (name: string, fn: () => Promise<void>, timeout: number) => void;
   /** How an HTTP case is registered: phpserver's need the real server unless the case says not. */
   httpTest?: (c: Case) => (name: string, fn: () => Promise<void>) => void;
   /** Milliseconds for a build case. */
@@ -84,7 +86,8 @@ export function fixtureSuite(names: string[], hooks: RuntimeHooks): void {
         const out = () => path.join(dir(), 'out');
         const e = c.expect;
         let built = false;
-        it(
+        const registerBuild = hooks.buildTest?.(c) ?? ((n: string, fn: () => Promise<void>, timeout: number) => it(n, fn, timeout));
+        registerBuild(
           c.name,
           async () => {
             const app = hooks.app ? hooks.app(name, spec) : path.join(FIXTURES, name);
