@@ -107,7 +107,9 @@ export async function buildPhase(o: BuildPhaseOptions): Promise<Built> {
     const env = buildProcessEnv({
       base: buildEnv,
       user: o.userEnv,
-      operator: o.operator,
+      // In the namespace, where OUT's path really is: a hard link from outside OUT (the download
+      // cache) into the bind mount would cross mounts (EXDEV), so our buildpacks make it there.
+      operator: namespace ? { ...o.operator, RBP_OUT: out, RBP_OUT_GENERATION: at } : o.operator,
       clearEnv: bp.descriptor.buildpack['clear-env'] === true,
       cnb: buildCnbEnv(bp, shownLayersDir, o.penv.platformDir, planPath),
     });

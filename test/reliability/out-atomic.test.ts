@@ -19,7 +19,7 @@ import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { CHECKPOINTS } from '../../lib/platform/checkpoint.ts';
 import { RBP, rbp, serve, tmpDir } from '../helpers/rbp.ts';
-import { bpArgs, scriptedApp, writeScripts } from '../lifecycle/helpers.ts';
+import { bpArgs, scriptedApp } from '../lifecycle/helpers.ts';
 
 /** The app's server, in the reused layer `lib`: what it answers names the generation it reads. */
 const SERVER = `const fs = require('fs');
