@@ -126,17 +126,46 @@ async function servesGeneration(out: string, gen: string): Promise<void> {
   expect(served.output).not.toMatch(/\n\s+at .+:\d+:\d+\)?\n/);
 }
 
-function startBuild(app: string, out: string, step: string, marks: string, env: NodeJS.ProcessEnv = process.env) {
-  const inBuildpack = IN_BUILDPACKS.includes(step);
-  const child = spawn('node', ['--', RBP, 'build', app, '--out', out, ...bpArgs('a', 'b'), '--env', `STOP_IN=${inBuildpack ? step : ''}`, '--env', `MARKS=${marks}`], {
+/** A build of generation `gen` to its end (no step stops it). */
+function buildTo(app: string, out: string, marks: string, gen: string, env: NodeJS.ProcessEnv = process.env) {
+  fs.writeFileSync(path.join(app, 'gen.txt'), `${gen}\n`);
+  return rbp(['build', app, '--out', out, ...bpArgs('a', 'b'), '--env', 'STOP_IN=', '--env', `MARKS=${marks}`], { env });
+}
+
+/**
+ * A build of generation `gen` stopped at `step` (rbp's checkpoint, or a buildpack's own step), then
+ * killed with SIGKILL; `whileStopped` looks at OUT in between. What the test started through rbp (a
+ * stopped detect is no build's process group) is ended whatever happens.
+ */
+async function killAt(o: { app: string; out: string; marks: string; gen: string; step: string; env?: NodeJS.ProcessEnv }, whileStopped: () => Promise<void> | void): Promise<void> {
+  const inBuildpack = IN_BUILDPACKS.includes(o.step);
+  fs.writeFileSync(path.join(o.app, 'gen.txt'), `${o.gen}\n`);
+  fs.rmSync(path.join(o.marks, 'stopped'), { force: true });
+  const child = spawn('node', ['--', RBP, 'build', o.app, '--out', o.out, ...bpArgs('a', 'b'), '--env', `STOP_IN=${inBuildpack ? o.step : ''}`, '--env', `MARKS=${o.marks}`], {
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...env, NO_COLOR: '1', ...(inBuildpack ? {} : { RBP_TEST_STOP_AT: step }) },
+    env: { ...(o.env ?? process.env), NO_COLOR: '1', ...(inBuildpack ? {} : { RBP_TEST_STOP_AT: o.step }) },
   });
   let output = '';
   child.stdout.on('data', (d) => (output += d));
   child.stderr.on('data', (d) => (output += d));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, exited, output: () => output };
+  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+  const stopped = () => {
+    const pid = Number(fs.readFileSync(path.join(o.marks, 'stopped'), 'utf8'));
+    return stateOf(pid) === 'T' ? pid : undefined;
+  };
+  let buildpack: number | undefined;
+  try {
+    if (inBuildpack) {
+      await until(() => fs.existsSync(path.join(o.marks, 'stopped')) && stopped() !== undefined, `the buildpack to stop at ${o.step}\n${output}`);
+      buildpack = stopped();
+    } else await until(() => stateOf(child.pid!) === 'T', `rbp to stop at ${o.step}\n${output}`);
+    await whileStopped();
+    kill(child.pid!);
+    await exited;
+  } finally {
+    kill(child.pid!);
+    if (buildpack) kill(buildpack);
+  }
 }
 
 /** A PATH of every command of this machine's but `missing` (a machine without them). */
@@ -173,8 +202,7 @@ describe('OUT is complete at every instant', () => {
     const out = path.join(scratch, 'out');
     const marks = tmpDir('rbp-atomic-marks-');
     const full = async (gen: string) => {
-      fs.writeFileSync(path.join(app, 'gen.txt'), `${gen}\n`);
-      const r = await rbp(['build', app, '--out', out, ...bpArgs('a', 'b'), '--env', 'STOP_IN=', '--env', `MARKS=${marks}`]);
+      const r = await buildTo(app, out, marks, gen);
       expect(r.exitCode, r.all).toBe(0);
       expect(r.all).not.toContain('not switched atomically');
       return complete(out)!;
@@ -194,33 +222,19 @@ describe('OUT is complete at every instant', () => {
     for (const step of steps) {
       const before = complete(out)!;
       const next = before.gen === 'A' ? 'B' : 'A';
-      fs.writeFileSync(path.join(app, 'gen.txt'), `${next}\n`);
-      fs.rmSync(path.join(marks, 'stopped'), { force: true });
-      const b = startBuild(app, out, step, marks);
-      let stoppedBuildpack: number | undefined;
-      try {
-        if (IN_BUILDPACKS.includes(step)) {
-          await until(() => fs.existsSync(path.join(marks, 'stopped')) && stateOf(Number(fs.readFileSync(path.join(marks, 'stopped'), 'utf8'))) === 'T', `the buildpack to stop at ${step}`);
-          stoppedBuildpack = Number(fs.readFileSync(path.join(marks, 'stopped'), 'utf8'));
-        } else await until(() => stateOf(b.child.pid!) === 'T', `rbp to stop at ${step}\n${b.output()}`);
+      let seen = before;
+      await killAt({ app, out, marks, gen: next, step }, async () => {
         // Stopped there: the previous build until OUT is switched, the new one from then on.
         const switched = CHECKPOINTS.indexOf(step as never) >= CHECKPOINTS.indexOf('switched');
-        const seen = await asReadersSeeIt(out, scratch);
+        seen = await asReadersSeeIt(out, scratch);
         expect({ step, gen: seen.gen }).toEqual({ step, gen: switched ? next : before.gen });
         expect(seen.hash, `${step}: OUT is the complete build ${seen.gen}`).toBe(want[seen.gen]);
-        kill(b.child.pid!);
-        await b.exited;
-        // Killed there: still one complete build, and rbp run serves it.
-        const after = await asReadersSeeIt(out, scratch);
-        expect(after.hash, `${step}: after SIGKILL`).toBe(want[after.gen]);
-        expect(after.gen).toBe(seen.gen);
-        await servesGeneration(out, after.gen);
-      } finally {
-        kill(b.child.pid!);
-        // The next rbp command stops a killed build's buildpack; a detect is no build's process
-        // group: the test ends what it started (through rbp) itself.
-        if (stoppedBuildpack) kill(stoppedBuildpack);
-      }
+      });
+      // Killed there: still that complete build, and rbp run serves it.
+      const after = await asReadersSeeIt(out, scratch);
+      expect(after.hash, `${step}: after SIGKILL`).toBe(want[after.gen]);
+      expect(after.gen).toBe(seen.gen);
+      await servesGeneration(out, after.gen);
     }
     // The next builds carry on: a complete new build, the reused layer still the same files (moved
     // and linked, never copied), its absolute paths true; nothing left beside OUT but its cache and spare.
@@ -237,7 +251,7 @@ describe('OUT is complete at every instant', () => {
     const app = scriptedApp(SCRIPTS, { 'gen.txt': 'A\n' });
     const out = path.join(tmpDir('rbp-atomic-'), 'out');
     const marks = tmpDir('rbp-atomic-marks-');
-    const build = (gen: string) => (fs.writeFileSync(path.join(app, 'gen.txt'), `${gen}\n`), rbp(['build', app, '--out', out, ...bpArgs('a', 'b'), '--env', 'STOP_IN=', '--env', `MARKS=${marks}`], { env }));
+    const build = (gen: string) => buildTo(app, out, marks, gen, env);
     expect((await build('A')).exitCode).toBe(0);
     let kept = '';
     const served = await serve(out, {}, async () => {
@@ -266,25 +280,17 @@ describe('OUT is complete at every instant', () => {
     const app = scriptedApp(SCRIPTS, { 'gen.txt': 'A\n' });
     const out = path.join(tmpDir('rbp-atomic-'), 'out');
     const marks = tmpDir('rbp-atomic-marks-');
-    const first = await rbp(['build', app, '--out', out, ...bpArgs('a', 'b'), '--env', 'STOP_IN=', '--env', `MARKS=${marks}`], { env });
+    const first = await buildTo(app, out, marks, 'A', env);
     expect(first.exitCode, first.all).toBe(0);
-    fs.writeFileSync(path.join(app, 'gen.txt'), 'B\n');
-    const b = startBuild(app, out, 'switch-halfway', marks, env);
-    try {
-      await until(() => stateOf(b.child.pid!) === 'T', `rbp to stop halfway through the switch\n${b.output()}`);
+    await killAt({ app, out, marks, gen: 'B', step: 'switch-halfway', env }, () => {
       // The instant without OUT that this fallback has.
       expect(fs.existsSync(out)).toBe(false);
-      kill(b.child.pid!);
-      await b.exited;
-    } finally {
-      kill(b.child.pid!);
-    }
+    });
     const run = await rbp(['run', out, '--dry-run'], { env });
     expect(run.exitCode, run.all).toBe(0);
     expect(run.all).toContain('had not finished switching');
     await servesGeneration(out, 'B');
-    fs.writeFileSync(path.join(app, 'gen.txt'), 'A\n');
-    const again = await rbp(['build', app, '--out', out, ...bpArgs('a', 'b'), '--env', 'STOP_IN=', '--env', `MARKS=${marks}`], { env });
+    const again = await buildTo(app, out, marks, 'A', env);
     expect(again.exitCode, again.all).toBe(0);
     expect(again.all).toContain('was switched to the new build in two renames, not one (neither exch (util-linux 2.40+) nor perl is on PATH)');
     expect(complete(out)!.gen).toBe('A');
@@ -296,22 +302,15 @@ describe('OUT is complete at every instant', () => {
     const app = scriptedApp(SCRIPTS, { 'gen.txt': 'A\n' });
     const out = path.join(tmpDir('rbp-inplace-'), 'out');
     const marks = tmpDir('rbp-inplace-marks-');
-    const first = await rbp(['build', app, '--out', out, ...bpArgs('a', 'b'), '--env', 'STOP_IN=', '--env', `MARKS=${marks}`], { env });
+    const first = await buildTo(app, out, marks, 'A', env);
     expect(first.exitCode, first.all).toBe(0);
     expect(first.all).toContain(`OUT is not switched atomically here (no private mount namespace: no unshare on PATH (util-linux)): the build happens in ${out} itself`);
     const before = complete(out)!;
-    fs.writeFileSync(path.join(app, 'gen.txt'), 'B\n');
-    const b = startBuild(app, out, 'build-a', marks, env);
-    try {
-      await until(() => fs.existsSync(path.join(marks, 'stopped')), 'the buildpack to stop');
+    await killAt({ app, out, marks, gen: 'B', step: 'build-a', env }, () => {
       // In place: OUT is the build being made, and the previous one waits beside it.
       expect(complete(out)).toBeUndefined();
       expect(fs.existsSync(`${out}.rbp-previous`)).toBe(true);
-      kill(b.child.pid!);
-      await b.exited;
-    } finally {
-      kill(b.child.pid!);
-    }
+    });
     const run = await rbp(['run', out, '--dry-run'], { env });
     expect(run.exitCode, run.all).toBe(0);
     expect(run.all).toContain('the previous build is back');
