@@ -53,13 +53,14 @@ export function probeOutNamespace(at: string, shown: string, pathVar = process.e
   const sh = findOnPath('sh', '/bin:/usr/bin') ?? findOnPath('sh', pathVar);
   if (!unshare || !mount || !sh) return { why: `no ${!unshare ? 'unshare' : !mount ? 'mount' : 'sh'} on PATH (util-linux)` };
   const tries = process.getuid?.() === 0 ? [false, true] : [true];
-  let why = '';
+  const why: string[] = [];
   for (const userns of tries) {
     const ns = namespaceOf(unshare, mount, sh, userns);
     const { file, args } = ns.wrap(at, shown, shown, sh, ['-c', '[ "$1" -ef "$2" ]', 'probe', '.', at]);
     const r = spawnSync(file, args, { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8', timeout: 10_000 });
     if (r.status === 0) return { ns, why: '' };
-    why = (r.stderr ?? '').trim().split('\n')[0] || (r.error ? r.error.message : `exit ${r.status ?? r.signal}`);
+    const said = (r.stderr ?? '').trim().split('\n')[0]?.replace(/^unshare: /, '') || (r.error ? r.error.message : `exit ${r.status ?? r.signal}`);
+    why.push(`${ns.kind}: ${said}`);
   }
-  return { why: why.replace(/^unshare: /, '') };
+  return { why: why.join('; ') };
 }
