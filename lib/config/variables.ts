@@ -27,6 +27,10 @@ export const VARIABLES: readonly VariableSpec[] = [
   { name: 'CC_PHP_DEV_DEPENDENCIES', kind: { type: 'string' }, scope: 'phpserver', phase: 'build', rule: 'contract, phpserver variables', meaning: 'install removes --no-dev (any other value keeps it).' },
   { name: 'CC_PHPSERVER_WORKER', kind: { type: 'app-path' }, scope: 'phpserver', phase: 'launch', rule: 'contract, phpserver variables; limit 3', meaning: 'Worker script kept in memory; inside the webroot.' },
   { name: 'CC_PHPSERVER_PORT', kind: { type: 'port' }, default: '8080', scope: 'phpserver', phase: 'launch', rule: 'contract, ports exposed by the application', meaning: 'Listening port without middleware.' },
+  // The key-value add-on's variables, as a linked add-on injects them (contract, key-value add-on use; limit 4).
+  { name: 'KV_HOST', kind: { type: 'version', pattern: /^(?:tcp:\/\/)?(?:[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\])$/, shape: 'a host name or IP address, reached over tcp (no unix socket, no other scheme)' }, scope: 'phpserver', phase: 'build', rule: 'contract, key-value add-on use; limit 4', meaning: "The key-value add-on's host (tcp mode only).", fix: "Set KV_HOST to the add-on's host name, as the add-on gives it: only tcp mode is supported." },
+  { name: 'KV_PORT', kind: { type: 'enum', values: ['6378'] }, scope: 'phpserver', phase: 'build', rule: 'contract, key-value add-on use; limit 4', meaning: "The key-value add-on's port: 6378 only.", fix: 'Set KV_PORT=6378, the only port the key-value add-on supports, or unset it.' },
+  { name: 'KV_TOKEN', kind: { type: 'secret' }, scope: 'phpserver', phase: 'build', rule: 'contract, key-value add-on use; authentication 3', meaning: "The key-value add-on's token, used as the redis password." },
 
   // static (contract, "static variables and files").
   { name: 'CC_BUILD_COMMAND', kind: { type: 'command' }, scope: 'static', phase: 'build', rule: 'contract, static rule 1', meaning: 'Run in the build phase; no generator detection.' },

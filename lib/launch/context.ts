@@ -3,6 +3,8 @@
  * "Parse once, decide once", item 2). The request flow and the port plan (ports.ts) give the port the
  * app listens on; each runtime's plan takes that port as given and never looks it up itself.
  */
+import { raw } from '../config/read.ts';
+import type { UserError } from '../errors.ts';
 import type { Plan } from './entry.ts';
 import { appListenPort } from './ports.ts';
 
@@ -27,7 +29,27 @@ export interface RuntimeLaunch {
    * (RBP_TOOL_FRANKENPHP), and the built one's path: the direct launch script reads it at run time.
    */
   serverOverride?: { variable: string; builtPath: string };
+  /**
+   * Run environments the runtime refuses outright (phpserver on a pico instance): when `variable`
+   * holds `value` (trimmed, any case), the launch stops with `error` before anything starts. The
+   * direct launch script checks them itself; the Node.js launcher before it plans.
+   */
+  refusals?: Refusal[];
   plan(ctx: LaunchContext): Plan | Promise<Plan>;
+}
+
+export interface Refusal {
+  variable: string;
+  value: string;
+  error: (seen: string) => UserError;
+}
+
+/** Throws the error of the first refusal the environment meets. */
+export function checkRefusals(runtime: RuntimeLaunch, env: NodeJS.ProcessEnv): void {
+  for (const r of runtime.refusals ?? []) {
+    const seen = raw(env, r.variable);
+    if (seen !== undefined && seen.toLowerCase() === r.value.toLowerCase()) throw r.error(seen);
+  }
 }
 
 /**

@@ -94,6 +94,18 @@ function word(text: string): string {
   return quoted.replaceAll(APP_REF, `'"$app"'`).replaceAll(PORT_REF, `'"$port"'`).replaceAll(SERVER_REF, `'"$server"'`);
 }
 
+/**
+ * The runtime's refusals (context.ts), checked first: the variable trimmed, compared in any case, and
+ * the error rendered around the value seen.
+ */
+function refusalLines(runtime: RuntimeLaunch): string[] {
+  return (runtime.refusals ?? []).flatMap((r) => {
+    const pattern = [...r.value].map((c) => (/[a-z]/i.test(c) ? `[${c.toLowerCase()}${c.toUpperCase()}]` : c.replace(/[^\w.-]/g, '\\$&'))).join('');
+    const [before, after] = renderedAround((value) => renderUserError(r.error(value).data));
+    return [`trim "\${${r.variable}-}"`, `case $t in ${pattern}) printf '%s%s%s\\n' ${word(before)} "\\"$t\\"" ${word(after)} >&2; exit 1 ;; esac`];
+  });
+}
+
 /** renderUserError's block for `value`, as sh printf arguments: the text around the value. */
 function renderedAround(render: (value: string) => string): [string, string] {
   const mark = '\u0001value\u0001';
@@ -115,6 +127,7 @@ function script(runtime: RuntimeLaunch, plan: Plan, inputs: ReadonlyArray<readon
     'why=',
     'hand() { [ -n "$why" ] || why=$1; }',
     'bad=',
+    ...refusalLines(runtime),
     ...FLOW_VARIABLES.map(([v, why]) => `set_ "\${${v}-}" && hand ${word(why)}`),
     `{ [ -e ${CACHE_VCL} ] || [ -L ${CACHE_VCL} ]; } && hand ${word(`${CACHE_VCL} activates the cache proxy`)}`,
     'trim "${RBP_RESTART-}"',

@@ -23,7 +23,7 @@ import { formatDuration, Logger } from '../log.ts';
 import { HEALTHY_RUN_MS, RESTART_VARIABLE, restartDelay, restartPolicyOf, type RestartPolicy } from './restart.ts';
 import { forgetLauncherNode, installLauncherNode, knownLauncherNode, type RuntimeNode } from './launcher-node.ts';
 import { checkPortFree, publicPort } from './ports.ts';
-import { launchContext, portEnv, type RuntimeLaunch } from './context.ts';
+import { checkRefusals, launchContext, portEnv, type RuntimeLaunch } from './context.ts';
 import { DIRECT_EXEC, DIRECT_LAUNCH_VARIABLE, NODE_LAUNCHER_FILE, planDirect, type DirectPlan } from './direct.ts';
 import { isActive } from './request-flow/activation.ts';
 import { checkRequestFlowAtBuild } from './request-flow/build-check.ts';
@@ -182,6 +182,7 @@ interface Decided {
 }
 
 async function decide(runtime: RuntimeLaunch, env: NodeJS.ProcessEnv, appDir: string): Promise<Decided> {
+  checkRefusals(runtime, env);
   const flow = await planFlow(env, appDir);
   const ctx = launchContext(env, appDir, runtime.portVariable);
   const appPort = Number(ctx.port);

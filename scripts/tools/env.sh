@@ -23,6 +23,7 @@ tools=(
   "RBP_TOOL_HUGO              hugo.sh              0.149"
   "RBP_TEST_HUGO_0_160        hugo.sh              0.160"
   "RBP_TOOL_MKDOCS            mkdocs.sh"
+  "RBP_TOOL_COMPOSER          composer.sh"
   "RBP_RUN_IMAGE              run-image.sh"
 )
 

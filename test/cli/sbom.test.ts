@@ -13,7 +13,7 @@ import { composerComponents, nodeModulesComponents, yarnBerryLockComponents } fr
 import { cycloneDx } from '../../lib/cnb/sbom.ts';
 import { copyFixture, rbp, tmpDir } from '../helpers/rbp.ts';
 import { editedBuildpack, launchToml, passWith, scriptedApp } from '../lifecycle/helpers.ts';
-import { COMPOSER, haveFile, makeMirror, operatorEnv, PHP } from '../phpserver/support.ts';
+import { SYSTEM_COMPOSER as COMPOSER, haveFile, makeMirror, operatorEnv, SYSTEM_PHP as PHP } from '../phpserver/support.ts';
 
 const require = createRequire(import.meta.url);
 const schemaDir = path.join(path.dirname(require.resolve('@cyclonedx/cyclonedx-library/package.json')), 'res', 'schema');

@@ -62,7 +62,7 @@ describe('the reader', () => {
   it('never shows a secret\'s value', () => {
     // No secret has a shape today; the renderer's rule is still checked on a declared secret.
     const s = VARIABLES.filter((v) => v.kind.type === 'secret').map((v) => v.name);
-    expect(s.sort()).toEqual(['ACCESSPROXY_CHALLENGE_SECRET', 'CC_NPM_BASIC_AUTH', 'CC_REDIRECTOR_PROJECT_KEY', 'NPM_TOKEN']);
+    expect(s.sort()).toEqual(['ACCESSPROXY_CHALLENGE_SECRET', 'CC_NPM_BASIC_AUTH', 'CC_REDIRECTOR_PROJECT_KEY', 'KV_TOKEN', 'NPM_TOKEN']);
   });
 
   it('a family is declared once for all its members, read in the order of its varying part', () => {

@@ -19,6 +19,9 @@ import { checkBerryLockfile, checkedInYarn, checkYarn1Fits, releaseVersion } fro
 import { checkPnpLoader, pnpFilesOf } from '../../buildpacks/node/src/pnp.ts';
 import { hashMismatch } from '../../lib/js-project/node-tools.ts';
 import { composerFailedError } from '../../buildpacks/phpserver/src/composer.ts';
+import { otherLineError } from '../../buildpacks/phpserver/src/server-install.ts';
+import { keyValueAddon } from '../../buildpacks/phpserver/src/kv-addon.ts';
+import { SERVER_VERSIONS } from '../../buildpacks/phpserver/src/server-version.ts';
 import { cacheContent } from '../../buildpacks/static/src/build-cache.ts';
 import { readConfig } from '../../buildpacks/static/src/config.ts';
 import { checkSwsToml } from '../../buildpacks/static/src/server-choice.ts';
@@ -178,6 +181,16 @@ describe('static', () => {
 });
 
 describe('phpserver', () => {
+  it('phpserver/server/php-line: the operator\'s server runs a PHP of another line than the one selected', () => {
+    expect(stableRendering(otherLineError(SERVER_VERSIONS['8.5'], 'RBP_TOOL_FRANKENPHP', '/opt/frankenphp/bin/frankenphp', '8.4.11'))).toMatchSnapshot();
+    expect(stableRendering(otherLineError(SERVER_VERSIONS.default, 'RBP_TOOL_FRANKENPHP', '/opt/frankenphp/bin/frankenphp', '8.2.29'))).toMatchSnapshot();
+  });
+  it('config/KV_PORT/invalid and config/KV_HOST/invalid: the key-value add-on is tcp on port 6378 only', () => {
+    expect(stableRendering(thrownUserError(() => keyValueAddon({ KV_HOST: 'kv.example.internal', KV_PORT: '6379', KV_TOKEN: 'kv-secret' })))).toMatchSnapshot();
+    expect(stableRendering(thrownUserError(() => keyValueAddon({ KV_HOST: 'unix:///run/redis/redis.sock', KV_PORT: '6378' })))).toMatchSnapshot();
+    expect(keyValueAddon({ KV_HOST: 'tcp://kv.example.internal', KV_PORT: '6378', KV_TOKEN: 'kv-secret' })).toBe('key-value add-on: kv.example.internal:6378 over tcp, KV_TOKEN as the redis password (PHP reaches it through the redis extension)');
+    expect(keyValueAddon({})).toBeUndefined();
+  });
   it('phpserver/composer/install-failed', () => {
     expect(stableRendering(composerFailedError('composer install --no-interaction --no-progress --no-scripts --no-dev', '/workspace', 'exit 2', ['Your requirements could not be resolved to an installable set of packages.']))).toMatchSnapshot();
   });

@@ -29,6 +29,8 @@ export interface RuntimeHooks {
   skip?: string;
   /** rbp's environment when a task is run and when the app is served. */
   runOperatorEnv?: () => Record<string, string>;
+  /** How a build case is registered: phpserver's that need the real server (`needsServer`) are gated on it. */
+  buildTest?: (c: Case) => (name: string, fn: () => Promise<void>, timeout: number) => void;
   /** How an HTTP case is registered: phpserver's need the real server unless the case says not. */
   httpTest?: (c: Case) => (name: string, fn: () => Promise<void>) => void;
   /** Milliseconds for a build case. */
@@ -39,7 +41,8 @@ export async function httpChecks(port: number, checks: HttpCheck[]): Promise<voi
   const cookies = new Map<string, string>();
   for (const c of checks) {
     const headers: Record<string, string> = c.withCookies && cookies.size ? { cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; ') } : {};
-    const res = await fetch(`http://127.0.0.1:${port}${c.path}`, { headers });
+    // A server that accepts and never answers fails this check, with the server's log, not the test's timeout.
+    const res = await fetch(`http://127.0.0.1:${port}${c.path}`, { headers, signal: AbortSignal.timeout(45_000) });
     for (const set of res.headers.getSetCookie()) {
       const [pair] = set.split(';');
       const eq = pair!.indexOf('=');
@@ -84,7 +87,8 @@ export function fixtureSuite(names: string[], hooks: RuntimeHooks): void {
         const out = () => path.join(dir(), 'out');
         const e = c.expect;
         let built = false;
-        it(
+        const registerBuild = hooks.buildTest?.(c) ?? ((n: string, fn: () => Promise<void>, timeout: number) => it(n, fn, timeout));
+        registerBuild(
           c.name,
           async () => {
             const app = hooks.app ? hooks.app(name, spec) : path.join(FIXTURES, name);

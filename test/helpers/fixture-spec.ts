@@ -43,6 +43,8 @@ export interface Case {
   services?: Array<'redis' | 'memcached'>;
   /** phpserver: PHP extensions the HTTP checks need in the server's PHP. */
   needsPhpExtensions?: string[];
+  /** phpserver: the build itself needs the real application server (its extension list, its PHP CLI). */
+  needsServer?: boolean;
   expect: {
     build: 'pass' | 'fail';
     /** Where a failing build stops; default build. */
@@ -110,6 +112,7 @@ export const SCHEMA: Shape = {
           serveWithoutServer: 'boolean',
           services: { list: { enum: ['redis', 'memcached'] } },
           needsPhpExtensions: STRINGS,
+          needsServer: 'boolean',
           expect: {
             object: {
               build: { enum: ['pass', 'fail'] },

@@ -13,7 +13,7 @@ import { it } from 'vitest';
 import { fixtureSuite } from '../helpers/fixture-driver.ts';
 import { fixturesWithSpec, type FixtureSpec } from '../helpers/fixture-spec.ts';
 import { FIXTURES, copyFixture } from '../helpers/rbp.ts';
-import { COMPOSER, PHP, SERVER, itWithPhpExtensions, itWithServer, makeMirror, operatorEnv } from './support.ts';
+import { COMPOSER, PHP, SERVER, SYSTEM_PHP, itWithPhpExtensions, itWithServer, makeMirror, operatorEnv } from './support.ts';
 
 function appFor(name: string, spec: FixtureSpec): string {
   if (!spec.needsComposerPhar) return path.join(FIXTURES, name);
@@ -31,8 +31,15 @@ fixtureSuite(fixturesWithSpec('php-'), {
   teardown: () => fs.rmSync(mirror, { recursive: true, force: true }),
   app: appFor,
   operatorEnv: () => operatorEnv(mirror, SERVER ? { RBP_TOOL_FRANKENPHP: SERVER } : {}),
-  launchVars: (out) => ({ server: SERVER ?? path.join(out, 'layers', 'rbp_phpserver', 'frankenphp', 'bin', 'frankenphp') }),
-  runOperatorEnv: () => ({ RBP_TOOL_PHP: PHP }),
+  // {server}: the server the launch runs (the operator's, else the built one); {builtServer}: the built one, which
+  // the operator's server of the other line never replaces (RBP_TOOL_FRANKENPHP does not stand for an 8.5 build's).
+  launchVars: (out) => {
+    const built = path.join(out, 'layers', 'rbp_phpserver', 'frankenphp', 'bin', 'frankenphp');
+    return { server: SERVER ?? built, builtServer: built };
+  },
+  // With the real server, tasks run its own PHP CLI (the php layer finds it beside the server).
+  runOperatorEnv: (): Record<string, string> => (SERVER ? {} : { RBP_TOOL_PHP: SYSTEM_PHP }),
+  buildTest: (c) => (c.needsServer ? (n, fn, timeout) => itWithServer(n, fn, timeout) : (n, fn, timeout) => it(n, fn, timeout)),
   // A CC_RUN_COMMAND case needs no application server; the others need the real one.
   httpTest: (c) => (c.serveWithoutServer ? (n, fn) => it(n, fn, 120_000) : c.needsPhpExtensions?.length ? (n, fn) => itWithPhpExtensions(c.needsPhpExtensions!, n, fn) : (n, fn) => itWithServer(n, fn)),
 });

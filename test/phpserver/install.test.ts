@@ -66,13 +66,19 @@ describe('application server install', () => {
     fs.rmSync(bad, { recursive: true, force: true });
   });
 
-  it('gives the `php` command on the build and launch PATH: the server php-cli, or RBP_TOOL_PHP', async () => {
+  it('gives the `php` command on the build and launch PATH: RBP_TOOL_PHP, the PHP CLI beside the server, or its php-cli', async () => {
     const out = path.join(work, 'shim', 'out');
     const r = await build(path.join(FIXTURES, 'php-task'), out, {}, {}, ['--task', 'php bin/hello.php']);
     expect(r.exitCode, r.all).toBe(0);
     const shim = fs.readFileSync(path.join(out, 'layers', 'rbp_phpserver', 'php', 'bin', 'php'), 'utf8');
     const server = path.join(out, 'layers', 'rbp_phpserver', 'frankenphp', 'bin', 'frankenphp');
-    expect(shim).toContain(`exec "\${RBP_TOOL_FRANKENPHP:-${server}}" php-cli "$@"`);
+    expect(shim).toContain(`server="\${RBP_TOOL_FRANKENPHP:-${server}}"`);
+    expect(shim).toContain(`exec "$server" php-cli "${path.join(out, 'layers', 'rbp_phpserver', 'php', 'share', 'php-cli.php')}" "$@"`);
+    expect(r.all).toContain('php runs RBP_TOOL_PHP=');
+    // Without RBP_TOOL_PHP, the mirror's server has no PHP CLI beside it: the build says what php is limited to.
+    const bare = await build(path.join(FIXTURES, 'php-task'), path.join(work, 'shim-bare', 'out'), {}, { RBP_TOOL_PHP: '' });
+    expect(bare.exitCode, bare.all).toBe(0);
+    expect(bare.all).toContain('the application server has no PHP CLI beside it: php runs its php-cli sub-command');
     expect(shim).toContain('if [ -n "${RBP_TOOL_PHP:-}" ]; then exec "$RBP_TOOL_PHP" "$@"; fi');
     const dry = JSON.parse((await rbp(['run', out, '--dry-run'])).stdout);
     expect(dry.process).toBe('task');
@@ -120,5 +126,33 @@ describe('vendor/ cache', () => {
     expect(r.exitCode).not.toBe(0);
     expect(r.all).toContain('(error id: phpserver/composer/install-failed)');
     expect(r.all).toContain('Composer could not install the dependencies');
+  });
+});
+
+describe('instances (contract, limit 1)', () => {
+  it('rbp run and rbp deploy of a phpserver app on pico are refused with the contract\'s rule, before anything starts', async () => {
+    const out = path.join(work, 'pico', 'out');
+    expect((await build(path.join(FIXTURES, 'php-index-php'), out)).exitCode).toBe(0);
+    // The launch script the build wrote refuses it itself (no Node.js needed), dry run or not.
+    for (const extra of [[], ['--dry-run']]) {
+      const r = await rbp(['run', out, '--instance', 'pico', ...extra]);
+      // 1 from the launch process; a dry run that cannot print its plan is rbp's launch failure (82).
+      expect(r.exitCode, r.all).toBe(extra.length ? 82 : 1);
+      expect(r.all).toContain('The phpserver runtime cannot run on a pico instance');
+      expect(r.all).toContain('Seen: instance size: "pico" (RBP_INSTANCE_SIZE (rbp run or rbp deploy --instance))');
+      expect(r.all).toContain('(error id: phpserver/instance/pico)');
+      expect(r.all).not.toContain('- exec ');
+    }
+    // The Node.js launcher refuses it too (here: behind the request flow, which it supervises).
+    const flow = await rbp(['run', out, '--instance', 'PICO', '--env', 'CC_REQUEST_FLOW=block']);
+    expect(flow.exitCode, flow.all).not.toBe(0);
+    expect(flow.all).toContain('(error id: phpserver/instance/pico)');
+    // deploy builds for the instance first: the build refuses it.
+    const deploy = await rbp(['deploy', path.join(FIXTURES, 'php-index-php'), '--type', 'phpserver', '--out', path.join(work, 'pico-deploy', 'out'), '--instance', 'pico'], { env: operatorEnv(mirror) });
+    expect(deploy.exitCode, deploy.all).not.toBe(0);
+    expect(deploy.all).toContain('(error id: phpserver/instance/pico)');
+    // Any other instance starts as before (the dry run shows the plan).
+    const xs = await rbp(['run', out, '--instance', 'S', '--dry-run', '--json']);
+    expect(xs.exitCode, xs.all).toBe(0);
   });
 });

@@ -2,7 +2,7 @@
  * What only the real application server shows (RBP_TOOL_FRANKENPHP, see support.ts): each case a
  * real fixture app built with `rbp build --type phpserver` and hit over HTTP through `rbp run` or
  * `rbp deploy` and the launch entrypoint. Worker state kept across requests, a custom Caddyfile
- * (`run --config`), `php` as the server's php-cli in a task and for Composer, the deployment health
+ * (`run --config`), `php` as the server's PHP CLI in a task and for Composer, the deployment health
  * check, and the request flow (Debian's Varnish in front of the server, a cache HIT).
  */
 import fs from 'node:fs';
@@ -43,7 +43,7 @@ describe('the real application server', () => {
     expect(r.exitCode, r.all).toBe(0);
     const m = /using frankenphp (\d+\.\d+\.\d+) from RBP_TOOL_FRANKENPHP=/.exec(r.all);
     expect(m, r.all).not.toBeNull();
-    // scripts/tools/frankenphp.sh builds 1.11.1 on PHP 8.2 (the contract's 1.9.1 and 8.4.12 are not obtainable here).
+    // scripts/tools/frankenphp.sh builds 1.11.1 on PHP 8.4.11 (the contract's 1.9.1 and 8.4.12 are not obtainable here).
     if (m![1] !== '1.9.1') expect(r.all).toContain(`is frankenphp ${m![1]}, not 1.9.1 as the contract asks; using it as is`);
     const php = /PHP (\d+\.\d+\.\d+)/.exec(r.all.slice(r.all.indexOf('using frankenphp')))?.[1];
     if (php && php !== '8.4.12') expect(r.all).toContain(`RBP_TOOL_FRANKENPHP runs PHP ${php}, not 8.4.12 as the contract asks for the application server 1.9.1`);
@@ -89,7 +89,7 @@ describe('the real application server', () => {
     }
   });
 
-  itWithServer('`php` in a task is the server\'s php-cli (no RBP_TOOL_PHP), with php.ini at the root', async () => {
+  itWithServer('`php` in a task is the PHP CLI of the server\'s build (no RBP_TOOL_PHP), with php.ini at the root', async () => {
     const out = await build('php-ini', {}, { RBP_TOOL_PHP: '' }, ['--task', 'php bin/show-ini.php']);
     const r = await rbp(['run', out], { env: { RBP_TOOL_PHP: '' } });
     expect(r.exitCode, r.all).toBe(0);
@@ -97,7 +97,7 @@ describe('the real application server', () => {
     expect(r.all).toContain('date.timezone=Pacific/Auckland');
   });
 
-  itWithServer('Composer runs on the server\'s php-cli when no RBP_TOOL_PHP is given', async () => {
+  itWithServer('Composer runs on the PHP CLI of the server\'s build when no RBP_TOOL_PHP is given', async () => {
     const out = await build('php-composer', {}, { RBP_TOOL_PHP: '' });
     const port = await freePort();
     const run = startRun(out, port);

@@ -83,19 +83,30 @@ export function makeMirror(versions: string[] = SERVER_VERSIONS): string {
   return dir;
 }
 
-export const PHP = process.env.RBP_TEST_PHP ?? '/usr/bin/php';
-export const COMPOSER = process.env.RBP_TEST_COMPOSER ?? '/usr/bin/composer';
+/**
+ * The PHP that runs Composer and tasks in builds without the real server (the mirror's artifact is no
+ * program): Debian's. With the real server, builds use its own PHP CLI (bin/php beside it).
+ */
+export const SYSTEM_PHP = process.env.RBP_TEST_PHP ?? '/usr/bin/php';
+/** The real server's PHP CLI (scripts/tools/frankenphp.sh installs it beside the server), else Debian's. */
+export const PHP = SERVER && fs.existsSync(path.join(path.dirname(SERVER), 'php')) ? path.join(path.dirname(SERVER), 'php') : SYSTEM_PHP;
+/** Debian's Composer (2.5.5), which runs on Debian's PHP 8.2 (and crashes on PHP 8.4). */
+export const SYSTEM_COMPOSER = process.env.RBP_TEST_COMPOSER ?? '/usr/bin/composer';
+/** Composer 2.8 (scripts/tools/composer.sh, RBP_TOOL_COMPOSER), else Debian's. */
+export const COMPOSER = process.env.RBP_TOOL_COMPOSER?.trim() || SYSTEM_COMPOSER;
 
 export function haveFile(f: string): boolean {
   return fs.existsSync(f);
 }
 
 /**
- * The operator environment for `rbp build`: the mirror, Debian's PHP and Composer. The server comes
- * from the mirror (RBP_TOOL_FRANKENPHP emptied) unless `extra` names one.
+ * The operator environment for `rbp build`: the mirror and Composer. The server comes from the mirror
+ * (RBP_TOOL_FRANKENPHP emptied), with Debian's PHP for Composer and tasks, unless `extra` names a real
+ * server: then `php` is that server's own CLI (RBP_TOOL_PHP emptied), as an operator's build has it.
  */
 export function operatorEnv(mirror: string, extra: Record<string, string> = {}): Record<string, string> {
-  return { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', RBP_DEPENDENCY_MIRROR: mirror, RBP_TOOL_PHP: PHP, RBP_TOOL_COMPOSER: COMPOSER, RBP_TOOL_FRANKENPHP: '', ...extra };
+  const real = Boolean(extra.RBP_TOOL_FRANKENPHP);
+  return { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', RBP_DEPENDENCY_MIRROR: mirror, RBP_TOOL_PHP: real ? '' : SYSTEM_PHP, RBP_TOOL_COMPOSER: COMPOSER, RBP_TOOL_FRANKENPHP: '', ...extra };
 }
 
 export { envArgs };

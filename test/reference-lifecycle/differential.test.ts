@@ -15,7 +15,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FIXTURES, ROOT } from '../helpers/rbp.ts';
-import { COMPOSER, makeMirror, PHP } from '../phpserver/support.ts';
+import { SYSTEM_COMPOSER as COMPOSER, makeMirror, SYSTEM_PHP as PHP } from '../phpserver/support.ts';
 import { bp, editedBuildpack, launchToml, passWith, scriptedApp } from '../lifecycle/helpers.ts';
 import { both, DUMP_ENV, layer, rebuildViaLifecycle, rebuildViaRbp, same, SHOW_PROCESS, type Scenario } from './differential.ts';
 import { skipWithoutLifecycle } from './lifecycle.ts';

@@ -23,7 +23,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readProjectDescriptor } from '../../lib/platform/project-descriptor.ts';
 import { copyFixture, envArgs, FIXTURES, freePort, rbp, ROOT, tmpDir, waitForHttp } from '../helpers/rbp.ts';
-import { makeMirror, PHP, COMPOSER } from '../phpserver/support.ts';
+import { makeMirror, SYSTEM_PHP as PHP, SYSTEM_COMPOSER as COMPOSER } from '../phpserver/support.ts';
 import { detectAndBuild, detector, fullBuild, nextBuild, launch, makeLayout, skipWithoutLifecycle, startLauncher, type Layout } from './lifecycle.ts';
 import { readFixture } from '../helpers/fixture-spec.ts';
 

@@ -11,10 +11,12 @@ import { Logger } from '../../../lib/log.ts';
 import { phpServerLaunch, type PhpServerDecision } from './command.ts';
 import { readComposerProject } from './composer-files.ts';
 import { composerFlags, composerInstall, findComposer } from './composer.ts';
-import { checkExtensions, extensionRequirements } from './extensions.ts';
+import { checkExtensions, checkLineExtensions, extensionRequirements, type ExtensionRequirement } from './extensions.ts';
 import { checkInstance } from './instance.ts';
 import { installPhpCommand } from './php-command.ts';
-import { installServer } from './server-install.ts';
+import { installServer, type InstalledServer } from './server-install.ts';
+import { serverExtensions } from './server-extensions.ts';
+import { keyValueAddon } from './kv-addon.ts';
 import { selectServer } from './server-version.ts';
 import { resolveWebroot } from './webroot.ts';
 import { resolveWorker } from './worker.ts';
@@ -36,19 +38,20 @@ export default async function build(ctx: BuildContext): Promise<void> {
   log.info(`webroot: ${webroot.rel === '.' ? '/ (project root)' : `/${webroot.rel}`}`);
   const worker = resolveWorker(appDir, webroot, value(env, 'CC_PHPSERVER_WORKER'));
   if (worker) log.info(`worker mode: ${worker} (CC_PHPSERVER_WORKER)`);
+  const kv = keyValueAddon(env);
+  if (kv) log.info(kv);
   const project = readComposerProject(appDir);
   const flags = composerFlags(env);
   // Extensions asked for by the Composer files and by php.ini (its session handler, its extension= lines).
   const fromIni = iniExtensionRequirements(appDir);
   const reqs = [...(project ? extensionRequirements(project.json, project.lock, flags.dev) : []), ...fromIni];
-  checkExtensions(reqs, version);
-  const names = [...new Set(reqs.map((r) => r.name))];
-  if (names.length) log.info(`extensions required by ${[...(project ? ['Composer files'] : []), ...(fromIni.length ? ['php.ini'] : [])].join(' and ')}, all available: ${names.join(', ')}`);
+  checkLineExtensions(reqs, version);
   for (const r of fromIni) log.detail(`ext-${r.name}: ${r.by}`);
 
   const specs = dependenciesOf(ctx.descriptor);
   const server = await installServer({ version, specs, layers: ctx.layers, env, log });
   const php = await installPhpCommand({ layers: ctx.layers, server, appDir, env, log });
+  if (reqs.length) await checkServerExtensions(reqs, server, env, php.phprc, log);
 
   if (project) {
     const composer = await findComposer({ appDir, env, layers: ctx.layers, specs, log });
@@ -65,9 +68,25 @@ export default async function build(ctx: BuildContext): Promise<void> {
   const decision: PhpServerDecision = {
     runtime: 'phpserver',
     webroot: webroot.rel,
-    server: { id: 'frankenphp', version: server.version, php: server.php, caddy: server.caddy, path: server.path, source: server.source },
+    server: { id: 'frankenphp', version: server.version, php: server.php, caddy: server.caddy, path: server.path, source: server.source, variable: server.variable },
     ...(worker ? { worker } : {}),
     ...(php.phprc ? { phprc: php.phprc } : {}),
   };
   await installLaunch(ctx, decision, { direct: phpServerLaunch(decision) });
+}
+
+/**
+ * The ext-* requirements against the extensions the installed server reports. A server that cannot
+ * be asked on this machine (built for another one) is said, and the requirements are left to it.
+ */
+async function checkServerExtensions(reqs: ExtensionRequirement[], server: InstalledServer, env: Record<string, string | undefined>, phprc: string | undefined, log: Logger): Promise<void> {
+  const names = [...new Set(reqs.map((r) => r.name))];
+  const found = await serverExtensions(server.path, env, phprc);
+  if ('error' in found) {
+    log.warn(`could not ask the application server for its extensions (${found.error}): the requirements on ${names.map((n) => `ext-${n}`).join(', ')} are not checked at build`);
+    return;
+  }
+  checkExtensions(reqs, { names: found.names, label: `PHP ${found.php} (application server ${server.version})` });
+  const by = [...new Set(reqs.map((r) => (r.by.startsWith('php.ini') ? 'php.ini' : 'Composer files')))].sort().join(' and ');
+  log.info(`extensions required by ${by}, all available: ${names.join(', ')} (the server's own list, PHP ${found.php})`);
 }

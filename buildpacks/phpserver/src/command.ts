@@ -10,12 +10,14 @@ import path from 'node:path';
 import type { Plan, LaunchDecision } from '../../../lib/launch/entry.ts';
 import type { LaunchContext, RuntimeLaunch } from '../../../lib/launch/context.ts';
 import { raw } from '../../../lib/config/read.ts';
+import { PICO_REFUSAL } from './instance.ts';
 
 export interface PhpServerDecision extends LaunchDecision {
   runtime: 'phpserver';
   /** Relative to the app root; `.` for the root. */
   webroot: string;
-  server: { id: string; version: string; php: string; caddy: string; path: string; source: string };
+  /** `variable`: the operator variable that names this line's server at launch (RBP_TOOL_FRANKENPHP, RBP_TOOL_FRANKENPHP_8_5). */
+  server: { id: string; version: string; php: string; caddy: string; path: string; source: string; variable?: string };
   /** Relative to the app root, validated at build. */
   worker?: string;
   /** Directory holding php.ini (PHPRC), when the project has one. */
@@ -23,7 +25,7 @@ export interface PhpServerDecision extends LaunchDecision {
 }
 
 export function planPhpServer(d: PhpServerDecision, { env, appDir, port }: LaunchContext): Plan {
-  const server = raw(env, 'RBP_TOOL_FRANKENPHP') ?? d.server.path;
+  const server = raw(env, overrideVariable(d)) ?? d.server.path;
   const root = path.resolve(appDir, d.webroot);
   const worker = d.worker ? path.resolve(appDir, d.worker) : undefined;
   const processEnv: Record<string, string> = d.phprc ? { PHPRC: d.phprc } : {};
@@ -44,9 +46,13 @@ export function planPhpServer(d: PhpServerDecision, { env, appDir, port }: Launc
 
 export const PHPSERVER_PORT_VARIABLE = 'CC_PHPSERVER_PORT';
 
+/** The operator variable naming the run image's server of this build's line (an older build: the default's). */
+const overrideVariable = (d: PhpServerDecision): string => d.server.variable ?? 'RBP_TOOL_FRANKENPHP';
+
 /** The phpserver runtime's launch: its port variable and its plan. */
 export const phpServerLaunch = (d: PhpServerDecision): RuntimeLaunch => ({
   portVariable: PHPSERVER_PORT_VARIABLE,
-  serverOverride: { variable: 'RBP_TOOL_FRANKENPHP', builtPath: d.server.path },
+  serverOverride: { variable: overrideVariable(d), builtPath: d.server.path },
+  refusals: [PICO_REFUSAL],
   plan: (ctx) => planPhpServer(d, ctx),
 });

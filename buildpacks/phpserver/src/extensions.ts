@@ -1,8 +1,9 @@
 /**
- * PHP extensions (contract, "Included PHP extensions"): the server's PHP has a fixed list; with
- * CC_PHP_VERSION=8.5, `memcache` and `pdo_sqlsrv` are missing. The `ext-*` requirements of
- * composer.json and composer.lock are checked against it at build, so an app that needs an extension
- * the server lacks fails here with its name rather than at its first request.
+ * PHP extensions (contract, "Included PHP extensions"). The `ext-*` requirements of composer.json and
+ * composer.lock are checked at build, so an app that needs an extension the server lacks fails here
+ * with its name rather than at its first request: first against the contract's rule for
+ * CC_PHP_VERSION=8.5 (no memcache, no pdo_sqlsrv), before anything is installed; then against the
+ * list the installed server itself reports (server-extensions.ts), never a table of ours.
  */
 import { UserError } from '../../../lib/errors.ts';
 import type { ComposerJson, ComposerLock } from './composer-files.ts';
@@ -24,19 +25,8 @@ export const MISSING_BY_VERSION: Record<ServerVersion['selector'], readonly stri
   '8.5': ['memcache', 'pdo_sqlsrv'],
 };
 
-/**
- * Extensions compiled into every PHP 8 build, which the contract's list leaves out because they
- * cannot be left out of PHP (`ext-json` is a common requirement).
- */
-export const ALWAYS_PRESENT = ['core', 'date', 'hash', 'json', 'libxml', 'pcre', 'random', 'reflection', 'spl', 'standard'];
-
 /** Composer's platform names for extensions whose PHP name differs. */
 const ALIASES: Record<string, string> = { 'zend-opcache': 'opcache', 'zend opcache': 'opcache' };
-
-export function availableExtensions(version: ServerVersion): Set<string> {
-  const missing = new Set(MISSING_BY_VERSION[version.selector]);
-  return new Set([...INCLUDED_EXTENSIONS.filter((e) => !missing.has(e)), ...ALWAYS_PRESENT]);
-}
 
 export interface ExtensionRequirement {
   /** The extension's name as PHP knows it (`pdo_mysql`). */
@@ -73,23 +63,50 @@ export function extensionRequirements(json: ComposerJson, lock: ComposerLock | u
   return out;
 }
 
-/** Throws `phpserver/extensions/unavailable` naming every required extension the server lacks. */
-export function checkExtensions(reqs: ExtensionRequirement[], version: ServerVersion): void {
-  const available = availableExtensions(version);
-  const missing = reqs.filter((r) => !available.has(r.name));
+/** What the build checks requirements against: the server's own list, and how to name that server. */
+export interface ServerExtensionSet {
+  names: ReadonlySet<string>;
+  /** `PHP 8.4.11 (application server 1.11.1)`. */
+  label: string;
+}
+
+/** Throws `phpserver/extensions/unavailable` for a requirement the contract rules out with CC_PHP_VERSION=8.5. */
+export function checkLineExtensions(reqs: ExtensionRequirement[], version: ServerVersion): void {
+  const dropped = new Set(MISSING_BY_VERSION[version.selector]);
+  const missing = reqs.filter((r) => dropped.has(r.name));
   if (missing.length === 0) return;
   const names = [...new Set(missing.map((r) => r.name))];
-  const dropped = names.filter((n) => MISSING_BY_VERSION[version.selector].includes(n));
-  const serverLabel = `PHP ${version.php} (application server ${version.server}${version.selector === '8.5' ? ', CC_PHP_VERSION=8.5' : ''})`;
   throw new UserError({
     id: 'phpserver/extensions/unavailable',
-    title: `PHP extension${names.length > 1 ? 's' : ''} ${names.join(', ')} ${names.length > 1 ? 'are' : 'is'} not available in ${serverLabel}`,
-    seen: { what: 'ext-* requirements', value: names.map((n) => `ext-${n}`).join(', '), where: missing.every((r) => r.by.startsWith('php.ini')) ? 'php.ini' : missing.some((r) => r.by.startsWith('php.ini')) ? 'composer.json / composer.lock, php.ini' : 'composer.json / composer.lock' },
-    rule: `the server's PHP has a fixed set of extensions${version.selector === '8.5' ? '; with CC_PHP_VERSION=8.5, memcache and pdo_sqlsrv are not included' : ''}`,
+    title: `PHP extension${names.length > 1 ? 's' : ''} ${names.join(', ')} ${names.length > 1 ? 'are' : 'is'} not available in PHP ${version.php} (application server ${version.server}, CC_PHP_VERSION=8.5)`,
+    seen: { what: 'ext-* requirements', value: names.map((n) => `ext-${n}`).join(', '), where: requirementSources(missing) },
+    rule: 'with CC_PHP_VERSION=8.5, memcache and pdo_sqlsrv are not included',
+    fix: `unset CC_PHP_VERSION to use PHP ${SERVER_VERSIONS.default.php}, which includes ${names.join(', ')}, or drop the requirement`,
+    details: missing.map((r) => `ext-${r.name} required by ${r.by}`),
+  });
+}
+
+/** Where the requirements in `reqs` come from, for `seen.where`: the Composer files, php.ini, or both. */
+function requirementSources(reqs: ExtensionRequirement[]): string {
+  const ini = reqs.filter((r) => r.by.startsWith('php.ini')).length;
+  return ini === reqs.length ? 'php.ini' : ini > 0 ? 'composer.json / composer.lock, php.ini' : 'composer.json / composer.lock';
+}
+
+/** Throws `phpserver/extensions/unavailable` naming every required extension the server lacks. */
+export function checkExtensions(reqs: ExtensionRequirement[], server: ServerExtensionSet): void {
+  const missing = reqs.filter((r) => !server.names.has(r.name));
+  if (missing.length === 0) return;
+  const names = [...new Set(missing.map((r) => r.name))];
+  const contract = names.filter((n) => (INCLUDED_EXTENSIONS as readonly string[]).includes(n));
+  throw new UserError({
+    id: 'phpserver/extensions/unavailable',
+    title: `PHP extension${names.length > 1 ? 's' : ''} ${names.join(', ')} ${names.length > 1 ? 'are' : 'is'} not available in ${server.label}`,
+    seen: { what: 'ext-* requirements', value: names.map((n) => `ext-${n}`).join(', '), where: requirementSources(missing) },
+    rule: "an app's ext-* requirements must be extensions the application server loads (its own list, asked at build)",
     fix:
-      dropped.length > 0 && version.selector === '8.5'
-        ? `unset CC_PHP_VERSION to use PHP ${SERVER_VERSIONS.default.php}, which includes ${dropped.join(', ')}, or drop the requirement`
-        : `remove the requirement on ${names.map((n) => `ext-${n}`).join(', ')} (and the packages that need it), or use an extension of the list`,
-    details: [...missing.map((r) => `ext-${r.name} required by ${r.by}`), `available: ${[...available].filter((e) => !ALWAYS_PRESENT.includes(e)).join(', ')}`],
+      contract.length > 0
+        ? `${contract.join(', ')} ${contract.length > 1 ? 'are' : 'is'} in the contract's list but not in this server: its build had no source for ${contract.length > 1 ? 'them' : 'it'} (buildpacks/phpserver/README.md lists them); drop the requirement, or the operator provides a server that has ${contract.length > 1 ? 'them' : 'it'} (RBP_TOOL_FRANKENPHP)`
+        : `remove the requirement on ${names.map((n) => `ext-${n}`).join(', ')} (and the packages that need it), or use an extension the server has`,
+    details: [...missing.map((r) => `ext-${r.name} required by ${r.by}`), `the server has: ${[...server.names].sort().join(', ')}`],
   });
 }

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { renderUserError } from '../../../lib/errors.ts';
-import { checkExtensions } from './extensions.ts';
+import { checkLineExtensions } from './extensions.ts';
 import { iniExtensionRequirements, iniPairs } from './ini-requirements.ts';
 import { SERVER_VERSIONS } from './server-version.ts';
 
@@ -32,7 +32,7 @@ describe('extensions php.ini needs (issue 30 item 5)', () => {
     const reqs = iniExtensionRequirements(app('session.save_handler = memcache\n'));
     let rendered = '';
     try {
-      checkExtensions(reqs, SERVER_VERSIONS['8.5']);
+      checkLineExtensions(reqs, SERVER_VERSIONS['8.5']);
     } catch (e) {
       rendered = renderUserError((e as { data: Parameters<typeof renderUserError>[0] }).data);
     }

@@ -1,8 +1,15 @@
 /**
  * The `php` command (contract: "The `php` command in hooks and scripts runs the server's `php-cli`
- * sub-command"). A layer on the build and launch PATH holds `bin/php`, a shell script that runs
- * `<server> php-cli "$@"`, or the operator's PHP when RBP_TOOL_PHP names one (CI uses Debian's).
- * Both variables are read when the script runs, so the operator may point them elsewhere at launch.
+ * sub-command"). A layer on the build and launch PATH holds `bin/php`, which behaves like the PHP CLI
+ * of the application server's own build (`-v`, `-m`, `-i`, `-r`, `-d`, `-f`, stdin, exit codes,
+ * PHP_BINARY), in this order:
+ * 1. RBP_TOOL_PHP, when the operator names a PHP;
+ * 2. the PHP CLI the server's build ships beside it (`<dir of the server>/php`, as scripts/tools/
+ *    frankenphp.sh installs it): the same PHP, the same extensions, built as the `cli` SAPI;
+ * 3. else the server's own `php-cli` sub-command, which takes a script and nothing else, running a
+ *    small PHP front (php-cli-front.ts, in the layer's share/) that gives it PHP's CLI options (-v, -m,
+ *    -i, -r, -d, -f, stdin); PHP_BINARY then names this command, so Composer's `@php` finds it.
+ * The variables are read when the script runs, so the operator may point them elsewhere at launch.
  * When the operator provides the server, `bin/frankenphp` runs it, so CC_RUN_COMMAND can say
  * `frankenphp …` either way. php.ini at the project root is PHP's configuration (PHPRC).
  */
@@ -10,8 +17,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Layers } from '../../../lib/cnb/layers.ts';
 import { LayerEnv } from '../../../lib/cnb/env.ts';
-import { findOperatorTool } from '../../../lib/deps/index.ts';
+import { findOperatorTool, readToolVersion } from '../../../lib/deps/index.ts';
+import { isExecutableFile } from '../../../lib/fsx.ts';
 import type { Logger } from '../../../lib/log.ts';
+import { PHP_CLI_FRONT } from './php-cli-front.ts';
 import type { InstalledServer } from './server-install.ts';
 
 export const PHP_LAYER = 'php';
@@ -21,19 +30,28 @@ function dq(s: string): string {
   return s.replace(/[\\"$`]/g, (c) => `\\${c}`);
 }
 
-export function phpShim(serverPath: string): string {
+/**
+ * `bin/php`: the operator's PHP, else the CLI beside the server, else the server's php-cli running
+ * `front` (PHP's CLI options over the embed SAPI, php-cli-front.ts) when given, the arguments as is otherwise.
+ */
+export function phpShim(serverPath: string, serverVariable = 'RBP_TOOL_FRANKENPHP', front?: string): string {
   return [
     '#!/bin/sh',
-    '# php for build scripts, hooks and tasks (rbp/phpserver): the application server\'s php-cli sub-command,',
-    '# or the operator\'s PHP when RBP_TOOL_PHP names one.',
+    '# php for build scripts, hooks, tasks and CC_RUN_COMMAND (rbp/phpserver): the operator\'s PHP',
+    '# (RBP_TOOL_PHP), else the PHP CLI of the application server\'s build (php beside it), else the',
+    '# server\'s php-cli sub-command, with PHP_BINARY naming this command for Composer\'s @php.',
     'if [ -n "${RBP_TOOL_PHP:-}" ]; then exec "$RBP_TOOL_PHP" "$@"; fi',
-    `exec "\${RBP_TOOL_FRANKENPHP:-${dq(serverPath)}}" php-cli "$@"`,
+    `server="\${${serverVariable}:-${dq(serverPath)}}"`,
+    'case $server in */*) cli="${server%/*}/php" ;; *) cli= ;; esac',
+    'if [ -n "$cli" ] && [ -f "$cli" ] && [ -x "$cli" ]; then exec "$cli" "$@"; fi',
+    'PHP_BINARY=$0; export PHP_BINARY',
+    front ? `exec "$server" php-cli "${dq(front)}" "$@"` : 'exec "$server" php-cli "$@"',
     '',
   ].join('\n');
 }
 
-export function serverShim(serverPath: string): string {
-  return ['#!/bin/sh', '# The application server the operator provides (RBP_TOOL_FRANKENPHP), as `frankenphp`.', `exec "\${RBP_TOOL_FRANKENPHP:-${dq(serverPath)}}" "$@"`, ''].join('\n');
+export function serverShim(serverPath: string, serverVariable = 'RBP_TOOL_FRANKENPHP'): string {
+  return ['#!/bin/sh', `# The application server the operator provides (${serverVariable}), as \`frankenphp\`.`, `exec "\${${serverVariable}:-${dq(serverPath)}}" "$@"`, ''].join('\n');
 }
 
 export interface PhpCommand {
@@ -42,10 +60,21 @@ export interface PhpCommand {
   binDir: string;
   /** The PHP version that runs build scripts and Composer. */
   version: string;
-  /** `server php-cli` or `RBP_TOOL_PHP=<path>`, for the log. */
+  /** What `php` runs, for the log. */
   origin: string;
   /** PHPRC when the project has php.ini. */
   phprc: string | undefined;
+}
+
+/**
+ * The PHP CLI of the server's own build: `php` beside the server, when it runs and reports the
+ * server's PHP version. Undefined otherwise (an upstream release binary has none).
+ */
+export async function serverCli(server: InstalledServer): Promise<string | undefined> {
+  const cli = path.join(path.dirname(server.path), 'php');
+  if (cli === server.path || !isExecutableFile(cli)) return undefined;
+  const { version } = await readToolVersion(cli, ['-n', '-r', 'echo PHP_VERSION, PHP_EOL;']);
+  return version === server.php ? cli : undefined;
 }
 
 export async function installPhpCommand(o: {
@@ -63,18 +92,23 @@ export async function installPhpCommand(o: {
     expected: o.server.php,
     sbom: { layersDir: o.layers.dir, target: 'launch' },
   });
+  const cli = operator ? undefined : await serverCli(o.server);
   const phpIni = path.join(o.appDir, 'php.ini');
   const phprc = fs.statSync(phpIni, { throwIfNoEntry: false })?.isFile() ? o.appDir : undefined;
-  // Rewritten at every build: it is two lines and names the server of this build.
+  // Rewritten at every build: it is a few lines and names the server of this build.
   const layer = o.layers.fresh(PHP_LAYER, { build: true, launch: true }, { server: o.server.path, phpIni: Boolean(phprc) });
   const binDir = path.join(layer.path, 'bin');
   fs.mkdirSync(binDir, { recursive: true });
-  fs.writeFileSync(path.join(binDir, 'php'), phpShim(o.server.path), { mode: 0o755 });
-  if (o.server.source === 'operator') fs.writeFileSync(path.join(binDir, 'frankenphp'), serverShim(o.server.path), { mode: 0o755 });
+  const front = path.join(layer.path, 'share', 'php-cli.php');
+  fs.mkdirSync(path.dirname(front), { recursive: true });
+  fs.writeFileSync(front, PHP_CLI_FRONT);
+  fs.writeFileSync(path.join(binDir, 'php'), phpShim(o.server.path, o.server.variable, front), { mode: 0o755 });
+  if (o.server.source === 'operator') fs.writeFileSync(path.join(binDir, 'frankenphp'), serverShim(o.server.path, o.server.variable), { mode: 0o755 });
   const env = new LayerEnv();
   if (phprc) env.default('PHPRC', phprc);
   layer.writeEnv(env);
-  const origin = operator ? `RBP_TOOL_PHP=${operator.path}` : `${o.server.path} php-cli`;
+  const origin = operator ? `RBP_TOOL_PHP=${operator.path}` : cli ? `the PHP CLI of the server's build (${cli})` : `${o.server.path} php-cli with PHP's CLI options`;
   o.log.info(`php runs ${origin}${phprc ? '; php.ini at the project root is loaded (PHPRC)' : ''}`);
+  if (!operator && !cli) o.log.warn('the application server has no PHP CLI beside it: php runs its php-cli sub-command with PHP\'s CLI options (-v, -m, -i, -r, -d, -f, stdin) on top; -n, -c, -S and the like need a PHP CLI (RBP_TOOL_PHP)');
   return { php: path.join(binDir, 'php'), binDir, version: operator?.version ?? o.server.php, origin, phprc };
 }

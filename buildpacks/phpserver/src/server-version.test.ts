@@ -39,7 +39,7 @@ describe('checkInstance', () => {
       !
       ! Seen: instance size: "pico" (RBP_INSTANCE_SIZE (rbp build --instance))
       ! Rule: phpserver cannot be deployed on a pico instance; the default instance size is XS
-      ! Fix:  build for XS or a larger instance (rbp build --instance XS), or serve static files with the static runtime, which runs on pico
+      ! Fix:  build and run on XS or a larger instance (rbp build --instance XS, rbp run --instance XS), or serve static files with the static runtime, which runs on pico
       ! (error id: phpserver/instance/pico)"
     `);
   });

@@ -21,6 +21,20 @@ export const SERVER_VERSIONS: Record<ServerVersion['selector'], ServerVersion> =
 /** The PHP line of the default server: `8.4` for 8.4.12. */
 export const DEFAULT_LINE = SERVER_VERSIONS.default.php.split('.').slice(0, 2).join('.');
 
+/** The PHP line a server version carries: `8.4` for 8.4.12, `8.5` for 8.5. */
+export function phpLine(php: string): string {
+  return php.split('.').slice(0, 2).join('.');
+}
+
+/**
+ * The operator variable naming a server of that line (build and launch): RBP_TOOL_FRANKENPHP for the
+ * default line, RBP_TOOL_FRANKENPHP_8_5 for CC_PHP_VERSION=8.5, so one operator can provide both and
+ * an app never gets the other line's PHP.
+ */
+export function serverVariable(v: ServerVersion): string {
+  return v.selector === '8.5' ? 'RBP_TOOL_FRANKENPHP_8_5' : 'RBP_TOOL_FRANKENPHP';
+}
+
 /** CC_PHP_VERSION through lib/config (unset, 8.4 or 8.5; another value is config/CC_PHP_VERSION/invalid). */
 export function selectServer(env: Record<string, string | undefined>): ServerVersion {
   return value(env, 'CC_PHP_VERSION') === '8.5' ? SERVER_VERSIONS['8.5'] : SERVER_VERSIONS.default;
