@@ -45,6 +45,7 @@ const SCRIPTS = {
     'mkdir -p "$CNB_LAYERS_DIR/rt"',
     'cat gen.txt > "$CNB_LAYERS_DIR/rt/gen"',
     'pwd -P > "$CNB_LAYERS_DIR/rt/seen-at"',
+    'id -u > "$CNB_LAYERS_DIR/rt/uid"',
     'stop build-a',
     'printf "[types]\\nlaunch = true\\n" > "$CNB_LAYERS_DIR/rt.toml"',
     'ln -s "$CNB_LAYERS_DIR/lib" lib',
@@ -126,10 +127,13 @@ async function servesGeneration(out: string, gen: string): Promise<void> {
   expect(served.output).not.toMatch(/\n\s+at .+:\d+:\d+\)?\n/);
 }
 
-/** A build of generation `gen` to its end (no step stops it). */
-function buildTo(app: string, out: string, marks: string, gen: string, env: NodeJS.ProcessEnv = process.env) {
+/** A build of generation `gen` to its end (no step stops it), run through `as` (a command that runs another as another user) if given. */
+async function buildTo(app: string, out: string, marks: string, gen: string, env: NodeJS.ProcessEnv = process.env, as: string[] = []) {
   fs.writeFileSync(path.join(app, 'gen.txt'), `${gen}\n`);
-  return rbp(['build', app, '--out', out, ...bpArgs('a', 'b'), '--env', 'STOP_IN=', '--env', `MARKS=${marks}`], { env });
+  const args = ['build', app, '--out', out, ...bpArgs('a', 'b'), '--env', 'STOP_IN=', '--env', `MARKS=${marks}`];
+  if (as.length === 0) return rbp(args, { env });
+  const r = await execa(as[0]!, [...as.slice(1), 'node', '--', RBP, ...args], { reject: false, all: true, env: { ...env, NO_COLOR: '1' } });
+  return { exitCode: r.exitCode ?? -1, all: String(r.all ?? '') };
 }
 
 /**
@@ -137,11 +141,12 @@ function buildTo(app: string, out: string, marks: string, gen: string, env: Node
  * killed with SIGKILL; `whileStopped` looks at OUT in between. What the test started through rbp (a
  * stopped detect is no build's process group) is ended whatever happens.
  */
-async function killAt(o: { app: string; out: string; marks: string; gen: string; step: string; env?: NodeJS.ProcessEnv }, whileStopped: () => Promise<void> | void): Promise<void> {
+async function killAt(o: { app: string; out: string; marks: string; gen: string; step: string; env?: NodeJS.ProcessEnv; as?: string[] }, whileStopped: () => Promise<void> | void): Promise<void> {
   const inBuildpack = IN_BUILDPACKS.includes(o.step);
   fs.writeFileSync(path.join(o.app, 'gen.txt'), `${o.gen}\n`);
   fs.rmSync(path.join(o.marks, 'stopped'), { force: true });
-  const child = spawn('node', ['--', RBP, 'build', o.app, '--out', o.out, ...bpArgs('a', 'b'), '--env', `STOP_IN=${inBuildpack ? o.step : ''}`, '--env', `MARKS=${o.marks}`], {
+  const as = o.as ?? [];
+  const child = spawn(as[0] ?? 'node', [...as.slice(1), ...(as.length ? ['node'] : []), '--', RBP, 'build', o.app, '--out', o.out, ...bpArgs('a', 'b'), '--env', `STOP_IN=${inBuildpack ? o.step : ''}`, '--env', `MARKS=${o.marks}`], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...(o.env ?? process.env), NO_COLOR: '1', ...(inBuildpack ? {} : { RBP_TEST_STOP_AT: o.step }) },
   });
@@ -315,6 +320,55 @@ describe('OUT is complete at every instant', () => {
     expect(run.exitCode, run.all).toBe(0);
     expect(run.all).toContain('the previous build is back');
     expect(complete(out)).toEqual(before);
+    await servesGeneration(out, 'A');
+  });
+
+  it('as a user other than root, the buildpacks run as that user (in a user namespace) and OUT still switches atomically', async () => {
+    // Run as root (CI), the test builds as uid 1000 through setpriv (util-linux); run as a user, as itself.
+    const root = process.getuid?.() === 0;
+    const uid = root ? 1000 : process.getuid!();
+    const as = root ? ['setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--'] : [];
+    const home = tmpDir('rbp-user-');
+    const app = scriptedApp(SCRIPTS, { 'gen.txt': 'A\n' });
+    const marks = tmpDir('rbp-user-marks-');
+    if (root) for (const d of [home, path.dirname(app), marks]) await execa('chown', ['-R', `${uid}:${uid}`, d]);
+    const out = path.join(home, 'out');
+    // Everything rbp writes is the user's own: no folder of the test run's (root's) is needed.
+    const env = { ...process.env, HOME: home, TMPDIR: home, XDG_CACHE_HOME: path.join(home, 'cache'), RBP_DOWNLOAD_CACHE: path.join(home, 'downloads') };
+    const first = await buildTo(app, out, marks, 'A', env, as);
+    expect(first.exitCode, first.all).toBe(0);
+    expect(first.all).not.toContain('not switched atomically');
+    const a = complete(out)!;
+    // Stopped halfway through a buildpack, then killed: OUT is A throughout (the build fills the next generation, not OUT).
+    await killAt({ app, out, marks, gen: 'B', step: 'build-a', env, as }, async () => {
+      expect((await asReadersSeeIt(out, home)).hash).toBe(a.hash);
+    });
+    expect(complete(out)).toEqual(a);
+    const second = await buildTo(app, out, marks, 'B', env, as);
+    expect(second.exitCode, second.all).toBe(0);
+    expect(complete(out)!.gen).toBe('B');
+    // The buildpack ran as the user (not as root of its namespace), at OUT's own path; the files are the user's.
+    const rt = path.join(out, 'layers', 'test_a', 'rt');
+    expect(fs.readFileSync(path.join(rt, 'uid'), 'utf8').trim()).toBe(String(uid));
+    expect(fs.readFileSync(path.join(rt, 'seen-at'), 'utf8').trim()).toBe(path.join(fs.realpathSync(home), 'out', 'workspace'));
+    for (const f of [rt, path.join(out, 'layers', 'test_a', 'lib', 'server.js'), path.join(out, 'workspace', 'gen.txt'), path.join(out, 'rbp.toml')]) expect(fs.statSync(f).uid, f).toBe(uid);
+    await servesGeneration(out, 'B');
+  });
+
+  it('as root that may not mount, with user namespaces refused (as in a container), the build happens in place and says why each way failed', async () => {
+    // A user namespace of the test's own in which rbp is root without CAP_SYS_ADMIN (setpriv drops
+    // it) and may make no user namespace (user.max_user_namespaces is 0 there): a container's root
+    // under a seccomp profile that refuses unshare fails the same two ways.
+    const as = ['unshare', '--user', '--map-root-user', '--', 'sh', '-c', 'echo 0 > /proc/sys/user/max_user_namespaces && exec setpriv --inh-caps=-sys_admin --bounding-set=-sys_admin -- "$@"', 'container'];
+    const app = scriptedApp(SCRIPTS, { 'gen.txt': 'A\n' });
+    const out = path.join(tmpDir('rbp-container-'), 'out');
+    const marks = tmpDir('rbp-container-marks-');
+    const r = await buildTo(app, out, marks, 'A', process.env, as);
+    expect(r.exitCode, r.all).toBe(0);
+    expect(r.all).toContain(
+      `OUT is not switched atomically here (no private mount namespace: mount namespace: unshare failed: Operation not permitted (no CAP_SYS_ADMIN, as in many containers); user namespace: unshare failed: No space left on device (user namespaces turned off or at their limit: sysctl user.max_user_namespaces)): the build happens in ${out} itself`,
+    );
+    expect(complete(out)!.gen).toBe('A');
     await servesGeneration(out, 'A');
   });
 });
