@@ -130,7 +130,13 @@ describe('deploy says why it failed, at once', () => {
     await fetch(`http://127.0.0.1:${port}/crash`).catch(() => undefined);
     await until(() => all.includes('! restarting the app in 200ms (restart 1, --restart on-failure; last exit status 1)'));
     await until(() => all.split('\nstart\n').length >= 3);
-    expect(await (await fetch(`http://127.0.0.1:${port}/`)).text()).toBe('ok');
+    // The restarted app prints "start" before it listens: wait for its answer, not for the line.
+    let body = '';
+    for (let i = 0; i < 300 && !body; i++) {
+      body = await fetch(`http://127.0.0.1:${port}/`).then((x) => x.text(), () => '');
+      if (!body) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(body, all).toBe('ok');
     child.kill('SIGTERM');
     const r = await child;
     expect(r.exitCode).toBe(0);
