@@ -111,9 +111,8 @@ const withoutCommands = {
 // - each module's `import fs from 'node:fs'` becomes `__toESM(require("node:fs"), 1)`, a new object
 //   with a getter per property of the built-in (node:fs has ~100), once per importing module (77
 //   times in the detect CLI): made once per built-in instead (the objects are alike and read-only);
-// - node:crypto (~6 ms to load, with node:stream) and dotenv (which loads node:crypto for its own
-//   encryption) are needed by functions rbp calls, not by any top level: rbp's own imports of them
-//   load them at their first use (LAZY_DEFAULTS).
+// - some modules are needed by functions rbp calls, not by any top level, and cost much to load
+//   (LAZY): rbp's own imports of them load them at their first use.
 const TO_ESM_END = '\n));\n';
 function memoBuiltins(file) {
   const text = fs.readFileSync(file, 'utf8');
@@ -126,20 +125,36 @@ function memoBuiltins(file) {
   const body = text.slice(end + TO_ESM_END.length).replace(/__toESM\(require\("([\w:/]+)"\), 1\)/g, (all, id) => (builtins.has(id) ? `__builtinESM(${JSON.stringify(id)})` : all));
   fs.writeFileSync(file, text.slice(0, end + TO_ESM_END.length) + helper + body);
 }
-const LAZY_DEFAULTS = ['node:crypto', 'dotenv'];
-const lazyDefaults = {
-  name: 'lazy-defaults',
+// What rbp's own imports of a module load at their first use instead of at the bundle's start,
+// and how they import it: its default export (read as `crypto.createHash(...)`), or the functions
+// named (each called as `execa(...)`, `tar.x(...)`). An import of anything else fails the build.
+const LAZY = {
+  // ~6 ms to load, with node:stream; dotenv loads it for its own encryption, which rbp never uses.
+  'node:crypto': 'default',
+  dotenv: 'default',
+  // execa loads child_process, net and stream (~15 ms in a buildpack's build), tar the zlib and
+  // file-system streams: a warm build that reuses everything runs neither.
+  execa: ['execa'],
+  tar: ['c', 't', 'x'],
+};
+const lazyImports = {
+  name: 'lazy-imports',
   setup(b) {
-    b.onResolve({ filter: new RegExp(`^(${LAZY_DEFAULTS.join('|')})$`) }, (a) =>
-      a.kind === 'import-statement' && a.namespace === 'file' && !a.importer.includes(`${path.sep}node_modules${path.sep}`) ? { path: a.path, namespace: 'lazy-default' } : undefined,
+    b.onResolve({ filter: new RegExp(`^(${Object.keys(LAZY).join('|')})$`) }, (a) =>
+      a.kind === 'import-statement' && a.namespace === 'file' && !a.importer.includes(`${path.sep}node_modules${path.sep}`) ? { path: a.path, namespace: 'lazy' } : undefined,
     );
-    // Only a default import resolves (a named one fails the build): `crypto.createHash(...)` reads
-    // the property from the module, loaded then.
-    b.onLoad({ filter: /.*/, namespace: 'lazy-default' }, (a) => ({
-      loader: 'js',
-      resolveDir: root,
-      contents: `let real;\nexport default new Proxy({}, { get: (_, key) => (real ??= require(${JSON.stringify(a.path)}))[key] });\n`,
-    }));
+    b.onLoad({ filter: /.*/, namespace: 'lazy' }, (a) => {
+      const how = LAZY[a.path];
+      const load = `let real;\nconst load = () => (real ??= require(${JSON.stringify(a.path)}));\n`;
+      return {
+        loader: 'js',
+        resolveDir: root,
+        contents:
+          how === 'default'
+            ? `${load}export default new Proxy({}, { get: (_, key) => load()[key] });\n`
+            : load + how.map((f) => `export const ${f} = (...args) => load().${f}(...args);\n`).join(''),
+      };
+    });
   },
 };
 
@@ -321,12 +336,13 @@ await Promise.all(
       if (entry === 'launch') {
         // bin/launch stays one JS file: the build copies it into a launch layer and runs it with a chosen node.
         const outfile = path.join(out, 'bin', entry);
-        await esbuild.build({ ...common, entryPoints: [file], outfile, format: 'cjs', banner: { js: '#!/usr/bin/env node' } });
+        await esbuild.build({ ...common, entryPoints: [file], outfile, format: 'cjs', banner: { js: '#!/usr/bin/env node' }, plugins: [lazyImports] });
+        memoBuiltins(outfile);
         fs.chmodSync(outfile, 0o755);
         return;
       }
       const outfile = path.join(out, 'lib', `${entry}.bundle.cjs`);
-      await esbuild.build({ ...common, stdin: bundleEntry(entry, file), outfile, format: 'cjs' });
+      await esbuild.build({ ...common, stdin: bundleEntry(entry, file), outfile, format: 'cjs', plugins: [lazyImports] });
       memoBuiltins(outfile);
       fs.writeFileSync(path.join(out, 'lib', `${entry}.cjs`), PROGRAM[entry]);
       await execFileAsync(carriedNode ?? process.execPath, ['-e', MAKE_CACHE, outfile, path.join(finalDist, path.relative(dist, outfile))]);
@@ -348,8 +364,8 @@ const cli = {
   format: 'cjs',
 };
 await Promise.all([
-  esbuild.build({ ...cli, outfile: path.join(dist, 'rbp.bundle.cjs'), plugins: [lazyDefaults] }),
-  esbuild.build({ ...cli, outfile: path.join(dist, DETECT_BUNDLE), plugins: [withoutCommands, lazyDefaults] }),
+  esbuild.build({ ...cli, outfile: path.join(dist, 'rbp.bundle.cjs'), plugins: [lazyImports] }),
+  esbuild.build({ ...cli, outfile: path.join(dist, DETECT_BUNDLE), plugins: [withoutCommands, lazyImports] }),
 ]);
 for (const f of ['rbp.bundle.cjs', DETECT_BUNDLE]) memoBuiltins(path.join(dist, f));
 fs.writeFileSync(path.join(dist, 'rbp.js'), RBP_LOADER, { mode: 0o755 });
