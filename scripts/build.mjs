@@ -2,7 +2,7 @@
 // and the CLI into dist/rbp.js (with dist/rbp.bundle.cjs). A buildpack directory holds:
 //   buildpack.toml
 //   bin/detect, bin/build   POSIX sh bootstraps (see BOOTSTRAP): a build image needs no Node.js
-//   lib/detect.cjs, lib/build.cjs   the programs they run: lib/load.cjs runs the bundle of each
+//   lib/detect.cjs, lib/build.cjs   the programs they run: each runs the bundle of its entry
 //                           (lib/<entry>.bundle.cjs, self-contained) with V8's code cache
 //   bin/launch              the launch entrypoint, run as `<node> <layer>/bin/launch` (lib/launch/entry.ts)
 //   node/bin/node           only when packaged with `--with-node[=PATH]`: the Node.js the bootstraps use
@@ -14,6 +14,7 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { builtinModules } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
 
@@ -29,7 +30,7 @@ const dist = path.join(path.dirname(finalDist), `.dist-${process.pid}`);
 const ENTRYPOINTS = ['detect', 'build', 'launch'];
 // lib/detect.cjs and lib/build.cjs are small programs that run the bundle of their entry point
 // (lib/<entry>.bundle.cjs: src/<entry>.ts and what it imports, ~70 KiB for detect, ~2 MB for build)
-// through lib/load.cjs, which compiles it with V8's code cache, lib/<entry>.bundle.cjs.v8cache:
+// through LOAD, which compiles it with V8's code cache, lib/<entry>.bundle.cjs.v8cache:
 // compiling costs Node.js ~50 ms of every build and ~5 ms of every detect otherwise. The cache is
 // made here by the Node.js the bootstraps will use (the carried one, else this one), after the
 // bundle's own top level ran (its module set-up compiled too); a Node.js of another version rejects
@@ -37,13 +38,13 @@ const ENTRYPOINTS = ['detect', 'build', 'launch'];
 // the cache file starts with that path, and the loader uses the cache only at that path (a copied
 // buildpack compiles as usual). A bundle only exports: the program decides to run it.
 const WRAP = ['(function (exports, require, module, __filename, __dirname) { ', '\n})'];
-const LOAD = `'use strict';
-// Loads lib/<entry>.bundle.cjs with V8's code cache made for it (scripts/build.mjs) and returns its exports.
-const fs = require('node:fs');
-const path = require('node:path');
-const vm = require('node:vm');
-const { createRequire } = require('node:module');
-module.exports = function load(entry) {
+// The loader both programs start with (each carries it: no third file to resolve and compile):
+// runs lib/<entry>.bundle.cjs with V8's code cache made for it (MAKE_CACHE) and returns its exports.
+const LOAD = `function load(entry) {
+  const fs = require('node:fs');
+  const path = require('node:path');
+  const vm = require('node:vm');
+  const { createRequire } = require('node:module');
   const file = path.join(__dirname, entry + '.bundle.cjs');
   let cachedData;
   try {
@@ -57,8 +58,7 @@ module.exports = function load(entry) {
   const bundle = { exports: {}, id: file, filename: file, loaded: false };
   new vm.Script(wrapped, { filename: file, cachedData }).runInThisContext().call(bundle.exports, bundle.exports, createRequire(file), bundle, file, __dirname);
   return bundle.exports;
-};
-`;
+}`;
 // Run by the Node.js that will use the cache (V8 accepts only a cache of its own version and flags):
 // argv: the bundle as built now, and the path it will have once the build is moved into place.
 const MAKE_CACHE = `const fs = require('node:fs'); const vm = require('node:vm'); const { createRequire } = require('node:module');
@@ -84,6 +84,80 @@ const DEFERRED_CA_CERTS = '_RBP_DEFERRED_NODE_EXTRA_CA_CERTS';
 // line, even after the script's name, and exits 9 when the file is missing, before any JavaScript
 // runs, unless `--` ends its own options; rbp's --env-file is rbp's to read. The package's bin is
 // dist/rbp (RBP_BIN), which always runs this file that way.
+// dist/${DETECT_BUNDLE}: the CLI for `rbp detect` (run by a platform on every build), `rbp --version` and
+// `rbp help`, which need none of the modules cli.ts imports for its other commands (build, launch,
+// packaging: execa, tar, the OCI code). Those imports resolve to a module that fails loudly instead:
+// RBP_LOADER never runs these commands from this bundle. Its name does not start with `rbp`: the
+// package's bin and loader are dist/rbp and dist/rbp.js, and the whole CLI stays dist/rbp.bundle.cjs.
+const DETECT_BUNDLE = 'cli-detect.bundle.cjs';
+const DETECT_BUNDLE_ARGS = ['detect', 'version', '--version', '-V', 'help', '--help', '-h', ''];
+const NOT_FOR_DETECT = ['build.ts', 'launcher.ts', 'cli-package.ts', 'deploy.ts', 'cli-prune.ts'].map((f) => path.join(root, 'lib', 'platform', f));
+const withoutCommands = {
+  name: 'without-commands',
+  setup(b) {
+    b.onResolve({ filter: /\.ts$/ }, (a) => {
+      const p = path.resolve(a.resolveDir, a.path);
+      return a.kind === 'dynamic-import' && NOT_FOR_DETECT.includes(p) ? { path: p, namespace: 'not-for-detect' } : undefined;
+    });
+    b.onLoad({ filter: /.*/, namespace: 'not-for-detect' }, (a) => ({
+      loader: 'js',
+      contents: `throw new Error(${JSON.stringify(`${path.relative(root, a.path)} is not in ${DETECT_BUNDLE}: rbp.js runs only detect, version and help from it (scripts/build.mjs)`)});`,
+    }));
+  },
+};
+
+// Loading a bundle is mostly its top level: every module imported statically runs its imports.
+// Two costs there are esbuild's, not rbp's, and are taken away after the fact:
+// - each module's `import fs from 'node:fs'` becomes `__toESM(require("node:fs"), 1)`, a new object
+//   with a getter per property of the built-in (node:fs has ~100), once per importing module (77
+//   times in the detect CLI): made once per built-in instead (the objects are alike and read-only);
+// - some modules are needed by functions rbp calls, not by any top level, and cost much to load
+//   (LAZY): rbp's own imports of them load them at their first use.
+const TO_ESM_END = '\n));\n';
+function memoBuiltins(file) {
+  const text = fs.readFileSync(file, 'utf8');
+  const at = text.indexOf('var __toESM = ');
+  if (at < 0) return;
+  const end = text.indexOf(TO_ESM_END, at);
+  if (end < 0) throw new Error(`${file}: esbuild's __toESM is not where scripts/build.mjs expects it`);
+  const helper = '\nvar __builtinESM = /* @__PURE__ */ ((made) => (id) => made.get(id) ?? made.set(id, __toESM(require(id), 1)).get(id))(new Map());\n';
+  const builtins = new Set(builtinModules.flatMap((m) => [m, `node:${m}`]));
+  const body = text.slice(end + TO_ESM_END.length).replace(/__toESM\(require\("([\w:/]+)"\), 1\)/g, (all, id) => (builtins.has(id) ? `__builtinESM(${JSON.stringify(id)})` : all));
+  fs.writeFileSync(file, text.slice(0, end + TO_ESM_END.length) + helper + body);
+}
+// What rbp's own imports of a module load at their first use instead of at the bundle's start,
+// and how they import it: its default export (read as `crypto.createHash(...)`), or the functions
+// named (each called as `execa(...)`, `tar.x(...)`). An import of anything else fails the build.
+const LAZY = {
+  // ~6 ms to load, with node:stream; dotenv loads it for its own encryption, which rbp never uses.
+  'node:crypto': 'default',
+  dotenv: 'default',
+  // execa loads child_process, net and stream (~15 ms in a buildpack's build), tar the zlib and
+  // file-system streams: a warm build that reuses everything runs neither.
+  execa: ['execa'],
+  tar: ['c', 't', 'x'],
+};
+const lazyImports = {
+  name: 'lazy-imports',
+  setup(b) {
+    b.onResolve({ filter: new RegExp(`^(${Object.keys(LAZY).join('|')})$`) }, (a) =>
+      a.kind === 'import-statement' && a.namespace === 'file' && !a.importer.includes(`${path.sep}node_modules${path.sep}`) ? { path: a.path, namespace: 'lazy' } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'lazy' }, (a) => {
+      const how = LAZY[a.path];
+      const load = `let real;\nconst load = () => (real ??= require(${JSON.stringify(a.path)}));\n`;
+      return {
+        loader: 'js',
+        resolveDir: root,
+        contents:
+          how === 'default'
+            ? `${load}export default new Proxy({}, { get: (_, key) => load()[key] });\n`
+            : load + how.map((f) => `export const ${f} = (...args) => load().${f}(...args);\n`).join(''),
+      };
+    });
+  },
+};
+
 const MIN_RBP_NODE_MAJOR = 20;
 const RBP_LOADER = `#!/usr/bin/env -S node --
 'use strict';
@@ -96,7 +170,11 @@ const fs = require('node:fs');
 const path = require('node:path');
 const vm = require('node:vm');
 const { createRequire } = require('node:module');
-const file = path.join(__dirname, 'rbp.bundle.cjs');
+// detect, version and help run ${DETECT_BUNDLE}: the CLI without the build, run, deploy and packaging
+// code (a third of the size, most of the load); every other command, or a copy of rbp.js without it,
+// runs the whole CLI.
+const light = ${JSON.stringify(DETECT_BUNDLE_ARGS)}.includes(process.argv[2] ?? '') && fs.existsSync(path.join(__dirname, '${DETECT_BUNDLE}'));
+const file = path.join(__dirname, light ? '${DETECT_BUNDLE}' : 'rbp.bundle.cjs');
 const cacheFile = file + '.v8cache';
 // How much of rbp a command runs: a cache made by a lower rank is replaced by a higher one's.
 const rank = { build: 2, deploy: 2 }[process.argv[2]] ?? 1;
@@ -219,13 +297,15 @@ const PROGRAM = {
   detect: `${DETECT_API_MARK}
 'use strict';
 // bin/detect's program (scripts/build.mjs); rbp requires it to run the detect in its own process.
-const detect = require('./load.cjs')('detect');
+${LOAD}
+const detect = load('detect');
 if (require.main === module) detect.main();
 else module.exports = detect;
 `,
   build: `'use strict';
 // bin/build's program (scripts/build.mjs).
-require('./load.cjs')('build').main();
+${LOAD}
+load('build').main();
 `,
 };
 
@@ -250,19 +330,20 @@ await Promise.all(
       fs.chmodSync(path.join(out, 'node', 'bin', 'node'), 0o755);
     }
     fs.mkdirSync(path.join(out, 'lib'), { recursive: true });
-    fs.writeFileSync(path.join(out, 'lib', 'load.cjs'), LOAD);
     return ENTRYPOINTS.map(async (entry) => {
       const file = path.join(src, 'src', `${entry}.ts`);
       if (!fs.existsSync(file)) throw new Error(`${name}: src/${entry}.ts is missing`);
       if (entry === 'launch') {
         // bin/launch stays one JS file: the build copies it into a launch layer and runs it with a chosen node.
         const outfile = path.join(out, 'bin', entry);
-        await esbuild.build({ ...common, entryPoints: [file], outfile, format: 'cjs', banner: { js: '#!/usr/bin/env node' } });
+        await esbuild.build({ ...common, entryPoints: [file], outfile, format: 'cjs', banner: { js: '#!/usr/bin/env node' }, plugins: [lazyImports] });
+        memoBuiltins(outfile);
         fs.chmodSync(outfile, 0o755);
         return;
       }
       const outfile = path.join(out, 'lib', `${entry}.bundle.cjs`);
-      await esbuild.build({ ...common, stdin: bundleEntry(entry, file), outfile, format: 'cjs' });
+      await esbuild.build({ ...common, stdin: bundleEntry(entry, file), outfile, format: 'cjs', plugins: [lazyImports] });
+      memoBuiltins(outfile);
       fs.writeFileSync(path.join(out, 'lib', `${entry}.cjs`), PROGRAM[entry]);
       await execFileAsync(carriedNode ?? process.execPath, ['-e', MAKE_CACHE, outfile, path.join(finalDist, path.relative(dist, outfile))]);
       fs.writeFileSync(path.join(out, 'bin', entry), BOOTSTRAP(entry), { mode: 0o755 });
@@ -274,15 +355,19 @@ const { version } = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 
 // The CLI: one CommonJS bundle, dist/rbp.bundle.cjs, that dist/rbp.js runs with V8's code cache
 // (RBP_LOADER). A command's own code (build, run, packaging) is still evaluated only when the command
 // runs (the CLI's dynamic imports stay lazy inside the bundle).
-await esbuild.build({
+const cli = {
   ...common,
   // import.meta.url names the bundle (rbp finds dist/buildpacks beside it).
   define: { __RBP_VERSION__: JSON.stringify(version), 'import.meta.url': '__rbpUrl' },
   banner: { js: "const __rbpUrl = require('node:url').pathToFileURL(__filename).href;" },
   entryPoints: [path.join(root, 'scripts', 'rbp.ts')],
-  outfile: path.join(dist, 'rbp.bundle.cjs'),
   format: 'cjs',
-});
+};
+await Promise.all([
+  esbuild.build({ ...cli, outfile: path.join(dist, 'rbp.bundle.cjs'), plugins: [lazyImports] }),
+  esbuild.build({ ...cli, outfile: path.join(dist, DETECT_BUNDLE), plugins: [withoutCommands, lazyImports] }),
+]);
+for (const f of ['rbp.bundle.cjs', DETECT_BUNDLE]) memoBuiltins(path.join(dist, f));
 fs.writeFileSync(path.join(dist, 'rbp.js'), RBP_LOADER, { mode: 0o755 });
 fs.writeFileSync(path.join(dist, 'rbp'), RBP_BIN, { mode: 0o755 });
 // dist/rbp.js is CommonJS (the package is "type": "module"): no ES module loader to start.
@@ -294,5 +379,5 @@ fs.rmSync(old, { recursive: true, force: true });
 const shown = path.relative(root, finalDist) || finalDist;
 // Detect runs on every build, each time a Node.js start plus this file's load: its size is watched.
 const kib = (f) => `${(fs.statSync(f).size / 1024).toFixed(1)} KiB`;
-console.log(`detect bundles: ${names.map((n) => `${n} ${kib(path.join(finalDist, 'buildpacks', n, 'lib', 'detect.bundle.cjs'))}`).join(', ')}; rbp.bundle.cjs ${kib(path.join(finalDist, 'rbp.bundle.cjs'))}`);
+console.log(`detect bundles: ${names.map((n) => `${n} ${kib(path.join(finalDist, 'buildpacks', n, 'lib', 'detect.bundle.cjs'))}`).join(', ')}; rbp.bundle.cjs ${kib(path.join(finalDist, 'rbp.bundle.cjs'))}, ${DETECT_BUNDLE} ${kib(path.join(finalDist, DETECT_BUNDLE))}`);
 console.log(`built ${names.map((n) => `${shown}/buildpacks/${n}`).join(', ')} and ${shown}/rbp.js${carriedNode ? ` (each buildpack carries ${carriedNode})` : ''}`);

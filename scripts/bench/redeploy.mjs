@@ -1,7 +1,7 @@
 // Warm redeploy benchmark: `rbp deploy fixtures/node-hello --check` (detect, restore, build, export,
 // then start the app, health check until 200, stop it) again and again on an unchanged app, with the
 // same OUT and cache. The first run fills the cache (Node.js, npm) and is not counted; then at least
-// five timed runs. The goal (issue 14) is under one second end to end. Each run's phases come from
+// five timed runs. The goal (issue 27; issue 14 asked under one second) is 250 ms end to end. Each run's phases come from
 // rbp's own summary line (`- time: detect 50ms, restore 1.1s, ...`); what is left of the wall time is
 // rbp's start, the launch, the health check and the stop.
 import { spawn } from 'node:child_process';
@@ -15,7 +15,7 @@ import { freePort, median } from '../bench-lib.mjs';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const rbp = path.join(root, 'dist', 'rbp.js');
 const app = path.join(root, 'fixtures', 'node-hello');
-const GOAL_MS = 1000;
+const GOAL_MS = 250;
 const TIMEOUT_MS = 300_000;
 
 /** "50ms", "1.1s", "2m05s" (lib/log.ts formatDuration) in ms. */
@@ -94,8 +94,8 @@ export async function run({ rounds = 5 } = {}) {
       rounds,
       'first deploy, cache filled (ms)': Math.round(cold.wall),
       'warm redeploy, median (ms)': wall,
-      goal: `< ${GOAL_MS} ms`,
-      'goal met': wall < GOAL_MS,
+      goal: `≤ ${GOAL_MS} ms`,
+      'goal met': wall <= GOAL_MS,
       'phases, median (ms)': { ...phaseMedians, 'rbp start + launch + health check + stop': Math.round(rest) },
       'all rounds (ms)': runs.map((r) => Math.round(r.wall)),
     };
