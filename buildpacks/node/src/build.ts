@@ -9,7 +9,7 @@ import path from 'node:path';
 import type { BuildContext } from '../../../lib/cnb/context.ts';
 import { operatorVariable } from '../../../lib/deps/operator.ts';
 import { isUserError, UserError } from '../../../lib/errors.ts';
-import { installLaunch } from '../../../lib/launch/entry.ts';
+import { installLaunch } from '../../../lib/launch/install.ts';
 import { Logger } from '../../../lib/log.ts';
 import { cacheEnv, installDependencies, modulesMetadata, PACKAGE_CACHE_LAYER, yarnLinker } from './dependencies.ts';
 import type { NodeDecision } from './launch-plan.ts';

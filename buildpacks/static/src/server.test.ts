@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { launchContext } from '../../../lib/launch/context.ts';
+import { launchContext } from '../../../lib/launch/plan.ts';
 import { parseFlags, serverPlan, type StaticDecision } from './server.ts';
 
 const APP = '/srv/app';
