@@ -69,20 +69,24 @@ export function prependPath(env: EnvMap, name: string, dir: string): void {
  * Layer roots: `<layer>/bin` → PATH, `<layer>/lib` → LD_LIBRARY_PATH (and LIBRARY_PATH at build),
  * `<layer>/include` → CPATH and `<layer>/pkgconfig` → PKG_CONFIG_PATH at build only.
  */
-export function applyLayerRoots(env: EnvMap, layerDir: string, phase: 'build' | 'launch'): void {
+export function applyLayerRoots(env: EnvMap, layerDir: string, phase: 'build' | 'launch', shownAs = layerDir): void {
   const roots: [string, string[]][] =
     phase === 'build'
       ? [['bin', ['PATH']], ['lib', ['LD_LIBRARY_PATH', 'LIBRARY_PATH']], ['include', ['CPATH']], ['pkgconfig', ['PKG_CONFIG_PATH']]]
       : [['bin', ['PATH']], ['lib', ['LD_LIBRARY_PATH']]];
   for (const [sub, vars] of roots) {
     const d = path.join(layerDir, sub);
-    if (fs.existsSync(d) && fs.statSync(d).isDirectory()) for (const v of vars) prependPath(env, v, d);
+    if (fs.existsSync(d) && fs.statSync(d).isDirectory()) for (const v of vars) prependPath(env, v, path.join(shownAs, sub));
   }
 }
 
-/** Applies one layer: its roots, then its env dirs for the phase (and process type at launch). */
-export function applyLayer(env: EnvMap, layerDir: string, phase: 'build' | 'launch', processType?: string): void {
-  applyLayerRoots(env, layerDir, phase);
+/**
+ * Applies one layer: its roots, then its env dirs for the phase (and process type at launch).
+ * `shownAs` is the path the processes that get the env see the layer at, when it differs from where
+ * it is read (a build's new generation, seen at OUT's path).
+ */
+export function applyLayer(env: EnvMap, layerDir: string, phase: 'build' | 'launch', processType?: string, shownAs = layerDir): void {
+  applyLayerRoots(env, layerDir, phase, shownAs);
   applyLayerEnv(env, layerDir, phase, processType);
 }
 

@@ -8,7 +8,7 @@ const TITLES: Record<Scope, string> = {
   static: '`static`',
   phpserver: '`phpserver`',
   operator: 'Operator settings of rbp (its own environment, or the build-config env under a platform)',
-  internal: 'Set by rbp itself for the buildpacks and the launch entrypoint (not set by hand)',
+  internal: 'Set by rbp itself for the buildpacks and the launch entrypoint, or by its tests (not set by hand)',
 };
 
 const cell = (s: string) => s.replaceAll('|', '\\|');

@@ -107,6 +107,14 @@ export async function copyOperatorTool(o: {
     throw e;
   }
   const size = [target, ...libs.map((l) => path.join(layer.path, 'lib', l.soname))].reduce((n, f) => n + fs.statSync(f).size, 0);
-  o.log.info(`copied ${o.tool.variable}=${o.tool.path}${libs.length ? ` and ${libs.map((l) => l.soname).join(', ')}` : ''} into the launch layer ${o.layerName} (${(size / 1e6).toFixed(1)} MB), so the image runs it anywhere`);
+  o.log.info(`copied ${o.tool.variable}=${o.tool.path}${librariesPhrase(libs.map((l) => l.soname))} into the launch layer ${o.layerName} (${(size / 1e6).toFixed(1)} MB), so the image runs it anywhere`);
   return { layer, path: target };
+}
+
+/** ` and libphp.so`, or ` and 75 libraries it loads (libphp.so, libxml2.so.2, libz.so.1, …)`: one line, however many. */
+export function librariesPhrase(sonames: string[]): string {
+  if (sonames.length === 0) return '';
+  if (sonames.length === 1) return ` and ${sonames[0]}`;
+  const shown = sonames.slice(0, 3).join(', ');
+  return ` and ${sonames.length} libraries it loads (${shown}${sonames.length > 3 ? ', …' : ''})`;
 }

@@ -47,7 +47,10 @@ export function referenceLauncher(): string {
 }
 
 export interface AppImageOptions {
+  /** OUT: the path the app's own files name (the image links it to /layers and /workspace). */
   out: string;
+  /** Where the build is now, when not yet at OUT (rbp build hands over its new generation before OUT switches to it). */
+  from?: string;
   image: string;
   /** An OCI layout folder holding the run image (scripts/tools/run-image.sh makes one). */
   runImage: string;
@@ -144,7 +147,8 @@ export interface PreparedImage {
  */
 export async function prepareAppImage(o: AppImageOptions): Promise<PreparedImage> {
   const started = performance.now();
-  const md = readLaunchMetadata(o.out);
+  const src = path.resolve(o.from ?? o.out);
+  const md = readLaunchMetadata(src);
   if (!md) throw imageError('OUT', o.out, 'An app image is made from a finished build (OUT/layers/config/metadata.toml).', 'Run rbp build first.');
   const runLayout = runImageLayout(o.runImage);
   let run;
@@ -204,7 +208,7 @@ export async function prepareAppImage(o: AppImageOptions): Promise<PreparedImage
     // .toml lives in the image label), taken from OUT as it is.
     const bpLayers: Record<string, Record<string, { sha: string; launch: true }>> = {};
     for (const bp of md.buildpacks) {
-      const bpDir = path.join(out, 'layers', escapeId(bp.id));
+      const bpDir = path.join(src, 'layers', escapeId(bp.id));
       for (const dir of launchLayers(bpDir)) {
         const name = path.basename(dir);
         const prefix = `${LAYERS_DIR.slice(1)}/${escapeId(bp.id)}`;
@@ -216,11 +220,11 @@ export async function prepareAppImage(o: AppImageOptions): Promise<PreparedImage
     // /layers/config/metadata.toml, the buildpacks' folders, and the links that keep OUT's paths true.
     const cfg = path.join(tmp, 'config');
     fs.mkdirSync(path.join(cfg, 'layers', 'config'), { recursive: true });
-    fs.copyFileSync(path.join(out, 'layers', 'config', 'metadata.toml'), path.join(cfg, 'layers', 'config', 'metadata.toml'));
+    fs.copyFileSync(path.join(src, 'layers', 'config', 'metadata.toml'), path.join(cfg, 'layers', 'config', 'metadata.toml'));
     for (const bp of md.buildpacks) {
       const d = path.join(cfg, 'layers', escapeId(bp.id));
       fs.mkdirSync(d, { recursive: true });
-      const store = path.join(out, 'layers', escapeId(bp.id), 'store.toml');
+      const store = path.join(src, 'layers', escapeId(bp.id), 'store.toml');
       if (fs.existsSync(store)) fs.copyFileSync(store, path.join(d, 'store.toml'));
     }
     if (out !== LAYERS_DIR.slice(0, -'/layers'.length)) {
@@ -231,7 +235,7 @@ export async function prepareAppImage(o: AppImageOptions): Promise<PreparedImage
     const configLayer = await layer('config', 'rbp: /layers/config/metadata.toml, links from OUT to /layers and /workspace', contentFingerprint(cfg), () => w.addLayer(cfg));
 
     // The app, from OUT/workspace as it is.
-    const appLayer = await layer('app', 'rbp: the application at /workspace', treeFingerprint([path.join(out, 'workspace')], '', { content: true }), () => w.addLayer(out, undefined, { entries: ['workspace'], owner: cnbOwned }));
+    const appLayer = await layer('app', 'rbp: the application at /workspace', treeFingerprint([path.join(src, 'workspace')], '', { content: true }), () => w.addLayer(src, undefined, { entries: ['workspace'], owner: cnbOwned }));
 
     const dflt = md['buildpack-default-process-type'];
     const { path: runPath, rest: runEnv } = imageEnv(run.config);

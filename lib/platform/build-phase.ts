@@ -19,6 +19,7 @@ import { parseRenderedError } from '../errors.ts';
 import { bpKey, planFor, type PhaseEnv } from './detect.ts';
 import { buildProcessEnv } from './env.ts';
 import { isDir } from './fsops.ts';
+import type { OutNamespace } from './out-namespace.ts';
 import type { Interrupt } from './interrupt.ts';
 import type { ExportedProcess } from './metadata.ts';
 import { layerNames } from './restore.ts';
@@ -32,11 +33,20 @@ export interface Built {
   defaultType: string | undefined;
 }
 
+/**
+ * Where the build is: `at`, the folder rbp writes and reads, and `shown`, the path its buildpacks
+ * see it at (OUT), through `namespace` (out-namespace.ts); without one, the build is at OUT itself.
+ */
+export interface BuildView {
+  at: string;
+  shown: string;
+  namespace?: OutNamespace;
+}
+
 export interface BuildPhaseOptions {
   group: BuildpackRef[];
   entries: PlanEntry<BuildpackRef>[];
-  layersRoot: string;
-  workspace: string;
+  view: BuildView;
   /** rbp's private temp folder: plans go there. */
   tmp: string;
   penv: PhaseEnv;
@@ -78,11 +88,17 @@ export async function buildPhase(o: BuildPhaseOptions): Promise<Built> {
   const labels = new Map<string, Label>();
   let defaultType: string | undefined;
   const buildEnv: EnvMap = { ...o.penv.base };
+  const { at, namespace } = o.view;
+  const out = o.view.shown;
+  // rbp reads what a buildpack wrote where it is (`at`); the buildpacks are told the paths they see.
+  const layersRoot = path.join(at, 'layers');
+  const workspace = path.join(out, 'workspace');
   for (const bp of o.group) {
     o.interrupt.check();
     const id = bp.descriptor.buildpack.id;
     const esc = escapeId(id);
-    const layersDir = path.join(o.layersRoot, esc);
+    const layersDir = path.join(layersRoot, esc);
+    const shownLayersDir = path.join(out, 'layers', esc);
     const planPath = path.join(o.tmp, `${esc}-plan.toml`);
     const bpPlan = planFor(entries, bp);
     writeBuildpackPlan(planPath, { entries: bpPlan });
@@ -91,14 +107,20 @@ export async function buildPhase(o: BuildPhaseOptions): Promise<Built> {
     const env = buildProcessEnv({
       base: buildEnv,
       user: o.userEnv,
-      operator: o.operator,
+      // In the namespace, where OUT's path really is: a hard link from outside OUT (the download
+      // cache) into the bind mount would cross mounts (EXDEV), so our buildpacks make it there.
+      operator: namespace ? { ...o.operator, RBP_OUT: out, RBP_OUT_GENERATION: at } : o.operator,
       clearEnv: bp.descriptor.buildpack['clear-env'] === true,
-      cnb: buildCnbEnv(bp, layersDir, o.penv.platformDir, planPath),
+      cnb: buildCnbEnv(bp, shownLayersDir, o.penv.platformDir, planPath),
     });
     // As the lifecycle: the buildpack's layers folder exists before bin/build runs.
     fs.mkdirSync(layersDir, { recursive: true });
-    const child = execa(path.join(bp.dir, 'bin', 'build'), [layersDir, o.penv.platformDir, planPath], {
-      cwd: o.workspace,
+    const bin = path.join(bp.dir, 'bin', 'build');
+    const args = [shownLayersDir, o.penv.platformDir, planPath];
+    // In the namespace the process moves to the workspace itself, once OUT shows the new generation.
+    const cmd = namespace ? namespace.wrap(at, out, workspace, bin, args) : { file: bin, args };
+    const child = execa(cmd.file, cmd.args, {
+      cwd: namespace ? at : workspace,
       env,
       extendEnv: false,
       reject: false,
@@ -142,7 +164,7 @@ export async function buildPhase(o: BuildPhaseOptions): Promise<Built> {
         continue;
       }
       // build=true layers are seen by the buildpacks that come after, never by their writer.
-      if (t.types.build && isDir(dir)) applyLayer(buildEnv, dir, 'build');
+      if (t.types.build && isDir(dir)) applyLayer(buildEnv, dir, 'build', undefined, path.join(shownLayersDir, name));
     }
     const launch = guarded(bp, () => {
       validateSbomFiles(layersDir, bp.descriptor.buildpack['sbom-formats']);

@@ -6,8 +6,10 @@
  *   OUT/layers/config/metadata.toml processes and buildpacks
  *   OUT/rbp.toml                  task, instance size, layer states, timings
  *   <OUT>.rbp-cache/<bp>/<layer>(.toml) cache=true layers (or --cache DIR)
- * The build happens at OUT's own path, so absolute paths written by buildpacks stay true at launch.
- * Every move of OUT, the previous OUT and the cache goes through one OutTransaction, which undoes
+ * The buildpacks build at OUT's own path (in a private mount namespace that shows them the new
+ * generation there, out-namespace.ts), so absolute paths written by buildpacks stay true at launch,
+ * while OUT stays the last complete build for everyone else until the new one is switched in.
+ * Every move of OUT, its generations and the cache goes through one OutTransaction, which undoes
  * them when the build fails or is interrupted; the phases are their own modules.
  */
 import fs from 'node:fs';
@@ -20,7 +22,7 @@ import { formatDuration, type Logger } from '../log.ts';
 import { buildPhase } from './build-phase.ts';
 import { bpKey, detect, type PhaseEnv } from './detect.ts';
 import { filteredHostEnv, operatorEnv } from './env.ts';
-import { exportPhase } from './export.ts';
+import { exportPhase, type ExportedLayer, type LayerState } from './export.ts';
 import { isDir } from './fsops.ts';
 import { Interrupt } from './interrupt.ts';
 import type { Order } from './order.ts';
@@ -31,6 +33,7 @@ import { verifyBuildpackApi } from '../cnb/api.ts';
 import { privateTemp, type PrivateTemp } from './temp.ts';
 import { downloadCacheSetting } from './rbp-dirs.ts';
 import { recordOut } from './out-registry.ts';
+import { checkpoint } from './checkpoint.ts';
 
 export interface BuildOptions {
   appDir: string;
@@ -52,21 +55,19 @@ export interface BuildOptions {
    */
   forImage?: boolean;
   /**
-   * Runs when OUT is complete but not yet committed (rbp build --image writes and pushes the image
-   * here): when it fails, the build fails and the previous OUT comes back.
+   * Runs when the new build is complete but OUT not yet switched to it (rbp build --image writes and
+   * pushes the image here), with the folder that holds it: when it fails, the build fails and OUT
+   * stays the previous build.
    */
-  beforeCommit?: () => Promise<void>;
+  beforeCommit?: (built: string) => Promise<void>;
   log: Logger;
 }
-
-/** created: built in this build; restored: kept from the cache; reused: kept from the previous build's launch layer. */
-export type LayerState = 'created' | 'reused' | 'restored';
 
 export interface BuildResult {
   code: number;
   /** The group that passed detection, as id@version. */
   group?: string[];
-  layers: { buildpack: string; name: string; state: LayerState; launch: boolean; cache: boolean }[];
+  layers: ExportedLayer[];
   phases: Record<string, number>;
   /** Why it failed, when it did (for --json). */
   error?: UserErrorData;
@@ -128,17 +129,22 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
     };
     const penv: PhaseEnv = { base: filteredHostEnv(), user: opts.userEnv, operator, platformDir };
 
-    const recovered = tx.begin();
-    if (recovered) log.warn(recovered);
-    const workspace = path.join(out, 'workspace');
-    const layersRoot = path.join(out, 'layers');
+    for (const w of tx.begin()) log.warn(w);
+    if (tx.inPlace) log.info(tx.inPlace);
+    // rbp writes the new generation where it is (tx.root); its buildpacks see it at OUT.
+    const workspace = path.join(tx.root, 'workspace');
+    const layersRoot = path.join(tx.root, 'layers');
     fs.mkdirSync(layersRoot, { recursive: true });
     // The app is copied (include/exclude applied) before detect, which sees only the copy, as a
     // platform does it (app-copy.ts).
-    copyApp(appDir, workspace, [out, tx.prev, tx.cacheDir, tx.newCache], opts.appFilter);
+    copyApp(appDir, workspace, [out, tx.prev, tx.next, tx.cacheDir, tx.newCache], opts.appFilter);
+    checkpoint('copied');
 
+    // Detect reads the app and writes nothing into it (the Buildpack API): it runs in the new
+    // generation's own folder, no namespace needed.
     const detected = await timed('detect', () => detect(opts.order, workspace, penv, log));
     interrupt.check();
+    checkpoint('detected');
     if (detected.code !== EXIT.ok || !detected.group) {
       const why = detected.code === EXIT.detectError ? 'detection failed with a buildpack error' : 'no buildpack group passed detection';
       log.fail(why);
@@ -156,8 +162,11 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
 
     const restored = await timed('restore', () => restore({ group, layersRoot, tx, clearCache: Boolean(opts.clearCache), log }));
     interrupt.check();
-    const built = await timed('build', () => buildPhase({ group, entries: detected.entries ?? [], layersRoot, workspace, tmp: tmpDir, penv, userEnv: opts.userEnv, operator, interrupt, onGroup: (g) => tx.recordGroup(g), log }));
+    checkpoint('restored');
+    const view = { at: tx.root, shown: out, namespace: tx.namespace };
+    const built = await timed('build', () => buildPhase({ group, entries: detected.entries ?? [], view, tmp: tmpDir, penv, userEnv: opts.userEnv, operator, interrupt, onGroup: (g) => tx.recordGroup(g), log }));
     interrupt.check();
+    checkpoint('built');
     const exportStart = performance.now();
     await timed('export', () => {
       const x = exportPhase({ group, layersRoot, built, restoredIds: restored.ids, kept: restored.kept, tx, appDir, userEnv: opts.userEnv, task: opts.task, instance: opts.instance, phases, exportStart, log });
@@ -166,15 +175,15 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
     });
     if (opts.beforeCommit) {
       try {
-        await opts.beforeCommit();
+        await opts.beforeCommit(tx.root);
       } catch (e) {
         // The image could not be written or pushed: as an exporter failure, the build fails (62).
         if (isUserError(e)) throw new PhaseFailure(EXIT.exportFailed, `export failed: ${e.data.title}`, e);
         throw e;
       }
     }
-    // OUT is complete (rbp.toml is written): from here on the build stands.
-    tx.commit();
+    // The new generation is complete (rbp.toml is written): OUT switches to it, and the build stands.
+    for (const w of tx.commit()) log.warn(w);
     recordOut({ out, app: appDir, cache: tx.cacheDir, cacheBeside: !opts.cacheDir, built: new Date().toISOString() });
     summarize(result, log);
     return result;

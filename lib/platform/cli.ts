@@ -189,10 +189,10 @@ export async function main(argv: string[], streams: Streams = { stdout: process.
         const imageRef = values.publish ? (await packagingModule()).parseImageRef(imageArg!, '--image', { push: true }) : undefined;
         const imageDir = imageArg ? (imageRef ? `${path.resolve(out)}.rbp-image` : path.resolve(imageArg)) : undefined;
         let prepared: import('../package/app-image.ts').PreparedImage | undefined;
-        const writeImage = async () => {
+        const writeImage = async (from: string) => {
           log.section('Image');
           const { prepareAppImage, pushImages, referenceLauncher, runImageLayout } = await packagingModule();
-          prepared = await log.step(`writing the app image ${imageDir}`, () => prepareAppImage({ out, image: imageDir!, tags, runImage: runImageLayout(str('run-image')), launcher: referenceLauncher(), log }));
+          prepared = await log.step(`writing the app image ${imageDir}`, () => prepareAppImage({ out, from, image: imageDir!, tags, runImage: runImageLayout(str('run-image')), launcher: referenceLauncher(), log }));
           if (imageRef) await pushImages([{ layout: prepared.staged, tag: tags?.[0] ?? 'latest', ref: imageRef }], log);
         };
         const { build } = await buildModule();
@@ -231,7 +231,8 @@ export async function main(argv: string[], streams: Streams = { stdout: process.
       }
       case 'run': {
         const out = one(positionals, 'OUT directory');
-        // A build killed with SIGKILL left its OUT incomplete: the previous one comes back.
+        // A build killed with SIGKILL: its buildpack is stopped, and an OUT it left incomplete (in
+        // place, or between the two renames of a switch without renameat2) is made whole again.
         const recovered = recover(out);
         if (recovered) log.warn(recovered);
         const builder = lockHolder(out);
@@ -240,7 +241,7 @@ export async function main(argv: string[], streams: Streams = { stdout: process.
             id: 'platform/out/building',
             title: 'A build into OUT is running',
             seen: { what: 'OUT', value: out, where: `process ${builder}` },
-            rule: 'OUT is complete once its build has finished; until then the previous build waits in OUT.rbp-previous.',
+            rule: 'rbp run starts the complete build OUT holds, and OUT holds none until this build ends (the first build of OUT, or one made in place where no mount namespace can be had).',
             fix: `Wait for process ${builder} to finish, then run again.`,
           });
         }

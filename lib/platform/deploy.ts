@@ -153,7 +153,7 @@ export async function deploy(o: DeployOptions, report: (r: DeployReport) => void
     }
     const paths = healthCheckPaths(o.userEnv);
     // With CC_REQUEST_FLOW=block the public port answers 403 by design; the platform's check then
-    // reaches the application on its own port, as the launch decides it (lib/launch/context.ts).
+    // reaches the application on its own port, as the launch decides it (lib/launch/ports.ts appPort).
     const blocked = isBlocked(o.userEnv);
     const checkPort = blocked ? appListenPort(plan.env, undefined, plan.cwd) : o.port;
     if (blocked) log.info(`CC_REQUEST_FLOW=block: public access is blocked, so the health check goes to the application's port ${checkPort}`);

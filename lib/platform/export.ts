@@ -13,12 +13,24 @@ import { readLayerToml } from '../cnb/layers.ts';
 import { writeToml } from '../cnb/toml.ts';
 import type { Logger } from '../log.ts';
 import type { Built } from './build-phase.ts';
-import type { BuildResult, LayerState } from './build.ts';
 import { IN_OUT, sameStamps, scanTree, treeDigest, writeTrees } from './cache-check.ts';
 import { identity, isDir, moveTree, rmrf } from './fsops.ts';
+import { checkpoint } from './checkpoint.ts';
 import { writeLaunchMetadata, writeRbpInfo, type LaunchMetadata } from './metadata.ts';
 import { CACHE_MARKER, type OutTransaction } from './out-transaction.ts';
 import { CACHE_SBOM_DIR, layerNames, type KeptLayer } from './restore.ts';
+
+/** created: built in this build; restored: kept from the cache; reused: kept from the previous build's launch layer. */
+export type LayerState = 'created' | 'reused' | 'restored';
+
+/** A layer the build exported (launch) or cached, with how it came to be. */
+export interface ExportedLayer {
+  buildpack: string;
+  name: string;
+  state: LayerState;
+  launch: boolean;
+  cache: boolean;
+}
 
 export interface ExportOptions {
   /** The app's variables of this build: their names (never values) go into rbp.toml. */
@@ -39,9 +51,9 @@ export interface ExportOptions {
   log: Logger;
 }
 
-export function exportPhase(o: ExportOptions): { layers: BuildResult['layers']; metadata: LaunchMetadata } {
+export function exportPhase(o: ExportOptions): { layers: ExportedLayer[]; metadata: LaunchMetadata } {
   const { tx, built } = o;
-  const layers: BuildResult['layers'] = [];
+  const layers: ExportedLayer[] = [];
   const processes = new Map(built.processes);
   let defaultType = built.defaultType;
   if (o.task) {
@@ -122,8 +134,10 @@ export function exportPhase(o: ExportOptions): { layers: BuildResult['layers']; 
     processes: [...processes.values()].sort((a, b) => (a.type < b.type ? -1 : a.type > b.type ? 1 : 0)), // byte order, as the lifecycle
     labels: [...built.labels.values()],
   };
-  writeLaunchMetadata(tx.out, metadata);
-  writeRbpInfo(tx.out, {
+  checkpoint('exporting');
+  writeLaunchMetadata(tx.root, metadata);
+  checkpoint('exported-metadata');
+  writeRbpInfo(tx.root, {
     app: o.appDir,
     instance: o.instance,
     ...(o.task ? { task: o.task } : {}),
@@ -133,5 +147,6 @@ export function exportPhase(o: ExportOptions): { layers: BuildResult['layers']; 
     // Export is still running: its time is what it took up to here.
     timings: { ...o.phases, export: performance.now() - o.exportStart },
   });
+  checkpoint('exported');
   return { layers, metadata };
 }

@@ -1,28 +1,35 @@
 /**
- * OUT as a transaction. One object owns every move of OUT, of the previous OUT (`OUT.rbp-previous`)
- * and of the cache during a build, records each one, and on failure undoes exactly those, nothing
- * more: a failed, killed or concurrent build always leaves a runnable OUT, the previous one or the
- * new complete one.
+ * OUT as a transaction. One object owns every move of OUT, of its generations and of the cache
+ * during a build, records each one, and on failure undoes exactly those, nothing more: OUT is a
+ * complete build at every instant, the previous one or the new one, whether the build succeeds,
+ * fails, is interrupted or killed (SIGKILL, a power cut), and whatever runs at once.
  *
  * On disk:
- *   OUT/.rbp-out         written first into a new OUT: this folder is rbp's to replace
+ *   OUT/.rbp-out         written first into a new generation: this folder is rbp's to replace
  *   OUT/rbp.toml         written last by export: the build is complete
- *   OUT.rbp-previous     the previous OUT while a build runs
+ *   OUT.rbp-next         the generation a build fills; its buildpacks see it at OUT's own path
+ *                        (out-namespace.ts); switched in with one exchange of names (out-generations.ts)
+ *   OUT.rbp-old/         earlier generations an app started by rbp run or deploy still runs from
  *   OUT.rbp-lock         the pid of the build that owns OUT (a second build is refused)
  *   CACHE/.rbp-cache     this folder is an rbp cache
- *   CACHE.rbp-new        the cache export is writing
+ *   CACHE.rbp-new        the cache export is writing (`.rbp-for` in it: the generation it goes with)
  *   OUT.rbp-spare        for each launch+cache layer of OUT, a second name for each of its files:
- *                        the previous OUT's folder when the last build left the layer alone (kept
- *                        instead of removed), else links export made (OUT.rbp-spare.rbp-new first)
- * A build killed with SIGKILL leaves OUT.rbp-previous; `recover` (called by the next build and by
- * `rbp run`) puts the last complete OUT back.
+ *                        the previous generation's folder when the last build left the layer alone
+ *                        (kept instead of removed), else links export made (OUT.rbp-spare.rbp-new first)
+ *   OUT.rbp-previous     where no private mount namespace can be had (in-place builds): the
+ *                        previous OUT while a build fills OUT itself; a build killed then leaves it,
+ *                        and `recover` (the next build, `rbp run`) puts the last complete OUT back.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { UserError } from '../errors.ts';
 import { checkTree } from './cache-check.ts';
-import { identity, isDir, moveTree, rmrf } from './fsops.ts';
+import { checkpoint } from './checkpoint.ts';
+import { identity, isDir, linkTree, moveTree, rmrf } from './fsops.ts';
+import { generationInUse } from './in-use.ts';
 import { rbpInfoPath } from './metadata.ts';
+import { nextOf, removeUnlessInUse, setAside, sweepGenerations, switchOut } from './out-generations.ts';
+import { probeOutNamespace, type OutNamespace } from './out-namespace.ts';
 import { pidAlive } from '../pid.ts';
 
 export const OUT_MARKER = '.rbp-out';
@@ -31,6 +38,8 @@ export const CACHE_MARKER = '.rbp-cache';
 export const previousOf = (out: string) => `${out}.rbp-previous`;
 export const spareOf = (out: string) => `${out}.rbp-spare`;
 export const lockOf = (out: string) => `${out}.rbp-lock`;
+/** In a new cache: the generation of OUT it goes with (its folder's identity), written before OUT switches. */
+const FOR_GENERATION = '.rbp-for';
 
 /** Whether `inner` is `outer` or below it (both absolute, resolved). */
 function within(inner: string, outer: string): boolean {
@@ -75,8 +84,9 @@ export function lockHolder(out: string): number | undefined {
 
 /**
  * A builder killed with SIGKILL could not stop its buildpack: that process group may still run and
- * write into OUT. Its members are found in /proc by group id and working folder (inside OUT, so a
- * reused group id of an unrelated program is left alone), and killed.
+ * write into the generation it was building. Its members are found in /proc by group id and working
+ * folder (inside OUT as the buildpack saw it, or the generation's own folder, so a reused group id of
+ * an unrelated program is left alone), and killed.
  */
 function stopOrphans(out: string): void {
   const group = readLock(out)?.group;
@@ -93,7 +103,7 @@ function stopOrphans(out: string): void {
           // pgrp is the 3rd field after the command, which is in parentheses and may hold spaces.
           const pgrp = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
           const cwd = fs.readlinkSync(`/proc/${pid}/cwd`);
-          return pgrp === group && (cwd.startsWith(`${out}/`) || cwd.startsWith(`${realish(out)}/`));
+          return pgrp === group && [out, realish(out), nextOf(out)].some((dir) => cwd === dir || cwd.startsWith(`${dir}/`));
         } catch {
           return false;
         }
@@ -114,14 +124,23 @@ function outError(id: string, title: string, value: string, rule: string, fix: s
 }
 
 /**
- * After a crash (SIGKILL, power loss) OUT may be half built beside the previous OUT. When no build
- * runs, the complete one wins: a new OUT with rbp.toml, else the previous one. Returns what it did.
+ * After a crash (SIGKILL, power loss), when no build runs: the buildpack the dead build started is
+ * stopped, and what OUT must be comes back. A build that fills the next generation leaves OUT
+ * complete whatever happens, but for one case: a switch made in two renames (where renameat2 is
+ * missing) killed between them, with no OUT and the new generation complete: it is carried through.
+ * An in-place build (no namespace) leaves OUT half built beside OUT.rbp-previous: the complete one
+ * wins, a new OUT with rbp.toml, else the previous one. Returns what it did.
  */
 export function recover(outDir: string): string | undefined {
   const out = path.resolve(outDir);
   const prev = previousOf(out);
   if (lockHolder(out) !== undefined) return undefined;
   stopOrphans(out);
+  const next = nextOf(out);
+  if (!fs.existsSync(out) && fs.existsSync(path.join(next, OUT_MARKER)) && fs.existsSync(rbpInfoPath(next))) {
+    fs.renameSync(next, out);
+    return `an interrupted build had not finished switching ${out} to its new build: it is in place now`;
+  }
   if (!fs.existsSync(prev)) return undefined;
   if (fs.existsSync(rbpInfoPath(out))) {
     rmrf(prev);
@@ -174,10 +193,33 @@ function looksLikeCache(dir: string): (entries: string[]) => boolean {
     });
 }
 
+/** The longest name rbp gives a folder beside OUT (OUT.rbp-spare.rbp-new, OUT.rbp-cache.rbp-new). */
+const LONGEST_SUFFIX = '.rbp-spare.rbp-new';
+/** Linux's longest file name, in bytes. */
+const NAME_MAX = 255;
+
+/** Whether `dir` is a mount point: another file system than its parent's, or listed as one (a bind mount). */
+function isMountPoint(dir: string): boolean {
+  try {
+    if (fs.statSync(dir).dev !== fs.statSync(path.dirname(dir)).dev) return true;
+    const real = fs.realpathSync(dir);
+    // mountinfo's 5th field, with spaces and the like written \ooo.
+    return fs
+      .readFileSync('/proc/self/mountinfo', 'utf8')
+      .split('\n')
+      .some((l) => l.split(' ')[4]?.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8))) === real);
+  } catch {
+    return false;
+  }
+}
+
 export class OutTransaction {
   readonly app: string;
+  /** OUT: the path the user named, where the build is shown to its buildpacks and, once complete, to everyone. */
   readonly out: string;
   readonly prev: string;
+  /** `OUT.rbp-next`: the generation this build fills (unless it builds in place). */
+  readonly next: string;
   readonly cacheDir: string;
   readonly newCache: string;
   /**
@@ -200,19 +242,35 @@ export class OutTransaction {
    * layers' only copy is OUT, so no later change to the cache can reach the built app.
    */
   readonly sharedCache: boolean;
-  /** Whether OUT existed and now waits at `prev`. */
+  /**
+   * How this build's buildpacks see the new generation at OUT's path, once `begin` found a way;
+   * undefined when the build happens in place (at OUT itself, the previous OUT set aside).
+   */
+  namespace: OutNamespace | undefined;
+  /** Where this build writes: the next generation's folder, or OUT itself when it builds in place. */
+  root: string;
+  /** The previous build, whose layers this build may reuse (read only while it is OUT). */
+  previous: string | undefined;
+  /** Whether OUT existed (not empty) when this build began. */
+  hadPrevious = false;
+  /** Why this build happens in place, when it does (one line for the log). */
+  inPlace: string | undefined;
+  /** In place: whether OUT existed and now waits at `prev`. */
   private movedAside = false;
-  /** Whether the folder at OUT is this build's (made by `begin`). */
-  private ownsOut = false;
+  /** Whether the folder at `root` is this build's (made by `begin`), to remove if it fails. */
+  private ownsRoot = false;
+  /** Whether `begin` made OUT, empty, for the namespace's mount (the first build of OUT). */
+  private madeMountPoint = false;
   private locked = false;
   /** Spares moved into this OUT: moved back on failure. */
   private readonly sparesTaken: { from: string; to: string; id: string | undefined }[] = [];
-  /** Folders moved from the previous OUT into this one: moved back on failure. */
+  /** In place: folders moved from the previous OUT into this one, moved back on failure. */
   private readonly fromPrevious: [from: string, to: string][] = [];
   /** Cached folders moved into this build: gone from the cache on failure (the build may have changed them). */
   private readonly takenFromCache: string[] = [];
   /** Cached folders moved on into the new cache: moved back on failure. */
   private readonly carried: [from: string, to: string][] = [];
+  /** Set once OUT holds the new build: nothing is undone from then on. */
   private done = false;
 
   /** Checks the paths (nothing is touched when they are refused) and takes OUT's lock. */
@@ -220,6 +278,8 @@ export class OutTransaction {
     this.app = path.resolve(p.appDir);
     this.out = path.resolve(p.outDir);
     this.prev = previousOf(this.out);
+    this.next = nextOf(this.out);
+    this.root = this.out;
     this.cacheDir = path.resolve(p.cacheDir);
     this.newCache = `${this.cacheDir}.rbp-new`;
     this.spare = spareOf(this.out);
@@ -239,6 +299,16 @@ export class OutTransaction {
       throw outError('platform/out/inside-app', out === app ? 'OUT is the application folder' : 'OUT is inside the application folder', p.outDir, 'The build copies APP into OUT/workspace and replaces OUT; OUT cannot be APP or inside it.', fixOut);
     }
     if (within(app, out)) throw outError('platform/out/contains-app', 'OUT contains the application folder', p.outDir, 'OUT is replaced by every build; the application folder cannot be inside it.', fixOut);
+    const tooLong = [`${path.basename(this.out)}${LONGEST_SUFFIX}`, `${path.basename(this.cacheDir)}.rbp-new`].find((n) => Buffer.byteLength(n) > NAME_MAX);
+    if (tooLong) {
+      throw outError(
+        'platform/out/name-too-long',
+        'The name of OUT is too long for the folders rbp keeps beside it',
+        p.outDir,
+        `rbp keeps folders beside OUT and the cache, named after them (OUT.rbp-next, OUT.rbp-spare.rbp-new, CACHE.rbp-new); a name is at most ${NAME_MAX} bytes, and ${tooLong.slice(0, 24)}… would be ${Buffer.byteLength(tooLong)}.`,
+        'Give --out (and --cache) a shorter name.',
+      );
+    }
     const why = notOurs(this.out, OUT_MARKER, looksLikeOut(this.out));
     if (why) throw outError('platform/out/not-rbp', 'OUT is a folder rbp did not make', p.outDir, `rbp build replaces OUT entirely, so it must be new, empty or an earlier rbp build; ${p.outDir} ${why}.`, fixOut);
 
@@ -250,6 +320,15 @@ export class OutTransaction {
     if (within(app, cache)) throw cacheErr('platform/cache/contains-app', 'The cache folder contains the application', 'The cache is replaced by every build; the application cannot be inside it.');
     const cwhy = notOurs(this.cacheDir, CACHE_MARKER, looksLikeCache(this.cacheDir));
     if (cwhy) throw cacheErr('platform/cache/not-rbp', 'The cache folder is not an rbp cache', `The cache is replaced by every build, so it must be new, empty or an earlier rbp cache; it ${cwhy}.`);
+    if (fs.existsSync(this.out) && isMountPoint(this.out)) {
+      throw outError(
+        'platform/out/cannot-move',
+        'OUT is a mount point',
+        p.outDir,
+        'rbp switches OUT to each new build by renaming folders beside it, and a mount point cannot be renamed.',
+        'Mount the volume one folder up and give --out a folder inside it, for example --out /mnt/volume/app-out.',
+      );
+    }
   }
 
   /** One build per OUT: the lock file holds the builder's pid; a dead builder's lock is taken over. */
@@ -305,9 +384,15 @@ export class OutTransaction {
     }
   }
 
-  /** Recovers from an earlier crash, then sets the previous OUT aside and makes OUT anew. */
-  begin(): string | undefined {
+  /**
+   * Recovers from an earlier crash and sweeps what it left, then makes the new generation: beside
+   * OUT when its buildpacks can be shown it at OUT's path (out-namespace.ts), else at OUT itself,
+   * the previous OUT set aside (`inPlace` says why). Returns warnings for the log.
+   */
+  begin(): string[] {
+    const notes: string[] = [];
     const recovered = recover(this.out);
+    if (recovered) notes.push(recovered);
     if (fs.existsSync(this.prev)) {
       throw new UserError({
         id: 'platform/out/previous-left',
@@ -317,7 +402,44 @@ export class OutTransaction {
         fix: `Keep the one you want: remove ${this.out} or ${this.prev}, then build again.`,
       });
     }
+    this.finishCache();
+    sweepGenerations(this.out);
     rmrf(this.newCache);
+    // Spares a killed build was linking.
+    rmrf(this.newSpares);
+    this.hadPrevious = isDir(this.out) && fs.readdirSync(this.out).length > 0;
+    fs.mkdirSync(this.next);
+    this.ownsRoot = true;
+    this.root = this.next;
+    fs.writeFileSync(path.join(this.next, OUT_MARKER), 'This folder is an rbp build output: rbp build replaces it.\n');
+    if (!fs.existsSync(this.out)) {
+      fs.mkdirSync(this.out);
+      this.madeMountPoint = true;
+    }
+    checkpoint('begun');
+    const probe = probeOutNamespace(this.next, this.out);
+    if (probe.ns) {
+      this.namespace = probe.ns;
+      if (this.hadPrevious) this.previous = this.out;
+      return notes;
+    }
+    this.undoBegin();
+    this.inPlace = `OUT is not switched atomically here (no private mount namespace: ${probe.why}): the build happens in ${this.out} itself, which readers see half built until it ends; a failed or interrupted build is undone, a killed one by the next rbp command`;
+    this.beginInPlace();
+    return notes;
+  }
+
+  /** Removes what begin made for a new generation. */
+  private undoBegin(): void {
+    if (this.ownsRoot) rmrf(this.root);
+    this.ownsRoot = false;
+    if (this.madeMountPoint) fs.rmdirSync(this.out);
+    this.madeMountPoint = false;
+    this.root = this.out;
+  }
+
+  /** The build in OUT itself: the previous OUT waits in OUT.rbp-previous. */
+  private beginInPlace(): void {
     if (fs.existsSync(this.out)) {
       try {
         fs.renameSync(this.out, this.prev);
@@ -332,25 +454,34 @@ export class OutTransaction {
         });
       }
       this.movedAside = true;
-      this.previousExisted = true;
+      this.previous = this.prev;
     }
-    // Spares a killed build was linking (after OUT was set aside: a name too long for that fails first).
-    rmrf(this.newSpares);
     fs.mkdirSync(this.out);
-    this.ownsOut = true;
+    this.ownsRoot = true;
     fs.writeFileSync(path.join(this.out, OUT_MARKER), 'This folder is an rbp build output: rbp build replaces it.\n');
-    return recovered;
   }
 
-  /** Whether an earlier OUT existed when this build began. */
-  get hadPrevious(): boolean {
-    return this.movedAside || this.previousExisted;
+  /**
+   * A build killed after it switched OUT but before its new cache took the old one's place: the
+   * new cache names the generation it goes with (`.rbp-for`), and when that is OUT's now, it is put
+   * in place; else it is an unfinished cache, removed after this.
+   */
+  private finishCache(): void {
+    let forGen: string | undefined;
+    try {
+      forGen = fs.readFileSync(path.join(this.newCache, FOR_GENERATION), 'utf8').trim();
+    } catch {
+      return;
+    }
+    if (!forGen || forGen !== identity(this.out)) return;
+    rmrf(this.cacheDir);
+    fs.renameSync(this.newCache, this.cacheDir);
+    rmrf(path.join(this.cacheDir, FOR_GENERATION));
   }
-  private previousExisted = false;
 
-  /** The previous OUT, when there is one. */
-  get previous(): string | undefined {
-    return this.movedAside ? this.prev : undefined;
+  /** Whether this build fills a new generation beside OUT (OUT complete at every instant). */
+  get atomic(): boolean {
+    return this.namespace !== undefined;
   }
 
   /** A cache-only layer: moved in; the cache no longer has it if this build fails. */
@@ -376,8 +507,16 @@ export class OutTransaction {
     this.carried.push([cached, dst]);
   }
 
-  /** A launch layer kept from the previous OUT: moved in, moved back if this build fails. */
+  /**
+   * A launch layer kept from the previous OUT. The previous OUT is OUT itself, complete until the
+   * switch, when this build fills a new generation: a tree of links to it. In place, the previous
+   * OUT is set aside: moved in, moved back if this build fails.
+   */
   reuseFromPrevious(prevLayer: string, dst: string): void {
+    if (this.atomic) {
+      linkTree(prevLayer, dst);
+      return;
+    }
     moveTree(prevLayer, dst);
     this.fromPrevious.push([prevLayer, dst]);
   }
@@ -422,30 +561,71 @@ export class OutTransaction {
   }
 
   /**
-   * OUT is complete (export has written rbp.toml, last): the new cache replaces the old one and
-   * the previous OUT goes.
+   * The new generation is complete (export has written rbp.toml, last): OUT switches to it, the new
+   * cache replaces the old one, spares are kept and the previous generation goes (or waits in
+   * OUT.rbp-old/ while an app runs from it). From the switch on the build stands: what follows is
+   * tidying, whose failures are returned as lines for the log. A build killed in the middle leaves
+   * what the next one sweeps or finishes (the cache: `finishCache`).
    */
-  commit(): void {
-    if (fs.existsSync(this.newCache)) {
+  commit(): string[] {
+    const notes: string[] = [];
+    if (fs.existsSync(this.newCache)) fs.writeFileSync(path.join(this.newCache, FOR_GENERATION), `${identity(this.root) ?? ''}\n`);
+    checkpoint('switching');
+    let previous = this.movedAside ? this.prev : undefined;
+    if (this.atomic) {
+      const switched = switchOut(this.out, this.next);
+      if (switched.note) notes.push(switched.note);
+      previous = switched.previous;
+      this.ownsRoot = false;
+      this.madeMountPoint = false;
+      this.root = this.out;
+    }
+    this.done = true;
+    this.movedAside = false;
+    checkpoint('switched');
+    const attempt = (what: string, fn: () => void) => {
+      try {
+        fn();
+      } catch (e) {
+        notes.push(`could not ${what}: ${(e as Error).message}`);
+      }
+    };
+    attempt('put the new cache in place', () => {
+      if (!fs.existsSync(this.newCache)) return;
       rmrf(this.cacheDir);
       fs.renameSync(this.newCache, this.cacheDir);
+      rmrf(path.join(this.cacheDir, FOR_GENERATION));
+    });
+    checkpoint('cache-committed');
+    // The spares not taken are stale; the previous generation's folders of layers left alone are
+    // the new ones, unless an app still runs from it.
+    attempt('keep the spares', () => {
+      const stale = `${this.spare}.rbp-old`;
+      rmrf(stale);
+      if (fs.existsSync(this.spare)) fs.renameSync(this.spare, stale);
+      if (previous && !(this.atomic && generationInUse(this.out, previous))) {
+        for (const key of this.toSpare) {
+          const src = path.join(previous, 'layers', key);
+          if (isDir(src)) moveTree(src, this.spareOf(key));
+        }
+      }
+      for (const esc of isDir(this.newSpares) ? fs.readdirSync(this.newSpares) : []) {
+        for (const name of fs.readdirSync(path.join(this.newSpares, esc))) moveTree(path.join(this.newSpares, esc, name), this.spareOf(`${esc}/${name}`));
+      }
+      rmrf(this.newSpares);
+      rmrf(stale);
+    });
+    checkpoint('spared');
+    if (previous) {
+      attempt(`remove the previous build ${previous}`, () => {
+        if (!this.atomic) return rmrf(previous!);
+        const aside = setAside(this.out, previous!);
+        checkpoint('retiring');
+        if (!removeUnlessInUse(this.out, aside)) notes.push(`the previous build of ${this.out} is kept in ${aside} while an app started from it runs (rbp prune removes it once it has ended)`);
+      });
     }
-    // The spares not taken are stale; the previous OUT's folders of layers left alone are the new ones.
-    const stale = `${this.spare}.rbp-old`;
-    rmrf(stale);
-    if (fs.existsSync(this.spare)) fs.renameSync(this.spare, stale);
-    for (const key of this.toSpare) {
-      const src = path.join(this.prev, 'layers', key);
-      if (isDir(src)) moveTree(src, this.spareOf(key));
-    }
-    for (const esc of isDir(this.newSpares) ? fs.readdirSync(this.newSpares) : []) {
-      for (const name of fs.readdirSync(path.join(this.newSpares, esc))) moveTree(path.join(this.newSpares, esc, name), this.spareOf(`${esc}/${name}`));
-    }
-    rmrf(this.newSpares);
-    rmrf(stale);
-    rmrf(this.prev);
-    this.movedAside = false;
-    this.done = true;
+    checkpoint('committed');
+    return notes;
   }
 
   /** Undoes exactly what this build did, in reverse. Never throws: each step is tried. */
@@ -463,8 +643,10 @@ export class OutTransaction {
     this.fromPrevious.length = 0;
     for (const { from, to, id } of this.sparesTaken.reverse()) if (id && identity(to) === id) attempt(`moving ${to} back`, () => moveTree(to, from));
     this.sparesTaken.length = 0;
-    if (this.ownsOut) attempt(`removing the incomplete ${this.out}`, () => rmrf(this.out));
-    this.ownsOut = false;
+    if (this.ownsRoot) attempt(`removing the incomplete ${this.root}`, () => rmrf(this.root));
+    this.ownsRoot = false;
+    if (this.madeMountPoint) attempt(`removing the empty ${this.out}`, () => fs.rmdirSync(this.out));
+    this.madeMountPoint = false;
     if (this.movedAside) attempt(`putting ${this.prev} back`, () => fs.renameSync(this.prev, this.out));
     this.movedAside = false;
     for (const [from, to] of this.carried.reverse()) if (fs.existsSync(to)) attempt(`moving ${to} back`, () => moveTree(to, from));

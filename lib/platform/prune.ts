@@ -5,10 +5,12 @@
  *   litter of builds killed while filling one;
  * - for each OUT rbp built (out-registry.ts) that is gone: its cache beside it, its spare, its
  *   lock, its run marks, its record;
- * - for each OUT still there: its spare (links the next build makes again), and the previous OUT
- *   an interrupted build left beside a complete one; with --caches, its cache beside it too;
+ * - for each OUT still there: its spare (links the next build makes again), the generation a
+ *   killed build was filling, earlier generations no app runs from any more, and the previous OUT
+ *   an interrupted in-place build left beside a complete one; with --caches, its cache beside it too;
  * - `rbp deploy` OUTs (rbp's own folder) whose application folder is gone.
- * Never an OUT in use: a live `rbp run`/`rbp deploy` (in-use.ts) or a build (its lock).
+ * Never an OUT in use: a live `rbp run`/`rbp deploy` (in-use.ts) or a build (its lock); of an OUT
+ * an app runs from, only the earlier generations no app runs from.
  *
  * Sizes are what the removal frees: blocks of files whose every hard link is removed too (a
  * download cache entry still linked by a layer frees nothing, and is kept).
@@ -17,13 +19,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { discard, downloadCacheRoot, readEntry, sweepLitter } from '../deps/download-cache.ts';
 import { formatBytes } from '../log.ts';
-import { runDirOf, usersOf } from './in-use.ts';
+import { generationInUse, runDirOf, usersOf } from './in-use.ts';
+import { nextOf, oldGenerations } from './out-generations.ts';
 import { forgetOut, knownOuts, outRecordFile, type OutRecord } from './out-registry.ts';
 import { lockHolder, lockOf, previousOf, recover, spareOf } from './out-transaction.ts';
 import { rbpInfoPath } from './metadata.ts';
+import { isDir } from './fsops.ts';
 import { downloadCacheSetting, rbpCacheHome } from './rbp-dirs.ts';
 
-export type PruneKind = 'download' | 'litter' | 'spare' | 'previous' | 'cache' | 'out' | 'leftover';
+export type PruneKind = 'download' | 'litter' | 'spare' | 'previous' | 'generation' | 'cache' | 'out' | 'leftover';
 
 export interface PruneItem {
   path: string;
@@ -70,13 +74,29 @@ function planOut(r: OutRecord, o: PruneOptions, env: NodeJS.ProcessEnv, plan: Om
   const out = path.resolve(r.out);
   const users = usersOf(out);
   const builder = lockHolder(out);
-  if (users.length || builder !== undefined) {
-    plan.kept.push({ path: out, why: builder !== undefined ? `a build runs into it (process ${builder})` : `in use by rbp run or deploy (process ${users.join(', ')})` });
+  if (builder !== undefined) {
+    plan.kept.push({ path: out, why: `a build runs into it (process ${builder})` });
     return;
   }
   const add = (p: string, kind: PruneKind, why: string) => {
     if (exists(p)) plan.remove.push({ path: p, kind, why, bytes: 0 });
   };
+  const next = nextOf(out);
+  // A switch killed between its two renames (no renameat2): the new generation comes back as OUT.
+  if (!exists(out) && exists(rbpInfoPath(next))) {
+    plan.recover.push(out);
+    return;
+  }
+  // Generations beside OUT: the one a killed build was filling, and earlier ones, each removed once
+  // no app started from it runs any more.
+  for (const gen of [...(isDir(next) ? [next] : []), ...oldGenerations(out)]) {
+    if (generationInUse(out, gen)) plan.kept.push({ path: gen, why: `an earlier build of ${out} that an app started by rbp run or deploy still runs from` });
+    else add(gen, 'generation', gen === next ? `left by an interrupted build of ${out}` : `an earlier build of ${out} that nothing runs from any more`);
+  }
+  if (users.length) {
+    plan.kept.push({ path: out, why: `in use by rbp run or deploy (process ${users.join(', ')})` });
+    return;
+  }
   const leftovers = () => {
     add(spareOf(out), 'spare', `links of ${out}'s layers`);
     add(`${spareOf(out)}.rbp-new`, 'spare', `links of ${out}'s layers`);
@@ -209,6 +229,16 @@ export function planPrune(o: PruneOptions = {}): PrunePlan {
   return { ...plan, freed: plan.remove.reduce((a, i) => a + i.bytes, 0) };
 }
 
+/** OUT.rbp-old once its last generation is gone (any other folder is not empty, and stays). */
+function removeIfEmpty(dir: string): void {
+  if (!dir.endsWith('.rbp-old')) return;
+  try {
+    fs.rmdirSync(dir);
+  } catch {
+    // generations still kept
+  }
+}
+
 /** Removes what the plan lists (what is gone meanwhile is skipped); returns what failed. */
 export function applyPrune(plan: PrunePlan, env: NodeJS.ProcessEnv = process.env): string[] {
   const problems: string[] = [];
@@ -221,6 +251,7 @@ export function applyPrune(plan: PrunePlan, env: NodeJS.ProcessEnv = process.env
       if (item.kind === 'download' && root) discard(root, item.path);
       else fs.rmSync(item.path, { recursive: true, force: true });
       if (item.kind === 'out') forgetOut(item.path, env);
+      if (item.kind === 'generation') removeIfEmpty(path.dirname(item.path));
     } catch (e) {
       problems.push(`${item.path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
     }

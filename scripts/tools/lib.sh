@@ -13,6 +13,16 @@ RBP_TOOLS_CACHE="${RBP_TOOLS_CACHE:-$HOME/.cache/rbp-tools}"
 say() { printf '%s\n' "$*" >&2; }
 die() { printf 'scripts/tools: %s\n' "$*" >&2; exit 1; }
 
+# tool_reports WHAT EXTENDED-REGEX COMMAND...: runs COMMAND once and checks that its output matches,
+# else dies quoting it. The output is read whole first: `COMMAND | grep -q` would close the pipe at
+# the first match, and a tool that panics on a broken pipe (Static Web Server) fails the pipeline.
+tool_reports() {
+  local what="$1" pattern="$2" out
+  shift 2
+  out="$("$@" 2>&1)" || die "$what: '$*' failed: $out"
+  grep -Eq -- "$pattern" <<<"$out" || die "$what: the built binary reports '$out'"
+}
+
 # tool_home TOOL VERSION: the cache folder of that tool and version.
 tool_home() { printf '%s/%s/%s' "$RBP_TOOLS_CACHE" "$1" "$2"; }
 

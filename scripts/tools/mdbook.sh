@@ -18,7 +18,6 @@ CARGO_TARGET_DIR="$target" cargo install mdbook --version "$version" --locked --
   --root "$stage" >&2 \
   || die "mdbook $version: cargo install failed (is $version on crates.io? see cargo's message above)"
 rm -f "$stage/.crates.toml" "$stage/.crates2.json"
-"$stage/bin/mdbook" --version | grep -q "v$version\$" \
-  || die "mdbook $version: the built binary reports '$("$stage/bin/mdbook" --version)'"
+tool_reports "mdbook $version" "v${version//./\\.}\$" "$stage/bin/mdbook" --version
 rm -rf "$target"
 tool_commit mdbook "$version" bin/mdbook

@@ -23,6 +23,5 @@ here="$(dirname "$(readlink -f "$0")")"
 exec "$here/../venv/bin/python" -m mkdocs "$@"
 SH
 chmod +x "$stage/bin/mkdocs"
-"$stage/bin/mkdocs" --version | grep -q "version $version " \
-  || die "mkdocs $version: the installed mkdocs reports '$("$stage/bin/mkdocs" --version)'"
+tool_reports "mkdocs $version" "version ${version//./\\.} " "$stage/bin/mkdocs" --version
 tool_commit mkdocs "$version" bin/mkdocs

@@ -22,7 +22,6 @@ CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
 CARGO_TARGET_DIR="$target" cargo install static-web-server --version "$version" --locked --root "$stage" >&2 \
   || die "static-web-server $version: cargo install failed (is $version on crates.io? see cargo's message above)"
 rm -f "$stage/.crates.toml" "$stage/.crates2.json"
-"$stage/bin/static-web-server" --version | grep -q " $version\$" \
-  || die "static-web-server $version: the built binary reports '$("$stage/bin/static-web-server" --version)'"
+tool_reports "static-web-server $version" " ${version//./\\.}\$" "$stage/bin/static-web-server" --version
 rm -rf "$target"
 tool_commit static-web-server "$version" bin/static-web-server

@@ -33,10 +33,10 @@ describe('live progress', () => {
     await log.step('unpacking', () => wait(2300));
     const text = out.text();
     expect(text.startsWith('- unpacking\n')).toBe(true);
-    expect(text).toMatch(/\r\u001b\[2K {2}… unpacking \(1\.\ds\)/);
-    expect(text).toMatch(/\r\u001b\[2K {2}… unpacking \(2\.\ds\)/);
+    // At least one live line (how many depends on how busy the machine is), each with the time so far.
+    expect(text.match(/\r\u001b\[2K {2}… unpacking \(\d+\.\ds\)/g)?.length ?? 0).toBeGreaterThanOrEqual(1);
     // Erased before the result line, which starts a line of its own.
-    expect(text).toMatch(/\r\u001b\[2K {2}- done \(2\.\ds\)\n$/);
+    expect(text).toMatch(/\r\u001b\[2K {2}- done \(\d+\.\ds\)\n$/);
   });
 
   it('in a file or a pipe: no control characters, one result line for the step', async () => {
@@ -44,7 +44,7 @@ describe('live progress', () => {
     const log = new Logger({ out, color: false, level: 'normal' });
     expect(log.live).toBe(false);
     await log.step('unpacking', () => wait(1200));
-    expect(out.text()).toMatch(/^- unpacking\n {2}- done \(1\.\ds\)\n$/);
+    expect(out.text()).toMatch(/^- unpacking\n {2}- done \(\d+\.\ds\)\n$/);
   });
 
   it('a command the build runs (an install, a generator) shows it is still running; its output erases the live line first', async () => {
@@ -53,7 +53,7 @@ describe('live progress', () => {
     const r = await runStep(['/bin/sh', '-c', 'echo first; sleep 1.6; echo second'], { cwd: tmpDir(), env: { PATH: process.env.PATH! }, log });
     expect(r.ok).toBe(true);
     const text = out.text();
-    expect(text).toMatch(/^first\n\r\u001b\[2K {2}… echo first; sleep 1\.6; echo second \(1\.\ds\)\r\u001b\[2Ksecond\n$/);
+    expect(text).toMatch(/^first\n\r\u001b\[2K {2}… echo first; sleep 1\.6; echo second \(\d+\.\ds\)\r\u001b\[2Ksecond\n$/);
     // --quiet shows nothing as it goes.
     const quiet = stream(true);
     expect(new Logger({ out: quiet, level: 'quiet' }).live).toBe(false);
@@ -72,11 +72,11 @@ describe.skipIf(sws.skip || !fs.existsSync('/usr/bin/script'))('through rbp on a
     // `script` runs rbp on a pseudo-terminal and copies what it shows.
     const tty = await execa('script', ['-qec', argv.map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' '), '/dev/null'], { env, reject: false });
     expect(tty.exitCode, tty.stdout).toBe(0);
-    expect(tty.stdout).toMatch(/\r\u001b\[2K {2}… sleep 2 \(1\.\ds\)/);
+    expect(tty.stdout).toMatch(/\r\u001b\[2K {2}… sleep 2 \(\d+\.\ds\)/);
     const piped = await execa(argv[0]!, argv.slice(1), { env, reject: false, all: true });
     expect(piped.exitCode, piped.all).toBe(0);
     expect(piped.all).not.toContain('\u001b[2K');
-    expect(piped.all).toMatch(/- running CC_BUILD_COMMAND: sleep 2\n {2}- done \(2\.\ds\)/);
+    expect(piped.all).toMatch(/- running CC_BUILD_COMMAND: sleep 2\n {2}- done \(\d+\.\ds\)/);
   }, 120_000);
 });
 

@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { Layers } from '../../lib/cnb/layers.ts';
 import { mirrorChecksum } from '../../lib/deps/mirror.ts';
 import { unpack } from '../../lib/deps/unpack.ts';
-import { readDecision } from '../../lib/launch/entry.ts';
+import { readDecision } from '../../lib/launch/decision.ts';
 import { planChain } from '../../lib/launch/request-flow/chain.ts';
 import { checkFlowPortsFree } from '../../lib/launch/request-flow/plan.ts';
 import { checkPortFree } from '../../lib/launch/ports.ts';

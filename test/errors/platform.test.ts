@@ -23,7 +23,8 @@ import { OutTransaction } from '../../lib/platform/out-transaction.ts';
 import { readProjectDescriptor } from '../../lib/platform/project-descriptor.ts';
 import { planLaunch } from '../../lib/platform/launcher.ts';
 import { stableRendering, rejectedUserError, thrownUserError } from '../helpers/user-error.ts';
-import { FIXTURES, tmpDir } from '../helpers/rbp.ts';
+import { execa } from 'execa';
+import { FIXTURES, RBP, tmpDir } from '../helpers/rbp.ts';
 
 /** rbp's stderr for `argv`, run in-process: the rendered user error block only. */
 async function cliError(argv: string[]): Promise<{ id: string; text: string }> {
@@ -148,22 +149,33 @@ describe('rbp build: the application, OUT and the cache', () => {
     }
   });
 
-  it('platform/out/cannot-move', () => {
-    // A name whose lock file still fits in a folder entry (255 bytes) but whose previous-OUT twin
-    // does not: the rename fails (ENAMETOOLONG) as it does on a mount point.
+  it('platform/out/name-too-long', () => {
+    // A name whose lock file still fits in a folder entry (255 bytes) but whose spare's new twin
+    // (OUT.rbp-spare.rbp-new) does not: refused before anything is made.
     const d = paths();
     const name = 'o'.repeat(244);
     const out = path.join(d.dir, name);
     fs.mkdirSync(out);
     fs.writeFileSync(path.join(out, '.rbp-out'), '');
-    const t = new OutTransaction({ appDir: d.app, outDir: out, cacheDir: path.join(d.dir, 'cache'), explicitCache: true });
-    try {
-      const e = thrownUserError(() => t.begin());
-      expect(e.id).toBe('platform/out/cannot-move');
-      expect(stable(e, { [d.dir]: '<dir>', [name]: '<244 o>' })).toMatchSnapshot();
-    } finally {
-      t.release();
-    }
+    const e = thrownUserError(tx(d.app, out, path.join(d.dir, 'cache'), true));
+    expect(e.id).toBe('platform/out/name-too-long');
+    expect(stable(e, { [d.dir]: '<dir>', [name]: '<244 o>', ['o'.repeat(24)]: '<24 o>' })).toMatchSnapshot();
+    expect(fs.readdirSync(d.dir).sort()).toEqual(['app', name]);
+  });
+
+  it('platform/out/cannot-move: OUT is a mount point', async () => {
+    // OUT is a volume mounted there (a tmpfs in a mount namespace of the test's own, which rbp runs in).
+    const d = paths();
+    const out = path.join(d.dir, 'out');
+    fs.mkdirSync(out);
+    const ns = process.getuid?.() === 0 ? ['--mount'] : ['--user', '--map-root-user', '--mount'];
+    const r = await execa('unshare', [...ns, '--propagation', 'private', '--', 'sh', '-c', 'mount -t tmpfs rbp-test "$0" && exec "$@"', out, process.execPath, '--', RBP, 'build', d.app, '--out', out, '--type', 'static'], { reject: false, env: { ...process.env, NO_COLOR: '1' } });
+    expect(r.exitCode, r.stderr).toBe(2);
+    // eslint-disable-next-line no-control-regex
+    const text = /! ERROR[\s\S]*?\(error id: [^)]+\)/.exec(r.stderr.replace(/\x1b\[[0-9;]*m/g, ''))?.[0] ?? r.stderr;
+    expect(text).toContain('(error id: platform/out/cannot-move)');
+    expect(text.replaceAll(d.dir, '<dir>')).toMatchSnapshot();
+    expect(fs.readdirSync(d.dir).sort()).toEqual(['app', 'out']);
   });
 });
 

@@ -41,7 +41,8 @@ export async function httpChecks(port: number, checks: HttpCheck[]): Promise<voi
   const cookies = new Map<string, string>();
   for (const c of checks) {
     const headers: Record<string, string> = c.withCookies && cookies.size ? { cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; ') } : {};
-    const res = await fetch(`http://127.0.0.1:${port}${c.path}`, { headers });
+    // A server that accepts and never answers fails this check, with the server's log, not the test's timeout.
+    const res = await fetch(`http://127.0.0.1:${port}${c.path}`, { headers, signal: AbortSignal.timeout(45_000) });
     for (const set of res.headers.getSetCookie()) {
       const [pair] = set.split(';');
       const eq = pair!.indexOf('=');

@@ -101,7 +101,7 @@ export async function waitForHttp(port: number, alive: () => boolean, timeoutMs 
   while (Date.now() - t0 < timeoutMs) {
     if (!alive()) throw new Error('the app exited before it listened');
     try {
-      await fetch(`http://127.0.0.1:${port}/`);
+      await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(10_000) });
       return;
     } catch {
       await new Promise((r) => setTimeout(r, 200));
@@ -134,7 +134,10 @@ export async function serve(out: string, env: Record<string, string>, checks: (p
     await waitForHttp(port, () => alive).catch((e: Error) => {
       throw new Error(`${e.message}\n${output}`);
     });
-    await checks(port);
+    await checks(port).catch((e: Error) => {
+      e.message = `${e.message}\n--- rbp run's output:\n${output}`;
+      throw e;
+    });
   } finally {
     if (alive) child.kill('SIGTERM');
   }

@@ -118,19 +118,19 @@ describe('OUT that is not rbp’s is refused, nothing touched', () => {
     expect(fs.existsSync(path.join(dir, 'out'))).toBe(false);
   });
 
-  it('when OUT cannot be set aside (a name too long for OUT.rbp-previous), OUT is kept, not deleted', async () => {
+  it('an OUT whose name leaves no room for the folders rbp keeps beside it is refused, nothing touched', async () => {
     const dir = tmpDir();
     const app = goodApp();
-    const out = path.join(dir, 'o'.repeat(244)); // +.rbp-lock fits in 255 bytes, +.rbp-previous does not
+    const out = path.join(dir, 'o'.repeat(244)); // +.rbp-lock fits in 255 bytes, +.rbp-spare.rbp-new does not
     fs.mkdirSync(out);
     fs.writeFileSync(path.join(out, '.rbp-out'), '');
     fs.writeFileSync(path.join(out, 'rbp.toml'), 'app = "x"\ninstance = "XS"\nbuilt-at = "x"\nlayers = []\n');
-    const before = treeHash(out);
+    const before = treeHash(dir);
     const r = await rbp(['build', app, '--out', out, '--cache', path.join(dir, 'cache'), ...bpArgs('a')]);
     expect(r.exitCode).toBe(2);
-    expect(r.all).toContain('platform/out/cannot-move');
+    expect(r.all).toContain('platform/out/name-too-long');
     noTrace(r.all);
-    expect(treeHash(out)).toBe(before);
+    expect(treeHash(dir)).toBe(before);
   });
 });
 
@@ -154,11 +154,12 @@ describe('a killed build', () => {
     await until(() => !alive(childPid), 10_000);
     expect(treeHash(out)).toBe(before);
     expect(fs.existsSync(`${out}.rbp-previous`)).toBe(false);
+    expect(fs.existsSync(`${out}.rbp-next`)).toBe(false);
     expect(fs.existsSync(`${out}.rbp-lock`)).toBe(false);
     expect(tempsOf(b.child.pid!)).toEqual([]);
   });
 
-  it('after SIGKILL, `rbp run` and the next build recover the last good OUT; a failing build keeps it', async () => {
+  it('after SIGKILL, OUT is the last good build as it was; `rbp run` stops the orphaned buildpack; a failing build keeps OUT and sweeps what the killed one left', async () => {
     const app = goodApp();
     const out = path.join(tmpDir('rbp-out-'), 'out');
     expect((await rbp(['build', app, '--out', out, ...bpArgs('a')])).exitCode).toBe(0);
@@ -172,43 +173,51 @@ describe('a killed build', () => {
     b.child.kill('SIGKILL');
     await b.exited;
     try {
+      // OUT never stopped being the last complete build: the killed build's generation is beside it.
+      expect(treeHash(out)).toBe(before);
+      expect(fs.existsSync(`${out}.rbp-next`)).toBe(true);
+      expect(fs.existsSync(`${out}.rbp-previous`)).toBe(false);
       // rbp could not stop its buildpack: the group still runs, until the next rbp stops it.
       expect(alive(childPid)).toBe(true);
-      expect(fs.existsSync(`${out}.rbp-previous`)).toBe(true);
-      const run = await rbp(['run', out, '--dry-run']);
+      const run = await rbp(['run', out]);
       expect(run.exitCode).toBe(0);
-      expect(run.all).toContain('the previous build is back');
+      expect(run.stdout).toContain('hello');
       await until(() => !alive(childPid) && !alive(buildPid), 10_000);
       expect(treeHash(out)).toBe(before);
     } finally {
       // The group this test started (through rbp), if rbp did not end it.
       if (alive(buildPid)) process.kill(-buildPid, 'SIGKILL');
     }
-    // A failing build after the crash still leaves the good build.
+    // A failing build after the crash still leaves the good build, and removes the killed one's.
     writeScripts(app, { 'a/build': 'exit 3' });
     const failed = await rbp(['build', app, '--out', out, ...bpArgs('a')]);
     expect(failed.exitCode).toBe(51);
     expect(treeHash(out)).toBe(before);
+    expect(fs.readdirSync(path.dirname(out)).sort()).toEqual(['out', 'out.rbp-cache']);
   });
 
-  it('the next build recovers after SIGKILL by itself', async () => {
+  it('the next build after SIGKILL stops the orphaned buildpack itself and builds', async () => {
     const app = goodApp();
     const out = path.join(tmpDir('rbp-out-'), 'out');
     expect((await rbp(['build', app, '--out', out, ...bpArgs('a')])).exitCode).toBe(0);
-    const before = treeHash(out);
     const marks = tmpDir('rbp-marks-');
     writeScripts(app, { 'a/build': slowBuild(marks) });
     const b = startBuild(app, out);
     await until(() => fs.existsSync(path.join(marks, 'started')));
     const buildPid = Number(fs.readFileSync(path.join(marks, 'build.pid'), 'utf8'));
+    const childPid = Number(fs.readFileSync(path.join(marks, 'child.pid'), 'utf8'));
     b.child.kill('SIGKILL');
     await b.exited;
-    process.kill(-buildPid, 'SIGKILL');
-    writeScripts(app, { 'a/build': 'exit 3' });
-    const r = await rbp(['build', app, '--out', out, ...bpArgs('a')]);
-    expect(r.all).toContain('the previous build is back');
-    expect(r.exitCode).toBe(51);
-    expect(treeHash(out)).toBe(before);
+    try {
+      writeScripts(app, { 'a/build': GOOD.replace('echo v1', 'echo v2') });
+      const r = await rbp(['build', app, '--out', out, ...bpArgs('a')]);
+      expect(r.exitCode, r.all).toBe(0);
+      await until(() => !alive(childPid) && !alive(buildPid), 10_000);
+      expect(fs.readFileSync(path.join(out, 'layers', 'test_a', 'rt', 'file'), 'utf8')).toBe('v2\n');
+      expect(fs.readdirSync(path.dirname(out)).sort()).toEqual(['out', 'out.rbp-cache']);
+    } finally {
+      if (alive(buildPid)) process.kill(-buildPid, 'SIGKILL');
+    }
   });
 });
 

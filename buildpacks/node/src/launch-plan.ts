@@ -35,7 +35,7 @@ export function nodeOptions(current: string | undefined, memoryBytes: number | u
 
 
 export interface LaunchInput {
-  /** The launch's context: the environment, the app folder and the port it decided (lib/launch/context.ts). */
+  /** The launch's context: the environment, the app folder and the port it decided (lib/launch/plan.ts). */
   ctx: LaunchContext;
   pkg: PackageJson;
   decision: NodeDecision;
