@@ -151,7 +151,7 @@ function script(runtime: RuntimeLaunch, plan: RuntimePlan, inputs: ReadonlyArray
         ]
       : []),
     SUPERVISOR_LIB,
-    ...staticSettings({ ...plan, hooks: plan.hooks ?? {} }, word, execNote),
+    ...staticSettings({ ...plan, env, hooks: plan.hooks ?? {} }, word, execNote),
     `rbp_app() { rbp_do=$1; set -- ${plan.argv.map(word).join(' ')}; "$rbp_do" "$@"; }`,
     'if [ -z "$why" ]; then',
     '  app=$(pwd -P)',
