@@ -24,6 +24,15 @@ export interface LockDetection {
   deprecatedYarn?: '1.x' | '2.x';
 }
 
+/** A Yarn release checked in at yarnPath (node's yarn-project.ts finds it): it runs instead of any installed Yarn. */
+export interface CheckedInYarn {
+  /** As .yarnrc.yml writes it (relative to the app). */
+  file: string;
+  /** Its absolute path in the app. */
+  abs: string;
+  version: string;
+}
+
 /** `yarnPath` in .yarnrc.yml: a Yarn release committed in the project, which any Yarn hands over to; its version when the file name says it. */
 export function yarnPathOf(appDir: string): { file: string; version?: string } | undefined {
   let text: string;
