@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keptView, readFixture, type Case, type FixtureSpec, type HttpCheck } from './fixture-spec.ts';
 import { FIXTURES, envArgs, freePort, rbp, serve, tmpDir, type Served } from './rbp.ts';
 import { expectFormsAgree, normalizedPlan, type DryRun } from './launch-forms.ts';
+import { requirement } from './requirement.ts';
 import { missingServices, startService } from './services.ts';
 
 export interface RuntimeHooks {
@@ -154,14 +155,12 @@ export function fixtureSuite(names: string[], hooks: RuntimeHooks): void {
         if (e.http) {
           // A backing service this machine lacks: the HTTP test fails in CI (.ci/run installs them), is skipped elsewhere, saying why.
           const missing = missingServices(c.services ?? []);
-          const lacking = missing.length ? `${missing.join(', ')} not installed (apt-get install ${missing.join(' ')})` : undefined;
-          if (lacking && !process.env.CI) console.warn(`skipped: ${name} "${c.name}" over HTTP: ${lacking}`);
-          const register =
-            lacking && !process.env.CI
-              ? (n: string, fn: () => Promise<void>) => it.skip(n, fn)
-              : lacking
-                ? (n: string) => it(n, () => { throw new Error(`${lacking}; CI must run this test (.ci/run installs it)`); })
-                : (hooks.httpTest?.(c) ?? ((n: string, fn: () => Promise<void>) => it(n, fn, 120_000)));
+          const services = requirement(missing.length === 0, { what: missing.join(', '), how: `apt-get install ${missing.join(' ')}`, who: `${name} "${c.name}" over HTTP` });
+          const register = services.skip
+            ? (n: string, fn: () => Promise<void>) => it.skip(n, fn)
+            : missing.length
+              ? (n: string) => it(n, () => void services.value())
+              : (hooks.httpTest?.(c) ?? ((n: string, fn: () => Promise<void>) => it(n, fn, 120_000)));
           register(`${c.name}: serves over HTTP, stops on SIGTERM`, async () => {
             expect(built, 'the build of this case failed').toBe(true);
             const services = await Promise.all((c.services ?? []).map((n) => startService(n)));
