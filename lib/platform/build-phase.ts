@@ -109,7 +109,8 @@ export async function buildPhase(o: BuildPhaseOptions): Promise<Built> {
       user: o.userEnv,
       // In the namespace, where OUT's path really is: a hard link from outside OUT (the download
       // cache) into the bind mount would cross mounts (EXDEV), so our buildpacks make it there.
-      operator: namespace ? { ...o.operator, RBP_OUT: out, RBP_OUT_GENERATION: at } : o.operator,
+      // Only ours: any other buildpack sees the environment the reference lifecycle gives it.
+      operator: namespace && id.startsWith('rbp/') ? { ...o.operator, RBP_OUT: out, RBP_OUT_GENERATION: at } : o.operator,
       clearEnv: bp.descriptor.buildpack['clear-env'] === true,
       cnb: buildCnbEnv(bp, shownLayersDir, o.penv.platformDir, planPath),
     });

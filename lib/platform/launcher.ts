@@ -296,5 +296,7 @@ export function start(plan: LaunchPlan, stdio: 'inherit' | 'pipe' = 'inherit'): 
       resolve(exitStatus({ code, signal }));
     });
   });
-  return { child: started, exited, stop: (sig = 'SIGTERM') => signalGroup(sig) };
+  // A stop rbp decides itself (rbp deploy --check, a failed health check) has the same grace period
+  // as one it is asked for: a process that hangs while shutting down is killed, not waited for forever.
+  return { child: started, exited, stop: (sig = 'SIGTERM') => forward(sig)() };
 }

@@ -39,6 +39,7 @@ esac
 command -v go >/dev/null || die "frankenphp $version: needs Go (go not found on PATH)"
 command -v cc >/dev/null || die "frankenphp $version: needs a C compiler (apt-get install build-essential)"
 command -v patchelf >/dev/null || die "frankenphp $version: needs patchelf (apt-get install patchelf)"
+command -v patch >/dev/null || die "frankenphp $version: needs patch (apt-get install patch)"
 pkg-config --exists libbrotlienc libbrotlidec 2>/dev/null || die "frankenphp $version: needs libbrotli-dev (apt-get install libbrotli-dev pkg-config)"
 
 # RBP_PHP_ZTS: the bin/php of a ZTS PHP with the embed SAPI built elsewhere (an operator's), instead of php-zts.sh's.
@@ -51,7 +52,13 @@ fi
 phpdir="$(dirname "$(dirname "$php")")"
 phpconfig="$phpdir/bin/php-config"
 phpversion="$("$phpconfig" --version)"
-key="$version-php$(basename "$phpdir")"
+# The patches of scripts/tools/patches/frankenphp-<version>-*.patch, applied to FrankenPHP's library
+# module; their digest is part of the cache key, so a new or changed patch gives a new build.
+patches=("$(cd "$(dirname "$0")" && pwd)"/patches/frankenphp-"$version"-*.patch)
+[ -e "${patches[0]}" ] || patches=()
+patched=""
+[ ${#patches[@]} -eq 0 ] || patched="-p$(cat "${patches[@]}" | sha256sum | cut -c1-8)"
+key="$version-php$(basename "$phpdir")$patched"
 tool_cached frankenphp "$key" bin/frankenphp && exit 0
 
 tool_stage frankenphp "$key" >/dev/null
@@ -74,6 +81,17 @@ cp "$moddir/frankenphp/main.go" main.go
 cp "$moddir/go.sum" go.sum
 chmod u+w main.go go.sum
 printf 'module rbp.local/frankenphp\n\ngo 1.25\n\nrequire %s v%s\n' "$mod" "$version" > go.mod
+# FrankenPHP's library with our patches, in place of the proxy's (a replace of the main module wins).
+if [ ${#patches[@]} -gt 0 ]; then
+  libdir="$(go mod download -json "github.com/dunglas/frankenphp@v$version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+  [ -n "$libdir" ] || die "frankenphp $version: github.com/dunglas/frankenphp@v$version is not on the Go module proxy"
+  cp -r "$libdir" lib && chmod -R u+w lib
+  for p in "${patches[@]}"; do
+    say "frankenphp $version: applying $(basename "$p")"
+    patch -d lib -p1 --batch --forward < "$p" >&2 || die "frankenphp $version: $(basename "$p") does not apply (see above)"
+  done
+  printf '\nreplace github.com/dunglas/frankenphp => ./lib\n' >> go.mod
+fi
 go mod tidy >&2 || die "frankenphp $version: go mod tidy failed (see above)"
 if ! grep -q "github.com/caddyserver/caddy/v2 v$caddy_version\b" go.mod; then
   go get "github.com/caddyserver/caddy/v2@v$caddy_version" >&2 && go mod tidy >&2 || die "frankenphp $version: Caddy $caddy_version could not be required (see above)"

@@ -98,6 +98,22 @@ describe('deploy says why it failed, at once', () => {
     expect(JSON.parse(bad.stdout)).toMatchObject({ exitCode: 3, deploy: { deployed: false }, error: { id: 'platform/deploy/health-check', message: 'Health check failed', fix: FOOTER } });
   });
 
+  it('--check stops the app after the check; one that ignores SIGTERM is killed after the grace period, not waited for forever', async () => {
+    const app = appWith("const http = require('node:http');\nprocess.on('SIGTERM', () => console.log('ignoring SIGTERM'));\nhttp.createServer((req, res) => res.end('ok')).listen(Number(process.env.PORT), '0.0.0.0');\n");
+    const port = await freePort();
+    const r = await execa('node', ['--', RBP, 'deploy', app, '--buildpack', bp('node-server'), '--out', path.join(tmpDir('rbp-health-'), 'out'), '--port', String(port), '--check'], {
+      reject: false,
+      all: true,
+      env: { NO_COLOR: '1', RBP_STOP_TIMEOUT: '1' },
+      timeout: 90_000,
+    });
+    expect(r.timedOut, r.all).toBe(false);
+    expect(r.exitCode, r.all).toBe(0);
+    expect(r.all).toContain('- deployed: ');
+    expect(r.all).toContain('ignoring SIGTERM');
+    expect(r.all).toMatch(/! rbp: process web still running 6 s after SIGTERM: SIGKILL/);
+  });
+
   it('once deployed, a crash is restarted (--restart on-failure, the default); SIGTERM ends it', async () => {
     const app = appWith(
       // `start` once it listens: the test waits on that line, then asks.

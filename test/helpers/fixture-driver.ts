@@ -173,11 +173,9 @@ export function fixtureSuite(names: string[], hooks: RuntimeHooks): void {
             }
             // The server got SIGTERM and the launcher passed its status on (143 = killed by SIGTERM).
             expect(served.signal, served.output).toBeNull();
-            // FrankenPHP 1.11.1 sometimes never finishes its graceful shutdown ("servers shutting down
-            // with eternal grace period"): about 1 start in 60, reproduced with frankenphp alone, no rbp.
-            // rbp then kills it once its grace period is over (137), as a platform would, and says so.
-            const killedAfterGrace = served.status === 137 && /! rbp: process web still running \d+ s after SIGTERM: SIGKILL/.test(served.output) && /eternal grace period/.test(served.output);
-            if (!killedAfterGrace) expect([0, 143], served.output).toContain(served.status);
+            // A clean stop. (FrankenPHP 1.11.1 alone hung here now and then, a request from the readiness
+            // probe stuck since its start: scripts/tools/patches/frankenphp-1.11.1-request-during-init.patch.)
+            expect([0, 143], served.output).toContain(served.status);
             for (const f of e.afterStop?.present ?? []) expect(fs.existsSync(path.join(out(), 'workspace', f)), f).toBe(true);
           });
         }

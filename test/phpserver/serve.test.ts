@@ -49,6 +49,35 @@ describe('the real application server', () => {
     if (php && php !== '8.4.12') expect(r.all).toContain(`RBP_TOOL_FRANKENPHP runs PHP ${php}, not 8.4.12 as the contract asks for the application server 1.9.1`);
   });
 
+  itWithServer('requests from the first instant (a platform probing at start) are all answered, and the server then stops cleanly', async () => {
+    const out = await build('php-index-php');
+    const port = await freePort();
+    const run = startRun(out, port);
+    let exited = false;
+    void run.exited.then(() => (exited = true));
+    // A probe every 2 ms from the start, each on its own connection and left to wait for its answer:
+    // some reach Caddy while FrankenPHP is still making its PHP threads (the window the patch of
+    // scripts/tools/patches/frankenphp-1.11.1-request-during-init.patch closes).
+    const answers: Promise<number>[] = [];
+    let served = false;
+    const probe = () =>
+      fetch(`http://127.0.0.1:${port}/`, { headers: { connection: 'close' }, signal: AbortSignal.timeout(20_000) }).then(
+        async (r) => (await r.text(), (served = true), r.status),
+        (e: Error) => (e.name === 'TimeoutError' ? -1 : 0), // 0: refused (not listening yet), -1: accepted and never answered
+      );
+    for (let i = 0; i < 20000 && !served && !exited; i++) {
+      answers.push(probe());
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    const statuses = await Promise.all(answers);
+    expect(served, run.output()).toBe(true);
+    expect(statuses.filter((s) => s === -1), 'requests accepted and never answered').toEqual([]);
+    expect(statuses.filter((s) => s > 0 && s !== 200), run.output()).toEqual([]);
+    const code = await run.stop();
+    expect(run.output()).not.toContain('still running');
+    expect([0, 143], run.output()).toContain(code);
+  });
+
   itWithServer('worker mode: one worker script handles many requests and keeps its state in memory', async () => {
     const out = await build('php-worker', { CC_WEBROOT: 'public', CC_PHPSERVER_WORKER: '/public/worker.php' });
     const port = await freePort();
