@@ -22,6 +22,7 @@ import { findIndex } from '../../../lib/app-path.ts';
 import { chooseTool } from '../../../lib/js-project/build-tool.ts';
 import { devDependenciesChoice, installCommand } from '../../../lib/js-project/install-command.ts';
 import { lockFileOf } from '../../../lib/js-project/lock-files.ts';
+import { PACKAGE_MANAGERS } from '../../../lib/js-project/package-managers.ts';
 import { npmBuildEnv } from '../../../lib/js-project/npm-env.ts';
 import { parsePackageManager } from '../../../lib/js-project/package-manager-field.ts';
 import { buildPathTools, managerVersion } from './package-manager.ts';
@@ -228,14 +229,14 @@ async function installTools(ctx: BuildContext, s: Settings, log: Logger): Promis
     const m = installed[next++]!;
     bins.push(m);
     managerVer = m.version;
-    used.add(id === 'yarn-berry' ? 'yarn' : id);
+    used.add(PACKAGE_MANAGERS[id].layer!);
     if (id === 'bun') bun = m;
   }
   for (const extra of extras) {
     const m = installed[next++];
     if (!m) continue;
     bins.push(m);
-    used.add(extra.id === 'yarn-berry' ? 'yarn' : extra.id);
+    used.add(PACKAGE_MANAGERS[extra.id].layer!);
   }
   if (deno) {
     bins.push(installed[next++]!);
