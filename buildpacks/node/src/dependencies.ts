@@ -292,7 +292,7 @@ async function runInstallScripts(r: InstallRequest): Promise<void> {
   const scripts = INSTALL_SCRIPTS.filter((s) => r.pkg.scripts?.[s]);
   for (const s of scripts) {
     const script = r.pkg.scripts![s]!;
-    const argv = r.choice.manager === 'yarn-berry' ? ['yarn', 'run', s] : ['/bin/sh', '-c', script];
+    const argv = PACKAGE_MANAGERS[r.choice.manager].runScript?.(s) ?? ['/bin/sh', '-c', script];
     const env = {
       ...r.env,
       PATH: [path.join(r.appDir, 'node_modules', '.bin'), r.env.PATH].join(':'),
