@@ -82,3 +82,14 @@ function linkDir(from: string, to: string): void {
     else fs.linkSync(src, dst);
   }
 }
+
+/** A hard link; a copy across file systems (a cache on another disk), the only way across. */
+export function linkFile(s: string, d: string): void {
+  try {
+    fs.linkSync(s, d);
+  } catch (e) {
+    // Another file system (a cache on another disk): a copy is the only way across.
+    if ((e as NodeJS.ErrnoException).code === 'EXDEV' || (e as NodeJS.ErrnoException).code === 'EPERM') fs.copyFileSync(s, d);
+    else throw e;
+  }
+}

@@ -68,7 +68,7 @@ const bundle = { exports: {} };
 s.runInThisContext().call(bundle.exports, bundle.exports, createRequire(built), bundle, final, require('node:path').dirname(final));
 fs.writeFileSync(built + '.v8cache', Buffer.concat([Buffer.from(final + '\\n'), s.createCachedData()]));`;
 const MIN_NODE_MAJOR = 20;
-// lib/deps/extra-ca.ts's DEFERRED_CA_CERTS (test/deps/extra-ca.test.ts checks they agree).
+// lib/cnb/extra-ca.ts's DEFERRED_CA_CERTS (test/deps/extra-ca.test.ts checks they agree).
 const DEFERRED_CA_CERTS = '_RBP_DEFERRED_NODE_EXTRA_CA_CERTS';
 
 // dist/rbp.js, rbp's entry: compiles rbp.bundle.cjs with V8's code cache, rbp.bundle.cjs.v8cache.
@@ -255,7 +255,7 @@ if [ ! -x "$node" ]; then
 fi
 # Node.js 20 parses NODE_EXTRA_CA_CERTS at its start (~40 ms for a system bundle), though most runs
 # make no request: the bundle takes the variable back and reads the file at its first request
-# (lib/deps/extra-ca.ts). Not when NODE_OPTIONS picks Node.js's certificate store: Node.js combines those.
+# (lib/cnb/extra-ca.ts). Not when NODE_OPTIONS picks Node.js's certificate store: Node.js combines those.
 if [ -n "\${NODE_EXTRA_CA_CERTS-}" ]; then
   case " \${NODE_OPTIONS-} " in
     *--use-openssl-ca* | *--use-bundled-ca* | *--use-system-ca*) ;;

@@ -8,7 +8,7 @@ import { readBuildpackPlan, writeBuildPlan, type BuildPlan, type BuildpackPlan }
 import { Layers } from './layers.ts';
 import { EXIT, exitCodeFor } from './exit.ts';
 import { isUserError, renderUserError } from '../errors.ts';
-import { takeBackExtraCa } from '../deps/extra-ca.ts';
+import { takeBackExtraCa } from './extra-ca.ts';
 
 function need(name: string, env: Record<string, string | undefined> = process.env): string {
   const v = env[name];

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseDependencies, readDependencies } from './catalog.ts';
-import { tempDir } from './test-support.ts';
+import { tempDir } from '../../test/helpers/deps.ts';
 
 const SHA = 'a'.repeat(64);
 const dirs: string[] = [];

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checksumFromHex, checksumFromSri, formatChecksum, hashFile, parseChecksumFile, verifyDigests } from './checksum.ts';
-import { tempDir } from './test-support.ts';
+import { tempDir } from '../../test/helpers/deps.ts';
 
 const dir = tempDir();
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));

@@ -16,7 +16,7 @@ import { Transform } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import tls, { type SecureContext } from 'node:tls';
 import type { EnvHttpProxyAgent } from 'undici';
-import { deferredExtraCa } from './extra-ca.ts';
+import { deferredExtraCa } from '../cnb/extra-ca.ts';
 import { UserError } from '../errors.ts';
 import { formatDuration, type Logger } from '../log.ts';
 import { hashingStream, type Checksum, type ChecksumAlgorithm } from './checksum.ts';
@@ -93,7 +93,7 @@ const loadUndici = () => (undici ??= import('undici'));
 let trust: { file: string; context: SecureContext | undefined } | undefined;
 
 /**
- * The TLS context of our requests when a bootstrap deferred NODE_EXTRA_CA_CERTS (extra-ca.ts):
+ * The TLS context of our requests when a bootstrap deferred NODE_EXTRA_CA_CERTS (lib/cnb/extra-ca.ts):
  * Node.js's root certificates and the file's, read once. Undefined otherwise: Node.js's default,
  * which has them already. A file that cannot be read is ignored with Node.js's own warning, as
  * Node.js does at its start.
@@ -115,7 +115,7 @@ function trustContext(): SecureContext | undefined {
 
 /**
  * The proxy settings as seen now (one agent per setting: tests and long-lived processes may change
- * them), with the trust of a deferred NODE_EXTRA_CA_CERTS (extra-ca.ts) for the server and the proxy.
+ * them), with the trust of a deferred NODE_EXTRA_CA_CERTS (lib/cnb/extra-ca.ts) for the server and the proxy.
  */
 async function dispatcher(): Promise<EnvHttpProxyAgent> {
   const { EnvHttpProxyAgent } = await loadUndici();

@@ -8,7 +8,7 @@ import { Layers } from '../cnb/layers.ts';
 import { readToml } from '../cnb/toml.ts';
 import type { DependencySpec } from './catalog.ts';
 import { installTool, type InstallToolOptions } from './install.ts';
-import { captureLog, makeArchive, run, startServer, tempDir, type Artifact, type TestServer } from './test-support.ts';
+import { captureLog, makeArchive, run, startServer, tempDir, type Artifact, type TestServer } from '../../test/helpers/deps.ts';
 import { rejectedUserError as userError, stableRendering } from '../../test/helpers/user-error.ts';
 
 let root: string;

@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Layers } from '../cnb/layers.ts';
 import { installTool } from './install.ts';
 import { bunPackage, denoPackage, nodePackage, NPM_ACCEPT, NpmRegistryClient, npmRegistrySource, packumentUrl, toolRegistry } from './npm.ts';
-import { captureLog, makeArchive, run, startServer, tempDir, type Artifact, type TestServer } from './test-support.ts';
+import { captureLog, makeArchive, run, startServer, tempDir, type Artifact, type TestServer } from '../../test/helpers/deps.ts';
 import { rejectedUserError as userError, stableRendering } from '../../test/helpers/user-error.ts';
 
 const PKG = '@fake/tool-linux-x64';

@@ -5,7 +5,7 @@ import { Layers } from '../cnb/layers.ts';
 import type { DependencySpec } from './catalog.ts';
 import { installTool } from './install.ts';
 import { findOperatorTool, operatorVariable } from './operator.ts';
-import { captureLog, tempDir } from './test-support.ts';
+import { captureLog, tempDir } from '../../test/helpers/deps.ts';
 import { rejectedUserError as userError, stableRendering } from '../../test/helpers/user-error.ts';
 
 let root: string;

@@ -8,6 +8,7 @@
  */
 import { read } from '../config/read.ts';
 import type { ToolChoice } from './build-tool.ts';
+import { PACKAGE_MANAGERS, type InstallRow } from './package-managers.ts';
 
 export type DevDependencies = 'install' | 'ignore' | 'unset';
 
@@ -44,35 +45,15 @@ export interface InstallOptions {
   unattended?: boolean;
 }
 
-/** One row per program: the command and the flags each situation adds. */
-interface Row {
-  argv: string[];
-  /** CC_NODE_DEV_DEPENDENCIES=install (rule 8's table). */
-  includeDev: string[];
-  /** Dev dependencies left out: with NODE_ENV=production (pnpm), or always unless asked for (Bun). */
-  omitDev?: { flags: string[]; when: 'production' | 'always' };
-  locked: string[];
-  unattendedBefore?: string[];
-  unattendedAfter?: string[];
-}
-
-const TABLE: Record<Exclude<ToolChoice['tool'], 'custom' | 'yarn2'>, Row> = {
-  npm: { argv: ['npm', 'install'], includeDev: ['--production=false'], locked: [], unattendedAfter: ['--no-audit', '--no-fund'] },
-  'npm-install': { argv: ['npm', 'install'], includeDev: ['--production=false'], locked: [], unattendedAfter: ['--no-audit', '--no-fund'] },
-  'npm-ci': { argv: ['npm', 'ci'], includeDev: ['--include=dev'], locked: [], unattendedAfter: ['--no-audit', '--no-fund'] },
-  pnpm: { argv: ['pnpm', 'install'], includeDev: ['--prod', 'false'], omitDev: { flags: ['--prod'], when: 'production' }, locked: ['--frozen-lockfile'] },
-  yarn: { argv: ['yarn', 'install'], includeDev: ['--production=false'], locked: ['--frozen-lockfile'], unattendedBefore: ['--non-interactive'] },
-  // Berry refuses --production: it installs everything, then drops dev dependencies (below).
-  'yarn-berry': { argv: ['yarn', 'install'], includeDev: [], locked: ['--immutable'] },
-  bun: { argv: ['bun', 'install'], includeDev: [], omitDev: { flags: ['--omit', 'dev'], when: 'always' }, locked: ['--frozen-lockfile'] },
-};
+/** `npm ci` (CC_NODE_BUILD_TOOL=npm-ci): npm's other install command; every other tool installs with its manager's row. */
+const NPM_CI: InstallRow = { argv: ['npm', 'ci'], includeDev: ['--include=dev'], locked: [], unattendedAfter: ['--no-audit', '--no-fund'] };
 
 export function installCommand(choice: ToolChoice, opts: InstallOptions = {}): InstallCommand {
   if (choice.tool === 'custom') {
     const production = opts.dev?.nodeEnv === 'production';
     return { argv: ['/bin/sh', '-c', choice.command!], dev: opts.dev?.choice === 'install' || !production ? 'included' : 'excluded' };
   }
-  const row = TABLE[choice.tool === 'yarn2' ? 'yarn-berry' : choice.tool];
+  const row = choice.tool === 'npm-ci' ? NPM_CI : PACKAGE_MANAGERS[choice.manager].install!;
   const include = !opts.dev || opts.dev.choice === 'install';
   const production = opts.dev?.nodeEnv === 'production';
   const omit = !include && row.omitDev && (row.omitDev.when === 'always' || production);
@@ -84,7 +65,7 @@ export function installCommand(choice: ToolChoice, opts: InstallOptions = {}): I
     ...(opts.unattended ? (row.unattendedAfter ?? []) : []),
     ...(opts.locked ? row.locked : []),
   ];
-  if (row !== TABLE['yarn-berry'] || dev === 'included') return { argv, dev };
+  if (choice.manager !== 'yarn-berry' || dev === 'included') return { argv, dev };
   // Yarn 4 drops dev dependencies with `workspaces focus --production` (built in); 2 and 3 by a second install.
   if ((opts.berryMajor ?? 4) >= 4) return { argv, then: ['yarn', 'workspaces', 'focus', '--all', '--production'], dev };
   return { argv, berryStripDev: true, dev };

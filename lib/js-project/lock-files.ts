@@ -8,11 +8,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { PackageManagerField } from './package-manager-field.ts';
+import { LOCK_FILES, PACKAGE_MANAGERS, type Manager } from './package-managers.ts';
 
-export const LOCK_FILES = { yarn: 'yarn.lock', pnpm: 'pnpm-lock.yaml', bun: 'bun.lock', bunBinary: 'bun.lockb', npm: 'package-lock.json', npmShrinkwrap: 'npm-shrinkwrap.json' } as const;
-
-/** The program that installs: npm for npm/npm-install/npm-ci, Yarn 1 for `yarn`, Berry for yarn-berry and yarn2. */
-export type Manager = 'npm' | 'pnpm' | 'yarn' | 'yarn-berry' | 'bun' | 'custom';
+export { LOCK_FILES, type Manager };
 
 /** What the lock files decide, before any CC_NODE_BUILD_TOOL. */
 export interface LockDetection {
@@ -22,6 +20,15 @@ export interface LockDetection {
   because: string;
   /** Yarn 1.x or 2.x: deprecated on the platform. */
   deprecatedYarn?: '1.x' | '2.x';
+}
+
+/** A Yarn release checked in at yarnPath (node's yarn-project.ts finds it): it runs instead of any installed Yarn. */
+export interface CheckedInYarn {
+  /** As .yarnrc.yml writes it (relative to the app). */
+  file: string;
+  /** Its absolute path in the app. */
+  abs: string;
+  version: string;
 }
 
 /** `yarnPath` in .yarnrc.yml: a Yarn release committed in the project, which any Yarn hands over to; its version when the file name says it. */
@@ -58,13 +65,5 @@ export function detectFromLockFiles(appDir: string, pm: PackageManagerField | un
 
 /** The lock file the manager reads, if present: the install follows it, and its digest keys the dependency cache. */
 export function lockFileOf(appDir: string, manager: Manager): string | undefined {
-  const candidates: Record<Manager, string[]> = {
-    npm: [LOCK_FILES.npmShrinkwrap, LOCK_FILES.npm],
-    pnpm: [LOCK_FILES.pnpm],
-    yarn: [LOCK_FILES.yarn],
-    'yarn-berry': [LOCK_FILES.yarn],
-    bun: [LOCK_FILES.bun, LOCK_FILES.bunBinary],
-    custom: [LOCK_FILES.npm, LOCK_FILES.yarn, LOCK_FILES.pnpm, LOCK_FILES.bun],
-  };
-  return candidates[manager].find((f) => fs.existsSync(path.join(appDir, f)));
+  return PACKAGE_MANAGERS[manager].lockFiles.find((f) => fs.existsSync(path.join(appDir, f)));
 }

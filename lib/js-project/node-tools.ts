@@ -25,8 +25,7 @@ import type { Logger } from '../log.ts';
 import { bundledNpmVersion, type NpmDocument } from './npm-version.ts';
 import { isSet } from '../config/read.ts';
 import { writeSbom } from '../cnb/sbom.ts';
-// TODO(issue 29): the checked-in Yarn's type belongs with the package-manager table in lib/js-project.
-import type { CheckedInYarn } from '../../buildpacks/node/src/yarn-project.ts';
+import type { CheckedInYarn } from './lock-files.ts';
 
 export interface ToolEnv {
   layers: Layers;

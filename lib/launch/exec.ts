@@ -17,6 +17,10 @@
 import fs from 'node:fs';
 import { findOnPath, isExecutableFile } from '../fsx.ts';
 
+/** Why the launch stays beside the app: a restart policy; a shell that would leave children behind. */
+export const RESTART_WHY = 'RBP_RESTART=on-failure: the launcher starts the app again when it crashes';
+export const KEEPS_CHILDREN_WHY = 'the shell command does not end in exec: only the supervisor stops its whole process group';
+
 export type LaunchMode = { mode: 'exec'; why: string; file: string } | { mode: 'supervise'; why: string };
 
 type Execve = (file: string, args: string[], env: Record<string, string>) => never;
@@ -73,8 +77,8 @@ export function chooseMode(input: ModeInput): LaunchMode {
   if (input.flow?.block) stay.push('public access is blocked: the launcher answers 403 in front of the app');
   else if (input.flow?.chain.length) stay.push(`request flow: ${input.flow.chain.join(' → ')} in front of the app`);
   if (input.supervise) stay.push(input.supervise);
-  if (input.restart === 'on-failure') stay.push('RBP_RESTART=on-failure: the launcher starts the app again when it crashes');
-  if (shellKeepsChildren(input.argv)) stay.push('the shell command does not end in exec: only the supervisor stops its whole process group');
+  if (input.restart === 'on-failure') stay.push(RESTART_WHY);
+  if (shellKeepsChildren(input.argv)) stay.push(KEEPS_CHILDREN_WHY);
   if (!input.execve) stay.push(`Node.js ${input.nodeVersion} (the launcher's) has no process.execve (22.15+, 23.11+)`);
   const cmd = input.argv[0] ?? '';
   const file = resolveCommand(cmd, input.env.PATH, input.cwd);

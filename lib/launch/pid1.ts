@@ -22,7 +22,8 @@ export const FORWARDED_SIGNALS = ['TERM', 'INT', 'HUP', 'QUIT', 'USR1', 'USR2'] 
 
 /**
  * The init, run as `/bin/sh -c INIT_SCRIPT rbp-init <app argv...>`.
- * - fd 0 is handed to the app explicitly: sh gives a background job /dev/null otherwise.
+ * - fd 0 is handed to the app explicitly: sh gives a background job /dev/null otherwise; and sh starts
+ *   it with SIGINT and SIGQUIT ignored, which `env --default-signal` (GNU coreutils) undoes.
  * - A trapped signal makes `wait` return early (128 + n); its trap forwards it to the app and notes
  *   it, and the loop waits again. A wait that no signal interrupted gives the app's own status, which
  *   the shell keeps for `$!`: a wait raced by a late signal is answered again with the same status.
@@ -30,7 +31,8 @@ export const FORWARDED_SIGNALS = ['TERM', 'INT', 'HUP', 'QUIT', 'USR1', 'USR2'] 
  */
 export const INIT_SCRIPT = [
   'exec 3<&0',
-  '"$@" 0<&3 3<&- &',
+  'd=; ! env --default-signal=INT,QUIT true 2>/dev/null || d="env --default-signal=INT,QUIT"',
+  '$d "$@" 0<&3 3<&- &',
   'child=$!',
   'exec 3<&-',
   `for s in ${FORWARDED_SIGNALS.join(' ')}; do trap "got=1; kill -$s $child 2>/dev/null" "$s"; done`,

@@ -31,12 +31,39 @@ export function middlewareActive(env: NodeJS.ProcessEnv, appDir: string = proces
   return isActive(env, appDir);
 }
 
+/**
+ * Without a middleware, the variables that say the app's port, first set first: the runtime's own
+ * (CC_STATIC_PORT, CC_PHPSERVER_PORT; none for node), then the public port's; else PUBLIC_PORT. The
+ * direct launch script (direct.ts) renders the same chain in sh.
+ */
+export function portChain(runtimeVar: string | undefined): string[] {
+  return [...(runtimeVar ? [runtimeVar] : []), 'RBP_PUBLIC_PORT'];
+}
+
+/** The app's port and where it came from: a variable of the chain, the request flow's, or the default. */
+export interface AppPort {
+  port: number;
+  /** The variable that set it, or how it was decided when none did. */
+  source: string;
+}
+
 /** The port the application itself must listen on; `runtimeVar` is CC_STATIC_PORT, CC_PHPSERVER_PORT or none. */
+export function appPort(env: NodeJS.ProcessEnv, runtimeVar?: string, appDir?: string): AppPort {
+  if (middlewareActive(env, appDir)) {
+    const app = readPort(env, 'RBP_APP_PORT');
+    return { port: appPortBehindMiddleware(env), source: app?.source === 'env' ? 'RBP_APP_PORT' : `behind the request flow (${APP_PORT_BEHIND_MIDDLEWARE})` };
+  }
+  // A variable counts when set; the runtime's declared default (8080) is the public port's.
+  for (const name of portChain(runtimeVar)) {
+    const p = readPort(env, name);
+    if (p?.source === 'env') return { port: p.value, source: name };
+  }
+  return { port: PUBLIC_PORT, source: `the public port (${PUBLIC_PORT})` };
+}
+
+/** appPort's number. */
 export function appListenPort(env: NodeJS.ProcessEnv, runtimeVar?: string, appDir?: string): number {
-  if (middlewareActive(env, appDir)) return appPortBehindMiddleware(env);
-  const own = runtimeVar ? readPort(env, runtimeVar) : undefined;
-  // The runtime's port variable counts when set; its declared default (8080) is the public port's.
-  return own?.source === 'env' ? own.value : publicPort(env);
+  return appPort(env, runtimeVar, appDir).port;
 }
 
 /**

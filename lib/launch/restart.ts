@@ -22,6 +22,21 @@ export function restartPolicyOf(env: NodeJS.ProcessEnv): RestartPolicy {
   return (read<RestartPolicy>(env, RESTART_VARIABLE)?.value ?? 'no');
 }
 
+/** The restart policy as the launch plan holds it (plan.ts): what both forms of the launch follow. */
+export interface RestartPlan {
+  policy: RestartPolicy;
+  /** The first wait (RBP_RESTART_FIRST_DELAY); each next one doubles, up to maxDelayMs. */
+  firstDelayMs: number;
+  maxDelayMs: number;
+  /** A run this long resets the back-off. */
+  healthyRunMs: number;
+}
+
+/** RBP_RESTART and RBP_RESTART_FIRST_DELAY of the launch environment (an invalid value is its user error). */
+export function restartPlan(env: NodeJS.ProcessEnv): RestartPlan {
+  return { policy: restartPolicyOf(env), firstDelayMs: read<number>(env, 'RBP_RESTART_FIRST_DELAY')!.value * 1000, maxDelayMs: MAX_DELAY_MS, healthyRunMs: HEALTHY_RUN_MS };
+}
+
 /** The `--restart` flag of rbp run and rbp deploy. */
 export function restartPolicy(value: string | undefined, what = '--restart'): RestartPolicy {
   const v = value?.trim();
@@ -39,4 +54,13 @@ export function restartPolicy(value: string | undefined, what = '--restart'): Re
 /** The wait before restart number `attempt` (1, 2, …): doubling from 1 s, at most 30 s. */
 export function restartDelay(attempt: number, first = FIRST_DELAY_MS, max = MAX_DELAY_MS): number {
   return Math.min(max, first * 2 ** Math.max(0, attempt - 1));
+}
+
+/**
+ * After a crash: the restart's number (a run that lasted healthyRunMs starts the back-off again) and
+ * the wait before it. The shell form (shell.ts) renders the same rule in sh.
+ */
+export function nextRestart(previous: number, ranMs: number, plan: Pick<RestartPlan, 'firstDelayMs' | 'maxDelayMs' | 'healthyRunMs'>): { attempt: number; delayMs: number } {
+  const attempt = ranMs >= plan.healthyRunMs ? 1 : previous + 1;
+  return { attempt, delayMs: restartDelay(attempt, plan.firstDelayMs, plan.maxDelayMs) };
 }

@@ -22,8 +22,8 @@ import { value } from '../config/read.ts';
 import { UserError } from '../errors.ts';
 import { formatDuration, type Logger } from '../log.ts';
 import { launchLayers } from '../platform/launcher.ts';
-import { readLaunchMetadata } from '../platform/metadata.ts';
-import { historyFor, imageEnv, OciLayoutWriter, readLayout, REPRODUCIBLE_DATE, type Descriptor, type Layer } from './oci-layout.ts';
+import { readLaunchMetadata, type LaunchMetadata } from '../platform/metadata.ts';
+import { historyFor, imageEnv, OciLayoutWriter, readLayout, REPRODUCIBLE_DATE, type Descriptor, type Layer, type ReadImage } from './oci-layout.ts';
 import { CNB_USER } from './stack-user.ts';
 
 export const LAYERS_DIR = '/layers';
@@ -141,23 +141,29 @@ export interface PreparedImage {
   abort(): void;
 }
 
-/**
- * Writes the app image of the build in OUT beside `image` (`<image>.partial-<pid>`); commit() moves
- * it into place. Layers whose files are unchanged since the image's previous export are reused.
- */
-export async function prepareAppImage(o: AppImageOptions): Promise<PreparedImage> {
-  const started = performance.now();
+/** What an app image is made of, each checked: the build's metadata, the run image, the launcher. */
+function readInputs(o: AppImageOptions): { src: string; md: LaunchMetadata; runLayout: string; run: ReadImage } {
   const src = path.resolve(o.from ?? o.out);
   const md = readLaunchMetadata(src);
   if (!md) throw imageError('OUT', o.out, 'An app image is made from a finished build (OUT/layers/config/metadata.toml).', 'Run rbp build first.');
   const runLayout = runImageLayout(o.runImage);
-  let run;
+  let run: ReadImage;
   try {
     run = readLayout(runLayout);
   } catch (e) {
     throw imageError('--run-image', o.runImage, `The run image is an OCI image layout folder (${(e as Error).message}).`, 'Make one with scripts/tools/run-image.sh, or give another with --run-image DIR.');
   }
   if (!fs.existsSync(o.launcher)) throw imageError('launcher', o.launcher, 'The app image runs the reference lifecycle\'s launcher.', 'Build it with scripts/tools/lifecycle.sh and set RBP_TOOL_LIFECYCLE to the lifecycle binary it prints.');
+  return { src, md, runLayout, run };
+}
+
+/**
+ * Writes the app image of the build in OUT beside `image` (`<image>.partial-<pid>`); commit() moves
+ * it into place. Layers whose files are unchanged since the image's previous export are reused.
+ */
+export async function prepareAppImage(o: AppImageOptions): Promise<PreparedImage> {
+  const started = performance.now();
+  const { src, md, runLayout, run } = readInputs(o);
 
   const out = path.resolve(o.out);
   const previous = readRecord(o.image);
@@ -217,21 +223,7 @@ export async function prepareAppImage(o: AppImageOptions): Promise<PreparedImage
       }
     }
 
-    // /layers/config/metadata.toml, the buildpacks' folders, and the links that keep OUT's paths true.
-    const cfg = path.join(tmp, 'config');
-    fs.mkdirSync(path.join(cfg, 'layers', 'config'), { recursive: true });
-    fs.copyFileSync(path.join(src, 'layers', 'config', 'metadata.toml'), path.join(cfg, 'layers', 'config', 'metadata.toml'));
-    for (const bp of md.buildpacks) {
-      const d = path.join(cfg, 'layers', escapeId(bp.id));
-      fs.mkdirSync(d, { recursive: true });
-      const store = path.join(src, 'layers', escapeId(bp.id), 'store.toml');
-      if (fs.existsSync(store)) fs.copyFileSync(store, path.join(d, 'store.toml'));
-    }
-    if (out !== LAYERS_DIR.slice(0, -'/layers'.length)) {
-      fs.mkdirSync(path.join(cfg, out.slice(1)), { recursive: true });
-      fs.symlinkSync(LAYERS_DIR, path.join(cfg, out.slice(1), 'layers'));
-      fs.symlinkSync(APP_DIR, path.join(cfg, out.slice(1), 'workspace'));
-    }
+    const cfg = configFolder(src, md, out, path.join(tmp, 'config'));
     const configLayer = await layer('config', 'rbp: /layers/config/metadata.toml, links from OUT to /layers and /workspace', contentFingerprint(cfg), () => w.addLayer(cfg));
 
     // The app, from OUT/workspace as it is.
@@ -239,23 +231,7 @@ export async function prepareAppImage(o: AppImageOptions): Promise<PreparedImage
 
     const dflt = md['buildpack-default-process-type'];
     const { path: runPath, rest: runEnv } = imageEnv(run.config);
-    const labels = {
-      ...(run.config.config?.Labels ?? {}),
-      'io.buildpacks.lifecycle.metadata': JSON.stringify({
-        app: [{ sha: appLayer.diffID }],
-        config: { sha: configLayer.diffID },
-        launcher: { sha: launcherLayer.diffID },
-        buildpacks: md.buildpacks.map((b) => ({ key: b.id, version: b.version, layers: bpLayers[b.id] ?? {} })),
-        runImage: { topLayer: run.config.rootfs.diff_ids.at(-1), reference: run.manifest.config.digest },
-      }),
-      'io.buildpacks.build.metadata': JSON.stringify({
-        processes: md.processes.map((p) => ({ type: p.type, command: p.command, args: p.args, direct: p.direct, buildpackID: p['buildpack-id'] })),
-        buildpacks: md.buildpacks.map((b) => ({ id: b.id, version: b.version })),
-        launcher: { version: '', source: { git: { repository: 'github.com/buildpacks/lifecycle' } } },
-      }),
-      'io.buildpacks.project.metadata': '{}',
-    };
-    for (const l of md.labels ?? []) (labels as Record<string, string>)[l.key] = l.value;
+    const labels = imageLabels(md, run, { app: appLayer.diffID, config: configLayer.diffID, launcher: launcherLayer.diffID, buildpacks: bpLayers });
     const { manifest } = w.finish(
       {
         architecture: run.config.architecture,
@@ -297,6 +273,50 @@ export async function prepareAppImage(o: AppImageOptions): Promise<PreparedImage
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
   }
+}
+
+/** /layers/config/metadata.toml, the buildpacks' folders, and the links that keep OUT's paths true, in `cfg`. */
+function configFolder(src: string, md: LaunchMetadata, out: string, cfg: string): string {
+  fs.mkdirSync(path.join(cfg, 'layers', 'config'), { recursive: true });
+  fs.copyFileSync(path.join(src, 'layers', 'config', 'metadata.toml'), path.join(cfg, 'layers', 'config', 'metadata.toml'));
+  for (const bp of md.buildpacks) {
+    const d = path.join(cfg, 'layers', escapeId(bp.id));
+    fs.mkdirSync(d, { recursive: true });
+    const store = path.join(src, 'layers', escapeId(bp.id), 'store.toml');
+    if (fs.existsSync(store)) fs.copyFileSync(store, path.join(d, 'store.toml'));
+  }
+  if (out !== LAYERS_DIR.slice(0, -'/layers'.length)) {
+    fs.mkdirSync(path.join(cfg, out.slice(1)), { recursive: true });
+    fs.symlinkSync(LAYERS_DIR, path.join(cfg, out.slice(1), 'layers'));
+    fs.symlinkSync(APP_DIR, path.join(cfg, out.slice(1), 'workspace'));
+  }
+  return cfg;
+}
+
+/** The image's labels, as the lifecycle's exporter writes them: the run image's, then ours, then the buildpacks'. */
+function imageLabels(
+  md: LaunchMetadata,
+  run: ReadImage,
+  sha: { app: string; config: string; launcher: string; buildpacks: Record<string, Record<string, { sha: string; launch: true }>> },
+): Record<string, string> {
+  const labels: Record<string, string> = {
+    ...(run.config.config?.Labels ?? {}),
+    'io.buildpacks.lifecycle.metadata': JSON.stringify({
+      app: [{ sha: sha.app }],
+      config: { sha: sha.config },
+      launcher: { sha: sha.launcher },
+      buildpacks: md.buildpacks.map((b) => ({ key: b.id, version: b.version, layers: sha.buildpacks[b.id] ?? {} })),
+      runImage: { topLayer: run.config.rootfs.diff_ids.at(-1), reference: run.manifest.config.digest },
+    }),
+    'io.buildpacks.build.metadata': JSON.stringify({
+      processes: md.processes.map((p) => ({ type: p.type, command: p.command, args: p.args, direct: p.direct, buildpackID: p['buildpack-id'] })),
+      buildpacks: md.buildpacks.map((b) => ({ id: b.id, version: b.version })),
+      launcher: { version: '', source: { git: { repository: 'github.com/buildpacks/lifecycle' } } },
+    }),
+    'io.buildpacks.project.metadata': '{}',
+  };
+  for (const l of md.labels ?? []) labels[l.key] = l.value;
+  return labels;
 }
 
 /** Writes the app image of the build in OUT to `image` (an OCI layout folder). */

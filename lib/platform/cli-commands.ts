@@ -1,8 +1,10 @@
 /**
- * The commands and flags of `rbp`: one table gives both the parser's options and each command's
- * `--help`, so a flag cannot exist without its description.
+ * The commands and flags of `rbp`: one table gives the parser's options, each command's `--help`
+ * and its module (lib/platform/commands/<name>.ts), so a flag cannot exist without its description
+ * and a command without its handler.
  */
 import { DEFAULT_INSTANCE, INSTANCE_SIZES } from '../launch/instance.ts';
+import type { Handler } from './commands/context.ts';
 import { AUTO_ORDER } from './order.ts';
 
 export interface Flag {
@@ -21,6 +23,8 @@ export interface Command {
   /** Paragraphs after the flags. */
   notes?: string[];
   flags: Flag[];
+  /** Its module's handler (lib/platform/commands/), loaded when the command runs. */
+  load: () => Promise<Handler>;
 }
 
 const sizes = Object.entries(INSTANCE_SIZES)
@@ -60,6 +64,7 @@ const json: Flag = { name: 'json', help: 'Print the result as JSON on stdout; th
 export const COMMANDS: Command[] = [
   {
     name: 'detect',
+    load: () => import('./commands/detect.ts').then((m) => m.run),
     synopsis: 'rbp detect APP [flags]',
     summary: 'Find the buildpack group that would build APP, and its build plan.',
     notes: [`Without --type, --buildpack, --order or project.toml buildpacks, ours are tried in this order: ${AUTO_ORDER.join(', ')}.`, 'Exit codes: 0 a group passed, 20 no group passed, 21 a buildpack failed, 2 bad usage.'],
@@ -67,6 +72,7 @@ export const COMMANDS: Command[] = [
   },
   {
     name: 'build',
+    load: () => import('./commands/build.ts').then((m) => m.run),
     synopsis: 'rbp build APP --out OUT [flags]',
     summary: 'Detect, restore, build and export APP into the directory OUT, as the CNB lifecycle does.',
     notes: ['OUT holds workspace/, layers/ (with the SBOMs in layers/sbom/launch/), layers/config/metadata.toml and rbp.toml.', 'Exit codes: 0 built, 20/21 detection, 51 a buildpack failed, 52 a buildpack wrote invalid output, 62 export failed, 2 bad usage.'],
@@ -85,6 +91,7 @@ export const COMMANDS: Command[] = [
   },
   {
     name: 'run',
+    load: () => import('./commands/run.ts').then((m) => m.run),
     synopsis: 'rbp run OUT [flags] [-- ARGS...]',
     summary: "Start a process of the app built in OUT, with the launcher's environment; ARGS replace its arguments.",
     notes: ["Exit code: the process's status, 82 when it could not start, 2 bad usage."],
@@ -102,6 +109,7 @@ export const COMMANDS: Command[] = [
   },
   {
     name: 'deploy',
+    load: () => import('./commands/build.ts').then((m) => m.run),
     synopsis: 'rbp deploy APP [flags]',
     summary: 'Build APP, start its default process and run the deployment health check.',
     notes: ['Exit codes: 3 the health check failed; otherwise as build, then the process status.'],
@@ -120,6 +128,7 @@ export const COMMANDS: Command[] = [
   },
   {
     name: 'package',
+    load: () => import('./commands/package.ts').then((m) => m.runPackage),
     synopsis: 'rbp package --out DIR | --publish REF',
     summary: 'Write our buildpacks as CNB buildpackages: DIR/rbp-node.cnb, rbp-static.cnb, rbp-phpserver.cnb and rbp-auto.cnb (the composite, automatic order).',
     notes: ['Each .cnb is an OCI image layout archive, as `pack buildpack package --format file` writes them.', 'With --publish REF, rbp/auto is pushed to REF and each buildpack beside it as <REF>-node, -static, -phpserver (same tag): the images a kpack ClusterStore lists.'],
@@ -131,6 +140,7 @@ export const COMMANDS: Command[] = [
   },
   {
     name: 'builder',
+    load: () => import('./commands/package.ts').then((m) => m.runBuilder),
     synopsis: 'rbp builder --out DIR | --publish REF [flags]',
     summary: 'Write a CNB builder as an OCI image layout (tags builder, build, run, lifecycle) with DIR/builder.toml, its buildpackages and the lifecycle archive for pack builder create; or push the four images.',
     notes: [
@@ -147,6 +157,7 @@ export const COMMANDS: Command[] = [
   },
   {
     name: 'prune',
+    load: () => import('./commands/prune.ts').then((m) => m.run),
     synopsis: 'rbp prune [flags]',
     summary: "Remove what rbp left that nothing needs: unused downloads, spares and leftovers of OUTs, deploys of apps that are gone; never an OUT in use.",
     notes: [
@@ -162,6 +173,7 @@ export const COMMANDS: Command[] = [
   },
   {
     name: 'version',
+    load: () => import('./commands/version.ts').then((m) => m.run),
     synopsis: 'rbp version',
     summary: "Print rbp's version (also rbp --version).",
     flags: [{ name: 'help', short: 'h', help: 'Show this help.' }],

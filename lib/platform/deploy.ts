@@ -15,7 +15,7 @@ import type { Writable } from 'node:stream';
 import { EXIT } from '../cnb/exit.ts';
 import { UserError, type UserErrorData } from '../errors.ts';
 import { formatDuration, type Logger } from '../log.ts';
-import { launchContext } from '../launch/context.ts';
+import { appListenPort } from '../launch/ports.ts';
 import { isBlocked } from '../launch/request-flow/activation.ts';
 import { HEALTHY_RUN_MS, restartDelay, type RestartPolicy } from '../launch/restart.ts';
 import { INSTANCE_SIZES } from '../launch/instance.ts';
@@ -153,9 +153,9 @@ export async function deploy(o: DeployOptions, report: (r: DeployReport) => void
     }
     const paths = healthCheckPaths(o.userEnv);
     // With CC_REQUEST_FLOW=block the public port answers 403 by design; the platform's check then
-    // reaches the application on its own port, as the launch decides it (lib/launch/context.ts).
+    // reaches the application on its own port, as the launch decides it (lib/launch/ports.ts appPort).
     const blocked = isBlocked(o.userEnv);
-    const checkPort = blocked ? Number(launchContext(plan.env, plan.cwd, undefined).port) : o.port;
+    const checkPort = blocked ? appListenPort(plan.env, undefined, plan.cwd) : o.port;
     if (blocked) log.info(`CC_REQUEST_FLOW=block: public access is blocked, so the health check goes to the application's port ${checkPort}`);
     if (blocked) await waitForPort(checkPort, { timeoutMs: o.timeoutMs, alive: () => alive }).catch(() => undefined);
     const r = await healthCheck(checkPort, paths);

@@ -13,7 +13,7 @@ import { readLayerToml } from '../cnb/layers.ts';
 import { writeToml } from '../cnb/toml.ts';
 import type { Logger } from '../log.ts';
 import type { Built } from './build-phase.ts';
-import { IN_OUT, sameStamps, scanTree, treeDigest, writeTrees } from './cache-check.ts';
+import { IN_OUT, sameStamps, scanTree, treeDigest, writeTrees } from '../cache-check.ts';
 import { identity, isDir, moveTree, rmrf } from './fsops.ts';
 import { checkpoint } from './checkpoint.ts';
 import { writeLaunchMetadata, writeRbpInfo, type LaunchMetadata } from './metadata.ts';

@@ -8,6 +8,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { linkFile } from '../fsx.ts';
 
 /** Recreates `src` at `dst` with directories made anew and every file hard-linked. */
 export function linkTree(src: string, dst: string): void {
@@ -31,15 +32,6 @@ export function linkTree(src: string, dst: string): void {
   fs.chmodSync(dst, st.mode & 0o7777);
 }
 
-export function linkFile(s: string, d: string): void {
-  try {
-    fs.linkSync(s, d);
-  } catch (e) {
-    // Another file system (a cache on another disk): a copy is the only way across.
-    if ((e as NodeJS.ErrnoException).code === 'EXDEV' || (e as NodeJS.ErrnoException).code === 'EPERM') fs.copyFileSync(s, d);
-    else throw e;
-  }
-}
 
 /** Renames, falling back to link-then-remove across file systems. */
 export function moveTree(src: string, dst: string): void {
@@ -57,7 +49,7 @@ export function rmrf(p: string): void {
   fs.rmSync(p, { recursive: true, force: true });
 }
 
-export { isDir } from '../fsx.ts';
+export { isDir, linkFile } from '../fsx.ts';
 
 /**
  * Which folder this is: inode and birth time, since a folder removed and made again often gets the

@@ -4,19 +4,8 @@
  */
 import http from 'node:http';
 import net from 'node:net';
-import type { EnvMap } from '../cnb/env.ts';
 import { requestTarget } from '../config/kinds.ts';
-import { read, readFamily } from '../config/read.ts';
-
-/**
- * `CC_HEALTH_CHECK_PATH`, then `CC_HEALTH_CHECK_PATH_<n>` in order of n, each as a request target
- * (lib/config: a missing leading / added, spaces percent-encoded); `/` when none is set.
- */
-export function healthCheckPaths(env: EnvMap): string[] {
-  const one = read(env, 'CC_HEALTH_CHECK_PATH');
-  const paths = [...(one?.source === 'env' ? [one.value] : []), ...readFamily(env, 'CC_HEALTH_CHECK_PATH_<n>').map((p) => p.value)];
-  return paths.length ? [...new Set(paths)] : ['/'];
-}
+export { healthCheckPaths } from '../launch/health-check.ts';
 
 export { requestTarget };
 

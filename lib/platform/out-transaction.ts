@@ -23,7 +23,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { UserError } from '../errors.ts';
-import { checkTree } from './cache-check.ts';
+import { checkTree } from '../cache-check.ts';
 import { checkpoint } from './checkpoint.ts';
 import { identity, isDir, linkTree, moveTree, rmrf } from './fsops.ts';
 import { generationInUse } from './in-use.ts';

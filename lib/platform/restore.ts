@@ -11,7 +11,7 @@ import { escapeId, type BuildpackRef } from '../cnb/descriptor.ts';
 import { readLayerToml } from '../cnb/layers.ts';
 import { writeToml } from '../cnb/toml.ts';
 import type { Logger } from '../log.ts';
-import { checkTree, IN_OUT, movedStamps, readTrees, STAMP_SETTLE_MS, takeStamps, treeDamage, type Stamps, type TreeScan } from './cache-check.ts';
+import { checkTree, IN_OUT, movedStamps, readTrees, STAMP_SETTLE_MS, takeStamps, treeDamage, type Stamps, type TreeScan } from '../cache-check.ts';
 import { bpKey } from './detect.ts';
 import { identity, isDir, rmrf } from './fsops.ts';
 import { CACHE_MARKER, type OutTransaction } from './out-transaction.ts';

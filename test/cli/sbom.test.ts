@@ -13,6 +13,7 @@ import { composerComponents, nodeModulesComponents, yarnBerryLockComponents } fr
 import { cycloneDx } from '../../lib/cnb/sbom.ts';
 import { copyFixture, rbp, tmpDir } from '../helpers/rbp.ts';
 import { editedBuildpack, launchToml, passWith, scriptedApp } from '../lifecycle/helpers.ts';
+import { requirement } from '../helpers/requirement.ts';
 import { SYSTEM_COMPOSER as COMPOSER, haveFile, makeMirror, operatorEnv, SYSTEM_PHP as PHP } from '../phpserver/support.ts';
 
 const require = createRequire(import.meta.url);
@@ -93,8 +94,7 @@ describe('CycloneDX documents', () => {
   });
 });
 
-const phpTools = haveFile(PHP) && haveFile(COMPOSER);
-if (!phpTools) console.warn(`skipping the phpserver SBOM build: ${PHP} or ${COMPOSER} is missing (apt-get install php8.2-cli composer)`);
+const phpTools = requirement(haveFile(PHP) && haveFile(COMPOSER), { what: `${PHP} and ${COMPOSER}`, how: 'apt-get install php8.2-cli composer', who: 'the phpserver SBOM build' });
 
 describe('the build SBOM, gathered as the lifecycle does', () => {
   it('launch.sbom and launch layers go to layers/sbom/launch/<bp>/, build ones to layers/sbom/build/<bp>/', async () => {
@@ -142,7 +142,8 @@ describe('the build SBOM, gathered as the lifecycle does', () => {
     expect(node?.properties).toEqual(expect.arrayContaining([{ name: 'rbp:source', value: 'operator' }, { name: 'rbp:path', value: process.execPath }]));
   }, 300_000);
 
-  it.skipIf(!phpTools)('phpserver: the Composer packages of vendor/ and the operator PHP and Composer (needs /usr/bin/php and composer)', async () => {
+  it.skipIf(phpTools.skip)('phpserver: the Composer packages of vendor/ and the operator PHP and Composer (needs /usr/bin/php and composer)', async () => {
+    phpTools.value();
     const app = copyFixture('php-composer');
     const out = path.join(tmpDir('rbp-out-'), 'out');
     const r = await rbp(['build', app, '--out', out, '--type', 'phpserver'], { env: operatorEnv(makeMirror()) });

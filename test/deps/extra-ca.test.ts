@@ -1,5 +1,5 @@
 /**
- * NODE_EXTRA_CA_CERTS deferred by the bootstraps (lib/deps/extra-ca.ts): Node.js 20 would parse the
+ * NODE_EXTRA_CA_CERTS deferred by the bootstraps (lib/cnb/extra-ca.ts): Node.js 20 would parse the
  * file at every buildpack start. The bootstrap hands it over under DEFERRED_CA_CERTS; the
  * buildpack gives it back to the processes it starts, and its own downloads still trust the file.
  */
@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFERRED_CA_CERTS, deferredExtraCa, takeBackExtraCa } from '../../lib/deps/extra-ca.ts';
+import { DEFERRED_CA_CERTS, deferredExtraCa, takeBackExtraCa } from '../../lib/cnb/extra-ca.ts';
 import { fetchText } from '../../lib/deps/download.ts';
 import { isUserError } from '../../lib/errors.ts';
 import { appWith, envArgs, rbp, ROOT, tmpDir } from '../helpers/rbp.ts';
@@ -46,7 +46,7 @@ describe('the bootstraps defer NODE_EXTRA_CA_CERTS', () => {
     expect(await bootstrapSees({})).toEqual({ extra: null, deferred: null });
   });
 
-  it('every bootstrap of dist uses the name lib/deps/extra-ca.ts takes back', () => {
+  it('every bootstrap of dist uses the name lib/cnb/extra-ca.ts takes back', () => {
     for (const name of ['node', 'static', 'phpserver']) {
       for (const entry of ['detect', 'build']) {
         expect(fs.readFileSync(path.join(ROOT, 'dist', 'buildpacks', name, 'bin', entry), 'utf8'), `${name}/bin/${entry}`).toContain(`export ${DEFERRED_CA_CERTS}\n`);

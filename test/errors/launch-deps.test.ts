@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { Layers } from '../../lib/cnb/layers.ts';
 import { mirrorChecksum } from '../../lib/deps/mirror.ts';
 import { unpack } from '../../lib/deps/unpack.ts';
-import { readDecision } from '../../lib/launch/entry.ts';
+import { readDecision } from '../../lib/launch/decision.ts';
 import { planChain } from '../../lib/launch/request-flow/chain.ts';
 import { checkFlowPortsFree } from '../../lib/launch/request-flow/plan.ts';
 import { checkPortFree } from '../../lib/launch/ports.ts';
@@ -22,6 +22,7 @@ import { main } from '../../lib/platform/cli.ts';
 import { installNpm } from '../../lib/js-project/node-tools.ts';
 import { NpmRegistryClient } from '../../lib/deps/npm.ts';
 import { appWith, FIXTURES, tmpDir } from '../helpers/rbp.ts';
+import { varnishdRequirement } from '../helpers/requirement.ts';
 import { quietLogger, rejectedUserError, stableRendering, thrownUserError } from '../helpers/user-error.ts';
 
 
@@ -60,11 +61,11 @@ describe('the request flow', () => {
     expect(stableRendering(e, { [dir]: '<dir>' })).toMatchSnapshot();
   });
 
-  const varnishd = [process.env.RBP_TOOL_VARNISHD, '/usr/sbin/varnishd'].find((p) => p && fs.existsSync(p));
-  it.skipIf(!varnishd)('request-flow/cache/vcl (skipped without varnishd: set RBP_TOOL_VARNISHD or apt-get install varnish)', () => {
+  const varnishd = varnishdRequirement('request-flow/cache/vcl');
+  it.skipIf(varnishd.skip)('request-flow/cache/vcl (skipped without varnishd: set RBP_TOOL_VARNISHD or apt-get install varnish)', () => {
     const dir = tmpDir('rbp-errors-vcl-');
     fs.writeFileSync(path.join(dir, 'cache.vcl'), 'vcl 4.1;\nbackend default { .host = "127.0.0.1"; }\n');
-    const e = thrownUserError(() => checkVcl({ path: path.join(dir, 'cache.vcl'), source: 'CC_CACHE_FILE', shown: 'cache.vcl' }, quietLogger(), { RBP_TOOL_VARNISHD: varnishd! }));
+    const e = thrownUserError(() => checkVcl({ path: path.join(dir, 'cache.vcl'), source: 'CC_CACHE_FILE', shown: 'cache.vcl' }, quietLogger(), { RBP_TOOL_VARNISHD: varnishd.value() }));
     expect(e.id).toBe('request-flow/cache/vcl');
     // The compiler's own lines depend on the Varnish version: the block around them is what is kept.
     expect(e.data.details?.length).toBeGreaterThan(0);

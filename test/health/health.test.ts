@@ -116,7 +116,8 @@ describe('deploy says why it failed, at once', () => {
 
   it('once deployed, a crash is restarted (--restart on-failure, the default); SIGTERM ends it', async () => {
     const app = appWith(
-      "const http = require('node:http');\nconsole.log('start');\nhttp.createServer((req, res) => { res.end('ok'); if (req.url === '/crash') setTimeout(() => process.exit(1), 10); }).listen(Number(process.env.PORT), '0.0.0.0');\nprocess.on('SIGTERM', () => process.exit(0));\n",
+      // `start` once it listens: the test waits on that line, then asks.
+      "const http = require('node:http');\nhttp.createServer((req, res) => { res.end('ok'); if (req.url === '/crash') setTimeout(() => process.exit(1), 10); }).listen(Number(process.env.PORT), '0.0.0.0', () => console.log('start'));\nprocess.on('SIGTERM', () => process.exit(0));\n",
     );
     const port = await freePort();
     const child = execa('node', ['--', RBP, 'deploy', app, '--buildpack', bp('node-server'), '--out', path.join(tmpDir('rbp-health-'), 'out'), '--port', String(port), '--env', 'RBP_RESTART_FIRST_DELAY=0.2'], { reject: false, all: true, env: { NO_COLOR: '1', RBP_RESTART_FIRST_DELAY: '0.2' } });

@@ -10,6 +10,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keptView, readFixture, type Case, type FixtureSpec, type HttpCheck } from './fixture-spec.ts';
 import { FIXTURES, envArgs, freePort, rbp, serve, tmpDir, type Served } from './rbp.ts';
+import { expectFormsAgree, normalizedPlan, type DryRun } from './launch-forms.ts';
+import { requirement } from './requirement.ts';
 import { missingServices, startService } from './services.ts';
 
 export interface RuntimeHooks {
@@ -122,19 +124,24 @@ export function fixtureSuite(names: string[], hooks: RuntimeHooks): void {
             for (const f of e.files?.absent ?? []) expect(fs.existsSync(path.join(ws, f)), f).toBe(false);
             for (const [f, s] of Object.entries(e.files?.contains ?? {})) expect(fs.readFileSync(path.join(ws, f), 'utf8')).toContain(s);
             if (e.kept) expect(keptView(entries(ws), e.kept)).toEqual([...e.kept].sort());
-            if (e.launch || e.server) {
+            {
+              // Every built case: its launch plan, snapshotted, and its two forms in agreement.
               const port = await freePort();
-              const run = await rbp(['run', out(), '--dry-run', '--port', String(port), ...envArgs(c.runEnv)]);
+              const run = await rbp(['run', out(), '--dry-run', '--json', '--port', String(port), ...envArgs(c.runEnv)]);
               expect(run.exitCode, run.all).toBe(0);
-              const launch = JSON.parse(run.stdout).launch;
+              const dry = JSON.parse(run.stdout) as DryRun;
+              const launch = dry.launch;
+              expect(normalizedPlan(launch ?? { argv: dry.argv }, { out: out(), port })).toMatchSnapshot('launch plan');
+              expectFormsAgree(dry);
               const vars = { app: ws, port: String(port), ...hooks.launchVars?.(out()) };
               if (e.launch) {
+                if (!launch) throw new Error('the process printed no launch plan');
                 expect(launch.argv).toEqual(e.launch.argv.map((a) => fill(a, vars)));
                 expect(launch.cwd).toBe(ws);
                 for (const [k, v] of Object.entries(e.launch.env ?? {})) expect(launch.env[k]).toBe(fill(v, vars));
                 if (e.launch.server) expect(launch.server).toMatchObject(e.launch.server);
               }
-              if (e.server) expect(launch.server).toBe(e.server);
+              if (e.server) expect(launch?.server).toBe(e.server);
             }
             if (e.task) {
               const run = await rbp(['run', out(), ...envArgs(c.runEnv)], { env: hooks.runOperatorEnv?.() ?? {} });
@@ -148,14 +155,12 @@ export function fixtureSuite(names: string[], hooks: RuntimeHooks): void {
         if (e.http) {
           // A backing service this machine lacks: the HTTP test fails in CI (.ci/run installs them), is skipped elsewhere, saying why.
           const missing = missingServices(c.services ?? []);
-          const lacking = missing.length ? `${missing.join(', ')} not installed (apt-get install ${missing.join(' ')})` : undefined;
-          if (lacking && !process.env.CI) console.warn(`skipped: ${name} "${c.name}" over HTTP: ${lacking}`);
-          const register =
-            lacking && !process.env.CI
-              ? (n: string, fn: () => Promise<void>) => it.skip(n, fn)
-              : lacking
-                ? (n: string) => it(n, () => { throw new Error(`${lacking}; CI must run this test (.ci/run installs it)`); })
-                : (hooks.httpTest?.(c) ?? ((n: string, fn: () => Promise<void>) => it(n, fn, 120_000)));
+          const services = requirement(missing.length === 0, { what: missing.join(', '), how: `apt-get install ${missing.join(' ')}`, who: `${name} "${c.name}" over HTTP` });
+          const register = services.skip
+            ? (n: string, fn: () => Promise<void>) => it.skip(n, fn)
+            : missing.length
+              ? (n: string) => it(n, () => void services.value())
+              : (hooks.httpTest?.(c) ?? ((n: string, fn: () => Promise<void>) => it(n, fn, 120_000)));
           register(`${c.name}: serves over HTTP, stops on SIGTERM`, async () => {
             expect(built, 'the build of this case failed').toBe(true);
             const services = await Promise.all((c.services ?? []).map((n) => startService(n)));

@@ -4,6 +4,9 @@
  * missing tool fails the tests that need it; on a laptop they are skipped, and the reason is printed.
  */
 import fs from 'node:fs';
+import { IN_CI, requirement } from './requirement.ts';
+
+export { IN_CI };
 
 export interface ToolVariable {
   variable: string;
@@ -32,8 +35,6 @@ export const TOOL_VARIABLES: readonly ToolVariable[] = [
   { variable: 'RBP_TEST_PACK', name: 'pack', version: '0.40.6', versionArgs: ['--version'], script: 'pack.sh' },
 ];
 
-export const IN_CI = Boolean(process.env.CI);
-
 export interface RealTool {
   variable: string;
   /** Skip the tests that need it: only outside CI, when the variable is not set. */
@@ -45,7 +46,7 @@ export interface RealTool {
 function describeMissing(variable: string): string {
   const t = TOOL_VARIABLES.find((v) => v.variable === variable);
   const how = t ? `scripts/tools/${t.script} installs ${t.name} ${t.version}` : 'it names a real binary';
-  return `${variable} is not set (${how}; eval "$(scripts/tools/env.sh)" sets every tool variable)`;
+  return `${how}; eval "$(scripts/tools/env.sh)" sets every tool variable`;
 }
 
 /**
@@ -65,13 +66,6 @@ export function realTool(variable: string, who: string): RealTool {
     if (!ok) throw new Error(`${variable}=${value} is not an executable file`);
     return { variable, skip: false, path: () => value };
   }
-  const reason = describeMissing(variable);
-  if (!IN_CI) console.warn(`${who}: skipped: ${reason}`);
-  return {
-    variable,
-    skip: !IN_CI,
-    path: () => {
-      throw new Error(`${reason}: in CI every tool must be present`);
-    },
-  };
+  const missing = requirement<string>(undefined, { what: variable, how: describeMissing(variable), who });
+  return { variable, skip: missing.skip, path: () => missing.value() };
 }

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { Layers } from '../../lib/cnb/layers.ts';
 import type { BuildContext } from '../../lib/cnb/context.ts';
 import { isUserError, renderUserError } from '../../lib/errors.ts';
-import { installLaunch } from '../../lib/launch/entry.ts';
+import { installLaunch } from '../../lib/launch/install.ts';
 import { nodePackage } from '../../lib/deps/npm.ts';
 import { knownLauncherNode, LAUNCHER_NODE_LAYER, operatorLauncherNode, probeNode } from '../../lib/launch/launcher-node.ts';
 import { Logger } from '../../lib/log.ts';

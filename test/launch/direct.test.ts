@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { raw } from '../../lib/config/read.ts';
-import type { RuntimeLaunch } from '../../lib/launch/context.ts';
+import type { RuntimeLaunch } from '../../lib/launch/plan.ts';
 import { planDirect } from '../../lib/launch/direct.ts';
 import { tmpDir } from '../helpers/rbp.ts';
 
@@ -85,7 +85,6 @@ describe('the direct launch script', () => {
       [{ CC_REDIRECTOR_PROJECT_KEY: 'k' }, 'CC_REDIRECTOR_PROJECT_KEY activates the redirection proxy'],
       [{ CC_CACHE_FILE: 'my.vcl' }, 'CC_CACHE_FILE activates the cache proxy'],
       [{ CC_REQUEST_FLOW: 'block' }, 'CC_REQUEST_FLOW sets a request flow'],
-      [{ RBP_RESTART: 'on-failure' }, 'RBP_RESTART=on-failure: the Node.js launcher restarts a crashed app'],
       [{ CC_STATIC_PORT: '80a' }, 'CC_STATIC_PORT is not a port'],
       [{ RBP_PUBLIC_PORT: '70000' }, 'RBP_PUBLIC_PORT is not a port'],
       [{ CC_STATIC_PORT: '0' }, 'CC_STATIC_PORT is not a port'],
@@ -109,7 +108,7 @@ describe('the direct launch script', () => {
       "! ERROR This launch needs the Node.js launcher, and the image has no Node.js
       !
       ! Seen: what needs the launcher: "CC_REDIRECTOR_PROJECT_KEY activates the redirection proxy" (the launch environment)
-      ! Rule: The launch script starts the server itself when nothing needs supervising: no request flow, no restart policy, no dry run, and the variables its command was planned with unchanged since the build. The build saw none of these, so it put no Node.js in the image.
+      ! Rule: The launch script starts the server itself, and restarts it (RBP_RESTART), when nothing else needs the Node.js launcher: no request flow, no dry run, and the variables its command was planned with unchanged since the build. The build saw none of these, so it put no Node.js in the image.
       ! Fix:  Set the same variables at build and rebuild (the build then adds the Node.js launcher), or name a Node.js of the run image with RBP_LAUNCHER_NODE at build.
       ! (error id: launch/direct/needs-node)"
     `);
@@ -132,7 +131,7 @@ describe('the direct launch script', () => {
   it('the server override: the run image’s server named at run time replaces the built one', async () => {
     const server: RuntimeLaunch = {
       serverOverride: { variable: 'RBP_TOOL_SERVER', builtPath: '/usr/bin/printf' },
-      plan: ({ env, port }) => ({ argv: [raw(env, 'RBP_TOOL_SERVER') ?? '/usr/bin/printf', '%s\\n', port], env: {}, facts: {} }),
+      plan: ({ env, port }) => ({ argv: [raw(env, 'RBP_TOOL_SERVER') ?? '/usr/bin/printf', '%s\\n', String(port)], env: {}, facts: {} }),
     };
     expect(lines(await launch(server, { RBP_TOOL_SERVER: '/somewhere/else' }, {})).slice(1)).toEqual(['8080']);
     expect(lines(await launch(server, {}, { RBP_TOOL_SERVER: '/usr/bin/echo' })).slice(1)).toEqual(['%s\\n 8080']);

@@ -193,13 +193,15 @@ describe('a node app with a poststart script stays supervised', () => {
     expect(d.launch.modeWhy).toBe('scripts.poststart runs after the app exits');
   });
 
-  it('rbp’s child is the launcher, and poststart runs after SIGTERM', async () => {
+  it('rbp’s child is the launch’s shell form, not Node.js (issue 27), and poststart runs after SIGTERM', async () => {
     const run = await startRun(out, await freePort());
     try {
       const launcher = rbpChild(run);
-      expect(cmdline(launcher)).toEqual([path.join(out, 'layers/rbp_node/node/bin/node'), path.join(out, 'layers/rbp_node/launcher/bin/launch')]);
+      // The Node.js launcher planned the launch and replaced itself with the plan's shell form.
+      const sh = cmdline(launcher);
+      expect([sh[0], sh[1], sh.at(-1)]).toEqual(['/bin/sh', '-c', 'rbp-launch']);
       expect(childrenOf(launcher).map(cmdline)).toEqual([['node', 'server.js']]);
-      expect(run.output()).toContain('- the launcher stays to supervise: scripts.poststart runs after the app exits');
+      expect(run.output()).toContain('- the launcher stays to supervise: scripts.poststart runs after the app exits (as /bin/sh: no Node.js beside the app)');
     } finally {
       run.rbp.kill('SIGTERM');
     }

@@ -14,11 +14,11 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { copyFixture, freePort, rbp, tmpDir } from '../helpers/rbp.ts';
+import { requirement } from '../helpers/requirement.ts';
 import { cacheFrom, httpChecks, seedCache, serve } from './driver.ts';
 
 const SSHD = '/usr/sbin/sshd';
-const canRun = fs.existsSync(SSHD) && process.getuid?.() === 0;
-if (!canRun) console.warn(`git-ssh.test.ts skipped: needs ${SSHD} (apt-get install openssh-server) and root`);
+const sshd_ = requirement(fs.existsSync(SSHD) && process.getuid?.() === 0, { what: `${SSHD}, run as root`, how: 'apt-get install openssh-server; sshd’s privilege separation needs root', who: 'git-ssh.test.ts' });
 
 let work: string;
 let seed: string;
@@ -99,7 +99,8 @@ async function startGitServer(): Promise<void> {
 }
 
 beforeAll(async () => {
-  if (!canRun) return;
+  if (sshd_.skip) return;
+  sshd_.value();
   work = tmpDir('rbp-node-gitssh-');
   [seed] = await Promise.all([seedCache(work), startGitServer()]);
 }, 300_000);
@@ -122,7 +123,7 @@ function appWithGitDependency(): string {
 }
 
 describe('fixtures/node-git-ssh: a git dependency over SSH with a private key', () => {
-  it.skipIf(!canRun)('the ssh-key binding lets npm fetch it; the app serves it; the key is kept nowhere', async () => {
+  it.skipIf(sshd_.skip)('the ssh-key binding lets npm fetch it; the app serves it; the key is kept nowhere', async () => {
     const app = appWithGitDependency();
     const dir = path.join(work, 'with-key');
     const out = path.join(dir, 'out');
@@ -144,7 +145,7 @@ describe('fixtures/node-git-ssh: a git dependency over SSH with a private key', 
     expect(served.signal, served.output).toBeNull();
   });
 
-  it.skipIf(!canRun)('without the binding: fails with node/ssh-key/refused, saying how to add a key', async () => {
+  it.skipIf(sshd_.skip)('without the binding: fails with node/ssh-key/refused, saying how to add a key', async () => {
     const app = appWithGitDependency();
     const dir = path.join(work, 'without-key');
     const cache = await cacheFrom(seed, path.join(dir, 'cache'));

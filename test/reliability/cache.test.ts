@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { rbp, tmpDir } from '../helpers/rbp.ts';
-import { treeDigest } from '../../lib/platform/cache-check.ts';
+import { treeDigest } from '../../lib/cache-check.ts';
 import { bpArgs, launchToml, passWith, scriptedApp, writeScripts } from '../lifecycle/helpers.ts';
 
 /** A buildpack that reports whether its tool layer came back, and (re)writes it with a 4 KiB "binary". */

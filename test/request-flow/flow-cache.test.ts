@@ -1,16 +1,15 @@
 // The cache proxy for real: Debian's Varnish in front of a real app, built and run with rbp.
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import path from 'node:path';
-import { findVarnishd } from '../../lib/launch/request-flow/vcl.ts';
+import { describeNeeding, varnishdRequirement } from '../helpers/requirement.ts';
 import { FIXTURES, freePort, rbp } from '../helpers/rbp.ts';
 import { buildFlowApp, envArgs, flowBuildpack, get, startRun, waitHttp, waitOutput } from './helpers.ts';
 
-const varnishd = findVarnishd();
-if (!varnishd) console.warn('varnishd is not installed (apt-get install varnish): the cache proxy tests are skipped');
+const varnishd = varnishdRequirement('the cache proxy tests');
 
 const CUSTOM = { CC_REQUEST_FLOW_CUSTOM: 'node middleware.mjs custom @@LISTEN_PORT@@ @@FORWARD_PORT@@' };
 
-describe.skipIf(!varnishd)('cache proxy (Varnish)', () => {
+describeNeeding(varnishd, 'cache proxy (Varnish)', () => {
   let out = '';
   beforeAll(async () => {
     const b = await buildFlowApp('flow-app-cache');
@@ -70,7 +69,7 @@ describe.skipIf(!varnishd)('cache proxy (Varnish)', () => {
   });
 });
 
-describe.skipIf(!varnishd)('a broken VCL', () => {
+describeNeeding(varnishd, 'a broken VCL', () => {
   it('fails the build with Varnish’s compiler message', async () => {
     const b = await buildFlowApp('flow-app-badvcl');
     expect(b.result.exitCode).not.toBe(0);

@@ -2,13 +2,12 @@
 // behind Varnish and the custom middleware written for these tests.
 import fs from 'node:fs';
 import path from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { findVarnishd } from '../../lib/launch/request-flow/vcl.ts';
+import { beforeAll, expect, it } from 'vitest';
+import { describeNeeding, varnishdRequirement } from '../helpers/requirement.ts';
 import { copyFixture, FIXTURES, freePort, rbp, tmpDir } from '../helpers/rbp.ts';
 import { dryRun, envArgs, get, startRun, waitHttp, waitOutput } from './helpers.ts';
 
-const varnishd = findVarnishd();
-if (!varnishd) console.warn('varnishd is not installed (apt-get install varnish): the node runtime request-flow test is skipped');
+const varnishd = varnishdRequirement('the node runtime request-flow test');
 
 const trust: Record<string, string> = process.env.NODE_EXTRA_CA_CERTS ? { NODE_EXTRA_CA_CERTS: process.env.NODE_EXTRA_CA_CERTS } : {};
 // CC_CACHE_FILE names a file of the app (a path outside it is refused): node-hello plus the VCL.
@@ -20,7 +19,7 @@ const FLOW = {
   CC_REQUEST_FLOW_CUSTOM: `node ${path.join(FIXTURES, 'flow-app', 'middleware.mjs')} custom @@LISTEN_PORT@@ @@FORWARD_PORT@@`,
 };
 
-describe.skipIf(!varnishd)('node runtime behind custom → cache', () => {
+describeNeeding(varnishd, 'node runtime behind custom → cache', () => {
   let out = '';
   beforeAll(async () => {
     out = path.join(tmpDir('rbp-flow-node-'), 'out');

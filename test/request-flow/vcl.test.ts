@@ -5,11 +5,11 @@ import { describe, expect, it } from 'vitest';
 import { renderUserError, type UserError } from '../../lib/errors.ts';
 import { Logger } from '../../lib/log.ts';
 import { cacheVcl } from '../../lib/launch/request-flow/activation.ts';
-import { checkVcl, findVarnishd } from '../../lib/launch/request-flow/vcl.ts';
+import { checkVcl } from '../../lib/launch/request-flow/vcl.ts';
+import { describeNeeding, varnishdRequirement } from '../helpers/requirement.ts';
 import { FIXTURES, tmpDir } from '../helpers/rbp.ts';
 
-const varnishd = findVarnishd();
-if (!varnishd) console.warn('varnishd is not installed (apt-get install varnish): the VCL checks are skipped');
+const varnishd = varnishdRequirement('the VCL checks with Varnish’s compiler');
 
 function logger(): { log: Logger; text: () => string } {
   let text = '';
@@ -24,7 +24,7 @@ function vclApp(body: string): string {
   return dir;
 }
 
-describe.skipIf(!varnishd)('checkVcl with Varnish’s own compiler', () => {
+describeNeeding(varnishd, 'checkVcl with Varnish’s own compiler', () => {
   it('accepts the fixture VCL and logs the check', () => {
     const { log, text } = logger();
     checkVcl(cacheVcl({}, path.join(FIXTURES, 'flow-app-cache'))!, log);

@@ -9,7 +9,7 @@ import path from 'node:path';
 import type { BuildContext } from '../../../lib/cnb/context.ts';
 import { operatorVariable } from '../../../lib/deps/operator.ts';
 import { isUserError, UserError } from '../../../lib/errors.ts';
-import { installLaunch } from '../../../lib/launch/entry.ts';
+import { installLaunch } from '../../../lib/launch/install.ts';
 import { Logger } from '../../../lib/log.ts';
 import { cacheEnv, installDependencies, modulesMetadata, PACKAGE_CACHE_LAYER, yarnLinker } from './dependencies.ts';
 import type { NodeDecision } from './launch-plan.ts';
@@ -22,6 +22,7 @@ import { findIndex } from '../../../lib/app-path.ts';
 import { chooseTool } from '../../../lib/js-project/build-tool.ts';
 import { devDependenciesChoice, installCommand } from '../../../lib/js-project/install-command.ts';
 import { lockFileOf } from '../../../lib/js-project/lock-files.ts';
+import { PACKAGE_MANAGERS } from '../../../lib/js-project/package-managers.ts';
 import { npmBuildEnv } from '../../../lib/js-project/npm-env.ts';
 import { parsePackageManager } from '../../../lib/js-project/package-manager-field.ts';
 import { buildPathTools, managerVersion } from './package-manager.ts';
@@ -38,12 +39,55 @@ import { deferred, inParallel } from './in-parallel.ts';
 
 const TOOL_LAYERS = ['pnpm', 'yarn', 'bun', 'deno', BUN_NODE_LAYER];
 
+/** What the build decided before downloading anything: every setting checked, the tools chosen. */
+type Settings = ReturnType<typeof readSettings>;
+
+/** The tools installed: Node.js, npm, the package manager and what is on the build PATH. */
+interface Tools {
+  node: Installed;
+  bins: Installed[];
+  managerVer: string;
+  bun?: Installed;
+}
+
 /** bin/build (scripts/build.mjs runs it through runBuild). */
 export default async function build(ctx: BuildContext): Promise<void> {
   const log = new Logger();
-  const { appDir, env } = ctx;
   // Paketo's BP_* variables that mean one of ours (lib/config/foreign.ts).
-  for (const note of adoptForeignVariables(env, 'node')) log.info(note);
+  for (const note of adoptForeignVariables(ctx.env, 'node')) log.info(note);
+  const s = readSettings(ctx, log);
+  const tools = await installTools(ctx, s, log);
+  const { appDir } = ctx;
+  const { pkg, start, choice, wanted, version } = s;
+  const { node, managerVer, bun } = tools;
+  const yarnInfo: YarnInfo | undefined = choice.manager === 'yarn-berry' ? { version: managerVer, because: wanted?.because ?? '' } : undefined;
+  const nodeSource = version.source === 'default' ? 'the default, the latest LTS' : version.source;
+  await installAppDependencies(ctx, s, tools, (output) => ebadfInstallError(output, node.version, yarnInfo, nodeSource), log);
+
+  for (const w of startWarnings(appDir, pkg, start, choice.manager)) log.warn(w);
+
+  // Yarn Plug'n'Play, whoever installed it (the package manager or a custom command): every node
+  // process of the app preloads it (pnp.ts), and a loader that would fail on this Node.js is refused.
+  const pnpFiles = pnpFilesOf(appDir);
+  checkPnpLoader(pnpFiles, node.version, yarnInfo, nodeSource);
+  const pnpFlags = writePnpLayer(ctx.layers, pnpFiles, node.version);
+  if (pnpFlags) log.info(`Yarn Plug'n'Play: every node process of the app gets NODE_OPTIONS ${pnpFlags} (launch layer ${PNP_LAYER})`);
+
+  const decision: NodeDecision = {
+    runtime: choice.manager === 'bun' ? 'bun' : 'node',
+    node: node.version,
+    ...(bun ? { bun: bun.version, bunNode: bunNodeLayer(ctx.layers, bun.tool.path) } : {}),
+    manager: `${choice.manager} ${managerVer}`,
+    tool: choice.tool,
+    ...(pnpFiles ? { pnp: true } : {}),
+  };
+  await installLaunch(ctx, decision, { node: { path: node.tool.path, version: node.version }, processes: procfileProcesses(appDir, start, log) });
+  writeProcfileEnv(ctx.layers, appDir, start);
+}
+
+/** Every setting, checked before anything is downloaded; the notes the log gives about them. */
+function readSettings(ctx: BuildContext, log: Logger) {
+  const { appDir, env } = ctx;
   const pkgFile = path.join(appDir, 'package.json');
   const pkg = readPackageJson(appDir);
   if (!pkg) {
@@ -86,7 +130,16 @@ export default async function build(ctx: BuildContext): Promise<void> {
   if (version.ignored) log.info(`CC_NODE_VERSION=${version.ignored} is ignored: engines.node in package.json takes precedence`);
   log.info(`package manager: ${choice.tool} (${choice.because})`);
   if (choice.deprecated) log.warn(choice.deprecated);
+  return { pkgFile, pkg, start, version, pm, choice, wanted, lockCheck, dev, auth, bindings, sshKeys, deno, nodeEnv };
+}
 
+/**
+ * Node.js, npm, the package manager, the tools on the build PATH and Deno, installed at the same
+ * time; the layers of tools no longer used removed; the Yarn lock check once its version is known.
+ */
+async function installTools(ctx: BuildContext, s: Settings, log: Logger): Promise<Tools> {
+  const { appDir, env } = ctx;
+  const { pkgFile, pm, choice, wanted, lockCheck, deno, version } = s;
   const tools: ToolEnv = { layers: ctx.layers, env, log, npm: toolRegistryClient(env, log) };
   // The default Yarn against a Berry yarn.lock: its version is resolved first, so that a lock file it
   // would rewrite is refused before any download (not for the operator's own Yarn: nothing is fetched).
@@ -176,14 +229,14 @@ export default async function build(ctx: BuildContext): Promise<void> {
     const m = installed[next++]!;
     bins.push(m);
     managerVer = m.version;
-    used.add(id === 'yarn-berry' ? 'yarn' : id);
+    used.add(PACKAGE_MANAGERS[id].layer!);
     if (id === 'bun') bun = m;
   }
   for (const extra of extras) {
     const m = installed[next++];
     if (!m) continue;
     bins.push(m);
-    used.add(extra.id === 'yarn-berry' ? 'yarn' : extra.id);
+    used.add(PACKAGE_MANAGERS[extra.id].layer!);
   }
   if (deno) {
     bins.push(installed[next++]!);
@@ -192,9 +245,14 @@ export default async function build(ctx: BuildContext): Promise<void> {
   for (const l of TOOL_LAYERS) if (!used.has(l) && fs.existsSync(path.join(ctx.layersDir, `${l}.toml`))) ctx.layers.remove(l);
   // Otherwise the Yarn's version is known once installed: its lock check comes now, still before the install.
   if (wanted && !lockChecked) lockCheck(managerVer);
-  const yarnInfo: YarnInfo | undefined = choice.manager === 'yarn-berry' ? { version: managerVer, because: wanted?.because ?? '' } : undefined;
-  const nodeSource = version.source === 'default' ? 'the default, the latest LTS' : version.source;
+  return { node, bins, managerVer, ...(bun ? { bun } : {}) };
+}
 
+/** The app's dependencies, installed (or reused) by the package manager with the build's settings. */
+async function installAppDependencies(ctx: BuildContext, s: Settings, t: Tools, explain: (output: string) => UserError | undefined, log: Logger): Promise<void> {
+  const { appDir, env } = ctx;
+  const { pkg, choice, dev, nodeEnv, auth, sshKeys, bindings } = s;
+  const { node, bins, managerVer, bun } = t;
   const pnp = choice.manager === 'yarn-berry' && yarnLinker(appDir, env) === 'pnp';
   const cache = ctx.layers.get(PACKAGE_CACHE_LAYER, { cache: true }, { manager: choice.manager });
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-node-'));
@@ -230,7 +288,7 @@ export default async function build(ctx: BuildContext): Promise<void> {
       }),
       command,
       pnp,
-      explain: (output) => ebadfInstallError(output, node.version, yarnInfo, nodeSource),
+      explain,
       env: installEnv,
       auth,
       sshKeys,
@@ -240,24 +298,4 @@ export default async function build(ctx: BuildContext): Promise<void> {
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
   }
-
-  for (const w of startWarnings(appDir, pkg, start, choice.manager)) log.warn(w);
-
-  // Yarn Plug'n'Play, whoever installed it (the package manager or a custom command): every node
-  // process of the app preloads it (pnp.ts), and a loader that would fail on this Node.js is refused.
-  const pnpFiles = pnpFilesOf(appDir);
-  checkPnpLoader(pnpFiles, node.version, yarnInfo, nodeSource);
-  const pnpFlags = writePnpLayer(ctx.layers, pnpFiles, node.version);
-  if (pnpFlags) log.info(`Yarn Plug'n'Play: every node process of the app gets NODE_OPTIONS ${pnpFlags} (launch layer ${PNP_LAYER})`);
-
-  const decision: NodeDecision = {
-    runtime: choice.manager === 'bun' ? 'bun' : 'node',
-    node: node.version,
-    ...(bun ? { bun: bun.version, bunNode: bunNodeLayer(ctx.layers, bun.tool.path) } : {}),
-    manager: `${choice.manager} ${managerVer}`,
-    tool: choice.tool,
-    ...(pnpFiles ? { pnp: true } : {}),
-  };
-  await installLaunch(ctx, decision, { node: { path: node.tool.path, version: node.version }, processes: procfileProcesses(appDir, start, log) });
-  writeProcfileEnv(ctx.layers, appDir, start);
 }

@@ -19,7 +19,8 @@ import type { ToolChoice } from '../../../lib/js-project/build-tool.ts';
 import type { DevDependencies, InstallCommand } from '../../../lib/js-project/install-command.ts';
 import { keyDigest, lockDigest } from '../../../lib/js-project/lock-digest.ts';
 import { lockFileOf } from '../../../lib/js-project/lock-files.ts';
-import { CREDENTIALS_IN, hideSecrets, registryRefused, registryRefusedError, withRegistryAuth, type RegistryAuth } from './registry-auth.ts';
+import { PACKAGE_MANAGERS } from '../../../lib/js-project/package-managers.ts';
+import { hideSecrets, registryRefused, registryRefusedError, withRegistryAuth, type RegistryAuth } from './registry-auth.ts';
 import { sshRefused, sshRefusedError, withSshKeys, type SshKeyBinding } from './ssh-key.ts';
 import { keepModules, placeModules } from './modules-placement.ts';
 import { keepGeneratedLocks, placeGeneratedLocks, presentLocks } from './generated-locks.ts';
@@ -92,18 +93,11 @@ export function installOutputs(pnp: boolean): string[] {
   return pnp ? ['.pnp.cjs', '.pnp.js', '.pnp.loader.mjs', '.pnp.data.json', '.yarn/unplugged', '.yarn/install-state.gz', '.yarn/cache'] : ['node_modules'];
 }
 
-/** Where each package manager keeps its download cache, inside the package-cache layer. */
+/** Where each package manager keeps its download cache, inside the package-cache layer (package-managers.ts). */
 export function cacheEnv(cacheDir: string, choice: ToolChoice, env: Record<string, string | undefined>, pnp: boolean): Record<string, string> {
   return {
     npm_config_cache: path.join(cacheDir, 'npm'),
-    ...(choice.manager === 'pnpm' ? { npm_config_store_dir: path.join(cacheDir, 'pnpm-store') } : {}),
-    ...(choice.manager === 'yarn' ? { YARN_CACHE_FOLDER: path.join(cacheDir, 'yarn') } : {}),
-    ...(choice.manager === 'yarn-berry'
-      ? // Plug'n'Play points at its zip archives: they must sit in the app (.yarn/cache), not in a global cache.
-        pnp
-        ? { YARN_ENABLE_GLOBAL_CACHE: 'false', YARN_GLOBAL_FOLDER: path.join(cacheDir, 'yarn-berry') }
-        : { YARN_GLOBAL_FOLDER: path.join(cacheDir, 'yarn-berry') }
-      : {}),
+    ...PACKAGE_MANAGERS[choice.manager].cacheEnv?.(cacheDir, { pnp }),
     BUN_INSTALL_CACHE_DIR: value(env, 'CC_BUN_INSTALL_CACHE_DIR') ?? path.join(cacheDir, 'bun'),
   };
 }
@@ -168,7 +162,7 @@ export async function installDependencies(r: InstallRequest): Promise<InstallRes
         await run(r, r.command.argv, env, 'install');
         if (r.command.then) await run(r, r.command.then, env, 'install');
         if (r.command.berryStripDev) await withoutDevDependencies(appDir, r.pkg, r.log, () => run(r, ['yarn', 'install'], { ...env, YARN_ENABLE_IMMUTABLE_INSTALLS: 'false' }, 'install'));
-      }, { credentialsIn: CREDENTIALS_IN[r.choice.manager], userconfig: r.env.npm_config_userconfig }),
+      }, { credentialsIn: PACKAGE_MANAGERS[r.choice.manager].credentialsIn, userconfig: r.env.npm_config_userconfig }),
     );
     keepOutputs(appDir, layer.path, outputs, r.pnp);
     keepGeneratedLocks(appDir, locks, layer.path, log);
@@ -298,7 +292,7 @@ async function runInstallScripts(r: InstallRequest): Promise<void> {
   const scripts = INSTALL_SCRIPTS.filter((s) => r.pkg.scripts?.[s]);
   for (const s of scripts) {
     const script = r.pkg.scripts![s]!;
-    const argv = r.choice.manager === 'yarn-berry' ? ['yarn', 'run', s] : ['/bin/sh', '-c', script];
+    const argv = PACKAGE_MANAGERS[r.choice.manager].runScript?.(s) ?? ['/bin/sh', '-c', script];
     const env = {
       ...r.env,
       PATH: [path.join(r.appDir, 'node_modules', '.bin'), r.env.PATH].join(':'),
@@ -334,16 +328,8 @@ async function run(r: InstallRequest, argv: string[], env: Record<string, string
   r.log.detail(`done (${(res.ms / 1000).toFixed(1)}s)`);
 }
 
-/** What each tool prints when its lock file no longer matches package.json, in its frozen / immutable mode. */
-const STALE_LOCKFILE: Partial<Record<ToolChoice['manager'], { pattern: RegExp; lock: string; local: string }>> = {
-  pnpm: { pattern: /ERR_PNPM_OUTDATED_LOCKFILE|ERR_PNPM_LOCKFILE_CONFIG_MISMATCH|lockfile needs updates/i, lock: 'pnpm-lock.yaml', local: 'pnpm install' },
-  yarn: { pattern: /Your lockfile needs to be updated/i, lock: 'yarn.lock', local: 'yarn install' },
-  'yarn-berry': { pattern: /YN0028|lockfile would have been modified/i, lock: 'yarn.lock', local: 'yarn install' },
-  bun: { pattern: /lockfile had changes, but lockfile is frozen/i, lock: 'bun.lock', local: 'bun install' },
-};
-
 function staleLockfile(manager: ToolChoice['manager'], output: string): { lock: string; local: string } | undefined {
-  const s = STALE_LOCKFILE[manager];
+  const s = PACKAGE_MANAGERS[manager].staleLockfile;
   return s && s.pattern.test(output) ? s : undefined;
 }
 

@@ -1,5 +1,4 @@
 import { Writable } from 'node:stream';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { Logger } from '../../../lib/log.ts';
 import { deferred, inParallel } from './in-parallel.ts';
@@ -19,16 +18,19 @@ describe('inParallel', () => {
   it('runs the tasks at the same time and logs them in task order', async () => {
     const { log, text } = capture();
     const started: string[] = [];
+    // a ends only once b has ended: the order is the tasks' own, whatever the machine's speed.
+    const bEnded = deferred<void>();
     const [a, b] = await inParallel<[number, number]>(log, [
       async (l) => {
         started.push('a');
-        await sleep(60);
+        await bEnded.promise;
         l.info('a done');
         return 1;
       },
       async (l) => {
         started.push('b');
         l.info('b done');
+        bEnded.resolve();
         return 2;
       },
     ]);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { launchContext, portEnv } from '../../../lib/launch/context.ts';
+import { launchContext, portEnv } from '../../../lib/launch/plan.ts';
 import { execCommand, nodeOptions, planLaunch, type NodeDecision } from './launch-plan.ts';
 
 const GiB = 1024 ** 3;
@@ -56,8 +56,8 @@ describe('planLaunch', () => {
     const p = planLaunch({ ...base, pkg: { main: 'a.js' }, ctx: at({ RBP_INSTANCE_MEMORY: String(GiB) }) });
     expect(p.env).toMatchObject({ NODE_ENV: 'production', HOST: '0.0.0.0', NODE_OPTIONS: '--max-old-space-size=768' });
     expect(p.env.PORT).toBeUndefined();
-    expect(at({}).port).toBe('8080');
-    expect(at({ CC_REDIRECTOR_PROJECT_KEY: 'k' }).port).toBe('9000');
+    expect(at({}).port).toBe(8080);
+    expect(at({ CC_REDIRECTOR_PROJECT_KEY: 'k' }).port).toBe(9000);
     expect(portEnv('9000', undefined, true)).toEqual({ PORT: '9000' });
     expect(portEnv('9000', 'CC_STATIC_PORT', true)).toEqual({ PORT: '9000', CC_STATIC_PORT: '9000' });
     expect(portEnv('8181', 'CC_STATIC_PORT', false)).toEqual({ PORT: '8181' });

@@ -5,8 +5,7 @@
  */
 import { execCommand, shellCommand } from '../../../lib/launch/exec.ts';
 import path from 'node:path';
-import type { Plan } from '../../../lib/launch/entry.ts';
-import type { LaunchContext } from '../../../lib/launch/context.ts';
+import type { LaunchContext, RuntimePlan } from '../../../lib/launch/plan.ts';
 import { instanceMemory } from '../../../lib/launch/instance.ts';
 import { startMethod, NOTHING_TO_START_FIX, type PackageJson } from './package-json.ts';
 import { UserError } from '../../../lib/errors.ts';
@@ -36,14 +35,14 @@ export function nodeOptions(current: string | undefined, memoryBytes: number | u
 
 
 export interface LaunchInput {
-  /** The launch's context: the environment, the app folder and the port it decided (lib/launch/context.ts). */
+  /** The launch's context: the environment, the app folder and the port it decided (lib/launch/plan.ts). */
   ctx: LaunchContext;
   pkg: PackageJson;
   decision: NodeDecision;
 }
 
-export interface NodePlan extends Plan {
-  /** scripts.prestart / scripts.poststart, run around the start script. */
+export interface NodePlan extends RuntimePlan {
+  /** scripts.prestart / scripts.poststart, run around the start script by the launch (plan.ts Hooks). */
   hooks: { prestart?: string; poststart?: string };
 }
 
@@ -101,7 +100,7 @@ export function planLaunch({ ctx, pkg, decision }: LaunchInput): NodePlan {
     env: planEnv,
     cwd: appDir,
     hooks,
-    // launch.ts runs poststart when the launcher exits: it must outlive the app, not become it.
+    // The launch runs poststart once the app has exited: it must outlive the app, not become it.
     ...(hooks.poststart ? { supervise: 'scripts.poststart runs after the app exits' } : {}),
     facts: {
       runtime: decision.runtime,

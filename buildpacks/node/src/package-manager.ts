@@ -7,8 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { ToolChoice } from '../../../lib/js-project/build-tool.ts';
-import { LOCK_FILES } from '../../../lib/js-project/lock-files.ts';
-import type { CheckedInYarn } from './yarn-project.ts';
+import { LOCK_FILES, type CheckedInYarn } from '../../../lib/js-project/lock-files.ts';
 import type { PackageManagerField } from '../../../lib/js-project/package-manager-field.ts';
 
 export const DEFAULT_YARN1_VERSION = '1.22.22';

@@ -15,7 +15,7 @@ import { maskSecrets } from '../../../lib/mask.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 import { UserError } from '../../../lib/errors.ts';
-import type { Manager } from '../../../lib/js-project/lock-files.ts';
+import type { CredentialsIn } from '../../../lib/js-project/package-managers.ts';
 import { isSet, raw, value } from '../../../lib/config/read.ts';
 
 export const DEFAULT_REGISTRY = 'https://registry.npmjs.org/';
@@ -129,24 +129,7 @@ export function registryAuth(env: Record<string, string | undefined>): RegistryA
   return { registry, kind: 'none', registryLines, credentialLines: '', secretEnv: {}, yarnEnv: custom ? { YARN_NPM_REGISTRY_SERVER: registry.replace(/\/$/, '') } : {} };
 }
 
-/**
- * Where a package manager takes the credential lines from. npm, Yarn 1 and Bun expand `${VAR}` in
- * the project's `.npmrc`. pnpm (10.34 and later) refuses to expand a variable in credentials that
- * come from a project `.npmrc` (a committed file could send them to a registry of an attacker's
- * choosing) and takes them from the user-level npmrc instead: the build's own `npm_config_userconfig`,
- * a file in a private temp folder outside the app. Yarn Berry reads no npmrc at all.
- */
-export type CredentialsIn = 'project-npmrc' | 'user-npmrc' | 'environment';
-
-/** Where each package manager reads the credentials (see CredentialsIn). `custom` runs npm-like tools. */
-export const CREDENTIALS_IN: Record<Manager, CredentialsIn> = {
-  npm: 'project-npmrc',
-  yarn: 'project-npmrc',
-  bun: 'project-npmrc',
-  custom: 'project-npmrc',
-  pnpm: 'user-npmrc',
-  'yarn-berry': 'environment',
-};
+export type { CredentialsIn };
 
 export interface AuthTarget {
   credentialsIn: CredentialsIn;

@@ -16,18 +16,11 @@ import os from 'node:os';
 import path from 'node:path';
 import semver from 'semver';
 import { UserError } from '../../../lib/errors.ts';
-import { LOCK_FILES, yarnPathOf } from '../../../lib/js-project/lock-files.ts';
+import { LOCK_FILES, yarnPathOf, type CheckedInYarn } from '../../../lib/js-project/lock-files.ts';
 import type { ToolChoice } from '../../../lib/js-project/build-tool.ts';
 import type { PackageManagerField } from '../../../lib/js-project/package-manager-field.ts';
 
 /** A Yarn release committed in the app and named by yarnPath. */
-export interface CheckedInYarn {
-  /** As .yarnrc.yml writes it (relative to the app). */
-  file: string;
-  /** Its absolute path in the app. */
-  abs: string;
-  version: string;
-}
 
 /**
  * The lockfile version (`__metadata.version` of yarn.lock) each Berry release writes, measured by

@@ -6,7 +6,7 @@
 import type { BuildContext } from '../../../lib/cnb/context.ts';
 import { prependPath } from '../../../lib/cnb/env.ts';
 import { dependenciesOf } from '../../../lib/deps/index.ts';
-import { installLaunch } from '../../../lib/launch/entry.ts';
+import { installLaunch } from '../../../lib/launch/install.ts';
 import { Logger } from '../../../lib/log.ts';
 import { phpServerLaunch, type PhpServerDecision } from './command.ts';
 import { readComposerProject } from './composer-files.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { launchContext } from '../../../lib/launch/context.ts';
+import { launchContext } from '../../../lib/launch/plan.ts';
 import { planPhpServer, type PhpServerDecision } from './command.ts';
 
 const decision: PhpServerDecision = {

@@ -7,8 +7,8 @@
  */
 import { shellCommand } from '../../../lib/launch/exec.ts';
 import path from 'node:path';
-import type { Plan, LaunchDecision } from '../../../lib/launch/entry.ts';
-import type { LaunchContext, RuntimeLaunch } from '../../../lib/launch/context.ts';
+import type { LaunchDecision } from '../../../lib/launch/decision.ts';
+import type { LaunchContext, RuntimeLaunch, RuntimePlan } from '../../../lib/launch/plan.ts';
 import { raw } from '../../../lib/config/read.ts';
 import { PICO_REFUSAL } from './instance.ts';
 
@@ -24,7 +24,7 @@ export interface PhpServerDecision extends LaunchDecision {
   phprc?: string;
 }
 
-export function planPhpServer(d: PhpServerDecision, { env, appDir, port }: LaunchContext): Plan {
+export function planPhpServer(d: PhpServerDecision, { env, appDir, port }: LaunchContext): RuntimePlan {
   const server = raw(env, overrideVariable(d)) ?? d.server.path;
   const root = path.resolve(appDir, d.webroot);
   const worker = d.worker ? path.resolve(appDir, d.worker) : undefined;

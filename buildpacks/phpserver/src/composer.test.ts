@@ -5,7 +5,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readComposerProject } from './composer-files.ts';
 import { composerFlags } from './composer.ts';
-import { rendered } from './errors.test-support.ts';
+import { renderedUserError as rendered } from '../../../test/helpers/user-error.ts';
 
 describe('composerFlags', () => {
   it('uses the base flags plus --no-dev by default', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { rendered } from './errors.test-support.ts';
+import { renderedUserError as rendered } from '../../../test/helpers/user-error.ts';
 import { checkExtensions, checkLineExtensions, extensionRequirements, INCLUDED_EXTENSIONS } from './extensions.ts';
 import { SERVER_VERSIONS } from './server-version.ts';
 

@@ -1,6 +1,6 @@
 /** Instance sizes (contract, Limits 1): `phpserver` cannot be deployed on a pico instance. */
 import { UserError } from '../../../lib/errors.ts';
-import type { Refusal } from '../../../lib/launch/context.ts';
+import type { Refusal } from '../../../lib/launch/plan.ts';
 
 /** The refused instance, as `--instance` names it. */
 export const REFUSED_INSTANCE = 'pico';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { rendered } from './errors.test-support.ts';
+import { renderedUserError as rendered } from '../../../test/helpers/user-error.ts';
 import { selectServer as selectServerOf } from './server-version.ts';
 import { checkInstance } from './instance.ts';
 import { parseServerVersion } from './server-install.ts';

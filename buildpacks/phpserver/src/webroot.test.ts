@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { rendered } from './errors.test-support.ts';
+import { renderedUserError as rendered } from '../../../test/helpers/user-error.ts';
 import { findIndex as findIndexIn, INDEX_FILES } from '../../../lib/app-path.ts';
 import { missingIndexReason, resolveWebroot as resolveWebrootOf, type Webroot } from './webroot.ts';
 import { resolveWorker } from './worker.ts';

@@ -2,7 +2,7 @@ import type { BuildContext } from '../../../lib/cnb/context.ts';
 import { adoptForeignVariables } from '../../../lib/config/foreign.ts';
 import { readAppPath } from '../../../lib/config/read.ts';
 import { UserError } from '../../../lib/errors.ts';
-import { installLaunch } from '../../../lib/launch/entry.ts';
+import { installLaunch } from '../../../lib/launch/install.ts';
 import { Logger } from '../../../lib/log.ts';
 import { cacheContent, isKept, missingPaths, pruneTo } from './build-cache.ts';
 import { readConfig } from './config.ts';

@@ -1,5 +1,8 @@
-import { readDecision, runLaunch } from '../../../lib/launch/entry.ts';
-import { serverPlan, STATIC_PORT_VARIABLE, type StaticDecision } from './server.ts';
+/** bin/launch: serves the site as the build decided and the run environment says. */
+import { readDecision } from '../../../lib/launch/decision.ts';
+import { runLaunch } from '../../../lib/launch/entry.ts';
+import { staticLaunch, type StaticDecision } from './server.ts';
 
-// The decision is read inside the plan, where a missing one is the launch's user error.
-runLaunch({ portVariable: STATIC_PORT_VARIABLE, plan: (ctx) => serverPlan(readDecision<StaticDecision>(), ctx) });
+// The same launch the build wrote the direct launch script from; the decision is read inside the
+// launch's error handling, where a missing one is its user error.
+void runLaunch(() => staticLaunch(readDecision<StaticDecision>()));

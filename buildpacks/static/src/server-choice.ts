@@ -7,7 +7,7 @@ import path from 'node:path';
 import { parse } from 'smol-toml';
 import type { BuildContext } from '../../../lib/cnb/context.ts';
 import { UserError } from '../../../lib/errors.ts';
-import { launchContext } from '../../../lib/launch/context.ts';
+import { appListenPort } from '../../../lib/launch/ports.ts';
 import type { Logger } from '../../../lib/log.ts';
 import { locateCaddyfile, validateCaddyfile } from './caddyfile.ts';
 import type { StaticConfig } from './config.ts';
@@ -41,7 +41,7 @@ export async function chooseServer(ctx: BuildContext, cfg: StaticConfig, log: Lo
   if (caddyfile) {
     const caddy = await installStaticTool(ctx, caddyRequest(`a Caddyfile (${show(caddyfile.rel)}) is served by Caddy`), log);
     // The port the launch would give the server, for the Caddyfile's {$PORT}.
-    const port = Number(launchContext(ctx.env, ctx.appDir, STATIC_PORT_VARIABLE).port);
+    const port = appListenPort(ctx.env, STATIC_PORT_VARIABLE, ctx.appDir);
     const v = await log.step(`validating ${show(caddyfile.rel)} with caddy validate`, () => validateCaddyfile(caddy.path, caddyfile.abs, port, ctx.env));
     if (v.valid) {
       log.info(`server: caddy run with ${show(caddyfile.rel)} (a valid Caddyfile${caddyfile.explicit ? ' named by CC_STATIC_CADDYFILE' : ' at the root'})`);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { launchContext } from '../../../lib/launch/context.ts';
+import { launchContext } from '../../../lib/launch/plan.ts';
 import { parseFlags, serverPlan, type StaticDecision } from './server.ts';
 
 const APP = '/srv/app';
@@ -25,7 +25,7 @@ describe('the server command line', () => {
   it('Caddyfile: caddy run --config <file> --adapter caddyfile, the port as {$PORT}', () => {
     const p = serverPlan(caddyRun, launchContext({ CC_STATIC_PORT: '8282' }, APP, 'CC_STATIC_PORT'));
     expect(p.argv).toEqual(['/l/caddy/bin/caddy', 'run', '--config', '/srv/app/conf/Caddyfile', '--adapter', 'caddyfile']);
-    // PORT itself is the launch's to set (lib/launch/context.ts portEnv), for every runtime.
+    // PORT itself is the launch's to set (lib/launch/plan.ts portEnv), for every runtime.
     expect(p.env).toEqual({});
   });
 

@@ -11,8 +11,8 @@
 import { shellCommand } from '../../../lib/launch/exec.ts';
 import path from 'node:path';
 import { parse } from 'shell-quote';
-import type { LaunchDecision, Plan } from '../../../lib/launch/entry.ts';
-import type { LaunchContext, RuntimeLaunch } from '../../../lib/launch/context.ts';
+import type { LaunchDecision } from '../../../lib/launch/decision.ts';
+import type { LaunchContext, RuntimeLaunch, RuntimePlan } from '../../../lib/launch/plan.ts';
 import { raw } from '../../../lib/config/read.ts';
 import { UserError } from '../../../lib/errors.ts';
 import { INDEX_FILES } from './webroot.ts';
@@ -54,7 +54,7 @@ export function parseFlags(raw: string | undefined): string[] {
 }
 
 /** The command that serves the site, from the build's decision, the port it is given and the run environment. */
-export function serverPlan(d: StaticDecision, { env, appDir, port }: LaunchContext): Plan {
+export function serverPlan(d: StaticDecision, { env, appDir, port }: LaunchContext): RuntimePlan {
   const root = path.join(appDir, d.webroot);
   const facts = { runtime: 'static', webroot: `/${d.webroot}` };
   const run = raw(env, 'CC_RUN_COMMAND');
@@ -75,7 +75,7 @@ export function serverPlan(d: StaticDecision, { env, appDir, port }: LaunchConte
       return {
         // Static Web Server's index is index.html alone unless told otherwise; the contract's webroot
         // may hold index.htm instead.
-        argv: [d.bin, '--host', '0.0.0.0', '--port', port, '--root', root, '--index-files', INDEX_FILES.join(','), ...(d.swsConfig ? ['--config-file', path.join(appDir, d.swsConfig)] : []), ...flags],
+        argv: [d.bin, '--host', '0.0.0.0', '--port', String(port), '--root', root, '--index-files', INDEX_FILES.join(','), ...(d.swsConfig ? ['--config-file', path.join(appDir, d.swsConfig)] : []), ...flags],
         env: {},
         cwd: appDir,
         facts: { ...facts, server: 'static-web-server' },

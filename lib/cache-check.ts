@@ -9,7 +9,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { parse, stringify } from 'smol-toml';
-import { linkFile } from './fsops.ts';
+import { linkFile } from './fsx.ts';
 
 /**
  * The digest of a launch+cache layer whose only copy is the OUT that exported it (the cache beside

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { execa } from 'execa';
 import * as tar from 'tar';
-import { Logger } from '../log.ts';
+import { Logger } from '../../lib/log.ts';
 
 export function tempDir(prefix = 'rbp-deps-'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));

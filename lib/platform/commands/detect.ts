@@ -1,0 +1,52 @@
+/** `rbp detect APP`: which buildpack group passes detection, and the build plan. */
+import path from 'node:path';
+import { writePlatformEnv } from '../../cnb/env.ts';
+import { EXIT } from '../../cnb/exit.ts';
+import { errorJson, UserError } from '../../errors.ts';
+import { isDir } from '../../fsx.ts';
+import { collectEnv } from '../cli-env.ts';
+import { writeJson } from '../cli-json.ts';
+import { bpKey, detectApp } from '../detect.ts';
+import { filteredHostEnv, operatorEnv } from '../env.ts';
+import { failureError } from '../failure.ts';
+import { readProjectDescriptor } from '../project-descriptor.ts';
+import { privateTemp, removeOnSignals } from '../temp.ts';
+import { list, one, orderOf, str, type Handler } from './context.ts';
+
+export const run: Handler = async (ctx) => {
+  const { log, streams, values } = ctx;
+  const app = one(ctx, 'APP directory');
+  if (!isDir(app)) {
+    throw new UserError({ id: 'platform/app/not-found', title: 'Application directory not found', seen: { what: 'APP', value: app }, rule: 'rbp detect takes the directory of the application source.', fix: 'Give the path of an existing directory.' });
+  }
+  const project = readProjectDescriptor(path.resolve(app), str(ctx, 'descriptor'));
+  if (project) log.debug(`project descriptor ${project.file} (schema ${project.schema}): ${Object.keys(project.env).length} variable(s), ${project.group.length} buildpack(s)`);
+  const env = collectEnv(list(ctx, 'env-file'), list(ctx, 'env'), project?.env);
+  const order = await orderOf(ctx, project);
+  removeOnSignals();
+  const tmp = privateTemp('rbp-platform-');
+  const platformDir = tmp.dir;
+  try {
+    writePlatformEnv(platformDir, env);
+    log.section('Detect');
+    const r = await detectApp(order, path.resolve(app), project?.filter, { base: filteredHostEnv(), user: env, operator: operatorEnv(), platformDir }, log);
+    const failure = r.code === EXIT.detectError ? 'detection failed with a buildpack error' : 'no buildpack group passed detection';
+    if (r.group) {
+      log.info(`group: ${r.group.map(bpKey).join(', ')}`);
+      for (const e of r.entries ?? []) log.detail(`plan: ${e.requires.map((q) => q.name).join(', ')} ← ${e.providers.map((p) => p.descriptor.buildpack.id).join(', ')}`);
+    } else log.fail(failure);
+    if (values.json) {
+      writeJson(streams.stdout, {
+        exitCode: r.code,
+        passed: Boolean(r.group),
+        group: (r.group ?? []).map((g) => ({ id: g.descriptor.buildpack.id, version: g.descriptor.buildpack.version })),
+        plan: (r.entries ?? []).map((e) => ({ requires: e.requires.map((q) => q.name), providers: e.providers.map((p) => p.descriptor.buildpack.id) })),
+        ...(r.code !== 0 ? { error: errorJson(failureError(r.code, failure)) } : {}),
+      });
+    }
+    if (r.code !== 0) log.flushHeld();
+    return r.code;
+  } finally {
+    tmp.remove();
+  }
+};
