@@ -1,0 +1,35 @@
+// ESLint over the project's own code: typescript-eslint's strict and stylistic type-checked rules.
+// Formatting is Prettier's job (`prettier --check .` runs beside ESLint in `npm run lint`).
+import eslint from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  {
+    // dist/ is built, fixtures/ are the apps and buildpacks under test (their own code, their own style).
+    ignores: ['dist/', 'node_modules/', 'fixtures/', 'bench/results/', '.rbp-tmp/', '.dist-*/', '**/__snapshots__/'],
+  },
+  eslint.configs.recommended,
+  tseslint.configs.strictTypeChecked,
+  tseslint.configs.stylisticTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+  },
+  {
+    rules: {
+      // tsconfig has noUncheckedIndexedAccess: `x[i]!` is how this code says "checked above", on purpose.
+      '@typescript-eslint/no-non-null-assertion': 'off',
+      // Messages interpolate counts, ports, exit codes and flags: numbers and booleans print as meant.
+      '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true, allowBoolean: true }],
+      // `() => void`-returning arrow shorthands (`(g) => tx.recordGroup(g)`) are the house style for callbacks.
+      '@typescript-eslint/no-confusing-void-expression': ['error', { ignoreArrowShorthand: true }],
+    },
+  },
+  {
+    // The build and bench scripts are plain ES modules outside tsconfig.json: no type information.
+    files: ['**/*.js', '**/*.mjs'],
+    extends: [tseslint.configs.disableTypeChecked],
+    languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', performance: 'readonly', Buffer: 'readonly' } },
+  },
+);
