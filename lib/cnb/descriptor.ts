@@ -111,7 +111,7 @@ export function readDescriptor(dir: string): BuildpackRef {
   const text = fs.readFileSync(file, 'utf8');
   let d: Record<string, unknown>;
   try {
-    d = parse(text) as Record<string, unknown>;
+    d = parse(text);
   } catch (e) {
     const err = e as Error & { line?: number; column?: number };
     throw descriptorError(file, {

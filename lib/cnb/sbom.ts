@@ -22,7 +22,7 @@ export interface SbomComponent {
   properties?: Record<string, string>;
 }
 
-const SPDX_IDS = new Set<string>(spdxLicenseIds as string[]);
+const SPDX_IDS = new Set<string>(spdxLicenseIds);
 
 /**
  * A license as CycloneDX takes it: an SPDX id (`MIT`) as `license.id`, an SPDX expression

@@ -129,7 +129,7 @@ describe('NpmRegistryClient (the one client: tools of node builds, lib/deps sour
     let denied = 0;
     const expected = `Basic ${Buffer.from('ops:s3cret-pw').toString('base64')}`;
     for (const p of [DOC_PATH, ...Object.keys(tarballs).map((v) => `/@fake/tool-linux-x64/-/tool-linux-x64-${v}.tgz`)]) {
-      const open = p === DOC_PATH ? undefined : fs.readFileSync(tarballs[p.match(/-(\d+\.\d+\.\d+)\.tgz$/)![1]!]!.file);
+      const open = p === DOC_PATH ? undefined : fs.readFileSync(tarballs[/-(\d+\.\d+\.\d+)\.tgz$/.exec(p)![1]!]!.file);
       server.route(p, (req, res) => {
         if (req.headers.authorization !== expected) {
           denied++;

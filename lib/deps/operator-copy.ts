@@ -21,7 +21,7 @@ export const OPERATOR_TOOLS_VARIABLE = 'RBP_OPERATOR_TOOLS';
 
 /** Whether operator tools used at launch are copied into a launch layer (the default) or used in place. */
 export function operatorToolPlacement(env: Record<string, string | undefined>): 'copy' | 'in-place' {
-  return (read<string>(env, OPERATOR_TOOLS_VARIABLE)?.value as 'copy' | 'in-place' | undefined) ?? 'copy';
+  return (read(env, OPERATOR_TOOLS_VARIABLE)?.value as 'copy' | 'in-place' | undefined) ?? 'copy';
 }
 
 /** The folders a run image's own libraries are in: a tool's libraries found there are not copied. */

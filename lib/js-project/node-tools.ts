@@ -22,7 +22,7 @@ import { operatorVariable } from '../deps/operator.ts';
 import { pickVersion, type ConstraintOrigin } from '../deps/resolve.ts';
 import { UserError } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import { bundledNpmVersion, type NpmDocument } from './npm-version.ts';
+import { bundledNpmVersion } from './npm-version.ts';
 import { isSet } from '../config/read.ts';
 import { writeSbom } from '../cnb/sbom.ts';
 import type { CheckedInYarn } from './lock-files.ts';
@@ -129,7 +129,7 @@ export async function installNpm(t: ToolEnv, nodeVersion: string): Promise<Insta
   if (!spec) {
     const [npmDoc, nodeDoc] = await t.log.step(`find the npm bundled with Node.js ${nodeVersion}`, () => Promise.all([t.npm.document('npm', { full: true }), t.npm.document(nodePackage(), { full: true })]));
     const released = nodeDoc.time?.[nodeVersion];
-    const version = bundledNpmVersion(nodeVersion, npmDoc as NpmDocument, released ? new Date(released) : undefined);
+    const version = bundledNpmVersion(nodeVersion, npmDoc, released ? new Date(released) : undefined);
     if (!version) {
       throw new UserError({
         id: 'node/npm/none-for-node',

@@ -119,7 +119,7 @@ function portLines(portVariable: string | undefined): string[] {
   ];
 }
 
-function script(runtime: RuntimeLaunch, plan: RuntimePlan, inputs: ReadonlyArray<readonly [string, string]>, node: string | undefined): string {
+function script(runtime: RuntimeLaunch, plan: RuntimePlan, inputs: readonly (readonly [string, string])[], node: string | undefined): string {
   const portVar = runtime.portVariable;
   const { env } = planEnv(plan.env, PORT_REF, portVar, false);
   const execNote = `- exec ${plan.argv[0]} (the launch script starts it directly: nothing to supervise)`;

@@ -70,7 +70,7 @@ function launcherLayer(ctx: BuildContext, decision: LaunchDecision): string {
   fs.mkdirSync(path.join(layer.path, 'bin'), { recursive: true });
   // The decision also goes inside the layer: an app image holds layer folders, not their .toml
   // (the lifecycle keeps layer metadata in an image label), and the entrypoint must find it there.
-  writeToml(path.join(layer.path, DECISION_FILE), { metadata: decision } as unknown as Record<string, unknown>);
+  writeToml(path.join(layer.path, DECISION_FILE), { metadata: decision });
   return layer.path;
 }
 

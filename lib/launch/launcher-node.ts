@@ -63,7 +63,7 @@ export function probeNode(file: string): NodeProbe {
   }
   if (!stat.isFile()) return { ok: false, problem: `${file} is not a file` };
   const r = spawnSync(file, ['--version'], { encoding: 'utf8', timeout: 15_000, stdio: ['ignore', 'pipe', 'pipe'] });
-  const out = `${r.stdout ?? ''}`.trim();
+  const out = (r.stdout ?? '').trim();
   const m = /^v(\d+)\.\d+\.\d+/.exec(out);
   if (r.error || r.status !== 0 || !m) {
     const said = r.error ? r.error.message : `\`${file} --version\` printed ${JSON.stringify(out.split('\n')[0] ?? '')}`;

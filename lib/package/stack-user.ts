@@ -28,7 +28,7 @@ export async function readImageFiles(image: ReadImage, files: string[]): Promise
           const target = path.posix.join(dir, base.slice('.wh.'.length));
           if (files.includes(target) && !(target in found)) removed.add(target);
         }
-        if (!files.includes(name) || name in found || removed.has(name) || entry.type !== 'File') return entry.resume();
+        if (!files.includes(name) || name in found || removed.has(name) || entry.type !== 'File') { entry.resume(); return; }
         const chunks: Buffer[] = [];
         entry.on('data', (c: Buffer) => chunks.push(c));
         entry.on('end', () => (here[name] = Buffer.concat(chunks).toString('utf8')));

@@ -149,6 +149,8 @@ export function planLaunch(opts: RunOptions): LaunchPlan {
   const bpApi = md.buildpacks.find((b) => b.id === proc['buildpack-id'])?.api;
   const args = processArgs(proc, opts.args, bpApi);
   const aware = (md.labels ?? []).some((l) => l.key === DRY_RUN_LABEL && l.value.split(',').includes(type));
+  // metadata.toml comes from disk: a process written without `direct` is not the shell form.
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-boolean-literal-compare
   if (proc.direct === false) {
     // Before Buildpack API 0.9: bash, after the profile scripts, from the app folder.
     const argv = shellArgv({ profiles: profileScripts(layerDirs.flat(), type, appDir), workingDir: cwd, command: proc.command.join(' '), args, caller: process.argv[1] ?? 'rbp' });
@@ -242,7 +244,7 @@ export function execInstead(plan: LaunchPlan): void {
   const execve = execveOf();
   if (!execve || execveProblem(plan.argv[0]!)) return;
   // Returns only when Node.js refused before replacing anything: then rbp starts it as a child.
-  stepAside(plan.argv[0]!, plan.argv, plan.env as Record<string, string>, plan.cwd, execve, '');
+  stepAside(plan.argv[0]!, plan.argv, plan.env, plan.cwd, execve, '');
 }
 
 /** Starts the process; SIGTERM/SIGINT/SIGHUP sent to rbp reach it. Resolves with its exit status. */

@@ -67,9 +67,9 @@ export function probeOutNamespace(at: string, shown: string, pathVar = process.e
 
 /** What the kernel's terse refusals mean here, for the in-place log line. */
 function hintFor(userns: boolean, said: string): string {
-  if (/Operation not permitted/.test(said)) {
+  if (said.includes('Operation not permitted')) {
     return userns ? ' (user namespaces refused to this user: a container\'s seccomp profile, or sysctl kernel.unprivileged_userns_clone=0)' : ' (no CAP_SYS_ADMIN, as in many containers)';
   }
-  if (/No space left on device/.test(said)) return ' (user namespaces turned off or at their limit: sysctl user.max_user_namespaces)';
+  if (said.includes('No space left on device')) return ' (user namespaces turned off or at their limit: sysctl user.max_user_namespaces)';
   return '';
 }

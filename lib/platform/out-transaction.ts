@@ -618,8 +618,8 @@ export class OutTransaction {
     checkpoint('spared');
     if (previous) {
       attempt(`remove the previous build ${previous}`, () => {
-        if (!this.atomic) return rmrf(previous!);
-        const aside = setAside(this.out, previous!);
+        if (!this.atomic) { rmrf(previous); return; }
+        const aside = setAside(this.out, previous);
         checkpoint('retiring');
         if (!removeUnlessInUse(this.out, aside)) notes.push(`the previous build of ${this.out} is kept in ${aside} while an app started from it runs (rbp prune removes it once it has ended)`);
       });

@@ -66,7 +66,7 @@ export function readProjectDescriptor(appDir: string, given?: string): ProjectDe
   }
   let doc: Record<string, unknown>;
   try {
-    doc = parseToml(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+    doc = parseToml(fs.readFileSync(file, 'utf8'));
   } catch (e) {
     // smol-toml's message quotes the offending line, which may hold a secret value: give its position only.
     const m = /line (\d+), column (\d+)/i.exec((e as Error).message);

@@ -31,7 +31,7 @@ function files(dir: string, keep: (f: string) => boolean): string[] {
   return out;
 }
 
-const isTest = (f: string) => /\.test\.ts$/.test(f);
+const isTest = (f: string) => f.endsWith(".test.ts");
 const LITERAL = /'([a-z][\w-]*(?:\/[\w.-]+)+)'/g;
 
 interface Produced {

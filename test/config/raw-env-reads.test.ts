@@ -34,7 +34,7 @@ function sources(): string[] {
     for (const e of fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true })) {
       const rel = `${dir}/${e.name}`;
       if (e.isDirectory()) walk(rel);
-      else if (/\.(ts|mts|js|mjs)$/.test(e.name) && !/\.test\.ts$/.test(e.name)) out.push(rel);
+      else if (/\.(ts|mts|js|mjs)$/.test(e.name) && !e.name.endsWith(".test.ts")) out.push(rel);
     }
   };
   walk('lib');

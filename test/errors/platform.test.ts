@@ -301,7 +301,7 @@ describe('project.toml, buildpackages and images', () => {
 
   it('platform/image/input', async () => {
     const dir = tmpDir('rbp-image-');
-    const e = await rejectedUserError(writeAppImage({ out: path.join(dir, 'out'), image: path.join(dir, 'image'), runImage: path.join(dir, 'run'), launcher: path.join(dir, 'launcher'), log: new Logger({ out: new Writable({ write: (_c, _e, cb) => cb() }) }) } as never));
+    const e = await rejectedUserError(writeAppImage({ out: path.join(dir, 'out'), image: path.join(dir, 'image'), runImage: path.join(dir, 'run'), launcher: path.join(dir, 'launcher'), log: new Logger({ out: new Writable({ write: (_c, _e, cb) => cb() }) }) }));
     expect(e.id).toBe('platform/image/input');
     expect(stable(e, { [dir]: '<dir>' })).toMatchSnapshot();
   });

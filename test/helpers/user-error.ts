@@ -11,7 +11,7 @@ export function thrownUserError(fn: () => unknown): UserError {
   try {
     fn();
   } catch (e) {
-    if (isUserError(e)) return e as UserError;
+    if (isUserError(e)) return e;
     throw e;
   }
   throw new Error('expected a UserError');
@@ -22,7 +22,7 @@ export async function rejectedUserError(p: Promise<unknown>): Promise<UserError>
   try {
     await p;
   } catch (e) {
-    if (isUserError(e)) return e as UserError;
+    if (isUserError(e)) return e;
     throw e;
   }
   throw new Error('expected a UserError');

@@ -48,7 +48,7 @@ function buildContext(env: Record<string, string> = {}): BuildContext {
     descriptor: {} as BuildContext['descriptor'],
     env,
     layers: new Layers(dirs.layersDir),
-    plan: { entries: [] } as unknown as BuildContext['plan'],
+    plan: { entries: [] },
   };
 }
 

@@ -80,7 +80,7 @@ describe('the direct launch script', () => {
   });
 
   it('hands every request-flow activation over to the Node.js launcher, and only a set one', async () => {
-    const cases: Array<[Record<string, string>, string]> = [
+    const cases: [Record<string, string>, string][] = [
       [{ ACCESSPROXY_CHALLENGE_SECRET: 's' }, 'ACCESSPROXY_CHALLENGE_SECRET activates the access proxy'],
       [{ CC_REDIRECTOR_PROJECT_KEY: 'k' }, 'CC_REDIRECTOR_PROJECT_KEY activates the redirection proxy'],
       [{ CC_CACHE_FILE: 'my.vcl' }, 'CC_CACHE_FILE activates the cache proxy'],

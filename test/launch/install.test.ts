@@ -95,7 +95,7 @@ describe.skipIf(!caddy)('without a Node.js in the run image, a request flow at b
     const out = path.join(tmpDir(), 'out');
     const r = await build(copyFixture(FIXTURE), out, blocked, noNode(), cache);
     expect(r.exitCode, r.all).toBe(0);
-    const version = (first.log.match(/installing node (24\.\d+\.\d+)/) ?? [])[1];
+    const version = ((/installing node (24\.\d+\.\d+)/.exec(first.log)) ?? [])[1];
     expect(r.all).toContain(`reused node ${version} (cached)`);
     expect(r.all).toContain(`launcher: Node.js ${version} reused from the cache (layer launcher-node: metadata unchanged)`);
     expect(r.all).not.toMatch(/download https:\/\/registry\.npmjs\.org\/node-linux/);

@@ -45,7 +45,7 @@ interface Run {
 function run(p: LaunchPlan, env: Record<string, string> = {}): Run {
   const child = spawn('dash', ['-c', shellForm(p), SHELL_NAME], { cwd: p.cwd, env: { PATH: process.env.PATH!, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
-  const waiters: Array<{ text: string; resolve: () => void }> = [];
+  const waiters: { text: string; resolve: () => void }[] = [];
   const onData = (d: Buffer) => {
     out += d;
     for (const w of waiters.filter((x) => out.includes(x.text))) {
@@ -53,8 +53,8 @@ function run(p: LaunchPlan, env: Record<string, string> = {}): Run {
       w.resolve();
     }
   };
-  child.stdout!.on('data', onData);
-  child.stderr!.on('data', onData);
+  child.stdout.on('data', onData);
+  child.stderr.on('data', onData);
   const exited = new Promise<number | null>((resolve) => child.on('close', (code, signal) => resolve(code ?? (signal ? -1 : null))));
   return {
     child,

@@ -90,13 +90,13 @@ async function create(fixture: string, operatorEnv: Record<string, string>, moun
  */
 async function expectNoNodeInImage(image: string, buildpack: string, server: string): Promise<void> {
   const config = JSON.parse((await execa('skopeo', ['inspect', '--config', `oci:${image}`])).stdout) as { config: { Labels: Record<string, string> }; rootfs: { diff_ids: string[] } };
-  const md = JSON.parse(config.config.Labels['io.buildpacks.lifecycle.metadata']!) as { buildpacks: Array<{ key: string; layers?: Record<string, { sha: string }> }> };
+  const md = JSON.parse(config.config.Labels['io.buildpacks.lifecycle.metadata']!) as { buildpacks: { key: string; layers?: Record<string, { sha: string }> }[] };
   const bpLayers = md.buildpacks.find((b) => b.key === buildpack)?.layers ?? {};
   expect(Object.keys(bpLayers)).toContain('launcher');
   expect(Object.keys(bpLayers)).toContain(server);
   expect(Object.keys(bpLayers)).not.toContain('launcher-node');
   // The manifests' layer sizes (compressed, as a registry stores them): the run image's come first.
-  const sizes = async (ref: string) => (JSON.parse((await execa('skopeo', ['inspect', '--raw', ref])).stdout) as { layers: Array<{ size: number }> }).layers.map((l) => l.size);
+  const sizes = async (ref: string) => (JSON.parse((await execa('skopeo', ['inspect', '--raw', ref])).stdout) as { layers: { size: number }[] }).layers.map((l) => l.size);
   const [app, run] = [await sizes(`oci:${image}`), await sizes(`oci:${dir}:run`)];
   const serverAt = config.rootfs.diff_ids.indexOf(bpLayers[server]!.sha);
   const added = app.slice(run.length).reduce((n, x, i) => (i + run.length === serverAt ? n : n + x), 0);

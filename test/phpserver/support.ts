@@ -48,7 +48,7 @@ export function serverExtensions(): Set<string> {
  * come with the server's build, scripts/tools/frankenphp.sh).
  */
 export function itWithPhpExtensions(names: string[], name: string, fn: TestFunction, timeout = 120_000): void {
-  if (!SERVER) return itWithServer(name, fn, timeout);
+  if (!SERVER) { itWithServer(name, fn, timeout); return; }
   const lacking = names.filter((n) => !serverExtensions().has(n.toLowerCase()));
   if (lacking.length) console.warn(`phpserver: skipped "${name}": the server's PHP (${SERVER}) has no ${lacking.join(', ')} extension`);
   it.skipIf(lacking.length > 0)(name, fn, timeout);

@@ -215,7 +215,7 @@ describe.skipIf(skip)('rbp and the reference lifecycle agree', () => {
 });
 
 /** Trust settings of this machine and the operator's tools, as runtimes.test.ts passes them. */
-const TRUST = Object.fromEntries(['NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'SSL_CERT_DIR'].flatMap((k) => (process.env[k] ? [[k, process.env[k]!]] : [])));
+const TRUST = Object.fromEntries(['NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'SSL_CERT_DIR'].flatMap((k) => (process.env[k] ? [[k, process.env[k]]] : [])));
 const CADDY = process.env.RBP_TOOL_CADDY ?? (fs.existsSync('/usr/bin/caddy') ? '/usr/bin/caddy' : undefined);
 const DIST = path.join(ROOT, 'dist', 'buildpacks');
 
@@ -228,7 +228,7 @@ describe.skipIf(skip)('our runtime buildpacks: rbp and the reference lifecycle b
     ['phpserver', 'php-task', () => ({ RBP_TOOL_PHP: PHP, RBP_TOOL_COMPOSER: COMPOSER, RBP_DEPENDENCY_MIRROR: makeMirror() })],
   ] as const)('%s: %s — group, plan, launch layers and their types, processes', async (bpName, fixture, tools) => {
     const operator = tools();
-    if (!operator) return console.warn(`${fixture}: no caddy (RBP_TOOL_CADDY or /usr/bin/caddy): not compared`);
+    if (!operator) { console.warn(`${fixture}: no caddy (RBP_TOOL_CADDY or /usr/bin/caddy): not compared`); return; }
     const env = readFixture(fixture).cases[0]?.env ?? {};
     const r = await both({ buildpacks: [path.join(DIST, bpName)], app: path.join(FIXTURES, fixture), userEnv: env, operatorEnv: { ...TRUST, ...operator } });
     expect(r.ref.build?.code, r.ref.log).toBe(0);

@@ -108,7 +108,7 @@ function layerTable(layersDir: string, onlyLaunch: boolean): Record<string, unkn
     for (const f of fs.readdirSync(d).sort()) {
       if (!f.endsWith('.toml') || ['launch.toml', 'build.toml', 'store.toml'].includes(f)) continue;
       const name = f.slice(0, -'.toml'.length);
-      const types = ((parse(fs.readFileSync(path.join(d, f), 'utf8')) as { types?: Record<string, boolean> }).types ?? {}) as Record<string, boolean>;
+      const types = ((parse(fs.readFileSync(path.join(d, f), 'utf8')) as { types?: Record<string, boolean> }).types ?? {});
       const flags = { build: types.build === true, launch: types.launch === true, cache: types.cache === true };
       if (onlyLaunch && !flags.launch) continue;
       // Whether the folder exists is compared on the exported result (`exported`): a launch layer reused by its toml alone has none in the lifecycle's build folder.
@@ -147,7 +147,7 @@ interface Md {
 }
 function readMetadata(layers: string): Md | undefined {
   const f = path.join(layers, 'config', 'metadata.toml');
-  return fs.existsSync(f) ? (parse(fs.readFileSync(f, 'utf8')) as Md) : undefined;
+  return fs.existsSync(f) ? (parse(fs.readFileSync(f, 'utf8'))) : undefined;
 }
 function processes(md: Md | undefined, layers: string, app: string): unknown[] {
   return JSON.parse(normalize(JSON.stringify(md?.processes ?? []), layers, app)) as unknown[];

@@ -17,7 +17,7 @@ import { detectAndBuild, detector, makeLayout, skipWithoutLifecycle, startLaunch
 const skip = skipWithoutLifecycle('reference lifecycle without node on PATH');
 const CADDY = process.env.RBP_TOOL_CADDY ?? (fs.existsSync('/usr/bin/caddy') ? '/usr/bin/caddy' : undefined);
 if (!CADDY) console.warn('no-node: no caddy (RBP_TOOL_CADDY or /usr/bin/caddy): the build-and-serve test is skipped');
-const TRUST = Object.fromEntries(['NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'SSL_CERT_DIR'].flatMap((k) => (process.env[k] ? [[k, process.env[k]!]] : [])));
+const TRUST = Object.fromEntries(['NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'SSL_CERT_DIR'].flatMap((k) => (process.env[k] ? [[k, process.env[k]]] : [])));
 const NODE_PROGRAMS = new Set(['node', 'nodejs', 'npm', 'npx', 'corepack']);
 
 /** A folder of links to every program in PATH's folders except Node.js's: a build image without node. */

@@ -34,13 +34,13 @@ const OURS = ['node', 'static', 'phpserver'].map((n) => path.join(DIST, n));
 const ORDER = OURS.map((dir) => [{ dir }]);
 
 /** The trust settings of this machine (a TLS-intercepting proxy): an operator sets them in the build-config env. */
-const TRUST = Object.fromEntries(['NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'SSL_CERT_DIR'].flatMap((k) => (process.env[k] ? [[k, process.env[k]!]] : [])));
+const TRUST = Object.fromEntries(['NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'SSL_CERT_DIR'].flatMap((k) => (process.env[k] ? [[k, process.env[k]]] : [])));
 const CADDY = process.env.RBP_TOOL_CADDY ?? (fs.existsSync('/usr/bin/caddy') ? '/usr/bin/caddy' : undefined);
 
 /** The first case's variables over the project.toml build env, as pack hands both to the lifecycle (platform env). */
 function firstEnv(name: string): Record<string, string> {
   const project = readProjectDescriptor(path.join(FIXTURES, name));
-  return { ...(project?.env ?? {}), ...(readFixture(name).cases[0]?.env ?? {}) } as Record<string, string>;
+  return { ...(project?.env ?? {}), ...(readFixture(name).cases[0]?.env ?? {}) };
 }
 
 const FIXTURE_NAMES = fs

@@ -158,7 +158,7 @@ async function installTools(ctx: BuildContext, s: Settings, log: Logger): Promis
         const node = await l.step('Node.js', () => installNode({ ...tools, log: l }, version.constraint, version.origin, nodeVersion.resolve));
         l.info(`Node.js ${node.version} (asked: "${version.constraint}" from ${version.source})`);
         const eol = endOfLife(node.version);
-        if (eol.eol) l.warn(`Node.js ${node.version} is end-of-life since ${eol.end}: it gets no security fixes; move to ${'24'} (the latest LTS)`);
+        if (eol.eol) l.warn(`Node.js ${node.version} is end-of-life since ${eol.end}: it gets no security fixes; move to 24 (the latest LTS)`);
         return node;
       } catch (e) {
         nodeVersion.reject(e);

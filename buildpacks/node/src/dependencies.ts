@@ -330,7 +330,7 @@ async function run(r: InstallRequest, argv: string[], env: Record<string, string
 
 function staleLockfile(manager: ToolChoice['manager'], output: string): { lock: string; local: string } | undefined {
   const s = PACKAGE_MANAGERS[manager].staleLockfile;
-  return s && s.pattern.test(output) ? s : undefined;
+  return s?.pattern.test(output) ? s : undefined;
 }
 
 /** The install refused a lock file that no longer matches package.json (its frozen mode). */

@@ -73,7 +73,7 @@ export function readPackageJson(appDir: string): PackageJson | undefined {
   mustBe('packageManager', pkg.packageManager === undefined || typeof pkg.packageManager === 'string', 'a string such as "pnpm@10.12.1"');
   mustBe('dependencies', isStringMap(pkg.dependencies), 'an object of strings (package → version)');
   mustBe('devDependencies', isStringMap(pkg.devDependencies), 'an object of strings (package → version)');
-  return pkg as PackageJson;
+  return pkg;
 }
 
 export type StartMethod =

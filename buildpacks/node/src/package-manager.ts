@@ -62,7 +62,7 @@ export function managerVersion(choice: ToolChoice, pm: PackageManagerField | und
       return fromField('pnpm') ?? (appDir ? pnpmForLockfile(pnpmLockfileVersion(appDir)) : undefined) ?? { constraint: DEFAULT_PNPM_RANGE, because: 'default (no packageManager pnpm@…): latest pnpm 10.x' };
     case 'yarn': {
       const f = fromField('yarn');
-      return f && f.constraint.startsWith('1.') ? f : { constraint: DEFAULT_YARN1_VERSION, because: 'system default Yarn 1.22.22' };
+      return f?.constraint.startsWith('1.') ? f : { constraint: DEFAULT_YARN1_VERSION, because: 'system default Yarn 1.22.22' };
     }
     case 'yarn-berry': {
       const f = fromField('yarn');

@@ -98,7 +98,7 @@ export function writePnpLayer(layers: Layers, files: PnpFiles | undefined, nodeV
  * (packages/yarnpkg-pnp/sources/esm-loader/loaderFlags.ts; measured in the .pnp.loader.mjs each
  * release writes: none up to 4.13, 25.7+ from 4.14.0, 24.15 from 4.14.1, 22.22.3+ from 4.16.0).
  */
-export const EBADF_NODE_RANGES: ReadonlyArray<{ node: string; shown: string; yarnFixed: string; nodeOk: string }> = [
+export const EBADF_NODE_RANGES: readonly { node: string; shown: string; yarnFixed: string; nodeOk: string }[] = [
   { node: '>=22.22.3 <23.0.0', shown: '22.22.3 and later 22.x', yarnFixed: '4.16.0', nodeOk: '22.22.2, or 24.16 and later' },
   { node: '>=24.15.0 <24.16.0', shown: '24.15', yarnFixed: '4.14.1', nodeOk: '24.14, or 24.16 and later' },
   { node: '>=25.7.0 <26.0.0', shown: '25.7 and later 25.x', yarnFixed: '4.14.0', nodeOk: '25.6, or 26.1 and later' },
@@ -164,7 +164,7 @@ function pnpLoaderError(affected: (typeof EBADF_NODE_RANGES)[number], nodeVersio
 
 /** An install whose output shows the same failure (a dependency's build script run through the PnP loader). */
 export function ebadfInstallError(output: string, nodeVersion: string, yarn: YarnInfo | undefined, nodeSource: string): UserError | undefined {
-  if (!/EBADF: bad file descriptor, fstat/.test(output)) return undefined;
+  if (!output.includes('EBADF: bad file descriptor, fstat')) return undefined;
   const affected = EBADF_NODE_RANGES.find((r) => semver.satisfies(nodeVersion, r.node));
   return affected ? pnpLoaderError(affected, nodeVersion, nodeSource, yarn) : undefined;
 }

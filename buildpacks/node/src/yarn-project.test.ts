@@ -22,7 +22,7 @@ function thrown(fn: () => void): UserError | undefined {
   try {
     fn();
   } catch (e) {
-    if (isUserError(e)) return e as UserError;
+    if (isUserError(e)) return e;
     throw e;
   }
   return undefined;

@@ -27,7 +27,7 @@ import type { PackageManagerField } from '../../../lib/js-project/package-manage
  * running each release's `yarn install` in a new project; `newest` is the last release writing it.
  * A Yarn outside these ranges (a newer release, a prerelease) is not judged.
  */
-export const BERRY_LOCKFILE_VERSIONS: ReadonlyArray<{ yarn: string; lockfile: number; newest: string }> = [
+export const BERRY_LOCKFILE_VERSIONS: readonly { yarn: string; lockfile: number; newest: string }[] = [
   { yarn: '>=2.0.0 <3.1.0', lockfile: 4, newest: '3.0.2' },
   { yarn: '>=3.1.0 <3.2.0', lockfile: 5, newest: '3.1.1' },
   { yarn: '>=3.2.0 <4.0.0', lockfile: 6, newest: '3.8.7' },
@@ -159,7 +159,7 @@ export function checkYarn1Fits(choice: ToolChoice, pm: PackageManagerField | und
   if (decisive.length === 0) return;
   const pinned = yarnPathOf(appDir);
   const yarn = suggestedYarn(appDir, pkg);
-  const version = yarn.match(/^"yarn@([^"]+)"/)![1]!;
+  const version = /^"yarn@([^"]+)"/.exec(yarn)![1]!;
   const why = choice.because === 'CC_NODE_BUILD_TOOL' ? 'CC_NODE_BUILD_TOOL=yarn asks for Yarn 1' : 'a yarn.lock without packageManager yarn@3 or yarn@4 gets Yarn 1 (contract, node rule 5)';
   throw new UserError({
     id: 'node/yarn/berry-project-on-yarn1',

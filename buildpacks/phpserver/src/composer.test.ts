@@ -37,7 +37,7 @@ describe('readComposerProject', () => {
   it('refuses a malformed composer.json', () => {
     const d = dir({ 'composer.json': '{"require": {"a/b": "^1",}}' });
     // The JSON.parse message depends on the Node version.
-    expect(rendered(() => readComposerProject(d)).replaceAll(d, '<app>').replace(/^!   .*$/m, '!   <JSON.parse message>')).toMatchInlineSnapshot(`
+    expect(rendered(() => readComposerProject(d)).replaceAll(d, '<app>').replace(/^! {3}.*$/m, '!   <JSON.parse message>')).toMatchInlineSnapshot(`
       "! ERROR composer.json is not valid JSON
       !
       ! Seen: composer.json (<app>/composer.json)

@@ -13,8 +13,8 @@ import type { ExtensionRequirement } from './extensions.ts';
 const SAVE_HANDLERS: Record<string, string> = { redis: 'redis', rediscluster: 'redis', memcached: 'memcached', memcache: 'memcache' };
 
 /** `key = value` pairs of an ini text, comments and sections left out, quotes removed; later keys win as in PHP. */
-export function iniPairs(text: string): Array<[string, string]> {
-  const out: Array<[string, string]> = [];
+export function iniPairs(text: string): [string, string][] {
+  const out: [string, string][] = [];
   for (const raw of text.split(/\r?\n/)) {
     const line = raw.trim();
     if (!line || line.startsWith(';') || line.startsWith('#') || line.startsWith('[')) continue;

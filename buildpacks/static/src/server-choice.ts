@@ -70,7 +70,7 @@ export function checkSwsToml(appDir: string, log: Logger): string | undefined {
   if (!fs.existsSync(file)) return undefined;
   let t: { general?: Record<string, unknown> };
   try {
-    t = parse(fs.readFileSync(file, 'utf8')) as typeof t;
+    t = parse(fs.readFileSync(file, 'utf8'));
   } catch (e) {
     throw new UserError({
       id: 'static/sws-toml/parse',

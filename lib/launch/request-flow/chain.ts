@@ -72,7 +72,7 @@ export function planChain(env: NodeJS.ProcessEnv, appDir: string): Chain {
   const middlewares: MiddlewareKind[] = [
     ...(active.has('accessproxy') ? (['accessproxy'] as const) : []),
     ...named,
-    ...DEFAULT_ORDER.filter((k) => k !== 'accessproxy' && active.has(k) && !named.includes(k as Nameable)),
+    ...DEFAULT_ORDER.filter((k) => k !== 'accessproxy' && active.has(k) && !named.includes(k)),
   ];
   return { block: false, middlewares, skipped: [] };
 }
