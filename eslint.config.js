@@ -20,6 +20,10 @@ export default tseslint.config(
     rules: {
       // Layer metadata types must be `type` aliases: an interface has no implicit index signature for Record<string, unknown>.
       '@typescript-eslint/consistent-type-definitions': 'off',
+      // A leading `_` names what is left out on purpose (`const { a: _, ...rest } = x`, an unused parameter).
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
+      // `() => {}` is how the code ignores an event or a rejection it has already accounted for.
+      '@typescript-eslint/no-empty-function': ['error', { allow: ['arrowFunctions'] }],
       // tsconfig has noUncheckedIndexedAccess: `x[i]!` is how this code says "checked above", on purpose.
       '@typescript-eslint/no-non-null-assertion': 'off',
       // Messages interpolate counts, ports, exit codes and flags: numbers and booleans print as meant.
@@ -29,9 +33,14 @@ export default tseslint.config(
     },
   },
   {
+    // Tests match the ANSI escapes (\x1b) that the progress display writes.
+    files: ['test/cli/**'],
+    rules: { 'no-control-regex': 'off' },
+  },
+  {
     // The build and bench scripts are plain ES modules outside tsconfig.json: no type information.
     files: ['**/*.js', '**/*.mjs'],
     extends: [tseslint.configs.disableTypeChecked],
-    languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', performance: 'readonly', Buffer: 'readonly' } },
+    languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', performance: 'readonly', Buffer: 'readonly', fetch: 'readonly' } },
   },
 );

@@ -161,7 +161,7 @@ export class LayerEnv {
 export function readPlatformEnv(platformDir: string): EnvMap {
   const out: EnvMap = {};
   const dir = path.join(platformDir, 'env');
-  let names: string[] = [];
+  let names: string[];
   try {
     names = fs.readdirSync(dir).sort();
   } catch {

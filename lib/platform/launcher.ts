@@ -252,6 +252,8 @@ export function start(plan: LaunchPlan, stdio: 'inherit' | 'pipe' = 'inherit'): 
   // rbp listens before the process starts: a signal that came between the two would end rbp alone
   // (the default action), leaving the process running in its own group. One that comes before the
   // process exists is passed on as soon as it does.
+  // Not const at its assignment below: signalGroup reads it before the process exists.
+  // eslint-disable-next-line prefer-const
   let child: ChildProcess | undefined;
   const early: NodeJS.Signals[] = [];
   const signalGroup = (sig: NodeJS.Signals) => {

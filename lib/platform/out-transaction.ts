@@ -91,7 +91,7 @@ export function lockHolder(out: string): number | undefined {
 function stopOrphans(out: string): void {
   const group = readLock(out)?.group;
   if (!group) return;
-  let members: number[] = [];
+  let members: number[];
   try {
     members = fs
       .readdirSync('/proc')

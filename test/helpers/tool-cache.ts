@@ -56,7 +56,7 @@ function describeMissing(variable: string): string {
 export function realTool(variable: string, who: string): RealTool {
   const value = process.env[variable]?.trim();
   if (value) {
-    let ok = false;
+    let ok: boolean;
     try {
       fs.accessSync(value, fs.constants.X_OK);
       ok = fs.statSync(value).isFile();

@@ -177,7 +177,7 @@ async function killAt(o: { app: string; out: string; marks: string; gen: string;
 function pathWithout(missing: string[]): string {
   const bin = tmpDir('rbp-without-');
   for (const dir of (process.env.PATH ?? '').split(':').reverse()) {
-    let names: string[] = [];
+    let names: string[];
     try {
       names = fs.readdirSync(dir);
     } catch {

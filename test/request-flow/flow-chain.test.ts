@@ -67,7 +67,7 @@ describe('secrets', () => {
     const { port, appPort } = await ports();
     const env = { CC_REQUEST_FLOW: 'custom', CC_REQUEST_FLOW_CUSTOM: MW('custom'), ...SECRETS };
     const run = startRun(out, port, env, { RBP_APP_PORT: String(appPort), ...OPERATOR });
-    let output = '';
+    let output: string;
     try {
       const r = await waitHttp(port, run);
       expect(r.headers.get('x-accessproxy-secrets')).toBe('ACCESSPROXY_CHALLENGE_SECRET');

@@ -73,6 +73,6 @@ describe('planLaunch', () => {
     expect(p.facts.pnp).toBe(true);
   });
   it('fails clearly when there is nothing to start', () => {
-    expect(() => planLaunch({ ...base, pkg: {}, ctx: at({}) })).toThrowError(/Nothing to start/);
+    expect(() => planLaunch({ ...base, pkg: {}, ctx: at({}) })).toThrow(/Nothing to start/);
   });
 });

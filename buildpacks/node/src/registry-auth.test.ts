@@ -31,7 +31,7 @@ describe('registryAuth (contract, node rule 9)', () => {
     expect(message).not.toContain('secret-pw');
   });
   it('refuses credentials in CC_NPM_REGISTRY', () => {
-    expect(() => registryUrl('https://u:p@npm.example.com')).toThrowError(/CC_NPM_REGISTRY/);
+    expect(() => registryUrl('https://u:p@npm.example.com')).toThrow(/CC_NPM_REGISTRY/);
   });
   it('writes the npmrc only while the install runs, never the secret itself, and keeps the project file', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-auth-'));

@@ -71,7 +71,7 @@ describe('package.json', () => {
     expect(text).toContain('(error id: node/package-json/parse)');
   });
   it('refuses a main that is not a string', () => {
-    expect(() => readPackageJson(dirWith({ 'package.json': '{ "main": 3 }' }))).toThrowError(/package.json cannot be used/);
+    expect(() => readPackageJson(dirWith({ 'package.json': '{ "main": 3 }' }))).toThrow(/package.json cannot be used/);
   });
   it('start method: CC_RUN_COMMAND > scripts.start > main', () => {
     expect(startMethod({ main: 'a.js', scripts: { start: 'b' } }, { CC_RUN_COMMAND: 'c' })).toEqual({ kind: 'run-command', command: 'c' });
