@@ -122,7 +122,7 @@ describe('deploy says why it failed, at once', () => {
     const port = await freePort();
     const child = execa('node', ['--', RBP, 'deploy', app, '--buildpack', bp('node-server'), '--out', path.join(tmpDir('rbp-health-'), 'out'), '--port', String(port), '--env', 'RBP_RESTART_FIRST_DELAY=0.2'], { reject: false, all: true, env: { NO_COLOR: '1', RBP_RESTART_FIRST_DELAY: '0.2' } });
     let all = '';
-    child.all.on('data', (d) => (all += d));
+    child.all.on('data', (d: Buffer | string) => (all += d.toString()));
     const until = async (ok: () => boolean) => {
       for (let i = 0; i < 600 && !ok(); i++) await new Promise((r) => setTimeout(r, 100));
       expect(ok(), all).toBe(true);

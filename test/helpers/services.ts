@@ -43,8 +43,8 @@ export async function startService(name: ServiceName): Promise<RunningService> {
   const port = await freePort();
   const child: ChildProcess = spawn(svc.command, svc.argv(port), { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
-  child.stdout?.on('data', (d) => (output += d));
-  child.stderr?.on('data', (d) => (output += d));
+  child.stdout?.on('data', (d: Buffer | string) => (output += d.toString()));
+  child.stderr?.on('data', (d: Buffer | string) => (output += d.toString()));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let alive = true;
   void exited.then(() => (alive = false));

@@ -50,8 +50,8 @@ interface Run {
 async function startRun(out: string, port: number, extraEnv: Record<string, string> = {}): Promise<Run> {
   const child = spawn('node', [RBP, 'run', out, '--port', String(port)], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1', ...extraEnv } });
   let output = '';
-  child.stdout.on('data', (d) => (output += d));
-  child.stderr.on('data', (d) => (output += d));
+  child.stdout.on('data', (d: Buffer | string) => (output += d.toString()));
+  child.stderr.on('data', (d: Buffer | string) => (output += d.toString()));
   let alive = true;
   const exited = new Promise<number | null>((r) => child.on('exit', (code) => ((alive = false), r(code))));
   const t0 = Date.now();

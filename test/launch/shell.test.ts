@@ -47,7 +47,7 @@ function run(p: LaunchPlan, env: Record<string, string> = {}): Run {
   let out = '';
   const waiters: { text: string; resolve: () => void }[] = [];
   const onData = (d: Buffer) => {
-    out += d;
+    out += d.toString();
     for (const w of waiters.filter((x) => out.includes(x.text))) {
       waiters.splice(waiters.indexOf(w), 1);
       w.resolve();
@@ -66,7 +66,7 @@ function run(p: LaunchPlan, env: Record<string, string> = {}): Run {
 
 /** A process that runs: not gone, not a zombie. */
 const alive = (pid: number): boolean => {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, { encoding: 'utf8', flag: 'r' }).toString();
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, { encoding: 'utf8', flag: 'r' });
   return !/^\d+ \(.*\) Z/.test(stat);
 };
 const running = (pid: number): boolean => {

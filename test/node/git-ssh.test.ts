@@ -74,8 +74,8 @@ async function startGitServer(): Promise<void> {
   // sshd's privilege separation directory (the Debian package creates it at boot, not at install).
   fs.mkdirSync('/run/sshd', { recursive: true, mode: 0o755 });
   sshd = spawn(SSHD, ['-D', '-e', '-f', path.join(dir, 'sshd_config')], { stdio: ['ignore', 'pipe', 'pipe'] });
-  sshd.stdout!.on('data', (d) => (sshdLog += d));
-  sshd.stderr!.on('data', (d) => (sshdLog += d));
+  sshd.stdout!.on('data', (d: Buffer | string) => (sshdLog += d.toString()));
+  sshd.stderr!.on('data', (d: Buffer | string) => (sshdLog += d.toString()));
   await waitForPort(port);
 
   const src = path.join(work, 'greeting-src');

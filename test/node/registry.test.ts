@@ -70,8 +70,8 @@ async function startRegistry(): Promise<void> {
   );
   port = await freePort();
   verdaccio = spawn(path.join(ROOT, 'node_modules', '.bin', 'verdaccio'), ['--config', config, '--listen', `127.0.0.1:${port}`], { stdio: ['ignore', 'pipe', 'pipe'] });
-  verdaccio.stdout!.on('data', (d) => (verdaccioLog += d));
-  verdaccio.stderr!.on('data', (d) => (verdaccioLog += d));
+  verdaccio.stdout!.on('data', (d: Buffer | string) => (verdaccioLog += d.toString()));
+  verdaccio.stderr!.on('data', (d: Buffer | string) => (verdaccioLog += d.toString()));
   const url = `http://127.0.0.1:${port}/`;
   await waitForRegistry(url);
 

@@ -30,8 +30,8 @@ function run(extra: string[], env: Record<string, string> = {}) {
   return freePort().then((port) => {
     const child = spawn('node', [RBP, 'run', out, '--port', String(port), ...extra, ...envArgs(env)], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
     let output = '';
-    child.stdout.on('data', (d) => (output += d));
-    child.stderr.on('data', (d) => (output += d));
+    child.stdout.on('data', (d: Buffer | string) => (output += d.toString()));
+    child.stderr.on('data', (d: Buffer | string) => (output += d.toString()));
     let alive = true;
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => ((alive = false), resolve(code))));
     const get = async (p: string) => (await fetch(`http://127.0.0.1:${port}${p}`)).text();

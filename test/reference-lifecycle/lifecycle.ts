@@ -262,8 +262,8 @@ export function startLauncher(l: Layout, o: LaunchOptions = {}): { child: ChildP
   const child = spawn(argv[0]!, argv.slice(1), { env, cwd: l.app, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let alive = true;
-  child.stdout.on('data', (d) => (out += d));
-  child.stderr.on('data', (d) => (out += d));
+  child.stdout.on('data', (d: Buffer | string) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer | string) => (out += d.toString()));
   const exited = new Promise<void>((resolve) => child.on('exit', () => ((alive = false), resolve())));
   return {
     child,

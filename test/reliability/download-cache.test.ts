@@ -32,7 +32,7 @@ describe('the shared download cache under concurrent builds', () => {
     const started: ResultPromise[] = [];
     const start = (i: number) => {
       const p = build(i);
-      p.all.on('data', (d) => (logs[i] += d));
+      p.all.on('data', (d: Buffer | string) => (logs[i] = logs[i]! + d.toString()));
       started[i] = p;
       return p;
     };

@@ -151,8 +151,8 @@ async function killAt(o: { app: string; out: string; marks: string; gen: string;
     env: { ...(o.env ?? process.env), NO_COLOR: '1', ...(inBuildpack ? {} : { RBP_TEST_STOP_AT: o.step }) },
   });
   let output = '';
-  child.stdout.on('data', (d) => (output += d));
-  child.stderr.on('data', (d) => (output += d));
+  child.stdout.on('data', (d: Buffer | string) => (output += d.toString()));
+  child.stderr.on('data', (d: Buffer | string) => (output += d.toString()));
   const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
   const stopped = () => {
     const pid = Number(fs.readFileSync(path.join(o.marks, 'stopped'), 'utf8'));

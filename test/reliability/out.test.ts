@@ -51,8 +51,8 @@ const alive = (pid: number) => {
 function startBuild(app: string, out: string, extra: string[] = []) {
   const child = spawn('node', [RBP, 'build', app, '--out', out, ...bpArgs('a'), ...extra], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
   let output = '';
-  child.stdout.on('data', (d) => (output += d));
-  child.stderr.on('data', (d) => (output += d));
+  child.stdout.on('data', (d: Buffer | string) => (output += d.toString()));
+  child.stderr.on('data', (d: Buffer | string) => (output += d.toString()));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
   return { child, exited, output: () => output };
 }
