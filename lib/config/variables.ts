@@ -9,6 +9,8 @@ import type { VariableSpec } from './kinds.ts';
 export const NODE_BUILD_TOOLS = ['bun', 'npm', 'npm-install', 'npm-ci', 'pnpm', 'yarn-berry', 'custom', 'yarn', 'yarn2'] as const;
 const HUGO = ['0.147', '0.148', '0.149', '0.150', '0.151', '0.152', '0.159', '0.160', '0.161'] as const;
 
+// One row per variable, as README's table renders them: kept as rows, not one property per line.
+// prettier-ignore
 export const VARIABLES: readonly VariableSpec[] = [
   // Common to the three runtimes (contract, "Variables common to all three runtimes").
   { name: 'CC_WEBROOT', kind: { type: 'app-path' }, default: '/', scope: 'common', phase: 'both', rule: 'contract, common variables', meaning: 'Directory served.' },
