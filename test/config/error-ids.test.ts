@@ -47,8 +47,8 @@ export function producedIds(): Produced {
   for (const file of sources) {
     const text = fs.readFileSync(path.join(ROOT, file), 'utf8');
     const where = (i: number) => `${file}:${text.slice(0, i).split('\n').length}`;
-    // id: 'a/b', id: cond ? 'a/b' : 'c/d'
-    for (const m of text.matchAll(/\bid:\s*([^,\n]*)/g)) {
+    // id: 'a/b', id: cond ? 'a/b' : 'c/d' (the ternary may go on over lines that start with ? or :)
+    for (const m of text.matchAll(/\bid:\s*((?:[^,\n]|\n\s*[?:])*)/g)) {
       for (const l of m[1]!.matchAll(LITERAL)) if (!ids.has(l[1]!)) ids.set(l[1]!, where(m.index));
       const t = /^`([^`]*\$\{[^`]*)`/.exec(m[1]!);
       if (t) templates.set(t[1]!, where(m.index));
