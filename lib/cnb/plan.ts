@@ -50,7 +50,7 @@ export function writeBuildPlan(file: string, plan: BuildPlan): void {
 
 /** Reads what bin/detect wrote; an empty file is an empty plan. */
 export function readBuildPlan(file: string): BuildPlan {
-  const plan = (readTomlIfExists<BuildPlan>(file) ?? {});
+  const plan = readTomlIfExists<BuildPlan>(file) ?? {};
   return validateBuildPlan(plan, file);
 }
 

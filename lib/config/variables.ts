@@ -120,6 +120,16 @@ export const FOREIGN_VARIABLES: readonly ForeignVariable[] = [
     runtime: 'node',
     hint: 'no script runs at build besides preinstall, install and postinstall (contract, node rule 3): run yours from "postinstall", or with CC_NODE_BUILD_TOOL=custom and CC_CUSTOM_BUILD_TOOL="npm install && npm run build"',
   },
-  { name: 'BP_LAUNCHPOINT', platform: 'Paketo', runtime: 'node', hint: 'the app starts with CC_RUN_COMMAND, else scripts.start, else main of package.json: set "main" to the file' },
-  { name: 'BP_NODE_PROJECT_PATH', platform: 'Paketo', runtime: 'node', hint: 'the application is the repository root: deploy the subfolder as its own application' },
+  {
+    name: 'BP_LAUNCHPOINT',
+    platform: 'Paketo',
+    runtime: 'node',
+    hint: 'the app starts with CC_RUN_COMMAND, else scripts.start, else main of package.json: set "main" to the file',
+  },
+  {
+    name: 'BP_NODE_PROJECT_PATH',
+    platform: 'Paketo',
+    runtime: 'node',
+    hint: 'the application is the repository root: deploy the subfolder as its own application',
+  },
 ];

@@ -45,9 +45,7 @@ const PORT_REF = 1_357_924_680;
 const APP_REF = '/\u0000app\u0000';
 const SERVER_REF = '/\u0000server\u0000';
 
-export type DirectPlan =
-  | { ok: true; argv0: string; script: (node: string | undefined) => string; reads: string[] }
-  | { ok: false; why: string };
+export type DirectPlan = { ok: true; argv0: string; script: (node: string | undefined) => string; reads: string[] } | { ok: false; why: string };
 
 /**
  * The runtime's command planned with the build's variables, as a script; or why the launch always
@@ -135,13 +133,16 @@ function script(runtime: RuntimeLaunch, plan: RuntimePlan, inputs: readonly (rea
     ...refusalLines(runtime),
     ...ACTIVATING_VARIABLES.map(({ variable, why }) => `set_ "\${${variable}-}" && hand ${word(why)}`),
     `{ [ -e ${CACHE_VCL} ] || [ -L ${CACHE_VCL} ]; } && hand ${word(`${CACHE_VCL} activates the cache proxy`)}`,
-    '# The restart policy and the supervisor\'s timeouts (lib/launch/restart.ts, lib/config).',
+    "# The restart policy and the supervisor's timeouts (lib/launch/restart.ts, lib/config).",
     ...shRead('RBP_RESTART', 'restart'),
     ...shRead('RBP_RESTART_FIRST_DELAY', 'first_us'),
     ...shRead('RBP_STOP_TIMEOUT', 'stop_us'),
     'max_us=30000000 healthy_us=60000000',
     '# The variables the command was planned with, as they were at build.',
-    ...inputs.map(([name, value]) => `trim "\${${name}-}"; [ "$t" = ${word(value)} ] || hand ${word(`${name} differs from its value at build, which the command was planned with`)}`),
+    ...inputs.map(
+      ([name, value]) =>
+        `trim "\${${name}-}"; [ "$t" = ${word(value)} ] || hand ${word(`${name} differs from its value at build, which the command was planned with`)}`,
+    ),
     ...portLines(portVar),
     '[ -z "$bad" ] || hand "$badWhy"',
     ...(runtime.serverOverride

@@ -18,7 +18,6 @@ import type { RuntimeLaunch } from './plan.ts';
 import { isActive } from './request-flow/activation.ts';
 import { checkRequestFlowAtBuild } from './request-flow/build-check.ts';
 
-
 export interface LaunchOptions {
   /**
    * The runtime's own Node.js, installed in one of its launch layers (the node runtime's): the
@@ -96,7 +95,14 @@ function writeLauncher(ctx: BuildContext, decision: LaunchDecision, node: string
   return target;
 }
 
-function writeDirect(ctx: BuildContext, decision: LaunchDecision, direct: Extract<DirectPlan, { ok: true }>, node: string | undefined, extra: ProcessDef[], log: Logger): string {
+function writeDirect(
+  ctx: BuildContext,
+  decision: LaunchDecision,
+  direct: Extract<DirectPlan, { ok: true }>,
+  node: string | undefined,
+  extra: ProcessDef[],
+  log: Logger,
+): string {
   const bin = path.join(launcherLayer(ctx, decision), 'bin');
   const target = path.join(bin, 'launch');
   fs.writeFileSync(target, direct.script(node), { mode: 0o755 });

@@ -49,7 +49,9 @@ export type NodeProbe = { ok: true; version: string } | { ok: false; problem: st
 /** Whether a Node.js of this version can run the launcher. */
 function versionProbe(file: string, version: string): NodeProbe {
   const major = Number(/^v?(\d+)\./.exec(version)?.[1] ?? 0);
-  return major >= LAUNCHER_NODE_MIN_MAJOR ? { ok: true, version } : { ok: false, version, problem: `${file} is Node.js ${version}; the launcher needs ${LAUNCHER_NODE_MIN_MAJOR} or later` };
+  return major >= LAUNCHER_NODE_MIN_MAJOR
+    ? { ok: true, version }
+    : { ok: false, version, problem: `${file} is Node.js ${version}; the launcher needs ${LAUNCHER_NODE_MIN_MAJOR} or later` };
 }
 
 /** Runs `file --version`: a Node.js the launcher can run on, or why not. */
@@ -139,7 +141,9 @@ export async function installLauncherNode(opts: { layers: Layers; env: Record<st
     if (t.layer && t.source !== 'cache') trimNodeLayer(t.layer.path, log);
     return t;
   });
-  log.info(`launcher: Node.js ${tool.version} ${tool.source === 'cache' ? `reused from the cache (layer ${LAUNCHER_NODE_LAYER}: ${tool.layer?.reason})` : `installed into the layer ${LAUNCHER_NODE_LAYER}`}`);
+  log.info(
+    `launcher: Node.js ${tool.version} ${tool.source === 'cache' ? `reused from the cache (layer ${LAUNCHER_NODE_LAYER}: ${tool.layer?.reason})` : `installed into the layer ${LAUNCHER_NODE_LAYER}`}`,
+  );
   return { path: tool.path, version: tool.version, source: tool.source };
 }
 

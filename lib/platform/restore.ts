@@ -201,7 +201,10 @@ export function restore(o: { group: BuildpackRef[]; layersRoot: string; tx: OutT
     // into a buildpack folder the restore wrote something into (lifecycle layer/sbom_restorer.go:
     // the folder exists only then).
     if (!o.clearCache && fs.readdirSync(dir).length > 0) {
-      const sboms = restoreLayerSboms(dir, [cacheSrc && path.join(cacheSrc, CACHE_SBOM_DIR, esc), prevRoot && path.join(prevRoot, 'layers', 'sbom', 'launch', esc)]);
+      const sboms = restoreLayerSboms(dir, [
+        cacheSrc && path.join(cacheSrc, CACHE_SBOM_DIR, esc),
+        prevRoot && path.join(prevRoot, 'layers', 'sbom', 'launch', esc),
+      ]);
       if (sboms.length) restoredHere.push(`SBOM of ${sboms.join(', ')}`);
     }
     log.info(`${bpKey(bp)}: ${restoredHere.length ? `restored ${restoredHere.join(', ')}` : 'nothing to restore'}`);

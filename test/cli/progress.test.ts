@@ -79,4 +79,3 @@ describe.skipIf(sws.skip || !fs.existsSync('/usr/bin/script'))('through rbp on a
     expect(piped.all).toMatch(/- running CC_BUILD_COMMAND: sleep 2\n {2}- done \(\d+\.\ds\)/);
   }, 120_000);
 });
-

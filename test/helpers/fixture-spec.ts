@@ -94,7 +94,10 @@ type Shape =
 const STRINGS: Shape = { list: 'string' };
 const VARS: Shape = { map: 'string' };
 const COUNTS: Shape = { map: 'number' };
-const HTTP: Shape = { object: { path: 'string', status: 'number', contains: 'string', notContains: 'string', header: { tuple: ['string', 'string'] }, withCookies: 'boolean' }, required: ['path', 'status'] };
+const HTTP: Shape = {
+  object: { path: 'string', status: 'number', contains: 'string', notContains: 'string', header: { tuple: ['string', 'string'] }, withCookies: 'boolean' },
+  required: ['path', 'status'],
+};
 
 export const SCHEMA: Shape = {
   object: {
@@ -145,8 +148,10 @@ export const SCHEMA: Shape = {
 export function problems(value: unknown, shape: Shape = SCHEMA, where = '$'): string[] {
   const type = (v: unknown) => (Array.isArray(v) ? 'a list' : v === null ? 'null' : typeof v === 'object' ? 'an object' : `a ${typeof v}`);
   if (typeof shape === 'string') return typeof value === shape ? [] : [`${where}: is ${type(value)}, not a ${shape}`];
-  if ('enum' in shape) return typeof value === 'string' && shape.enum.includes(value) ? [] : [`${where}: is ${JSON.stringify(value)}, not one of ${shape.enum.join(', ')}`];
-  if ('list' in shape) return Array.isArray(value) ? value.flatMap((v, i) => problems(v, shape.list, `${where}[${i}]`)) : [`${where}: is ${type(value)}, not a list`];
+  if ('enum' in shape)
+    return typeof value === 'string' && shape.enum.includes(value) ? [] : [`${where}: is ${JSON.stringify(value)}, not one of ${shape.enum.join(', ')}`];
+  if ('list' in shape)
+    return Array.isArray(value) ? value.flatMap((v, i) => problems(v, shape.list, `${where}[${i}]`)) : [`${where}: is ${type(value)}, not a list`];
   if ('tuple' in shape) {
     if (!Array.isArray(value) || value.length !== shape.tuple.length) return [`${where}: is not a list of ${shape.tuple.length}`];
     return value.flatMap((v, i) => problems(v, shape.tuple[i], `${where}[${i}]`));
@@ -156,8 +161,10 @@ export function problems(value: unknown, shape: Shape = SCHEMA, where = '$'): st
   if ('map' in shape) return entries.flatMap(([k, v]) => problems(v, shape.map, `${where}.${k}`));
   const known = shape.object;
   return [
-    ...entries.flatMap(([k, v]) => (k in known ? problems(v, known[k], `${where}.${k}`) : [`${where}.${k}: unknown key (known: ${Object.keys(known).join(', ')})`])),
-    ...(shape.required ?? []).filter((k) => !(k in (value))).map((k) => `${where}.${k}: missing`),
+    ...entries.flatMap(([k, v]) =>
+      k in known ? problems(v, known[k], `${where}.${k}`) : [`${where}.${k}: unknown key (known: ${Object.keys(known).join(', ')})`],
+    ),
+    ...(shape.required ?? []).filter((k) => !(k in value)).map((k) => `${where}.${k}: missing`),
   ];
 }
 

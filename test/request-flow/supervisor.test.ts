@@ -91,7 +91,13 @@ describe('supervise', () => {
   });
 
   it('a command that cannot start', async () => {
-    const app: Member = { name: 'app', shown: 'nope', listen: await freePort(), status: (e) => (e.error ? 127 : exitStatus(e)), start: () => spawnMember(['/nonexistent/bin'], { env: {} }) };
+    const app: Member = {
+      name: 'app',
+      shown: 'nope',
+      listen: await freePort(),
+      status: (e) => (e.error ? 127 : exitStatus(e)),
+      start: () => spawnMember(['/nonexistent/bin'], { env: {} }),
+    };
     const { log, text } = logger();
     expect(await supervise([app], opts(log))).toBe(127);
     expect(text()).toContain('app (nope) could not start (spawn /nonexistent/bin ENOENT)');

@@ -55,7 +55,10 @@ const word = (p: string) => (/\s/.test(p) ? JSON.stringify(p) : p);
 /** The NODE_OPTIONS flags that preload Plug'n'Play for `nodeVersion`; `registerFile` is the --import module's path. */
 export function pnpNodeOptions(files: PnpFiles, nodeVersion: string, registerFile: string): string {
   const flags = [`--require ${word(files.cjs)}`];
-  if (files.loader) flags.push(hasModuleRegister(nodeVersion) ? `--import ${word(pathToFileURL(registerFile).href)}` : `--experimental-loader ${pathToFileURL(files.loader).href}`);
+  if (files.loader)
+    flags.push(
+      hasModuleRegister(nodeVersion) ? `--import ${word(pathToFileURL(registerFile).href)}` : `--experimental-loader ${pathToFileURL(files.loader).href}`,
+    );
   return flags.join(' ');
 }
 
@@ -66,7 +69,7 @@ export function pnpNodeOptions(files: PnpFiles, nodeVersion: string, registerFil
 export function registerModule(loader: string): string {
   const url = pathToFileURL(loader).href;
   return [
-    '// Written by rbp/node: Yarn Plug\'n\'Play\'s loader for ES modules, for every node process of the app.',
+    "// Written by rbp/node: Yarn Plug'n'Play's loader for ES modules, for every node process of the app.",
     "import { register } from 'node:module';",
     `const loader = ${JSON.stringify(url)};`,
     "const already = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\\s+/)].some((a) => a.includes('.pnp.loader.mjs'));",
@@ -152,7 +155,11 @@ function pnpLoaderError(affected: (typeof EBADF_NODE_RANGES)[number], nodeVersio
   return new UserError({
     id: 'node/pnp/loader-node-incompatible',
     title: `${yarn ? `Yarn ${yarn.version}'s` : 'This'} Plug'n'Play loader fails on Node.js ${nodeVersion} (EBADF: bad file descriptor, fstat)`,
-    seen: { what: PNP_LOADER, value: `${yarn ? `Yarn ${yarn.version} (${yarn.because})` : 'written by the Yarn the build command ran'}; Node.js ${nodeVersion} (${nodeSource})`, where: 'the built application' },
+    seen: {
+      what: PNP_LOADER,
+      value: `${yarn ? `Yarn ${yarn.version} (${yarn.because})` : 'written by the Yarn the build command ran'}; Node.js ${nodeVersion} (${nodeSource})`,
+      where: 'the built application',
+    },
     rule:
       `Node.js ${affected.shown} reads CommonJS sources of ES module imports in a way that Yarn's PnP loader (.pnp.loader.mjs) works around only from Yarn ${affected.yarnFixed}: ` +
       'an older loader fails at launch with "EBADF: bad file descriptor, fstat" (nodejs/node#62012, yarnpkg/berry#7104).',

@@ -30,7 +30,11 @@ export function iniPairs(text: string): [string, string][] {
 
 /** `redis`, `redis.so`, `php_redis.so`, `/usr/lib/php/…/redis.so` → `redis`. */
 function extensionName(value: string): string {
-  return path.basename(value).replace(/\.(so|dll)$/i, '').replace(/^php_/i, '').toLowerCase();
+  return path
+    .basename(value)
+    .replace(/\.(so|dll)$/i, '')
+    .replace(/^php_/i, '')
+    .toLowerCase();
 }
 
 /** The extensions the project's php.ini needs: its session handler's, and those it loads. */

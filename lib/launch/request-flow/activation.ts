@@ -36,7 +36,6 @@ export interface CacheVcl {
   problem?: AppPathProblem;
 }
 
-
 /**
  * The cache configuration: CC_CACHE_FILE (relative to the app) wins over .rbp/cache.vcl. Both are
  * resolved inside the app, symlinks followed; a file that cannot be used carries its `problem`.
