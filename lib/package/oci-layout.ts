@@ -179,8 +179,26 @@ export class OciLayoutWriter {
       // keep the compressed digest reproducible too.
       const gzip = zlib.createGzip({ level: 1 });
       await Promise.all([
-        pipeline(stream as unknown as NodeJS.ReadableStream, new Transform({ transform: (c: Buffer, _e, cb) => (raw.update(c), cb(null, c)) }), gzip),
-        pipeline(gzip, new Transform({ transform: (c: Buffer, _e, cb) => (packed.update(c), cb(null, c)) }), fs.createWriteStream(gz)),
+        pipeline(
+          stream as unknown as NodeJS.ReadableStream,
+          new Transform({
+            transform: (c: Buffer, _e, cb) => {
+              raw.update(c);
+              cb(null, c);
+            },
+          }),
+          gzip,
+        ),
+        pipeline(
+          gzip,
+          new Transform({
+            transform: (c: Buffer, _e, cb) => {
+              packed.update(c);
+              cb(null, c);
+            },
+          }),
+          fs.createWriteStream(gz),
+        ),
       ]);
       const digest = `sha256:${packed.digest('hex')}`;
       const size = fs.statSync(gz).size;

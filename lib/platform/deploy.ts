@@ -203,7 +203,10 @@ async function keepRunning(first: Running, launch: () => Running, plan: LaunchPl
       o.log.line(`! restarting the app in ${formatDuration(delay)} (restart ${attempt}, --restart on-failure; last ${statusText(status)})`);
       await new Promise<void>((r) => {
         const timer = setTimeout(r, delay);
-        wake = () => (clearTimeout(timer), r());
+        wake = () => {
+          clearTimeout(timer);
+          r();
+        };
       });
       if (stopping) return status;
       running = launch();

@@ -151,7 +151,13 @@ describe('rbp command line', () => {
     // In-process: each fails before any work.
     const said = async (argv: string[]) => {
       let err = '';
-      const sink = (f: (s: string) => void) => new Writable({ write: (c, _e, cb) => (f(String(c)), cb()) });
+      const sink = (f: (s: string) => void) =>
+        new Writable({
+          write: (c, _e, cb) => {
+            f(String(c));
+            cb();
+          },
+        });
       expect(await main(argv, { stdout: sink(() => undefined), stderr: sink((t) => (err += t)) }), err).toBe(2);
       return /! Fix: {2}(.*)/.exec(err.replace(/\u001b\[[0-9;]*m/g, ''))![1];
     };

@@ -96,7 +96,13 @@ describe('rbp prune', () => {
 
     // The command: --dry-run shows the same and removes nothing.
     let out = '';
-    const sink = (f: (t: string) => void) => new Writable({ write: (c, _e, cb) => (f(String(c)), cb()) });
+    const sink = (f: (t: string) => void) =>
+      new Writable({
+        write: (c, _e, cb) => {
+          f(String(c));
+          cb();
+        },
+      });
     const saved = { ...process.env };
     Object.assign(process.env, { XDG_CACHE_HOME: s.env.XDG_CACHE_HOME, RBP_DOWNLOAD_CACHE: s.env.RBP_DOWNLOAD_CACHE, NO_COLOR: '1' });
     try {

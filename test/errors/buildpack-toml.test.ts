@@ -39,7 +39,13 @@ function buildpackWith(toml: string): { dir: string; app: string } {
 async function detectWith(toml: string): Promise<{ code: number; err: string; text: string; dir: string }> {
   const { dir, app } = buildpackWith(toml);
   let err = '';
-  const sink = (f: (s: string) => void) => new Writable({ write: (c, _e, cb) => (f(String(c)), cb()) });
+  const sink = (f: (s: string) => void) =>
+    new Writable({
+      write: (c, _e, cb) => {
+        f(String(c));
+        cb();
+      },
+    });
   const code = await main(['detect', app, '--buildpack', dir], { stdout: sink(() => undefined), stderr: sink((s) => (err += s)) });
   // eslint-disable-next-line no-control-regex
   const lines = err.replace(/\x1b\[[0-9;]*m/g, '').split('\n');

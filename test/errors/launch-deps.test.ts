@@ -123,7 +123,12 @@ describe('the application', () => {
     let err = '';
     const code = await main(['build', app, '--out', path.join(tmpDir('rbp-out-'), 'out'), '--buildpack', path.join(FIXTURES, 'buildpacks', 'node-server')], {
       stdout: new Writable({ write: (_c, _e, cb) => cb() }),
-      stderr: new Writable({ write: (c, _e, cb) => ((err += String(c)), cb()) }),
+      stderr: new Writable({
+        write: (c, _e, cb) => {
+          err += String(c);
+          cb();
+        },
+      }),
     });
     expect(code).not.toBe(0);
     // eslint-disable-next-line no-control-regex

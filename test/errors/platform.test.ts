@@ -29,7 +29,13 @@ import { FIXTURES, RBP, tmpDir } from '../helpers/rbp.ts';
 /** rbp's stderr for `argv`, run in-process: the rendered user error block only. */
 async function cliError(argv: string[]): Promise<{ id: string; text: string }> {
   let err = '';
-  const sink = (f: (s: string) => void) => new Writable({ write: (c, _e, cb) => (f(String(c)), cb()) });
+  const sink = (f: (s: string) => void) =>
+    new Writable({
+      write: (c, _e, cb) => {
+        f(String(c));
+        cb();
+      },
+    });
   const code = await main(argv, { stdout: sink(() => undefined), stderr: sink((s) => (err += s)) });
   expect(code, err).not.toBe(0);
   // eslint-disable-next-line no-control-regex

@@ -56,7 +56,12 @@ async function startRun(out: string, port: number, extraEnv: Record<string, stri
   child.stdout.on('data', (d: Buffer | string) => (output += d.toString()));
   child.stderr.on('data', (d: Buffer | string) => (output += d.toString()));
   let alive = true;
-  const exited = new Promise<number | null>((r) => child.on('exit', (code) => ((alive = false), r(code))));
+  const exited = new Promise<number | null>((r) =>
+    child.on('exit', (code) => {
+      alive = false;
+      r(code);
+    }),
+  );
   const t0 = Date.now();
   for (;;) {
     if (!alive) throw new Error(`rbp run exited before the app listened:\n${output}`);

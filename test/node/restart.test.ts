@@ -46,7 +46,12 @@ function run(extra: string[], env: Record<string, string> = {}) {
     child.stdout.on('data', (d: Buffer | string) => (output += d.toString()));
     child.stderr.on('data', (d: Buffer | string) => (output += d.toString()));
     let alive = true;
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => ((alive = false), resolve(code))));
+    const exited = new Promise<number | null>((resolve) =>
+      child.on('exit', (code) => {
+        alive = false;
+        resolve(code);
+      }),
+    );
     const get = async (p: string) => (await fetch(`http://127.0.0.1:${port}${p}`)).text();
     return { port, child, get, exited, alive: () => alive, output: () => output };
   });

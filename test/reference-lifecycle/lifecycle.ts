@@ -290,7 +290,12 @@ export function startLauncher(
   let alive = true;
   child.stdout.on('data', (d: Buffer | string) => (out += d.toString()));
   child.stderr.on('data', (d: Buffer | string) => (out += d.toString()));
-  const exited = new Promise<void>((resolve) => child.on('exit', () => ((alive = false), resolve())));
+  const exited = new Promise<void>((resolve) =>
+    child.on('exit', () => {
+      alive = false;
+      resolve();
+    }),
+  );
   return {
     child,
     output: () => out,

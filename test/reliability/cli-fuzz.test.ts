@@ -151,7 +151,12 @@ async function inProcess(argv: string[]): Promise<Outcome> {
   else if (saved.RBP_BUILDPACKS_DIR === undefined) delete process.env.RBP_BUILDPACKS_DIR;
   else process.env.RBP_BUILDPACKS_DIR = saved.RBP_BUILDPACKS_DIR;
   let output = '';
-  const sink = new Writable({ write: (c, _e, cb) => ((output += String(c)), cb()) });
+  const sink = new Writable({
+    write: (c, _e, cb) => {
+      output += String(c);
+      cb();
+    },
+  });
   let timer: NodeJS.Timeout | undefined;
   try {
     const code = await Promise.race([

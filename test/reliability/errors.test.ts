@@ -141,7 +141,10 @@ describe('each former stack-trace input is a user error with an id', () => {
     await expect(
       new Promise((resolve, reject) => {
         const s = net.connect(port, '127.0.0.1');
-        s.once('connect', () => (s.destroy(), reject(new Error('still listening'))));
+        s.once('connect', () => {
+          s.destroy();
+          reject(new Error('still listening'));
+        });
         s.once('error', resolve);
       }),
     ).resolves.toBeDefined();

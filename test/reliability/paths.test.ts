@@ -29,7 +29,15 @@ function world(): { app: string; outside: string } {
 /** The user error checkRequestFlowAtBuild throws, with everything it would print. */
 function buildCheckError(app: string, env: NodeJS.ProcessEnv): { id: string; printed: string } {
   let printed = '';
-  const log = new Logger({ out: new Writable({ write: (c, _e, cb) => ((printed += String(c)), cb()) }), color: false });
+  const log = new Logger({
+    out: new Writable({
+      write: (c, _e, cb) => {
+        printed += String(c);
+        cb();
+      },
+    }),
+    color: false,
+  });
   try {
     checkRequestFlowAtBuild(app, env, log);
   } catch (e) {

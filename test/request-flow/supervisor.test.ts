@@ -8,7 +8,12 @@ import { freePort } from '../helpers/rbp.ts';
 
 function logger(): { log: Logger; text: () => string } {
   let text = '';
-  const out = new Writable({ write: (c: Buffer, _e, cb) => ((text += c.toString()), cb()) });
+  const out = new Writable({
+    write: (c: Buffer, _e, cb) => {
+      text += c.toString();
+      cb();
+    },
+  });
   return { log: new Logger({ out, color: false }), text: () => text };
 }
 
