@@ -23,8 +23,8 @@ export default tseslint.config(
       // A leading `_` names what is left out on purpose (`const { a: _, ...rest } = x`, an unused parameter).
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
       // `() => {}` is how the code ignores an event or a rejection it has already accounted for.
-      // The contract treats a blank variable as unset: `env.X || fallback` on strings is meant.
-      '@typescript-eslint/prefer-nullish-coalescing': ['error', { ignorePrimitives: { string: true } }],
+      // The contract treats a blank variable as unset: `env.X || fallback` on strings is meant; on booleans `||` is logic.
+      '@typescript-eslint/prefer-nullish-coalescing': ['error', { ignorePrimitives: { string: true, boolean: true } }],
       // readToml<T>() and its kin hand parsed data back as the caller's declared type, on purpose.
       '@typescript-eslint/no-unnecessary-type-parameters': 'off',
       // Environments are records keyed by variable name: `delete env[name]` unsets one.

@@ -93,8 +93,8 @@ export function errorJson(e: UserErrorData): { id: string; message: string; rule
  * included), read back: id, title, rule and fix. Undefined when there is none.
  */
 export function parseRenderedError(text: string): UserErrorData | undefined {
-  // eslint-disable-next-line no-control-regex
   const lines = text
+    // eslint-disable-next-line no-control-regex -- the ANSI colour escapes renderUserError wrote
     .replace(/\u001b\[[0-9;]*m/g, '')
     .split(/\r?\n/)
     .map((l) => l.trim());

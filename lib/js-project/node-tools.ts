@@ -72,7 +72,7 @@ export function specOf(t: ToolEnv, doc: Packument, pkg: string, id: string, vers
 /** A spec rebuilt from a restored layer's metadata, when it already holds `version` (no registry round trip). */
 function cachedSpec(t: ToolEnv, layer: string, id: string, bin: string, accept: (md: Record<string, unknown>) => boolean): DependencySpec | undefined {
   const md = t.layers.restored(layer).metadata;
-  if (!md || md.id !== id || typeof md.version !== 'string' || typeof md.uri !== 'string' || typeof md.sha !== 'string' || !accept(md)) return undefined;
+  if (md?.id !== id || typeof md.version !== 'string' || typeof md.uri !== 'string' || typeof md.sha !== 'string' || !accept(md)) return undefined;
   const [algo, hex] = md.sha.split(':');
   const checksum = checksumFromHex(hex ?? '', algo as Checksum['algorithm']);
   if (!checksum) return undefined;

@@ -100,7 +100,7 @@ function runHook(plan: LaunchPlan, appEnv: Record<string, string>, event: 'prest
   const r = spawnSync('/bin/sh', ['-c', command], { stdio: 'inherit', cwd: plan.cwd, env: { ...appEnv, npm_lifecycle_event: event } });
   if (r.status === 0) return 0;
   process.stderr.write(`launch: the ${event} script failed (exit ${r.status ?? r.signal}): ${command}\n`);
-  return r.status || 1;
+  return r.status ?? 1;
 }
 
 /**

@@ -76,7 +76,7 @@ export interface Refusal {
 export function checkRefusals(runtime: Pick<RuntimeLaunch, 'refusals'>, env: NodeJS.ProcessEnv): void {
   for (const r of runtime.refusals ?? []) {
     const seen = raw(env, r.variable);
-    if (seen !== undefined && seen.toLowerCase() === r.value.toLowerCase()) throw r.error(seen);
+    if (seen?.toLowerCase() === r.value.toLowerCase()) throw r.error(seen);
   }
 }
 

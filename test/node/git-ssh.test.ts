@@ -114,7 +114,7 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
-  if (sshd && sshd.exitCode === null) {
+  if (sshd?.exitCode === null) {
     const gone = new Promise((r) => sshd!.once('exit', r));
     sshd.kill('SIGTERM');
     await gone;

@@ -105,7 +105,7 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
-  if (verdaccio && verdaccio.exitCode === null) {
+  if (verdaccio?.exitCode === null) {
     const gone = new Promise((r) => verdaccio!.once('exit', r));
     verdaccio.kill('SIGTERM');
     await gone;

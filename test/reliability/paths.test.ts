@@ -49,7 +49,7 @@ function buildCheckError(app: string, env: NodeJS.ProcessEnv): { id: string; pri
 
 describe('the cache VCL stays inside the app', () => {
   it.each([
-    ['CC_CACHE_FILE=../shadow', (w: ReturnType<typeof world>) => ({ CC_CACHE_FILE: '../shadow' }), 'request-flow/cache/file/outside'],
+    ['CC_CACHE_FILE=../shadow', (_w: ReturnType<typeof world>) => ({ CC_CACHE_FILE: '../shadow' }), 'request-flow/cache/file/outside'],
     [
       'CC_CACHE_FILE an absolute path (taken from the app root, so missing)',
       (w: ReturnType<typeof world>) => ({ CC_CACHE_FILE: w.outside }),
