@@ -97,6 +97,7 @@ function word(text: string): string {
  */
 function refusalLines(runtime: RuntimeLaunch): string[] {
   return (runtime.refusals ?? []).flatMap((r) => {
+    // eslint-disable-next-line @typescript-eslint/no-misused-spread -- a refusal value is a plain ASCII word (pico)
     const pattern = [...r.value].map((c) => (/[a-z]/i.test(c) ? `[${c.toLowerCase()}${c.toUpperCase()}]` : c.replace(/[^\w.-]/g, '\\$&'))).join('');
     const [before, after] = renderedAround((value) => renderUserError(r.error(value).data));
     return [`trim "\${${r.variable}-}"`, `case $t in ${pattern}) printf '%s%s%s\\n' ${word(before)} "\\"$t\\"" ${word(after)} >&2; exit 1 ;; esac`];

@@ -130,6 +130,7 @@ export function loaderCovers(loaderText: string, nodeVersion: string): boolean |
   const v = semver.parse(nodeVersion);
   if (!v) return undefined;
   // Only the tokens above: comparisons of three numbers, combined with && and ||.
+  // eslint-disable-next-line @typescript-eslint/no-implied-eval, @typescript-eslint/no-unsafe-call -- checked token by token above
   return Boolean(new Function('major', 'minor', 'patch', `return (${expr});`)(v.major, v.minor, v.patch));
 }
 
