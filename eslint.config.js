@@ -1,9 +1,10 @@
 // ESLint over the project's own code: typescript-eslint's strict and stylistic type-checked rules.
 // Formatting is Prettier's job (`prettier --check .` runs beside ESLint in `npm run lint`).
 import eslint from '@eslint/js';
+import { defineConfig } from 'eslint/config';
 import tseslint from 'typescript-eslint';
 
-export default tseslint.config(
+export default defineConfig(
   {
     // dist/ is built, fixtures/ are the apps and buildpacks under test (their own code, their own style).
     ignores: ['dist/', 'node_modules/', 'fixtures/', 'bench/results/', '.rbp-tmp/', '.dist-*/', '**/__snapshots__/'],
@@ -22,13 +23,13 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-definitions': 'off',
       // A leading `_` names what is left out on purpose (`const { a: _, ...rest } = x`, an unused parameter).
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
-      // `() => {}` is how the code ignores an event or a rejection it has already accounted for.
       // The contract treats a blank variable as unset: `env.X || fallback` on strings is meant; on booleans `||` is logic.
       '@typescript-eslint/prefer-nullish-coalescing': ['error', { ignorePrimitives: { string: true, boolean: true } }],
       // readToml<T>() and its kin hand parsed data back as the caller's declared type, on purpose.
       '@typescript-eslint/no-unnecessary-type-parameters': 'off',
       // Environments are records keyed by variable name: `delete env[name]` unsets one.
       '@typescript-eslint/no-dynamic-delete': 'off',
+      // `() => {}` is how the code ignores an event or a rejection it has already accounted for.
       '@typescript-eslint/no-empty-function': ['error', { allow: ['arrowFunctions'] }],
       // tsconfig has noUncheckedIndexedAccess: `x[i]!` is how this code says "checked above", on purpose.
       '@typescript-eslint/no-non-null-assertion': 'off',
