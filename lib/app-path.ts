@@ -92,7 +92,16 @@ const RULE: Record<AppPathProblem, (what: string, kind: AppPathKind) => string> 
 
 /** The user error for a path `resolveAppPath` refused. */
 /** `id` is a prefix (`<id>/<problem>`), unless `fullId` gives the whole id (one per variable: lib/config). */
-export function appPathError(o: { id: string; fullId?: string; what: string; value: string; problem: AppPathProblem; kind: AppPathKind; fix: string; where?: string }): UserError {
+export function appPathError(o: {
+  id: string;
+  fullId?: string;
+  what: string;
+  value: string;
+  problem: AppPathProblem;
+  kind: AppPathKind;
+  fix: string;
+  where?: string;
+}): UserError {
   const titles: Record<AppPathProblem, string> = {
     outside: `${o.what} points outside the application`,
     missing: `${o.what} names something that does not exist`,
@@ -110,7 +119,11 @@ export function appPathError(o: { id: string; fullId?: string; what: string; val
 }
 
 /** Resolves or throws the user error: for callers that need the path now. */
-export function appPath(appDir: string, value: string, o: { id: string; what: string; kind: AppPathKind; fix: string; mustExist?: boolean; where?: string }): AppPath {
+export function appPath(
+  appDir: string,
+  value: string,
+  o: { id: string; what: string; kind: AppPathKind; fix: string; mustExist?: boolean; where?: string },
+): AppPath {
   const r = resolveAppPath(appDir, value, o.kind, o.mustExist ?? true);
   if (r.problem) throw appPathError({ ...o, value, problem: r.problem });
   return r.path!;

@@ -93,14 +93,21 @@ export function errorJson(e: UserErrorData): { id: string; message: string; rule
  * included), read back: id, title, rule and fix. Undefined when there is none.
  */
 export function parseRenderedError(text: string): UserErrorData | undefined {
-  // eslint-disable-next-line no-control-regex
-  const lines = text.replace(/\u001b\[[0-9;]*m/g, '').split(/\r?\n/).map((l) => l.trim());
+  const lines = text
+    // eslint-disable-next-line no-control-regex -- the ANSI colour escapes renderUserError wrote
+    .replace(/\u001b\[[0-9;]*m/g, '')
+    .split(/\r?\n/)
+    .map((l) => l.trim());
   let end = lines.length - 1;
   while (end >= 0 && !/^! \(error id: [^)\s]+\)$/.test(lines[end]!)) end--;
   let start = end - 1;
   while (start >= 0 && !lines[start]!.startsWith('! ERROR ')) start--;
   if (end < 0 || start < 0) return undefined;
   const block = lines.slice(start, end + 1);
-  const field = (prefix: string) => block.find((l) => l.startsWith(prefix))?.slice(prefix.length).trim() ?? '';
+  const field = (prefix: string) =>
+    block
+      .find((l) => l.startsWith(prefix))
+      ?.slice(prefix.length)
+      .trim() ?? '';
   return { id: /^! \(error id: ([^)\s]+)\)$/.exec(lines[end]!)![1]!, title: block[0]!.slice('! ERROR '.length), rule: field('! Rule:'), fix: field('! Fix:') };
 }

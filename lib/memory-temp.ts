@@ -32,7 +32,8 @@ function mounts(): Mount[] {
   for (const line of text.split('\n')) {
     const [, point, type] = line.split(' ');
     // Mount points escape spaces and the like as octal (\040).
-    if (point && type) out.push({ point: point.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8))), memory: type === 'tmpfs' || type === 'ramfs' });
+    if (point && type)
+      out.push({ point: point.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8))), memory: type === 'tmpfs' || type === 'ramfs' });
   }
   return out;
 }

@@ -16,7 +16,8 @@ describe('runStep: one runner for build commands', () => {
   it('streams stdout and stderr with the secrets of the child environment masked, even split across writes', async () => {
     const { log, text } = logger();
     // Two writes with a pause between them: the token reaches the runner in two chunks.
-    const script = 'printf "token npm_TOKEN"; sleep 0.2; printf "VALUE123 end\\n"; printf "to stderr $NPM_TOKEN" >&2; printf "last"; sleep 0.1; echo " line" >&2';
+    const script =
+      'printf "token npm_TOKEN"; sleep 0.2; printf "VALUE123 end\\n"; printf "to stderr $NPM_TOKEN" >&2; printf "last"; sleep 0.1; echo " line" >&2';
     const r = await runStep(['/bin/sh', '-c', script], { cwd: process.cwd(), env, log, indent: '  > ' });
     expect(r).toMatchObject({ exitCode: 0, ok: true, status: 'exit 0' });
     expect(text()).toBe('  > token *** end\n  > to stderr *** line\n  > last\n');

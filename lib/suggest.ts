@@ -25,8 +25,9 @@ export function closest(input: string, candidates: readonly string[]): string | 
 /** Whether `a` is `b` with two neighbouring letters swapped. */
 function swapped(a: string, b: string): boolean {
   if (a.length !== b.length) return false;
+  // eslint-disable-next-line @typescript-eslint/no-misused-spread -- flag and variable names: one code point is one character
   const diff = [...a].flatMap((ch, i) => (ch === b[i] ? [] : [i]));
-  return diff.length === 2 && diff[1] === diff[0]! + 1 && a[diff[0]!] === b[diff[1]!] && a[diff[1]!] === b[diff[0]!];
+  return diff.length === 2 && diff[1] === diff[0]! + 1 && a[diff[0]!] === b[diff[1]] && a[diff[1]] === b[diff[0]!];
 }
 
 /** ` Did you mean X?` with what to type, or nothing. */

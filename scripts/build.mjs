@@ -122,7 +122,9 @@ function memoBuiltins(file) {
   if (end < 0) throw new Error(`${file}: esbuild's __toESM is not where scripts/build.mjs expects it`);
   const helper = '\nvar __builtinESM = /* @__PURE__ */ ((made) => (id) => made.get(id) ?? made.set(id, __toESM(require(id), 1)).get(id))(new Map());\n';
   const builtins = new Set(builtinModules.flatMap((m) => [m, `node:${m}`]));
-  const body = text.slice(end + TO_ESM_END.length).replace(/__toESM\(require\("([\w:/]+)"\), 1\)/g, (all, id) => (builtins.has(id) ? `__builtinESM(${JSON.stringify(id)})` : all));
+  const body = text
+    .slice(end + TO_ESM_END.length)
+    .replace(/__toESM\(require\("([\w:/]+)"\), 1\)/g, (all, id) => (builtins.has(id) ? `__builtinESM(${JSON.stringify(id)})` : all));
   fs.writeFileSync(file, text.slice(0, end + TO_ESM_END.length) + helper + body);
 }
 // What rbp's own imports of a module load at their first use instead of at the bundle's start,
@@ -141,7 +143,9 @@ const lazyImports = {
   name: 'lazy-imports',
   setup(b) {
     b.onResolve({ filter: new RegExp(`^(${Object.keys(LAZY).join('|')})$`) }, (a) =>
-      a.kind === 'import-statement' && a.namespace === 'file' && !a.importer.includes(`${path.sep}node_modules${path.sep}`) ? { path: a.path, namespace: 'lazy' } : undefined,
+      a.kind === 'import-statement' && a.namespace === 'file' && !a.importer.includes(`${path.sep}node_modules${path.sep}`)
+        ? { path: a.path, namespace: 'lazy' }
+        : undefined,
     );
     b.onLoad({ filter: /.*/, namespace: 'lazy' }, (a) => {
       const how = LAZY[a.path];
@@ -379,5 +383,9 @@ fs.rmSync(old, { recursive: true, force: true });
 const shown = path.relative(root, finalDist) || finalDist;
 // Detect runs on every build, each time a Node.js start plus this file's load: its size is watched.
 const kib = (f) => `${(fs.statSync(f).size / 1024).toFixed(1)} KiB`;
-console.log(`detect bundles: ${names.map((n) => `${n} ${kib(path.join(finalDist, 'buildpacks', n, 'lib', 'detect.bundle.cjs'))}`).join(', ')}; rbp.bundle.cjs ${kib(path.join(finalDist, 'rbp.bundle.cjs'))}, ${DETECT_BUNDLE} ${kib(path.join(finalDist, DETECT_BUNDLE))}`);
-console.log(`built ${names.map((n) => `${shown}/buildpacks/${n}`).join(', ')} and ${shown}/rbp.js${carriedNode ? ` (each buildpack carries ${carriedNode})` : ''}`);
+console.log(
+  `detect bundles: ${names.map((n) => `${n} ${kib(path.join(finalDist, 'buildpacks', n, 'lib', 'detect.bundle.cjs'))}`).join(', ')}; rbp.bundle.cjs ${kib(path.join(finalDist, 'rbp.bundle.cjs'))}, ${DETECT_BUNDLE} ${kib(path.join(finalDist, DETECT_BUNDLE))}`,
+);
+console.log(
+  `built ${names.map((n) => `${shown}/buildpacks/${n}`).join(', ')} and ${shown}/rbp.js${carriedNode ? ` (each buildpack carries ${carriedNode})` : ''}`,
+);

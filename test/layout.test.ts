@@ -9,7 +9,21 @@ import { describe, expect, it } from 'vitest';
 import { ROOT } from './helpers/rbp.ts';
 
 /** The modules of the shared layer: small files every room may use. */
-const BASE = ['lib/errors.ts', 'lib/config', 'lib/log.ts', 'lib/mask.ts', 'lib/fsx.ts', 'lib/app-path.ts', 'lib/pid.ts', 'lib/suggest.ts', 'lib/json-depth.ts', 'lib/memory-temp.ts', 'lib/run-step.ts', 'lib/cache-check.ts', 'lib/types'];
+const BASE = [
+  'lib/errors.ts',
+  'lib/config',
+  'lib/log.ts',
+  'lib/mask.ts',
+  'lib/fsx.ts',
+  'lib/app-path.ts',
+  'lib/pid.ts',
+  'lib/suggest.ts',
+  'lib/json-depth.ts',
+  'lib/memory-temp.ts',
+  'lib/run-step.ts',
+  'lib/cache-check.ts',
+  'lib/types',
+];
 
 /** Each room and the rooms it may import (besides itself and the base). */
 const ROOMS: Record<string, string[]> = {

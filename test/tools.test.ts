@@ -23,7 +23,8 @@ describe('the tool set of scripts/tools/env.sh, at the contract’s versions', (
     it.skipIf(tool.skip)(`${t.variable}: ${t.name} ${t.version}`, async () => {
       const version = await reportedVersion(t, tool.path());
       // A minor (Hugo's 0.149) matches its patch releases; a full version matches exactly.
-      if (t.version.split('.').length === 2) expect(version, `${t.variable}=${tool.path()}`).toMatch(new RegExp(`^${t.version.replaceAll('.', '\\.')}\\.\\d+$`));
+      if (t.version.split('.').length === 2)
+        expect(version, `${t.variable}=${tool.path()}`).toMatch(new RegExp(`^${t.version.replaceAll('.', '\\.')}\\.\\d+$`));
       else expect(version, `${t.variable}=${tool.path()}`).toBe(t.version);
     });
   }

@@ -77,7 +77,11 @@ export function verifyBuildpackApi(ref: BuildpackRef): void {
   const e = new UserError({
     id: 'platform/buildpack/api-unsupported',
     title: api === undefined ? `Buildpack ${id}@${version} names no Buildpack API` : `Buildpack ${id}@${version} asks for a Buildpack API rbp does not run`,
-    seen: { what: api === undefined ? 'api (missing)' : parseApi(api) ? 'api' : 'api (not a version)', ...(api !== undefined ? { value: String(api) } : {}), where: `${file}${line ? `:${line}` : ''}` },
+    seen: {
+      what: api === undefined ? 'api (missing)' : parseApi(api) ? 'api' : 'api (not a version)',
+      ...(api !== undefined ? { value: String(api) } : {}),
+      where: `${file}${line ? `:${line}` : ''}`,
+    },
     rule: `rbp runs the Buildpack APIs the reference lifecycle 0.20.8 supports: ${SUPPORTED_BUILDPACK_APIS.join(', ')} (api = "<major>.<minor>" at the top of buildpack.toml).`,
     fix: `Use a version of ${id} written for one of these APIs, or set api to the one it follows.`,
   });

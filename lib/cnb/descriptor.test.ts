@@ -54,12 +54,18 @@ describe('buildpack.toml', () => {
 
   it.each([
     ['api as a number', valid.replace('api = "0.10"', 'api = 0.1'), 'platform/buildpack/toml-invalid', 1, 'api is a string'],
-    ['clear-env as a string', valid.replace('clear-env = true', 'clear-env = "yes"'), 'platform/buildpack/toml-invalid', 5, 'buildpack.clear-env is true or false'],
+    [
+      'clear-env as a string',
+      valid.replace('clear-env = true', 'clear-env = "yes"'),
+      'platform/buildpack/toml-invalid',
+      5,
+      'buildpack.clear-env is true or false',
+    ],
     ['missing id', valid.replace('id = "rbp/node"\n', ''), 'platform/buildpack/toml-invalid', undefined, 'id is missing'],
     ['an empty version', valid.replace('version = "1.2.3"', 'version = ""'), 'platform/buildpack/toml-invalid', 4, 'version is empty'],
     ['no [buildpack] table', 'api = "0.10"\n', 'platform/buildpack/toml-invalid', undefined, 'id is missing'],
     ['an id that names no folder', valid.replace('rbp/node', '..'), 'platform/buildpack/toml-invalid', 3, 'cannot be sbom, . or ..'],
-    ['the id sbom, the build\'s SBOM folder', valid.replace('rbp/node', 'sbom'), 'platform/buildpack/toml-invalid', 3, 'cannot be sbom, . or ..'],
+    ["the id sbom, the build's SBOM folder", valid.replace('rbp/node', 'sbom'), 'platform/buildpack/toml-invalid', 3, 'cannot be sbom, . or ..'],
     ['a syntax error', valid.replace('clear-env = true', 'clear-env = "unterminated'), 'platform/buildpack/toml-syntax', 5, 'buildpack.toml is a TOML file'],
   ])('rejects %s: one user error naming the file and line, exit 1 (the lifecycle’s)', (_what, toml, id, line, rule) => {
     const dir = bpDir(toml);

@@ -73,7 +73,10 @@ export function lineOf(text: string, table: string, key: string): number | undef
   return undefined;
 }
 
-function descriptorError(file: string, data: { id: string; title: string; line?: number; column?: number; value?: string; rule: string; fix: string; details?: string[] }): PhaseFailure {
+function descriptorError(
+  file: string,
+  data: { id: string; title: string; line?: number; column?: number; value?: string; rule: string; fix: string; details?: string[] },
+): PhaseFailure {
   const where = `${file}${data.line ? `:${data.line}${data.column ? `:${data.column}` : ''}` : ''}`;
   const e = new UserError({
     id: data.id,
@@ -111,7 +114,7 @@ export function readDescriptor(dir: string): BuildpackRef {
   const text = fs.readFileSync(file, 'utf8');
   let d: Record<string, unknown>;
   try {
-    d = parse(text) as Record<string, unknown>;
+    d = parse(text);
   } catch (e) {
     const err = e as Error & { line?: number; column?: number };
     throw descriptorError(file, {
@@ -125,7 +128,13 @@ export function readDescriptor(dir: string): BuildpackRef {
   }
   const bp = d.buildpack;
   if (bp !== undefined && (bp === null || typeof bp !== 'object' || Array.isArray(bp))) {
-    throw descriptorError(file, { id: 'platform/buildpack/toml-invalid', title: 'Invalid buildpack.toml', line: lineOf(text, '', 'buildpack'), rule: '[buildpack] is a table: id, version, name, clear-env, sbom-formats.', fix: 'Write it as a [buildpack] table.' });
+    throw descriptorError(file, {
+      id: 'platform/buildpack/toml-invalid',
+      title: 'Invalid buildpack.toml',
+      line: lineOf(text, '', 'buildpack'),
+      rule: '[buildpack] is a table: id, version, name, clear-env, sbom-formats.',
+      fix: 'Write it as a [buildpack] table.',
+    });
   }
   const tables: Record<string, Record<string, unknown>> = { '': d, buildpack: (bp ?? {}) as Record<string, unknown> };
   for (const f of FIELDS) {

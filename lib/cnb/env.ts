@@ -72,8 +72,16 @@ export function prependPath(env: EnvMap, name: string, dir: string): void {
 export function applyLayerRoots(env: EnvMap, layerDir: string, phase: 'build' | 'launch', shownAs = layerDir): void {
   const roots: [string, string[]][] =
     phase === 'build'
-      ? [['bin', ['PATH']], ['lib', ['LD_LIBRARY_PATH', 'LIBRARY_PATH']], ['include', ['CPATH']], ['pkgconfig', ['PKG_CONFIG_PATH']]]
-      : [['bin', ['PATH']], ['lib', ['LD_LIBRARY_PATH']]];
+      ? [
+          ['bin', ['PATH']],
+          ['lib', ['LD_LIBRARY_PATH', 'LIBRARY_PATH']],
+          ['include', ['CPATH']],
+          ['pkgconfig', ['PKG_CONFIG_PATH']],
+        ]
+      : [
+          ['bin', ['PATH']],
+          ['lib', ['LD_LIBRARY_PATH']],
+        ];
   for (const [sub, vars] of roots) {
     const d = path.join(layerDir, sub);
     if (fs.existsSync(d) && fs.statSync(d).isDirectory()) for (const v of vars) prependPath(env, v, path.join(shownAs, sub));
@@ -161,7 +169,7 @@ export class LayerEnv {
 export function readPlatformEnv(platformDir: string): EnvMap {
   const out: EnvMap = {};
   const dir = path.join(platformDir, 'env');
-  let names: string[] = [];
+  let names: string[];
   try {
     names = fs.readdirSync(dir).sort();
   } catch {

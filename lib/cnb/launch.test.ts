@@ -30,10 +30,28 @@ describe('launch.toml', () => {
     ['a string command (API < 0.9 form)', { processes: [{ type: 'web', command: 'node server.js' as never }] }, 'command must be a non-empty array of strings'],
     ['an empty command', { processes: [{ type: 'web', command: [] }] }, 'command must be a non-empty array of strings'],
     ['a non-string in command', { processes: [{ type: 'web', command: ['node', 1 as never] }] }, 'command must be a non-empty array of strings'],
-    ['direct', { processes: [{ type: 'web', command: ['node'], direct: true } as never] }, '"direct" is not supported'],
-    ['direct = false', { processes: [{ type: 'web', command: ['node'], direct: false } as never] }, '"direct" is not supported'],
-    ['two defaults', { processes: [{ type: 'a', command: ['x'], default: true }, { type: 'b', command: ['y'], default: true }] }, 'more than one process has default = true'],
-    ['a duplicate type', { processes: [{ type: 'a', command: ['x'] }, { type: 'a', command: ['y'] }] }, 'process type a is defined twice'],
+    ['direct', { processes: [{ type: 'web', command: ['node'], direct: true }] }, '"direct" is not supported'],
+    ['direct = false', { processes: [{ type: 'web', command: ['node'], direct: false }] }, '"direct" is not supported'],
+    [
+      'two defaults',
+      {
+        processes: [
+          { type: 'a', command: ['x'], default: true },
+          { type: 'b', command: ['y'], default: true },
+        ],
+      },
+      'more than one process has default = true',
+    ],
+    [
+      'a duplicate type',
+      {
+        processes: [
+          { type: 'a', command: ['x'] },
+          { type: 'a', command: ['y'] },
+        ],
+      },
+      'process type a is defined twice',
+    ],
     ['a bad type', { processes: [{ type: 'we b', command: ['x'] }] }, 'process type "we b" must match'],
     ['args as a string', { processes: [{ type: 'web', command: ['x'], args: 'a b' as never }] }, 'args must be an array of strings'],
   ])('rejects %s', (_what, launch, message) => {
@@ -48,7 +66,10 @@ describe('launch.toml', () => {
 
   it('reads Buildpack API 0.7 and 0.8 processes: a string command, direct defaulting to false', () => {
     const file = path.join(tmp(), 'launch.toml');
-    fs.writeFileSync(file, '[[processes]]\ntype = "web"\ncommand = "node server.js"\n[[processes]]\ntype = "direct"\ncommand = "node"\nargs = ["a.js"]\ndirect = true\n');
+    fs.writeFileSync(
+      file,
+      '[[processes]]\ntype = "web"\ncommand = "node server.js"\n[[processes]]\ntype = "direct"\ncommand = "node"\nargs = ["a.js"]\ndirect = true\n',
+    );
     for (const api of ['0.7', '0.8']) {
       expect(readLaunchToml(file, api)?.processes).toEqual([
         { type: 'web', command: ['node server.js'], direct: false },
@@ -66,7 +87,14 @@ describe('launch.toml', () => {
   });
 
   it('accepts one default and no processes at all', () => {
-    expect(() => validateLaunch({ processes: [{ type: 'a', command: ['x'], default: true }, { type: 'b', command: ['y'], default: false }] })).not.toThrow();
+    expect(() =>
+      validateLaunch({
+        processes: [
+          { type: 'a', command: ['x'], default: true },
+          { type: 'b', command: ['y'], default: false },
+        ],
+      }),
+    ).not.toThrow();
     expect(() => validateLaunch({})).not.toThrow();
   });
 });

@@ -10,7 +10,12 @@ const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'cnb-layers-'));
 
 /** What the lifecycle's restorer leaves: `<layer>.toml` with [metadata] only, maybe the folder. */
 function restore(dir: string, name: string, metadata: Record<string, unknown>, contents: boolean): void {
-  fs.writeFileSync(path.join(dir, `${name}.toml`), `[metadata]\n${Object.entries(metadata).map(([k, v]) => `${k} = ${JSON.stringify(v)}`).join('\n')}\n`);
+  fs.writeFileSync(
+    path.join(dir, `${name}.toml`),
+    `[metadata]\n${Object.entries(metadata)
+      .map(([k, v]) => `${k} = ${JSON.stringify(v)}`)
+      .join('\n')}\n`,
+  );
   if (contents) {
     fs.mkdirSync(path.join(dir, name, 'bin'), { recursive: true });
     fs.writeFileSync(path.join(dir, name, 'bin', 'tool'), 'old');

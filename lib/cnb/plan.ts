@@ -50,7 +50,7 @@ export function writeBuildPlan(file: string, plan: BuildPlan): void {
 
 /** Reads what bin/detect wrote; an empty file is an empty plan. */
 export function readBuildPlan(file: string): BuildPlan {
-  const plan = (readTomlIfExists<BuildPlan>(file) ?? {}) as BuildPlan;
+  const plan = readTomlIfExists<BuildPlan>(file) ?? {};
   return validateBuildPlan(plan, file);
 }
 
@@ -62,7 +62,7 @@ export function readBuildpackPlan(file: string): BuildpackPlan {
 export function writeBuildpackPlan(file: string, plan: BuildpackPlan): void {
   // As the lifecycle: a buildpack with nothing in its plan gets an empty file, not `entries = []`.
   if (plan.entries.length === 0) fs.writeFileSync(file, '');
-  else writeToml(file, { entries: plan.entries } as Record<string, unknown>);
+  else writeToml(file, { entries: plan.entries });
 }
 
 /** build.toml: entries of this buildpack's plan that it did not meet go on to the next provider. */

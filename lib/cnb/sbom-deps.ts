@@ -28,7 +28,7 @@ function readJson<T>(file: string): T | undefined {
 /** `pkg:npm/%40scope/name@1.0.0` (purl-spec: the scope's @ is encoded). */
 export function npmPurl(name: string, version: string): string {
   const [scope, bare] = name.startsWith('@') ? name.split('/', 2) : [undefined, name];
-  return `pkg:npm/${scope ? `${encodeURIComponent(scope)}/` : ''}${encodeURIComponent(bare!)}@${encodeURIComponent(version)}`;
+  return `pkg:npm/${scope ? `${encodeURIComponent(scope)}/` : ''}${encodeURIComponent(bare)}@${encodeURIComponent(version)}`;
 }
 
 /** An SRI integrity (`sha512-<base64>`) as a CycloneDX hash. */

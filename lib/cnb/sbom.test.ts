@@ -55,7 +55,9 @@ describe('SBOM file validation (after each bin/build)', () => {
   });
 
   it('accepts declared formats, with media type parameters', () => {
-    expect(() => validateSbomFiles(layersWith('launch.sbom.cdx.json', 'node.toml', 'node.sbom.spdx.json'), [CYCLONEDX_MEDIA_TYPE, 'application/spdx+json; version=2.2'])).not.toThrow();
+    expect(() =>
+      validateSbomFiles(layersWith('launch.sbom.cdx.json', 'node.toml', 'node.sbom.spdx.json'), [CYCLONEDX_MEDIA_TYPE, 'application/spdx+json; version=2.2']),
+    ).not.toThrow();
   });
 
   it('rejects an undeclared media type', () => {

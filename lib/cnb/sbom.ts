@@ -22,7 +22,7 @@ export interface SbomComponent {
   properties?: Record<string, string>;
 }
 
-const SPDX_IDS = new Set<string>(spdxLicenseIds as string[]);
+const SPDX_IDS = new Set<string>(spdxLicenseIds);
 
 /**
  * A license as CycloneDX takes it: an SPDX id (`MIT`) as `license.id`, an SPDX expression
@@ -32,7 +32,8 @@ export function licenseChoice(text: string): object {
   const t = text.trim();
   if (SPDX_IDS.has(t)) return { license: { id: t } };
   const parts = t.replace(/[()]/g, ' ').split(/\s+/).filter(Boolean);
-  if (parts.length > 1 && parts.every((w) => SPDX_IDS.has(w.replace(/\+$/, '')) || /^(AND|OR|WITH)$/.test(w) || /-exception|exception-/i.test(w))) return { expression: t };
+  if (parts.length > 1 && parts.every((w) => SPDX_IDS.has(w.replace(/\+$/, '')) || /^(AND|OR|WITH)$/.test(w) || /-exception|exception-/i.test(w)))
+    return { expression: t };
   return { license: { name: t } };
 }
 
@@ -85,9 +86,15 @@ function readComponents(file: string): SbomComponent[] {
     ...(c.purl ? { purl: String(c.purl) } : {}),
     ...(Array.isArray(c.hashes) ? { hashes: c.hashes as SbomComponent['hashes'] } : {}),
     ...(Array.isArray(c.licenses)
-      ? { licenses: (c.licenses as { expression?: string; license?: { id?: string; name?: string } }[]).map((l) => l.expression ?? l.license?.id ?? l.license?.name ?? '').filter(Boolean) }
+      ? {
+          licenses: (c.licenses as { expression?: string; license?: { id?: string; name?: string } }[])
+            .map((l) => l.expression ?? l.license?.id ?? l.license?.name ?? '')
+            .filter(Boolean),
+        }
       : {}),
-    ...(Array.isArray(c.properties) ? { properties: Object.fromEntries((c.properties as { name: string; value: string }[]).map((p) => [p.name, p.value])) } : {}),
+    ...(Array.isArray(c.properties)
+      ? { properties: Object.fromEntries((c.properties as { name: string; value: string }[]).map((p) => [p.name, p.value])) }
+      : {}),
   }));
 }
 
@@ -134,6 +141,7 @@ export function validateSbomFiles(layersDir: string, declared: string[] = []): v
     const type = sbomMediaType(f);
     const file = path.join(layersDir, f);
     if (!type) throw new Error(`unsupported SBOM file format: '${file}'`);
-    if (!types.includes(type)) throw new Error(`validating SBOM file '${file}': undeclared SBOM media type: '${type}' (add it to sbom-formats in buildpack.toml)`);
+    if (!types.includes(type))
+      throw new Error(`validating SBOM file '${file}': undeclared SBOM media type: '${type}' (add it to sbom-formats in buildpack.toml)`);
   }
 }

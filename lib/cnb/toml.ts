@@ -29,7 +29,7 @@ function clean(value: unknown): unknown {
 }
 
 export function tomlString(data: TomlTable): string {
-  return stringify(clean(data) as TomlTable);
+  return stringify(clean(data));
 }
 
 /** Writes through a temporary file and a rename, so a reader never sees half a file. */

@@ -20,7 +20,12 @@ describe("other platforms' variables (issue 30 item 5)", () => {
       'BP_NODE_VERSION=24.15.* (Paketo) is read as CC_NODE_VERSION=24.15: CC_NODE_VERSION is unset',
       expect.stringMatching(/^BP_NODE_RUN_SCRIPTS=build \(Paketo\) has no equivalent here: /),
     ]);
-    for (const [v, want] of [['20.x', '20'], ['~22', '22'], ['v24.15.0', '24.15.0'], ['24', '24']]) {
+    for (const [v, want] of [
+      ['20.x', '20'],
+      ['~22', '22'],
+      ['v24.15.0', '24.15.0'],
+      ['24', '24'],
+    ]) {
       const e: Record<string, string | undefined> = { BP_NODE_VERSION: v };
       adoptForeignVariables(e, 'node');
       expect(e.CC_NODE_VERSION, v).toBe(want);
@@ -29,7 +34,10 @@ describe("other platforms' variables (issue 30 item 5)", () => {
 
   it('leaves the contract variable alone when it is set, and the other runtimes’ variables to them', () => {
     const env: Record<string, string | undefined> = { BP_PHP_WEB_DIR: 'htdocs', CC_WEBROOT: '/public', BP_WEB_SERVER_ROOT: 'dist', BP_PHP_VERSION: '8.5.*' };
-    expect(adoptForeignVariables(env, 'phpserver')).toEqual(['BP_PHP_WEB_DIR=htdocs (Paketo) is ignored: CC_WEBROOT is set (CC_WEBROOT=/public)', 'BP_PHP_VERSION=8.5.* (Paketo) is read as CC_PHP_VERSION=8.5: CC_PHP_VERSION is unset']);
+    expect(adoptForeignVariables(env, 'phpserver')).toEqual([
+      'BP_PHP_WEB_DIR=htdocs (Paketo) is ignored: CC_WEBROOT is set (CC_WEBROOT=/public)',
+      'BP_PHP_VERSION=8.5.* (Paketo) is read as CC_PHP_VERSION=8.5: CC_PHP_VERSION is unset',
+    ]);
     expect(env.CC_WEBROOT).toBe('/public');
     const st: Record<string, string | undefined> = { BP_WEB_SERVER_ROOT: 'dist', BP_NODE_VERSION: '22' };
     adoptForeignVariables(st, 'static');

@@ -92,7 +92,5 @@ export function describeKind(k: Kind): string {
  * as written. `/a b` is `/a%20b`.
  */
 export function requestTarget(p: string): string {
-  return p.replace(/[^\x21-\x7e]|["<>\\^`{|}]/gu, (c) =>
-    [...Buffer.from(c, 'utf8')].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join(''),
-  );
+  return p.replace(/[^\x21-\x7e]|["<>\\^`{|}]/gu, (c) => [...Buffer.from(c, 'utf8')].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join(''));
 }

@@ -52,7 +52,11 @@ export function invalid(s: VariableSpec, value: string, why?: string, name = s.n
     title: `Invalid ${name}`,
     seen: { what: name, value: secret ? '(hidden: a secret)' : value, where: WHERE[s.scope] },
     rule: `${name} is ${describeKind(s.kind)}${why ? `: ${why}` : ''} (${s.rule}).`,
-    fix: s.fix ?? (s.default !== undefined ? `Set ${name} to a valid value, or unset it for the default ${JSON.stringify(s.default)}.` : `Set ${name} to a valid value, or unset it.`),
+    fix:
+      s.fix ??
+      (s.default !== undefined
+        ? `Set ${name} to a valid value, or unset it for the default ${JSON.stringify(s.default)}.`
+        : `Set ${name} to a valid value, or unset it.`),
   });
 }
 
@@ -178,14 +182,25 @@ export interface AppPathSetting extends AppPath {
  * the app, or (with `mustExist`) names nothing or the wrong kind of thing, is the variable's own
  * user error, `config/<name>/invalid`. Undefined when unset without a default.
  */
-export function readAppPath(env: Env, name: string, appDir: string, o: { kind?: AppPathKind; mustExist?: boolean; fix?: string } = {}): AppPathSetting | undefined {
+export function readAppPath(
+  env: Env,
+  name: string,
+  appDir: string,
+  o: { kind?: AppPathKind; mustExist?: boolean; fix?: string } = {},
+): AppPathSetting | undefined {
   const setting = read(env, name);
   if (!setting) return undefined;
   return resolveSettingPath(appDir, name, setting.value, setting.source, o);
 }
 
 /** Resolves one path a variable names (an `app-path` value, or one entry of a `path-list`). */
-export function resolveSettingPath(appDir: string, name: string, value: string, source: Setting<string>['source'], o: { kind?: AppPathKind; mustExist?: boolean; fix?: string } = {}): AppPathSetting {
+export function resolveSettingPath(
+  appDir: string,
+  name: string,
+  value: string,
+  source: Setting<string>['source'],
+  o: { kind?: AppPathKind; mustExist?: boolean; fix?: string } = {},
+): AppPathSetting {
   const kind = o.kind ?? 'any';
   const r = resolveAppPath(appDir, value, kind, o.mustExist ?? false);
   const s = spec(name);

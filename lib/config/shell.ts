@@ -23,7 +23,7 @@ export function shQuote(text: string): string {
 /** The sh functions the readers use: `trim` sets `t`; `set_` says whether a value is more than whitespace. */
 export const SH_READ_HELPERS = [
   '# Whitespace only counts as unset (lib/config).',
-  "set_() { case ${1-} in *[![:space:]]*) return 0 ;; *) return 1 ;; esac; }",
+  'set_() { case ${1-} in *[![:space:]]*) return 0 ;; *) return 1 ;; esac; }',
   'trim() { t=${1-}; t=${t#"${t%%[![:space:]]*}"}; t=${t%"${t##*[![:space:]]}"}; }',
   '# Leading zeros dropped (sh arithmetic reads 010 as octal).',
   'unzero() { z=$1; while case $z in 0?*) true ;; *) false ;; esac; do z=${z#0}; done; }',
@@ -34,7 +34,7 @@ export const SH_READ_HELPERS = [
   '  esac',
   '  i=${1%%.*}; f=',
   '  case $1 in *.*) f=${1#*.} ;; esac',
-  "  f=${f}000000; f=${f%\"${f#??????}\"}",
+  '  f=${f}000000; f=${f%"${f#??????}"}',
   '  unzero "${i:-0}"; i=$z; unzero "$f"; f=$z',
   '  us=$((i * 1000000 + f))',
   '}',

@@ -18,7 +18,9 @@ export function renderVariableTables(): string {
   for (const scope of Object.keys(TITLES) as Scope[]) {
     out.push(`**${TITLES[scope]}**`, '', '| variable | value | default | read at | meaning |', '|---|---|---|---|---|');
     for (const v of VARIABLES.filter((x) => x.scope === scope)) {
-      out.push(`| \`${v.name}\` | ${cell(describeKind(v.kind))} | ${v.default !== undefined ? `\`${cell(v.default)}\`` : ''} | ${v.phase} | ${cell(v.meaning)} |`);
+      out.push(
+        `| \`${v.name}\` | ${cell(describeKind(v.kind))} | ${v.default !== undefined ? `\`${cell(v.default)}\`` : ''} | ${v.phase} | ${cell(v.meaning)} |`,
+      );
     }
     out.push('');
   }

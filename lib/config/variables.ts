@@ -9,6 +9,8 @@ import type { VariableSpec } from './kinds.ts';
 export const NODE_BUILD_TOOLS = ['bun', 'npm', 'npm-install', 'npm-ci', 'pnpm', 'yarn-berry', 'custom', 'yarn', 'yarn2'] as const;
 const HUGO = ['0.147', '0.148', '0.149', '0.150', '0.151', '0.152', '0.159', '0.160', '0.161'] as const;
 
+// One row per variable, as README's table renders them: kept as rows, not one property per line.
+// prettier-ignore
 export const VARIABLES: readonly VariableSpec[] = [
   // Common to the three runtimes (contract, "Variables common to all three runtimes").
   { name: 'CC_WEBROOT', kind: { type: 'app-path' }, default: '/', scope: 'common', phase: 'both', rule: 'contract, common variables', meaning: 'Directory served.' },
@@ -118,6 +120,16 @@ export const FOREIGN_VARIABLES: readonly ForeignVariable[] = [
     runtime: 'node',
     hint: 'no script runs at build besides preinstall, install and postinstall (contract, node rule 3): run yours from "postinstall", or with CC_NODE_BUILD_TOOL=custom and CC_CUSTOM_BUILD_TOOL="npm install && npm run build"',
   },
-  { name: 'BP_LAUNCHPOINT', platform: 'Paketo', runtime: 'node', hint: 'the app starts with CC_RUN_COMMAND, else scripts.start, else main of package.json: set "main" to the file' },
-  { name: 'BP_NODE_PROJECT_PATH', platform: 'Paketo', runtime: 'node', hint: 'the application is the repository root: deploy the subfolder as its own application' },
+  {
+    name: 'BP_LAUNCHPOINT',
+    platform: 'Paketo',
+    runtime: 'node',
+    hint: 'the app starts with CC_RUN_COMMAND, else scripts.start, else main of package.json: set "main" to the file',
+  },
+  {
+    name: 'BP_NODE_PROJECT_PATH',
+    platform: 'Paketo',
+    runtime: 'node',
+    hint: 'the application is the repository root: deploy the subfolder as its own application',
+  },
 ];

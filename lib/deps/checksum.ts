@@ -51,7 +51,10 @@ export function formatChecksum(c: Checksum): string {
  * per file) or a lone digest. Returns the digest listed for `fileName`.
  */
 export function parseChecksumFile(text: string, fileName: string, source?: string): Checksum | undefined {
-  const lines = text.split(/\r?\n/).map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+  const lines = text
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('#'));
   for (const line of lines) {
     const m = /^([0-9a-fA-F]+)\s+\*?(?:\.\/)?(.+)$/.exec(line);
     if (m && (m[2] === fileName || m[2]!.split('/').at(-1) === fileName)) return checksumFromHex(m[1]!, undefined, source);

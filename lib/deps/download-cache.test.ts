@@ -16,7 +16,15 @@ import { scanTree } from '../cache-check.ts';
 import { tmpDir } from '../../test/helpers/rbp.ts';
 import type { DependencySpec } from './catalog.ts';
 
-const spec: DependencySpec = { id: 'tool', version: '1.2.3', uri: 'https://example.test/tool-1.2.3.tgz', archive: 'tar.gz', stripComponents: 1, bin: 'bin/tool', checksum: { algorithm: 'sha256', hex: 'a'.repeat(64) } };
+const spec: DependencySpec = {
+  id: 'tool',
+  version: '1.2.3',
+  uri: 'https://example.test/tool-1.2.3.tgz',
+  archive: 'tar.gz',
+  stripComponents: 1,
+  bin: 'bin/tool',
+  checksum: { algorithm: 'sha256', hex: 'a'.repeat(64) },
+};
 const quiet = () => new Logger({ out: new Writable({ write: (_c, _e, cb) => cb() }), level: 'normal' });
 
 /** A fill that takes `ms` and writes a small tree, counting its calls. */
@@ -69,7 +77,9 @@ describe('download cache', () => {
   it('a fill that fails leaves no entry and no litter; the next one fills it', async () => {
     const root = tmpDir('rbp-dc-');
     const target = path.join(tmpDir(), 'a');
-    await expect(installShared({ root, spec, arch: 'amd64', target, log: quiet(), fill: async () => Promise.reject(new Error('checksum mismatch')) })).rejects.toThrow('checksum mismatch');
+    await expect(
+      installShared({ root, spec, arch: 'amd64', target, log: quiet(), fill: async () => Promise.reject(new Error('checksum mismatch')) }),
+    ).rejects.toThrow('checksum mismatch');
     const { dir } = entryName(spec, 'amd64');
     expect(fs.existsSync(path.join(root, dir))).toBe(false);
     expect(fs.readdirSync(path.join(root, '.incoming'))).toEqual([]);

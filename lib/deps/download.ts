@@ -203,11 +203,14 @@ export function progressStream(what: string, total: number | undefined, log: Log
     else log?.detail(`${what}: ${now()}`);
   };
   let timer: NodeJS.Timeout | undefined = log
-    ? setTimeout(function tick() {
-        report();
-        timer = setTimeout(tick, activity ? 250 : everyMs);
-        timer.unref();
-      }, activity ? 0 : firstMs)
+    ? setTimeout(
+        function tick() {
+          report();
+          timer = setTimeout(tick, activity ? 250 : everyMs);
+          timer.unref();
+        },
+        activity ? 0 : firstMs,
+      )
     : undefined;
   timer?.unref();
   const stop = () => {

@@ -177,7 +177,21 @@ describe('installTool: download and verify', () => {
  */
 async function httpsServing(file: string): Promise<{ url: string; requests: string[]; close: () => Promise<void> }> {
   const dir = tempDir('rbp-deps-tls-');
-  await execa('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1', '-keyout', path.join(dir, 'key.pem'), '-out', path.join(dir, 'cert.pem')]);
+  await execa('openssl', [
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-days',
+    '1',
+    '-subj',
+    '/CN=127.0.0.1',
+    '-keyout',
+    path.join(dir, 'key.pem'),
+    '-out',
+    path.join(dir, 'cert.pem'),
+  ]);
   const requests: string[] = [];
   const server = https.createServer({ key: fs.readFileSync(path.join(dir, 'key.pem')), cert: fs.readFileSync(path.join(dir, 'cert.pem')) }, (req, res) => {
     requests.push(req.url ?? '/');
@@ -207,7 +221,9 @@ describe('installTool: no checksum published (RBP_REQUIRE_CHECKSUMS)', () => {
       const r = await install(specFor({ url: tls.url }));
       expect(r.source).toBe('download');
       expect(await run(r.path)).toContain('v1.0.0');
-      expect(cap.text()).toContain(`tool 1.0.0: no checksum is published or pinned, so the download was not verified; it came over HTTPS from ${tls.url}, sha256:${a.sha256}`);
+      expect(cap.text()).toContain(
+        `tool 1.0.0: no checksum is published or pinned, so the download was not verified; it came over HTTPS from ${tls.url}, sha256:${a.sha256}`,
+      );
       expect(cap.text()).toContain('Set RBP_REQUIRE_CHECKSUMS=1 to refuse such downloads.');
       const sbomFile = path.join(layersDir, 'tool.sbom.cdx.json');
       const sbom = () => JSON.parse(fs.readFileSync(sbomFile, 'utf8'));
@@ -251,7 +267,9 @@ describe('installTool: no checksum published (RBP_REQUIRE_CHECKSUMS)', () => {
     const m = path.join(root, 'mirror-nosum', 'tool', '1.0.0');
     fs.mkdirSync(m, { recursive: true });
     fs.copyFileSync(a.file, path.join(m, path.basename(a.file)));
-    const e = await userError(install(specFor({ url: a.url.replace('http://', 'https://') }), { env: { RBP_DEPENDENCY_MIRROR: path.dirname(path.dirname(m)) } }));
+    const e = await userError(
+      install(specFor({ url: a.url.replace('http://', 'https://') }), { env: { RBP_DEPENDENCY_MIRROR: path.dirname(path.dirname(m)) } }),
+    );
     expect(e.data.id).toBe('deps/no-checksum');
     expectNoLayer();
   });
@@ -392,7 +410,9 @@ describe('installTool: retries', () => {
 
   it('times out a server that never answers, and retries', async () => {
     server.route('/dl/slow.tar.gz', () => {});
-    const e = await userError(install(specFor({ url: `${server.url}/dl/slow.tar.gz`, sha256: 'a'.repeat(64) }), { network: { backoffMs: 5, timeoutMs: 200, attempts: 2 } }));
+    const e = await userError(
+      install(specFor({ url: `${server.url}/dl/slow.tar.gz`, sha256: 'a'.repeat(64) }), { network: { backoffMs: 5, timeoutMs: 200, attempts: 2 } }),
+    );
     expect(e.data.id).toBe('deps/download-failed');
     expect(e.data.details?.[0]).toMatch(/timeout/i);
     expect(server.count('/dl/slow.tar.gz')).toBe(2);

@@ -107,7 +107,15 @@ export async function installTool(o: InstallToolOptions): Promise<InstalledTool>
     // Run at launch: the image must hold it (operator-copy.ts), unless the operator says the run
     // environment has it at the same path (rbp's builds without an image say so).
     if (o.types?.launch && operatorToolPlacement(env) === 'copy') {
-      const copy = await copyOperatorTool({ layers: o.layers, layerName: o.layerName, tool: operator, id, command: o.command ?? path.basename(operator.path), types: o.types, log });
+      const copy = await copyOperatorTool({
+        layers: o.layers,
+        layerName: o.layerName,
+        tool: operator,
+        id,
+        command: o.command ?? path.basename(operator.path),
+        types: o.types,
+        log,
+      });
       return { id, path: copy.path, version: operator.version, source: 'operator', layer: undefined };
     }
     // A layer left by an earlier build would be cached and exported for nothing.
@@ -141,7 +149,8 @@ export async function installTool(o: InstallToolOptions): Promise<InstalledTool>
     log.info(`installing ${id} ${spec.version} (cached layer is incomplete)`);
   } else {
     // A new version also changes the uri and checksum: name only the change that explains the others.
-    const reason = before?.version !== undefined && before.version !== spec.version ? `version changed (${String(before.version)} → ${spec.version})` : layer.reason;
+    const reason =
+      before?.version !== undefined && before.version !== spec.version ? `version changed (${String(before.version)} → ${spec.version})` : layer.reason;
     log.info(`installing ${id} ${spec.version} (${reason})`);
   }
 
@@ -223,7 +232,14 @@ class Unverifiable extends Error {}
  * downloaded, verified and unpacked into a new entry first. A tool no checksum verifies is not
  * shared: it is downloaded into the layer as before. Returns the sha256 seen in that case.
  */
-async function viaDownloadCache(root: string, spec: DependencySpec, arch: string, layerPath: string, mirror: Mirror | undefined, o: InstallToolOptions): Promise<string | undefined> {
+async function viaDownloadCache(
+  root: string,
+  spec: DependencySpec,
+  arch: string,
+  layerPath: string,
+  mirror: Mirror | undefined,
+  o: InstallToolOptions,
+): Promise<string | undefined> {
   const from = mirror ? mirrorRef(mirror, spec) : spec.uri;
   try {
     const r = await installShared({
@@ -244,7 +260,8 @@ async function viaDownloadCache(root: string, spec: DependencySpec, arch: string
         return expected;
       },
     });
-    if (r.how === 'linked') o.log.detail(`linked from the download cache ${root} (verified when downloaded: ${r.record.verified.map(shortChecksum).join(', ')})`);
+    if (r.how === 'linked')
+      o.log.detail(`linked from the download cache ${root} (verified when downloaded: ${r.record.verified.map(shortChecksum).join(', ')})`);
     return undefined;
   } catch (e) {
     if (!(e instanceof Unverifiable)) throw e;
@@ -282,7 +299,9 @@ async function download(spec: DependencySpec, dir: string, mirror: Mirror | unde
 async function downloadUnverified(spec: DependencySpec, dir: string, from: string, o: InstallToolOptions): Promise<string> {
   const tmp = path.join(dir, `.download-${crypto.randomBytes(4).toString('hex')}-${fileNameOf(from)}`);
   try {
-    const got = await o.log.step(`download ${redact(from)}`, () => downloadFile(from, tmp, { ...o.network, log: o.log, what: `${spec.id} ${spec.version}`, algorithms: ['sha256'] }));
+    const got = await o.log.step(`download ${redact(from)}`, () =>
+      downloadFile(from, tmp, { ...o.network, log: o.log, what: `${spec.id} ${spec.version}`, algorithms: ['sha256'] }),
+    );
     const sha256 = got.digests.find((d) => d.algorithm === 'sha256')!.hex;
     o.log.warn(
       `${spec.id} ${spec.version}: no checksum is published or pinned, so the download was not verified; ` +
@@ -320,7 +339,9 @@ async function expectedChecksums(spec: DependencySpec, from: string, mirror: Mir
   }
   if (out.length === 0 && spec.checksumUri) {
     const sumUri = spec.checksumUri;
-    const text = await o.log.step(`checksum from ${redact(sumUri)}`, () => fetchText(sumUri, { ...net, what: `the checksum file of ${spec.id} ${spec.version}` }));
+    const text = await o.log.step(`checksum from ${redact(sumUri)}`, () =>
+      fetchText(sumUri, { ...net, what: `the checksum file of ${spec.id} ${spec.version}` }),
+    );
     const c = parseChecksumFile(text ?? '', fileNameOf(spec.uri), redact(sumUri));
     if (!c) {
       throw new UserError({

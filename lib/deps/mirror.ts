@@ -58,7 +58,7 @@ export async function mirrorChecksum(ref: string, net: NetworkOptions & { log?: 
   const text = await fetchText(sumRef, { ...net, what: 'a checksum from the mirror', optional: true });
   if (text === undefined) return undefined;
   const c = parseChecksumFile(text, fileNameOf(ref), 'the mirror');
-  if (!c || c.algorithm !== 'sha256') {
+  if (c?.algorithm !== 'sha256') {
     throw new UserError({
       id: 'deps/mirror-checksum-invalid',
       title: 'The mirror holds a checksum file that cannot be read',

@@ -113,11 +113,21 @@ describe('npmRegistrySource', () => {
     await serveRegistry((v) => tarballs[v === '1.2.0' ? '1.0.0' : v]!.integrity);
     const layersDir = path.join(root, 'layers');
     const e = await userError(
-      installTool({ layers: new Layers(layersDir), layerName: 'tool', source: npmRegistrySource({ pkg: PKG, registry: server.url, id: 'tool' }), constraint: '1.2', env: {}, log: captureLog().log }),
+      installTool({
+        layers: new Layers(layersDir),
+        layerName: 'tool',
+        source: npmRegistrySource({ pkg: PKG, registry: server.url, id: 'tool' }),
+        constraint: '1.2',
+        env: {},
+        log: captureLog().log,
+      }),
     );
     expect(e.data.id).toBe('deps/checksum-mismatch');
     expect(stableRendering(e)).toMatchSnapshot();
-    expect(e.data.details).toEqual([`expected sha512:${tarballs['1.0.0']!.sha512} (npm registry dist.integrity)`, `actual   sha512:${tarballs['1.2.0']!.sha512}`]);
+    expect(e.data.details).toEqual([
+      `expected sha512:${tarballs['1.0.0']!.sha512} (npm registry dist.integrity)`,
+      `actual   sha512:${tarballs['1.2.0']!.sha512}`,
+    ]);
     expect(fs.existsSync(path.join(layersDir, 'tool'))).toBe(false);
   });
 });
@@ -129,7 +139,7 @@ describe('NpmRegistryClient (the one client: tools of node builds, lib/deps sour
     let denied = 0;
     const expected = `Basic ${Buffer.from('ops:s3cret-pw').toString('base64')}`;
     for (const p of [DOC_PATH, ...Object.keys(tarballs).map((v) => `/@fake/tool-linux-x64/-/tool-linux-x64-${v}.tgz`)]) {
-      const open = p === DOC_PATH ? undefined : fs.readFileSync(tarballs[p.match(/-(\d+\.\d+\.\d+)\.tgz$/)![1]!]!.file);
+      const open = p === DOC_PATH ? undefined : fs.readFileSync(tarballs[/-(\d+\.\d+\.\d+)\.tgz$/.exec(p)![1]!]!.file);
       server.route(p, (req, res) => {
         if (req.headers.authorization !== expected) {
           denied++;
@@ -138,7 +148,19 @@ describe('NpmRegistryClient (the one client: tools of node builds, lib/deps sour
         }
         accepts.push(req.headers.accept);
         if (open) res.writeHead(200).end(open);
-        else res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ name: PKG, versions: Object.fromEntries(Object.keys(tarballs).map((v) => [v, { version: v, dist: { tarball: `${server.url}/@fake/tool-linux-x64/-/tool-linux-x64-${v}.tgz`, integrity: tarballs[v]!.integrity } }])), time: { '1.2.0': '2026-01-01T00:00:00Z' } }));
+        else
+          res.writeHead(200, { 'content-type': 'application/json' }).end(
+            JSON.stringify({
+              name: PKG,
+              versions: Object.fromEntries(
+                Object.keys(tarballs).map((v) => [
+                  v,
+                  { version: v, dist: { tarball: `${server.url}/@fake/tool-linux-x64/-/tool-linux-x64-${v}.tgz`, integrity: tarballs[v]!.integrity } },
+                ]),
+              ),
+              time: { '1.2.0': '2026-01-01T00:00:00Z' },
+            }),
+          );
       });
     }
     return { registry: server.url.replace('http://', 'http://ops:s3cret-pw@'), denied: () => denied };

@@ -21,7 +21,7 @@ export const OPERATOR_TOOLS_VARIABLE = 'RBP_OPERATOR_TOOLS';
 
 /** Whether operator tools used at launch are copied into a launch layer (the default) or used in place. */
 export function operatorToolPlacement(env: Record<string, string | undefined>): 'copy' | 'in-place' {
-  return (read<string>(env, OPERATOR_TOOLS_VARIABLE)?.value as 'copy' | 'in-place' | undefined) ?? 'copy';
+  return (read(env, OPERATOR_TOOLS_VARIABLE)?.value as 'copy' | 'in-place' | undefined) ?? 'copy';
 }
 
 /** The folders a run image's own libraries are in: a tool's libraries found there are not copied. */
@@ -89,7 +89,12 @@ export async function copyOperatorTool(o: {
     });
   }
   const libs = await privateLibraries(exe);
-  const metadata: OperatorCopyMetadata = { id: o.id, version: o.tool.version ?? 'unknown', operator: o.tool.path, files: filesDigest([exe, ...libs.map((l) => l.file)]) };
+  const metadata: OperatorCopyMetadata = {
+    id: o.id,
+    version: o.tool.version ?? 'unknown',
+    operator: o.tool.path,
+    files: filesDigest([exe, ...libs.map((l) => l.file)]),
+  };
   const layer = o.layers.get(o.layerName, { launch: Boolean(o.types.launch), build: Boolean(o.types.build), cache: Boolean(o.types.build) }, metadata);
   const target = path.join(layer.path, 'bin', o.command);
   if (layer.state === 'reused') {
@@ -107,7 +112,9 @@ export async function copyOperatorTool(o: {
     throw e;
   }
   const size = [target, ...libs.map((l) => path.join(layer.path, 'lib', l.soname))].reduce((n, f) => n + fs.statSync(f).size, 0);
-  o.log.info(`copied ${o.tool.variable}=${o.tool.path}${librariesPhrase(libs.map((l) => l.soname))} into the launch layer ${o.layerName} (${(size / 1e6).toFixed(1)} MB), so the image runs it anywhere`);
+  o.log.info(
+    `copied ${o.tool.variable}=${o.tool.path}${librariesPhrase(libs.map((l) => l.soname))} into the launch layer ${o.layerName} (${(size / 1e6).toFixed(1)} MB), so the image runs it anywhere`,
+  );
   return { layer, path: target };
 }
 

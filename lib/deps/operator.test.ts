@@ -103,7 +103,9 @@ describe('operator-provided tools', () => {
     await install({ RBP_TOOL_CADDY: fakeCaddy('2.11.2') }, layersDir);
     // Only the buildpack-wide SBOM naming the operator's caddy is left.
     expect(fs.readdirSync(layersDir).filter((f) => !/^(launch|build)\.sbom\.cdx\.json$/.test(f))).toEqual([]);
-    const sbom = fs.readdirSync(layersDir).map((f) => JSON.parse(fs.readFileSync(path.join(layersDir, f), 'utf8')) as { components: { name: string; version?: string }[] });
+    const sbom = fs
+      .readdirSync(layersDir)
+      .map((f) => JSON.parse(fs.readFileSync(path.join(layersDir, f), 'utf8')) as { components: { name: string; version?: string }[] });
     expect(sbom.flatMap((d) => d.components)).toEqual([expect.objectContaining({ name: 'caddy', version: '2.11.2' })]);
   });
 });

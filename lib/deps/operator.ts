@@ -67,7 +67,9 @@ export async function findOperatorTool(opts: OperatorToolOptions): Promise<Opera
   }
   const { version, output } = await readToolVersion(file, opts.versionArgs, opts.versionPattern);
   if (version === undefined) {
-    opts.log.warn(`${variable}=${value}: could not read a version from \`${[value, ...opts.versionArgs].join(' ')}\` (${JSON.stringify(output)}); using it as is`);
+    opts.log.warn(
+      `${variable}=${value}: could not read a version from \`${[value, ...opts.versionArgs].join(' ')}\` (${JSON.stringify(output)}); using it as is`,
+    );
     recordInSbom(opts, file, undefined);
     return { variable, path: file, version: undefined };
   }

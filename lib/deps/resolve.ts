@@ -118,6 +118,8 @@ export function catalogSource(specs: DependencySpec[], id: string): DependencySo
   return {
     id,
     description: 'buildpack.toml',
+    // async so that a refusal reaches the caller as a rejection, as from the other sources.
+    // eslint-disable-next-line @typescript-eslint/require-await
     resolve: async (constraint, arch, origin) => resolveVersion(specs, id, constraint, arch, origin),
   };
 }

@@ -69,7 +69,11 @@ export async function unpack(file: string, dest: string, spec: UnpackSpec): Prom
       seen: { what: `${spec.id} ${spec.version} (${spec.archive})`, where: path.basename(file) },
       rule: 'A downloaded tool is a valid archive of its kind; this one matched its checksum but does not unpack, so the source (mirror or publisher) holds a damaged file.',
       fix: `Replace the file at its source (RBP_DEPENDENCY_MIRROR, if set), or provide ${spec.id} with ${operatorVariable(spec.id)}=<path>.`,
-      details: text.split('\n').map((l) => l.trim()).filter(Boolean).slice(0, 5),
+      details: text
+        .split('\n')
+        .map((l) => l.trim())
+        .filter(Boolean)
+        .slice(0, 5),
     });
   }
 }

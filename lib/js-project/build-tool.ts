@@ -63,5 +63,10 @@ export function chooseTool(appDir: string, pm: PackageManagerField | undefined, 
   }
   const found = detectFromLockFiles(appDir, pm);
   if (!found) return { tool: 'npm', manager: 'npm', because: 'default (no yarn.lock, pnpm-lock.yaml or bun.lock)' };
-  return { tool: found.tool, manager: found.manager, because: found.because, ...(found.deprecatedYarn ? { deprecated: yarnDeprecation(found.deprecatedYarn) } : {}) };
+  return {
+    tool: found.tool,
+    manager: found.manager,
+    because: found.because,
+    ...(found.deprecatedYarn ? { deprecated: yarnDeprecation(found.deprecatedYarn) } : {}),
+  };
 }

@@ -48,13 +48,19 @@ describe('chooseTool (contract, node rule 5)', () => {
   it('keeps rule 5 as written when yarnPath pins a release: the tool is Yarn 1 (issue 30: the release runs once Berry is chosen)', () => {
     const dir = app({ 'yarn.lock': '', '.yarnrc.yml': 'nodeLinker: node-modules\nyarnPath: .yarn/releases/yarn-3.8.7.cjs\n' });
     expect(yarnPathOf(dir)).toEqual({ file: '.yarn/releases/yarn-3.8.7.cjs', version: '3.8.7' });
-    expect(yarnPathOf(app({ 'yarn.lock': '', '.yarnrc.yml': "yarnPath: '.yarn/releases/yarn-berry.cjs'\n" }))).toEqual({ file: '.yarn/releases/yarn-berry.cjs' });
+    expect(yarnPathOf(app({ 'yarn.lock': '', '.yarnrc.yml': "yarnPath: '.yarn/releases/yarn-berry.cjs'\n" }))).toEqual({
+      file: '.yarn/releases/yarn-berry.cjs',
+    });
     expect(chooseTool(dir, undefined, {})).toMatchObject({ tool: 'yarn', manager: 'yarn' });
     expect(chooseTool(dir, undefined, { CC_NODE_BUILD_TOOL: 'yarn-berry' })).toMatchObject({ tool: 'yarn-berry', manager: 'yarn-berry' });
     expect(detectFromLockFiles(app({ 'yarn.lock': '', '.yarnrc.yml': 'nodeLinker: node-modules\n' }), undefined)?.tool).toBe('yarn');
   });
   it('CC_NODE_BUILD_TOOL wins over the lock files; whitespace is unset', () => {
-    expect(chooseTool(app(['yarn.lock']), undefined, { CC_NODE_BUILD_TOOL: 'npm-ci' })).toMatchObject({ tool: 'npm-ci', manager: 'npm', because: 'CC_NODE_BUILD_TOOL' });
+    expect(chooseTool(app(['yarn.lock']), undefined, { CC_NODE_BUILD_TOOL: 'npm-ci' })).toMatchObject({
+      tool: 'npm-ci',
+      manager: 'npm',
+      because: 'CC_NODE_BUILD_TOOL',
+    });
     expect(chooseTool(app(['pnpm-lock.yaml']), undefined, { CC_NODE_BUILD_TOOL: '  ' })).toMatchObject({ tool: 'pnpm', because: 'pnpm-lock.yaml' });
   });
   it('maps each explicit value to its program (rule 4); the deprecated yarn and yarn2 warn', () => {
@@ -68,10 +74,16 @@ describe('chooseTool (contract, node rule 5)', () => {
     expect(explicit('yarn2')).toMatchObject({ tool: 'yarn2', manager: 'yarn-berry', deprecated: expect.stringMatching(/^Yarn 2\.x is deprecated/) });
   });
   it('custom takes CC_CUSTOM_BUILD_TOOL, and needs it', () => {
-    expect(chooseTool(app([]), undefined, { CC_NODE_BUILD_TOOL: 'custom', CC_CUSTOM_BUILD_TOOL: ' npm ci && npm run build ' })).toMatchObject({ tool: 'custom', manager: 'custom', command: 'npm ci && npm run build' });
-    expect(errorOf(() => chooseTool(app([]), undefined, { CC_NODE_BUILD_TOOL: 'custom', CC_CUSTOM_BUILD_TOOL: ' ' })).id).toBe('node/build-tool/custom-missing');
+    expect(chooseTool(app([]), undefined, { CC_NODE_BUILD_TOOL: 'custom', CC_CUSTOM_BUILD_TOOL: ' npm ci && npm run build ' })).toMatchObject({
+      tool: 'custom',
+      manager: 'custom',
+      command: 'npm ci && npm run build',
+    });
+    expect(errorOf(() => chooseTool(app([]), undefined, { CC_NODE_BUILD_TOOL: 'custom', CC_CUSTOM_BUILD_TOOL: ' ' })).id).toBe(
+      'node/build-tool/custom-missing',
+    );
   });
-  it('refuses an unknown value as the variable\'s own error, listing the valid ones', () => {
+  it("refuses an unknown value as the variable's own error, listing the valid ones", () => {
     const e = errorOf(() => chooseTool(app([]), undefined, { CC_NODE_BUILD_TOOL: 'gradle' }));
     expect(e.id).toBe('config/CC_NODE_BUILD_TOOL/invalid');
     expect(renderUserError(e.data)).toContain('Rule: CC_NODE_BUILD_TOOL is one of bun, npm, npm-install, npm-ci, pnpm, yarn-berry, custom, yarn, yarn2');
@@ -85,7 +97,11 @@ describe('chooseTool (contract, node rule 5)', () => {
 
 describe('packageManager', () => {
   it('parses name, version and hash', () => {
-    expect(parsePackageManager({ packageManager: 'pnpm@10.12.1+sha512.ABCdef' })).toEqual({ name: 'pnpm', version: '10.12.1', hash: { algorithm: 'sha512', hex: 'abcdef' } });
+    expect(parsePackageManager({ packageManager: 'pnpm@10.12.1+sha512.ABCdef' })).toEqual({
+      name: 'pnpm',
+      version: '10.12.1',
+      hash: { algorithm: 'sha512', hex: 'abcdef' },
+    });
     expect(parsePackageManager({})).toBeUndefined();
   });
   it('refuses a range; packageManagerIfValid counts it as absent', () => {
@@ -117,10 +133,18 @@ describe('installCommand (contract, node rules 4 and 8)', () => {
     expect(installCommand(c('pnpm'), node('unset', 'production')).argv).toEqual(['pnpm', 'install', '--prod']);
     expect(installCommand(c('pnpm'), node('unset', 'development')).argv).toEqual(['pnpm', 'install']);
     expect(installCommand(c('yarn'), node('unset', 'production')).argv).toEqual(['yarn', 'install', '--non-interactive']);
-    expect(installCommand(c('yarn-berry'), node('unset', 'production'))).toEqual({ argv: ['yarn', 'install'], then: ['yarn', 'workspaces', 'focus', '--all', '--production'], dev: 'excluded' });
+    expect(installCommand(c('yarn-berry'), node('unset', 'production'))).toEqual({
+      argv: ['yarn', 'install'],
+      then: ['yarn', 'workspaces', 'focus', '--all', '--production'],
+      dev: 'excluded',
+    });
   });
   it('installs in each tool CI mode when a lock file is there', () => {
-    const locked = (choice: 'unset', nodeEnv: string, berryMajor?: number) => ({ ...node(choice, nodeEnv), locked: true, ...(berryMajor ? { berryMajor } : {}) });
+    const locked = (choice: 'unset', nodeEnv: string, berryMajor?: number) => ({
+      ...node(choice, nodeEnv),
+      locked: true,
+      ...(berryMajor ? { berryMajor } : {}),
+    });
     expect(installCommand(c('pnpm'), locked('unset', 'production')).argv).toEqual(['pnpm', 'install', '--prod', '--frozen-lockfile']);
     expect(installCommand(c('yarn'), locked('unset', 'production')).argv).toEqual(['yarn', 'install', '--non-interactive', '--frozen-lockfile']);
     expect(installCommand(c('bun'), locked('unset', 'production')).argv).toEqual(['bun', 'install', '--omit', 'dev', '--frozen-lockfile']);
@@ -129,7 +153,10 @@ describe('installCommand (contract, node rules 4 and 8)', () => {
     expect(installCommand(c('yarn2'), locked('unset', 'production', 2)).berryStripDev).toBe(true);
   });
   it('custom runs CC_CUSTOM_BUILD_TOOL through the shell', () => {
-    expect(installCommand({ tool: 'custom', manager: 'custom', because: 'x', command: 'make deps' }, node('unset', 'production'))).toEqual({ argv: ['/bin/sh', '-c', 'make deps'], dev: 'excluded' });
+    expect(installCommand({ tool: 'custom', manager: 'custom', because: 'x', command: 'make deps' }, node('unset', 'production'))).toEqual({
+      argv: ['/bin/sh', '-c', 'make deps'],
+      dev: 'excluded',
+    });
   });
   it('without dev-dependency settings (static) adds no dev flag and nothing unattended', () => {
     expect(installCommand(c('bun'), { locked: true })).toEqual({ argv: ['bun', 'install', '--frozen-lockfile'], dev: 'included' });

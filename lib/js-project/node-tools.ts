@@ -17,12 +17,21 @@ import { ociArch } from '../cnb/descriptor.ts';
 import type { DependencySpec } from '../deps/catalog.ts';
 import { checksumFromHex, formatChecksum, type Checksum } from '../deps/checksum.ts';
 import { installTool, type InstalledTool } from '../deps/install.ts';
-import { bunPackage, denoPackage, nodePackage, NpmRegistryClient, npmRegistrySource, toolRegistry, withRegistryCredentials, type Packument } from '../deps/npm.ts';
+import {
+  bunPackage,
+  denoPackage,
+  nodePackage,
+  NpmRegistryClient,
+  npmRegistrySource,
+  toolRegistry,
+  withRegistryCredentials,
+  type Packument,
+} from '../deps/npm.ts';
 import { operatorVariable } from '../deps/operator.ts';
 import { pickVersion, type ConstraintOrigin } from '../deps/resolve.ts';
 import { UserError } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import { bundledNpmVersion, type NpmDocument } from './npm-version.ts';
+import { bundledNpmVersion } from './npm-version.ts';
 import { isSet } from '../config/read.ts';
 import { writeSbom } from '../cnb/sbom.ts';
 import type { CheckedInYarn } from './lock-files.ts';
@@ -63,12 +72,21 @@ export function specOf(t: ToolEnv, doc: Packument, pkg: string, id: string, vers
 /** A spec rebuilt from a restored layer's metadata, when it already holds `version` (no registry round trip). */
 function cachedSpec(t: ToolEnv, layer: string, id: string, bin: string, accept: (md: Record<string, unknown>) => boolean): DependencySpec | undefined {
   const md = t.layers.restored(layer).metadata;
-  if (!md || md.id !== id || typeof md.version !== 'string' || typeof md.uri !== 'string' || typeof md.sha !== 'string' || !accept(md)) return undefined;
+  if (md?.id !== id || typeof md.version !== 'string' || typeof md.uri !== 'string' || typeof md.sha !== 'string' || !accept(md)) return undefined;
   const [algo, hex] = md.sha.split(':');
   const checksum = checksumFromHex(hex ?? '', algo as Checksum['algorithm']);
   if (!checksum) return undefined;
   // The metadata's uri has its credentials redacted: the registry's are put back.
-  return { id, version: md.version, uri: withRegistryCredentials(md.uri, t.npm.registry), checksum, archive: 'tar.gz', stripComponents: 1, bin, arch: typeof md.arch === 'string' ? md.arch : ociArch() };
+  return {
+    id,
+    version: md.version,
+    uri: withRegistryCredentials(md.uri, t.npm.registry),
+    checksum,
+    archive: 'tar.gz',
+    stripComponents: 1,
+    bin,
+    arch: typeof md.arch === 'string' ? md.arch : ociArch(),
+  };
 }
 
 export interface Installed {
@@ -86,10 +104,27 @@ function result(tool: InstalledTool, version: string): Installed {
  * The operator's own binary (RBP_TOOL_<ID>): lib/deps uses it as is and warns when its version is not
  * the one asked for. Nothing is resolved first, so an image that carries its tools builds offline.
  */
-async function operatorTool(t: ToolEnv, id: string, pkg: string, constraint: string, origin: ConstraintOrigin | undefined, bin: string): Promise<Installed | undefined> {
+async function operatorTool(
+  t: ToolEnv,
+  id: string,
+  pkg: string,
+  constraint: string,
+  origin: ConstraintOrigin | undefined,
+  bin: string,
+): Promise<Installed | undefined> {
   if (!isSet(t.env, operatorVariable(id))) return undefined;
   const source = npmRegistrySource({ pkg, id, bin, registry: t.npm.registry, log: t.log });
-  const tool = await installTool({ layers: t.layers, layerName: id, source, constraint, ...(origin ? { origin } : {}), types: t.types ?? { build: true, launch: true }, env: t.env, log: t.log, command: id });
+  const tool = await installTool({
+    layers: t.layers,
+    layerName: id,
+    source,
+    constraint,
+    ...(origin ? { origin } : {}),
+    types: t.types ?? { build: true, launch: true },
+    env: t.env,
+    log: t.log,
+    command: id,
+  });
   return result(tool, tool.version ?? constraint);
 }
 
@@ -111,7 +146,15 @@ export async function installNode(t: ToolEnv, constraint: string, origin: Constr
   }
   // The version is known before the download: what depends on it alone (npm) need not wait.
   onVersion?.(spec.version);
-  const tool = await installTool({ layers: t.layers, layerName: 'node', spec, types: t.types ?? { build: true, launch: true }, env: t.env, log: t.log, command: 'node' });
+  const tool = await installTool({
+    layers: t.layers,
+    layerName: 'node',
+    spec,
+    types: t.types ?? { build: true, launch: true },
+    env: t.env,
+    log: t.log,
+    command: 'node',
+  });
   return result(tool, spec.version);
 }
 
@@ -127,9 +170,11 @@ export async function installNpm(t: ToolEnv, nodeVersion: string): Promise<Insta
     t.layers.writeToml('npm', {}, rest);
   }
   if (!spec) {
-    const [npmDoc, nodeDoc] = await t.log.step(`find the npm bundled with Node.js ${nodeVersion}`, () => Promise.all([t.npm.document('npm', { full: true }), t.npm.document(nodePackage(), { full: true })]));
+    const [npmDoc, nodeDoc] = await t.log.step(`find the npm bundled with Node.js ${nodeVersion}`, () =>
+      Promise.all([t.npm.document('npm', { full: true }), t.npm.document(nodePackage(), { full: true })]),
+    );
     const released = nodeDoc.time?.[nodeVersion];
-    const version = bundledNpmVersion(nodeVersion, npmDoc as NpmDocument, released ? new Date(released) : undefined);
+    const version = bundledNpmVersion(nodeVersion, npmDoc, released ? new Date(released) : undefined);
     if (!version) {
       throw new UserError({
         id: 'node/npm/none-for-node',
@@ -141,7 +186,15 @@ export async function installNpm(t: ToolEnv, nodeVersion: string): Promise<Insta
     }
     spec = specOf(t, npmDoc, 'npm', 'npm', version, 'bin/npm-cli.js');
   }
-  const tool = await installTool({ layers: t.layers, layerName: 'npm', spec, types: t.types ?? { build: true, launch: true }, env: t.env, log: t.log, command: 'npm' });
+  const tool = await installTool({
+    layers: t.layers,
+    layerName: 'npm',
+    spec,
+    types: t.types ?? { build: true, launch: true },
+    env: t.env,
+    log: t.log,
+    command: 'npm',
+  });
   // The layer's metadata says which Node.js this npm was chosen for, so the next build need not ask again.
   if (tool.layer) t.layers.writeToml('npm', tool.layer.types, { ...tool.layer.metadata, node: nodeVersion });
   return result(tool, spec.version);
@@ -184,7 +237,9 @@ export async function installManager(t: ToolEnv, req: ManagerRequest): Promise<I
   const exact = semver.valid(req.constraint) ?? undefined;
   const hashChecksum = req.hash && req.id !== 'yarn-berry' ? checksumFromHex(req.hash.hex, req.hash.algorithm as Checksum['algorithm']) : undefined;
   let spec =
-    exact && !req.hash ? cachedSpec(t, p.layer, req.id === 'yarn-berry' ? 'yarn' : req.id, p.bin(exact), (md) => md.version === exact && String(md.uri).includes(`/${pkg}/-/`)) : undefined;
+    exact && !req.hash
+      ? cachedSpec(t, p.layer, req.id === 'yarn-berry' ? 'yarn' : req.id, p.bin(exact), (md) => md.version === exact && String(md.uri).includes(`/${pkg}/-/`))
+      : undefined;
   if (!spec) {
     const doc = await t.log.step(`resolve ${req.id} "${req.constraint}" from the registry (${pkg})`, () => t.npm.document(pkg));
     const version = pickVersion(Object.keys(doc.versions), req.constraint, req.id, req.origin);
@@ -193,7 +248,15 @@ export async function installManager(t: ToolEnv, req: ManagerRequest): Promise<I
       throw hashMismatch(req, version, `registry sha1 ${doc.versions[version]?.dist?.shasum}`);
     }
   }
-  const tool = await installTool({ layers: t.layers, layerName: p.layer, spec, types: req.types ?? { build: true, launch: true }, env: t.env, log: t.log, command: p.command });
+  const tool = await installTool({
+    layers: t.layers,
+    layerName: p.layer,
+    spec,
+    types: req.types ?? { build: true, launch: true },
+    env: t.env,
+    log: t.log,
+    command: p.command,
+  });
   // Yarn ≥ 2: the packageManager hash covers the single yarn.js, not the package tarball.
   if (req.id === 'yarn-berry' && req.hash && tool.layer) {
     const file = path.join(tool.layer.path, 'bin', 'yarn.js');
@@ -225,11 +288,19 @@ export function hashMismatch(req: ManagerRequest, version: string, actual: strin
  */
 export function installCheckedInYarn(t: ToolEnv, release: CheckedInYarn): Installed {
   const sha256 = crypto.createHash('sha256').update(fs.readFileSync(release.abs)).digest('hex');
-  const layer = t.layers.fresh('yarn', { build: true, launch: true }, { id: 'yarn', version: release.version, release: release.file, sha: `sha256:${sha256}`, source: 'yarnPath' });
+  const layer = t.layers.fresh(
+    'yarn',
+    { build: true, launch: true },
+    { id: 'yarn', version: release.version, release: release.file, sha: `sha256:${sha256}`, source: 'yarnPath' },
+  );
   const bin = path.join(layer.path, 'bin');
   fs.mkdirSync(bin, { recursive: true });
   const shim = path.join(bin, 'yarn');
-  fs.writeFileSync(shim, `#!/bin/sh\n# yarnPath in .yarnrc.yml: the release checked in with the app is the Yarn that runs.\nexec node ${shellQuote(release.abs)} "$@"\n`, { mode: 0o755 });
+  fs.writeFileSync(
+    shim,
+    `#!/bin/sh\n# yarnPath in .yarnrc.yml: the release checked in with the app is the Yarn that runs.\nexec node ${shellQuote(release.abs)} "$@"\n`,
+    { mode: 0o755 },
+  );
   writeSbom(t.layers.dir, 'yarn', [{ name: 'yarn', version: release.version, sha256 }]);
   return { version: release.version, binDir: bin, tool: { id: 'yarn', path: shim, version: release.version, source: 'app', layer: undefined } };
 }

@@ -9,7 +9,14 @@
 import path from 'node:path';
 
 /** The lock files the managers read. */
-export const LOCK_FILES = { yarn: 'yarn.lock', pnpm: 'pnpm-lock.yaml', bun: 'bun.lock', bunBinary: 'bun.lockb', npm: 'package-lock.json', npmShrinkwrap: 'npm-shrinkwrap.json' } as const;
+export const LOCK_FILES = {
+  yarn: 'yarn.lock',
+  pnpm: 'pnpm-lock.yaml',
+  bun: 'bun.lock',
+  bunBinary: 'bun.lockb',
+  npm: 'package-lock.json',
+  npmShrinkwrap: 'npm-shrinkwrap.json',
+} as const;
 
 /** The program that installs: npm for npm/npm-install/npm-ci, Yarn 1 for `yarn`, Berry for yarn-berry and yarn2. */
 export type Manager = 'npm' | 'pnpm' | 'yarn' | 'yarn-berry' | 'bun' | 'custom';
@@ -66,7 +73,11 @@ export const PACKAGE_MANAGERS: Record<Manager, PackageManager> = {
     install: { argv: ['pnpm', 'install'], includeDev: ['--prod', 'false'], omitDev: { flags: ['--prod'], when: 'production' }, locked: ['--frozen-lockfile'] },
     lockFiles: [LOCK_FILES.pnpm],
     cacheEnv: (dir) => ({ npm_config_store_dir: path.join(dir, 'pnpm-store') }),
-    staleLockfile: { pattern: /ERR_PNPM_OUTDATED_LOCKFILE|ERR_PNPM_LOCKFILE_CONFIG_MISMATCH|lockfile needs updates/i, lock: LOCK_FILES.pnpm, local: 'pnpm install' },
+    staleLockfile: {
+      pattern: /ERR_PNPM_OUTDATED_LOCKFILE|ERR_PNPM_LOCKFILE_CONFIG_MISMATCH|lockfile needs updates/i,
+      lock: LOCK_FILES.pnpm,
+      local: 'pnpm install',
+    },
     credentialsIn: 'user-npmrc',
     layer: 'pnpm',
   },

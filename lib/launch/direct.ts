@@ -45,9 +45,7 @@ const PORT_REF = 1_357_924_680;
 const APP_REF = '/\u0000app\u0000';
 const SERVER_REF = '/\u0000server\u0000';
 
-export type DirectPlan =
-  | { ok: true; argv0: string; script: (node: string | undefined) => string; reads: string[] }
-  | { ok: false; why: string };
+export type DirectPlan = { ok: true; argv0: string; script: (node: string | undefined) => string; reads: string[] } | { ok: false; why: string };
 
 /**
  * The runtime's command planned with the build's variables, as a script; or why the launch always
@@ -99,6 +97,7 @@ function word(text: string): string {
  */
 function refusalLines(runtime: RuntimeLaunch): string[] {
   return (runtime.refusals ?? []).flatMap((r) => {
+    // eslint-disable-next-line @typescript-eslint/no-misused-spread -- a refusal value is a plain ASCII word (pico)
     const pattern = [...r.value].map((c) => (/[a-z]/i.test(c) ? `[${c.toLowerCase()}${c.toUpperCase()}]` : c.replace(/[^\w.-]/g, '\\$&'))).join('');
     const [before, after] = renderedAround((value) => renderUserError(r.error(value).data));
     return [`trim "\${${r.variable}-}"`, `case $t in ${pattern}) printf '%s%s%s\\n' ${word(before)} "\\"$t\\"" ${word(after)} >&2; exit 1 ;; esac`];
@@ -119,7 +118,7 @@ function portLines(portVariable: string | undefined): string[] {
   ];
 }
 
-function script(runtime: RuntimeLaunch, plan: RuntimePlan, inputs: ReadonlyArray<readonly [string, string]>, node: string | undefined): string {
+function script(runtime: RuntimeLaunch, plan: RuntimePlan, inputs: readonly (readonly [string, string])[], node: string | undefined): string {
   const portVar = runtime.portVariable;
   const { env } = planEnv(plan.env, PORT_REF, portVar, false);
   const execNote = `- exec ${plan.argv[0]} (the launch script starts it directly: nothing to supervise)`;
@@ -135,13 +134,16 @@ function script(runtime: RuntimeLaunch, plan: RuntimePlan, inputs: ReadonlyArray
     ...refusalLines(runtime),
     ...ACTIVATING_VARIABLES.map(({ variable, why }) => `set_ "\${${variable}-}" && hand ${word(why)}`),
     `{ [ -e ${CACHE_VCL} ] || [ -L ${CACHE_VCL} ]; } && hand ${word(`${CACHE_VCL} activates the cache proxy`)}`,
-    '# The restart policy and the supervisor\'s timeouts (lib/launch/restart.ts, lib/config).',
+    "# The restart policy and the supervisor's timeouts (lib/launch/restart.ts, lib/config).",
     ...shRead('RBP_RESTART', 'restart'),
     ...shRead('RBP_RESTART_FIRST_DELAY', 'first_us'),
     ...shRead('RBP_STOP_TIMEOUT', 'stop_us'),
     'max_us=30000000 healthy_us=60000000',
     '# The variables the command was planned with, as they were at build.',
-    ...inputs.map(([name, value]) => `trim "\${${name}-}"; [ "$t" = ${word(value)} ] || hand ${word(`${name} differs from its value at build, which the command was planned with`)}`),
+    ...inputs.map(
+      ([name, value]) =>
+        `trim "\${${name}-}"; [ "$t" = ${word(value)} ] || hand ${word(`${name} differs from its value at build, which the command was planned with`)}`,
+    ),
     ...portLines(portVar),
     '[ -z "$bad" ] || hand "$badWhy"',
     ...(runtime.serverOverride

@@ -40,7 +40,8 @@ function appEnvironment(plan: LaunchPlan, env: NodeJS.ProcessEnv): Record<string
 
 /** How the app starts; `direct` is the direct launch script's word (direct.ts) when it handed over. */
 function launchMode(plan: LaunchPlan, appEnv: Record<string, string>, direct: string | undefined): LaunchMode {
-  if (direct === DIRECT_EXEC) return { mode: 'exec', file: plan.argv[0]!, why: `nothing to supervise: the launch script starts ${plan.argv[0]} itself (no Node.js)` };
+  if (direct === DIRECT_EXEC)
+    return { mode: 'exec', file: plan.argv[0]!, why: `nothing to supervise: the launch script starts ${plan.argv[0]} itself (no Node.js)` };
   if (direct === DIRECT_SUPERVISE) return { mode: 'supervise', why: RESTART_WHY };
   return chooseMode({
     restart: plan.restart.policy,
@@ -58,12 +59,22 @@ function launchMode(plan: LaunchPlan, appEnv: Record<string, string>, direct: st
 function supervisorOf(plan: LaunchPlan, mode: LaunchMode, appEnv: Record<string, string>, direct: string | undefined): Supervisor | undefined {
   if (mode.mode !== 'supervise') return undefined;
   if (direct === DIRECT_SUPERVISE) return { by: 'shell', why: 'the launch script supervises the app itself (no Node.js)' };
-  if (plan.requestFlow) return { by: 'node', why: plan.requestFlow.block ? 'the Node.js launcher answers 403 in front of the app' : 'the Node.js launcher runs the request-flow chain in front of the app' };
-  if (!execveOf()) return { by: 'node', why: `Node.js ${process.versions.node} (the launcher's) has no process.execve (22.15+, 23.11+): it cannot hand over to the shell form` };
+  if (plan.requestFlow)
+    return {
+      by: 'node',
+      why: plan.requestFlow.block
+        ? 'the Node.js launcher answers 403 in front of the app'
+        : 'the Node.js launcher runs the request-flow chain in front of the app',
+    };
+  if (!execveOf())
+    return {
+      by: 'node',
+      why: `Node.js ${process.versions.node} (the launcher's) has no process.execve (22.15+, 23.11+): it cannot hand over to the shell form`,
+    };
   const file = resolveCommand(plan.argv[0] ?? '', appEnv.PATH, plan.cwd);
   const problem = file ? execveProblem(file) : `${plan.argv[0]} is not on the app's PATH`;
   if (problem) return { by: 'node', why: problem };
-  return { by: 'shell', why: 'the launcher replaces itself with the plan\'s shell form (/bin/sh), which supervises the app: no Node.js stays beside it' };
+  return { by: 'shell', why: "the launcher replaces itself with the plan's shell form (/bin/sh), which supervises the app: no Node.js stays beside it" };
 }
 
 function middlewareMember(m: MiddlewareSpec): Member {
@@ -89,7 +100,7 @@ function runHook(plan: LaunchPlan, appEnv: Record<string, string>, event: 'prest
   const r = spawnSync('/bin/sh', ['-c', command], { stdio: 'inherit', cwd: plan.cwd, env: { ...appEnv, npm_lifecycle_event: event } });
   if (r.status === 0) return 0;
   process.stderr.write(`launch: the ${event} script failed (exit ${r.status ?? r.signal}): ${command}\n`);
-  return r.status || 1;
+  return r.status ?? 1;
 }
 
 /**
@@ -111,7 +122,11 @@ export async function runLaunch(runtime: RuntimeLaunch | (() => RuntimeLaunch)):
   const supervisor = supervisorOf(plan, mode, appEnv, direct);
   const dryRun = raw(env, 'RBP_DRY_RUN');
   if (dryRun === '1') {
-    const script = direct ? (direct === DIRECT_EXEC || direct === DIRECT_SUPERVISE ? { direct: true as const } : { direct: false as const, why: direct }) : undefined;
+    const script = direct
+      ? direct === DIRECT_EXEC || direct === DIRECT_SUPERVISE
+        ? { direct: true as const }
+        : { direct: false as const, why: direct }
+      : undefined;
     process.stdout.write(`${JSON.stringify(planJson(plan, mode, supervisor, script), null, 2)}\n`);
     return;
   }
@@ -139,7 +154,14 @@ export async function runLaunch(runtime: RuntimeLaunch | (() => RuntimeLaunch)):
   if (pre !== 0) process.exit(pre);
   if (mode.mode === 'exec' && execve && isPid1() && isExecutableFile(INIT_SHELL)) {
     // PID 1 (an app image): the app runs under the minimal init, which forwards SIGTERM to it (pid1.ts).
-    const e = stepAside(INIT_SHELL, underInit(plan.argv), appEnv, plan.cwd, execve, `- exec ${plan.argv[0]} under a minimal init (the launch is PID 1: ${INIT_SHELL} forwards stop signals to it and reaps children)\n`);
+    const e = stepAside(
+      INIT_SHELL,
+      underInit(plan.argv),
+      appEnv,
+      plan.cwd,
+      execve,
+      `- exec ${plan.argv[0]} under a minimal init (the launch is PID 1: ${INIT_SHELL} forwards stop signals to it and reaps children)\n`,
+    );
     log.warn(`could not start the init (${e.message}): supervising the app instead`);
   } else if (mode.mode === 'exec' && execve) {
     // Returns only when Node.js refused before replacing anything.

@@ -92,7 +92,14 @@ export function chooseMode(input: ModeInput): LaunchMode {
  * Replaces this process with `argv` run from `file` in `cwd`, with exactly `env`. Returns only if
  * execve refused before trying (an error Node.js throws); the caller then supervises instead.
  */
-export function stepAside(file: string, argv: string[], env: Record<string, string>, cwd: string, execve: Execve, note = `- exec ${argv[0]} (the launcher steps aside: nothing to supervise)\n`): Error {
+export function stepAside(
+  file: string,
+  argv: string[],
+  env: Record<string, string>,
+  cwd: string,
+  execve: Execve,
+  note = `- exec ${argv[0]} (the launcher steps aside: nothing to supervise)\n`,
+): Error {
   // Node.js ignores SIGPIPE and SIGXFSZ, and an ignored signal stays ignored across execve; a spawned
   // child gets them back at their defaults. Handling then releasing a signal leaves it at SIG_DFL.
   for (const sig of ['SIGPIPE', 'SIGXFSZ'] as const) {

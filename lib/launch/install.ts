@@ -18,7 +18,6 @@ import type { RuntimeLaunch } from './plan.ts';
 import { isActive } from './request-flow/activation.ts';
 import { checkRequestFlowAtBuild } from './request-flow/build-check.ts';
 
-
 export interface LaunchOptions {
   /**
    * The runtime's own Node.js, installed in one of its launch layers (the node runtime's): the
@@ -70,7 +69,7 @@ function launcherLayer(ctx: BuildContext, decision: LaunchDecision): string {
   fs.mkdirSync(path.join(layer.path, 'bin'), { recursive: true });
   // The decision also goes inside the layer: an app image holds layer folders, not their .toml
   // (the lifecycle keeps layer metadata in an image label), and the entrypoint must find it there.
-  writeToml(path.join(layer.path, DECISION_FILE), { metadata: decision } as unknown as Record<string, unknown>);
+  writeToml(path.join(layer.path, DECISION_FILE), { metadata: decision });
   return layer.path;
 }
 
@@ -96,7 +95,14 @@ function writeLauncher(ctx: BuildContext, decision: LaunchDecision, node: string
   return target;
 }
 
-function writeDirect(ctx: BuildContext, decision: LaunchDecision, direct: Extract<DirectPlan, { ok: true }>, node: string | undefined, extra: ProcessDef[], log: Logger): string {
+function writeDirect(
+  ctx: BuildContext,
+  decision: LaunchDecision,
+  direct: Extract<DirectPlan, { ok: true }>,
+  node: string | undefined,
+  extra: ProcessDef[],
+  log: Logger,
+): string {
   const bin = path.join(launcherLayer(ctx, decision), 'bin');
   const target = path.join(bin, 'launch');
   fs.writeFileSync(target, direct.script(node), { mode: 0o755 });

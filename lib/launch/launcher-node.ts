@@ -49,7 +49,9 @@ export type NodeProbe = { ok: true; version: string } | { ok: false; problem: st
 /** Whether a Node.js of this version can run the launcher. */
 function versionProbe(file: string, version: string): NodeProbe {
   const major = Number(/^v?(\d+)\./.exec(version)?.[1] ?? 0);
-  return major >= LAUNCHER_NODE_MIN_MAJOR ? { ok: true, version } : { ok: false, version, problem: `${file} is Node.js ${version}; the launcher needs ${LAUNCHER_NODE_MIN_MAJOR} or later` };
+  return major >= LAUNCHER_NODE_MIN_MAJOR
+    ? { ok: true, version }
+    : { ok: false, version, problem: `${file} is Node.js ${version}; the launcher needs ${LAUNCHER_NODE_MIN_MAJOR} or later` };
 }
 
 /** Runs `file --version`: a Node.js the launcher can run on, or why not. */
@@ -63,7 +65,7 @@ export function probeNode(file: string): NodeProbe {
   }
   if (!stat.isFile()) return { ok: false, problem: `${file} is not a file` };
   const r = spawnSync(file, ['--version'], { encoding: 'utf8', timeout: 15_000, stdio: ['ignore', 'pipe', 'pipe'] });
-  const out = `${r.stdout ?? ''}`.trim();
+  const out = (r.stdout ?? '').trim();
   const m = /^v(\d+)\.\d+\.\d+/.exec(out);
   if (r.error || r.status !== 0 || !m) {
     const said = r.error ? r.error.message : `\`${file} --version\` printed ${JSON.stringify(out.split('\n')[0] ?? '')}`;
@@ -139,7 +141,9 @@ export async function installLauncherNode(opts: { layers: Layers; env: Record<st
     if (t.layer && t.source !== 'cache') trimNodeLayer(t.layer.path, log);
     return t;
   });
-  log.info(`launcher: Node.js ${tool.version} ${tool.source === 'cache' ? `reused from the cache (layer ${LAUNCHER_NODE_LAYER}: ${tool.layer?.reason})` : `installed into the layer ${LAUNCHER_NODE_LAYER}`}`);
+  log.info(
+    `launcher: Node.js ${tool.version} ${tool.source === 'cache' ? `reused from the cache (layer ${LAUNCHER_NODE_LAYER}: ${tool.layer?.reason})` : `installed into the layer ${LAUNCHER_NODE_LAYER}`}`,
+  );
   return { path: tool.path, version: tool.version, source: tool.source };
 }
 

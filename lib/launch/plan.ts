@@ -76,7 +76,7 @@ export interface Refusal {
 export function checkRefusals(runtime: Pick<RuntimeLaunch, 'refusals'>, env: NodeJS.ProcessEnv): void {
   for (const r of runtime.refusals ?? []) {
     const seen = raw(env, r.variable);
-    if (seen !== undefined && seen.toLowerCase() === r.value.toLowerCase()) throw r.error(seen);
+    if (seen?.toLowerCase() === r.value.toLowerCase()) throw r.error(seen);
   }
 }
 
@@ -106,7 +106,12 @@ export function portEnv(port: number | string, portVariable: string | undefined,
 }
 
 /** The variables the launch sets for the app, each with its source: the port's under the runtime's. */
-export function planEnv(runtimeEnv: Record<string, string>, port: number | string, portVariable: string | undefined, behindFlow: boolean): { env: Record<string, string>; envSources: Record<string, EnvSource> } {
+export function planEnv(
+  runtimeEnv: Record<string, string>,
+  port: number | string,
+  portVariable: string | undefined,
+  behindFlow: boolean,
+): { env: Record<string, string>; envSources: Record<string, EnvSource> } {
   const ports = portEnv(port, portVariable, behindFlow);
   const envSources: Record<string, EnvSource> = {};
   for (const k of Object.keys(ports)) envSources[k] = 'port';
@@ -185,7 +190,12 @@ export interface Supervisor {
  * The plan as `rbp run --dry-run` shows it: every process, its command line, its ports, how it is
  * started and by what. `direct` is the direct launch script's account (direct.ts), when it handed over.
  */
-export function planJson(plan: LaunchPlan, mode: LaunchMode, supervisor: Supervisor | undefined, direct?: { direct: true } | { direct: false; why: string }): object {
+export function planJson(
+  plan: LaunchPlan,
+  mode: LaunchMode,
+  supervisor: Supervisor | undefined,
+  direct?: { direct: true } | { direct: false; why: string },
+): object {
   const flow = plan.requestFlow;
   const app = { name: 'app', argv: plan.argv, cwd: plan.cwd, listen: plan.port };
   const middlewares = (flow?.middlewares ?? []).map((m) => ({

@@ -19,7 +19,7 @@ export const HEALTHY_RUN_MS = 60_000;
 
 /** RBP_RESTART of the launch environment, read as lib/config declares it (an invalid value is its own user error). */
 export function restartPolicyOf(env: NodeJS.ProcessEnv): RestartPolicy {
-  return (read<RestartPolicy>(env, RESTART_VARIABLE)?.value ?? 'no');
+  return read<RestartPolicy>(env, RESTART_VARIABLE)?.value ?? 'no';
 }
 
 /** The restart policy as the launch plan holds it (plan.ts): what both forms of the launch follow. */
@@ -34,7 +34,12 @@ export interface RestartPlan {
 
 /** RBP_RESTART and RBP_RESTART_FIRST_DELAY of the launch environment (an invalid value is its user error). */
 export function restartPlan(env: NodeJS.ProcessEnv): RestartPlan {
-  return { policy: restartPolicyOf(env), firstDelayMs: read<number>(env, 'RBP_RESTART_FIRST_DELAY')!.value * 1000, maxDelayMs: MAX_DELAY_MS, healthyRunMs: HEALTHY_RUN_MS };
+  return {
+    policy: restartPolicyOf(env),
+    firstDelayMs: read<number>(env, 'RBP_RESTART_FIRST_DELAY')!.value * 1000,
+    maxDelayMs: MAX_DELAY_MS,
+    healthyRunMs: HEALTHY_RUN_MS,
+  };
 }
 
 /** The `--restart` flag of rbp run and rbp deploy. */
@@ -60,7 +65,11 @@ export function restartDelay(attempt: number, first = FIRST_DELAY_MS, max = MAX_
  * After a crash: the restart's number (a run that lasted healthyRunMs starts the back-off again) and
  * the wait before it. The shell form (shell.ts) renders the same rule in sh.
  */
-export function nextRestart(previous: number, ranMs: number, plan: Pick<RestartPlan, 'firstDelayMs' | 'maxDelayMs' | 'healthyRunMs'>): { attempt: number; delayMs: number } {
+export function nextRestart(
+  previous: number,
+  ranMs: number,
+  plan: Pick<RestartPlan, 'firstDelayMs' | 'maxDelayMs' | 'healthyRunMs'>,
+): { attempt: number; delayMs: number } {
   const attempt = ranMs >= plan.healthyRunMs ? 1 : previous + 1;
   return { attempt, delayMs: restartDelay(attempt, plan.firstDelayMs, plan.maxDelayMs) };
 }

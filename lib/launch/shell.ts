@@ -226,7 +226,11 @@ function settings(plan: LaunchPlan): string[] {
  * supervise, the hooks, the command for the log and the plan's variable names. `word` renders a
  * value as an sh word (the direct script splices its port and app references in).
  */
-export function staticSettings(plan: Pick<LaunchPlan, 'argv' | 'env' | 'hooks' | 'supervise'>, word: (text: string) => string = shQuote, execNote?: string): string[] {
+export function staticSettings(
+  plan: Pick<LaunchPlan, 'argv' | 'env' | 'hooks' | 'supervise'>,
+  word: (text: string) => string = shQuote,
+  execNote?: string,
+): string[] {
   return [
     `restart_by=${shQuote(`${RESTART_VARIABLE}=on-failure`)} restart_why=${shQuote(RESTART_WHY)}`,
     `pre_why=${shQuote(superviseReason(plan) ?? '')} post_why=${shQuote(shellKeepsChildren(plan.argv) ? KEEPS_CHILDREN_WHY : '')}`,

@@ -151,9 +151,20 @@ function readInputs(o: AppImageOptions): { src: string; md: LaunchMetadata; runL
   try {
     run = readLayout(runLayout);
   } catch (e) {
-    throw imageError('--run-image', o.runImage, `The run image is an OCI image layout folder (${(e as Error).message}).`, 'Make one with scripts/tools/run-image.sh, or give another with --run-image DIR.');
+    throw imageError(
+      '--run-image',
+      o.runImage,
+      `The run image is an OCI image layout folder (${(e as Error).message}).`,
+      'Make one with scripts/tools/run-image.sh, or give another with --run-image DIR.',
+    );
   }
-  if (!fs.existsSync(o.launcher)) throw imageError('launcher', o.launcher, 'The app image runs the reference lifecycle\'s launcher.', 'Build it with scripts/tools/lifecycle.sh and set RBP_TOOL_LIFECYCLE to the lifecycle binary it prints.');
+  if (!fs.existsSync(o.launcher))
+    throw imageError(
+      'launcher',
+      o.launcher,
+      "The app image runs the reference lifecycle's launcher.",
+      'Build it with scripts/tools/lifecycle.sh and set RBP_TOOL_LIFECYCLE to the lifecycle binary it prints.',
+    );
   return { src, md, runLayout, run };
 }
 
@@ -200,15 +211,20 @@ export async function prepareAppImage(o: AppImageOptions): Promise<PreparedImage
 
     // The launcher and one /cnb/process/<type> link per process.
     const types = md.processes.map((p) => p.type).sort();
-    const launcherLayer = await layer('launcher', 'rbp: the launcher at /cnb/lifecycle/launcher, /cnb/process/<type>', treeFingerprint([o.launcher], types.join(',')), async () => {
-      const cnb = path.join(tmp, 'launcher');
-      fs.mkdirSync(path.join(cnb, 'cnb', 'lifecycle'), { recursive: true });
-      fs.copyFileSync(o.launcher, path.join(cnb, 'cnb', 'lifecycle', 'launcher'));
-      fs.chmodSync(path.join(cnb, 'cnb', 'lifecycle', 'launcher'), 0o755);
-      fs.mkdirSync(path.join(cnb, 'cnb', 'process'));
-      for (const t of types) fs.symlinkSync('../lifecycle/launcher', path.join(cnb, 'cnb', 'process', t));
-      return w.addLayer(cnb);
-    });
+    const launcherLayer = await layer(
+      'launcher',
+      'rbp: the launcher at /cnb/lifecycle/launcher, /cnb/process/<type>',
+      treeFingerprint([o.launcher], types.join(',')),
+      async () => {
+        const cnb = path.join(tmp, 'launcher');
+        fs.mkdirSync(path.join(cnb, 'cnb', 'lifecycle'), { recursive: true });
+        fs.copyFileSync(o.launcher, path.join(cnb, 'cnb', 'lifecycle', 'launcher'));
+        fs.chmodSync(path.join(cnb, 'cnb', 'lifecycle', 'launcher'), 0o755);
+        fs.mkdirSync(path.join(cnb, 'cnb', 'process'));
+        for (const t of types) fs.symlinkSync('../lifecycle/launcher', path.join(cnb, 'cnb', 'process', t));
+        return w.addLayer(cnb);
+      },
+    );
 
     // One image layer per launch layer, as the exporter writes them: the layer's folder only (its
     // .toml lives in the image label), taken from OUT as it is.
@@ -218,16 +234,22 @@ export async function prepareAppImage(o: AppImageOptions): Promise<PreparedImage
       for (const dir of launchLayers(bpDir)) {
         const name = path.basename(dir);
         const prefix = `${LAYERS_DIR.slice(1)}/${escapeId(bp.id)}`;
-        const l = await layer(`layer:${bp.id}:${name}`, `${bp.id}: launch layer ${name}`, treeFingerprint([dir], prefix), () => w.addLayer(bpDir, prefix, { entries: [name], owner: cnbOwned }));
+        const l = await layer(`layer:${bp.id}:${name}`, `${bp.id}: launch layer ${name}`, treeFingerprint([dir], prefix), () =>
+          w.addLayer(bpDir, prefix, { entries: [name], owner: cnbOwned }),
+        );
         (bpLayers[bp.id] ??= {})[name] = { sha: l.diffID, launch: true };
       }
     }
 
     const cfg = configFolder(src, md, out, path.join(tmp, 'config'));
-    const configLayer = await layer('config', 'rbp: /layers/config/metadata.toml, links from OUT to /layers and /workspace', contentFingerprint(cfg), () => w.addLayer(cfg));
+    const configLayer = await layer('config', 'rbp: /layers/config/metadata.toml, links from OUT to /layers and /workspace', contentFingerprint(cfg), () =>
+      w.addLayer(cfg),
+    );
 
     // The app, from OUT/workspace as it is.
-    const appLayer = await layer('app', 'rbp: the application at /workspace', treeFingerprint([path.join(src, 'workspace')], '', { content: true }), () => w.addLayer(src, undefined, { entries: ['workspace'], owner: cnbOwned }));
+    const appLayer = await layer('app', 'rbp: the application at /workspace', treeFingerprint([path.join(src, 'workspace')], '', { content: true }), () =>
+      w.addLayer(src, undefined, { entries: ['workspace'], owner: cnbOwned }),
+    );
 
     const dflt = md['buildpack-default-process-type'];
     const { path: runPath, rest: runEnv } = imageEnv(run.config);
@@ -252,7 +274,9 @@ export async function prepareAppImage(o: AppImageOptions): Promise<PreparedImage
     );
     fs.writeFileSync(path.join(layoutDir, EXPORT_RECORD), JSON.stringify(record));
     const written = layers.length - run.manifest.layers.length - reused;
-    o.log.info(`app image: ${o.image}${o.tags?.length ? ` tagged ${o.tags.join(', ')}` : ''} (OCI layout, ${layers.length} layers, ${manifest.digest.slice(0, 19)}…, entrypoint ${dflt ? `/cnb/process/${dflt}` : 'the launcher'}; ${written} written, ${reused} unchanged, ${formatDuration(performance.now() - started)})`);
+    o.log.info(
+      `app image: ${o.image}${o.tags?.length ? ` tagged ${o.tags.join(', ')}` : ''} (OCI layout, ${layers.length} layers, ${manifest.digest.slice(0, 19)}…, entrypoint ${dflt ? `/cnb/process/${dflt}` : 'the launcher'}; ${written} written, ${reused} unchanged, ${formatDuration(performance.now() - started)})`,
+    );
     return {
       layers: layers.length,
       digest: manifest.digest,

@@ -77,7 +77,9 @@ const ROOT_DIRS = ['cnb', 'platform', 'platform/env'];
 /** Where scripts/tools/ is: beside dist/ in the package and in a checkout (it ships in both). */
 function toolScripts(): string {
   const here = path.dirname(fileURLToPath(import.meta.url));
-  const found = [path.resolve(here, '..', 'scripts', 'tools'), path.resolve(here, '..', '..', 'scripts', 'tools')].find((d) => fs.existsSync(path.join(d, 'lifecycle.sh')));
+  const found = [path.resolve(here, '..', 'scripts', 'tools'), path.resolve(here, '..', '..', 'scripts', 'tools')].find((d) =>
+    fs.existsSync(path.join(d, 'lifecycle.sh')),
+  );
   return found ?? 'scripts/tools';
 }
 
@@ -91,8 +93,12 @@ export function checkBuilderTools(runLayout: string, lifecycleDir: string): void
   const fixes: string[] = [];
   const lifecycleBins = ['lifecycle', 'launcher'].map((b) => path.join(lifecycleDir, b));
   if (!lifecycleBins.every((f) => fs.existsSync(f))) {
-    missing.push(`the reference CNB lifecycle: no ${lifecycleBins.filter((f) => !fs.existsSync(f)).join(' and ')} (beside RBP_TOOL_LIFECYCLE, else in the tool cache, RBP_TOOLS_CACHE)`);
-    fixes.push(`export RBP_TOOL_LIFECYCLE="$(${path.join(scripts, 'lifecycle.sh')} | tail -n 1)" (builds lifecycle 0.20.8 from the Go module proxy, about 2 minutes)`);
+    missing.push(
+      `the reference CNB lifecycle: no ${lifecycleBins.filter((f) => !fs.existsSync(f)).join(' and ')} (beside RBP_TOOL_LIFECYCLE, else in the tool cache, RBP_TOOLS_CACHE)`,
+    );
+    fixes.push(
+      `export RBP_TOOL_LIFECYCLE="$(${path.join(scripts, 'lifecycle.sh')} | tail -n 1)" (builds lifecycle 0.20.8 from the Go module proxy, about 2 minutes)`,
+    );
   }
   if (!fs.existsSync(path.join(runLayout, 'index.json'))) {
     missing.push(`the run image: no OCI layout at ${runLayout} (--run-image, else RBP_RUN_IMAGE, else the tool cache, RBP_TOOLS_CACHE)`);
@@ -141,13 +147,25 @@ export async function writeBuilder(o: BuilderOptions): Promise<{ layout: string 
       img.history.push(...historyFor(undefined, 0, [what]));
       return l;
     };
-    const baseImg: Built = { layers: [...base.manifest.layers], diffIds: [...base.config.rootfs.diff_ids], history: historyFor(base.config, base.manifest.layers.length, []) };
+    const baseImg: Built = {
+      layers: [...base.manifest.layers],
+      diffIds: [...base.config.rootfs.diff_ids],
+      history: historyFor(base.config, base.manifest.layers.length, []),
+    };
 
     // The run image: the CNB user's passwd and group entries, when the given run image has none.
     const run = from(baseImg);
     const userRoot = await stageCnbUser(base, stage('user'));
-    if (userRoot) await add(run, userRoot, `rbp: the CNB user ${CNB_USER.name} (${CNB_USER.uid}:${CNB_USER.gid}) in /etc/passwd and /etc/group, home ${CNB_USER.home}`, { owner: cnbHomeOwner });
-    const runConfig: ImageConfig = { ...base.config, created: REPRODUCIBLE_DATE.toISOString(), rootfs: { type: 'layers', diff_ids: run.diffIds }, history: run.history };
+    if (userRoot)
+      await add(run, userRoot, `rbp: the CNB user ${CNB_USER.name} (${CNB_USER.uid}:${CNB_USER.gid}) in /etc/passwd and /etc/group, home ${CNB_USER.home}`, {
+        owner: cnbHomeOwner,
+      });
+    const runConfig: ImageConfig = {
+      ...base.config,
+      created: REPRODUCIBLE_DATE.toISOString(),
+      rootfs: { type: 'layers', diff_ids: run.diffIds },
+      history: run.history,
+    };
     w.finish(runConfig, run.layers, LAYOUT_TAGS.run);
 
     // The build base image: the run image, the bootstraps' Node.js, the CNB user's home.
@@ -187,7 +205,13 @@ export async function writeBuilder(o: BuilderOptions): Promise<{ layout: string 
       const root = stage(`bp-${escapeId(d.buildpack.id)}`);
       stageBuildpack(ref, root);
       const l = await add(builder, root, `rbp: buildpack ${d.buildpack.id}@${d.buildpack.version}`);
-      (bpLayers[d.buildpack.id] ??= {})[d.buildpack.version] = { api: d.api, ...(d.targets ? { targets: d.targets } : {}), layerDiffID: l.diffID, ...(d.buildpack.homepage ? { homepage: d.buildpack.homepage } : {}), ...(d.buildpack.name ? { name: d.buildpack.name } : {}) };
+      (bpLayers[d.buildpack.id] ??= {})[d.buildpack.version] = {
+        api: d.api,
+        ...(d.targets ? { targets: d.targets } : {}),
+        layerDiffID: l.diffID,
+        ...(d.buildpack.homepage ? { homepage: d.buildpack.homepage } : {}),
+        ...(d.buildpack.name ? { name: d.buildpack.name } : {}),
+      };
     }
 
     // order.toml, run.toml, stack.toml and the platform's folders. The same order as the composite
@@ -204,7 +228,12 @@ export async function writeBuilder(o: BuilderOptions): Promise<{ layout: string 
 
     const metadata = {
       description: `runtime-buildpacks: ${AUTO_ORDER.join(', ')} on Debian bookworm`,
-      buildpacks: members.map((m) => ({ id: m.descriptor.buildpack.id, version: m.descriptor.buildpack.version, homepage: m.descriptor.buildpack.homepage, name: m.descriptor.buildpack.name })),
+      buildpacks: members.map((m) => ({
+        id: m.descriptor.buildpack.id,
+        version: m.descriptor.buildpack.version,
+        homepage: m.descriptor.buildpack.homepage,
+        name: m.descriptor.buildpack.name,
+      })),
       stack: { runImage: { image: runRef, mirrors: [] } },
       images: [{ image: runRef, mirrors: [] }],
       lifecycle: { version: o.lifecycleVersion, api: { buildpack: '0.10', platform: BUILDER_PLATFORM_API }, apis: LIFECYCLE_APIS },
@@ -260,11 +289,16 @@ export async function writeBuilder(o: BuilderOptions): Promise<{ layout: string 
     const archive = lifecycleArchiveName(o.lifecycleVersion, base.config.architecture);
     await writeLifecycleArchive(o.lifecycleDir, o.lifecycleVersion, path.join(partial, archive), tmp);
     fs.writeFileSync(path.join(partial, 'lifecycle.toml'), lifecycleDescriptor(o.lifecycleVersion));
-    fs.writeFileSync(path.join(partial, 'builder.toml'), builderToml({ description: metadata.description, order, archive, names: o.names, arch: base.config.architecture }));
+    fs.writeFileSync(
+      path.join(partial, 'builder.toml'),
+      builderToml({ description: metadata.description, order, archive, names: o.names, arch: base.config.architecture }),
+    );
 
     fs.rmSync(o.out, { recursive: true, force: true });
     fs.renameSync(partial, o.out);
-    o.log.info(`builder: ${o.out} (OCI layout: tags builder, build, run, lifecycle; ${builder.layers.length} layers in the builder), order ${AUTO_ORDER.join(' | ')}, lifecycle ${o.lifecycleVersion}`);
+    o.log.info(
+      `builder: ${o.out} (OCI layout: tags builder, build, run, lifecycle; ${builder.layers.length} layers in the builder), order ${AUTO_ORDER.join(' | ')}, lifecycle ${o.lifecycleVersion}`,
+    );
     return { layout: o.out };
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
@@ -295,7 +329,8 @@ ${stringify({
 /** What rbp builder prints after writing: each image's name, and how to load or push them. */
 export function builderInstructions(layout: string, names: BuilderNames): string[] {
   const rows = (['builder', 'build', 'run', 'lifecycle'] as const).map((k) => `  ${k.padEnd(9)} ${formatRef(names[k])}  (oci:${layout}:${LAYOUT_TAGS[k]})`);
-  const copy = (dest: string) => (['builder', 'run', 'lifecycle'] as const).map((k) => `  skopeo copy oci:${layout}:${LAYOUT_TAGS[k]} ${dest}${formatRef(names[k])}`);
+  const copy = (dest: string) =>
+    (['builder', 'run', 'lifecycle'] as const).map((k) => `  skopeo copy oci:${layout}:${LAYOUT_TAGS[k]} ${dest}${formatRef(names[k])}`);
   return [
     'images (the builder names its run image; pack needs the builder and run images, untrusted builds the lifecycle image):',
     ...rows,

@@ -83,7 +83,9 @@ export async function writeBuildpackage(entry: BuildpackRef, components: Buildpa
         architecture: ociArch(),
         os: 'linux',
         created: REPRODUCIBLE_DATE.toISOString(),
-        config: { Labels: { [BUILDPACKAGE_LABEL]: JSON.stringify(metadata), [LAYERS_LABEL]: JSON.stringify(info), [DISTRIBUTION_API_LABEL]: DISTRIBUTION_API } },
+        config: {
+          Labels: { [BUILDPACKAGE_LABEL]: JSON.stringify(metadata), [LAYERS_LABEL]: JSON.stringify(info), [DISTRIBUTION_API_LABEL]: DISTRIBUTION_API },
+        },
         rootfs: { type: 'layers', diff_ids: layers.map((l) => l.diffID) },
       },
       layers,

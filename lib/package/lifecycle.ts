@@ -61,8 +61,19 @@ export async function writeLifecycleArchive(lifecycleDir: string, version: strin
   fs.mkdirSync(top);
   fs.renameSync(path.join(root, 'cnb', 'lifecycle'), path.join(top, 'lifecycle'));
   fs.writeFileSync(path.join(top, 'lifecycle.toml'), lifecycleDescriptor(version), { mode: 0o644 });
-  const entries = ['lifecycle.toml', 'lifecycle', ...fs.readdirSync(path.join(top, 'lifecycle')).sort().map((n) => `lifecycle/${n}`)];
-  await pipeline(tar.c({ cwd: top, portable: true, mtime: REPRODUCIBLE_DATE, noDirRecurse: true, noPax: true }, entries) as unknown as NodeJS.ReadableStream, zlib.createGzip({ level: 6 }), fs.createWriteStream(file));
+  const entries = [
+    'lifecycle.toml',
+    'lifecycle',
+    ...fs
+      .readdirSync(path.join(top, 'lifecycle'))
+      .sort()
+      .map((n) => `lifecycle/${n}`),
+  ];
+  await pipeline(
+    tar.c({ cwd: top, portable: true, mtime: REPRODUCIBLE_DATE, noDirRecurse: true, noPax: true }, entries) as unknown as NodeJS.ReadableStream,
+    zlib.createGzip({ level: 6 }),
+    fs.createWriteStream(file),
+  );
 }
 
 /** The labels of a lifecycle image (buildpacksio/lifecycle's tools/image). */
@@ -70,6 +81,9 @@ export function lifecycleImageLabels(version: string): Record<string, string> {
   return {
     'io.buildpacks.lifecycle.version': version,
     'io.buildpacks.lifecycle.apis': JSON.stringify(LIFECYCLE_APIS),
-    'io.buildpacks.builder.metadata': JSON.stringify({ lifecycle: { version }, api: { buildpack: LIFECYCLE_APIS.buildpack.supported[0], platform: LIFECYCLE_APIS.platform.supported[0] } }),
+    'io.buildpacks.builder.metadata': JSON.stringify({
+      lifecycle: { version },
+      api: { buildpack: LIFECYCLE_APIS.buildpack.supported[0], platform: LIFECYCLE_APIS.platform.supported[0] },
+    }),
   };
 }

@@ -66,7 +66,13 @@ export interface LayerOptions {
 }
 
 /** A link cache that never finds a link: every file is written whole. */
-const NO_HARD_LINKS = { get: () => undefined, set() { return this; }, has: () => false } as unknown as Map<`${number}:${number}`, string>;
+const NO_HARD_LINKS = {
+  get: () => undefined,
+  set() {
+    return this;
+  },
+  has: () => false,
+} as unknown as Map<`${number}:${number}`, string>;
 
 function normalizeEntry(entry: WriteEntry, opts: LayerOptions): void {
   const st = entry.stat;
@@ -96,7 +102,10 @@ export interface History {
 export function historyFor(base: ImageConfig | undefined, baseLayers: number, added: string[]): History[] {
   const created = REPRODUCIBLE_DATE.toISOString();
   const own = base?.history ?? [];
-  const kept = own.filter((h) => !h.empty_layer).length === baseLayers ? own : Array.from({ length: baseLayers }, (_, i) => ({ created, created_by: `base layer ${i + 1}` }));
+  const kept =
+    own.filter((h) => !h.empty_layer).length === baseLayers
+      ? own
+      : Array.from({ length: baseLayers }, (_, i) => ({ created, created_by: `base layer ${i + 1}` }));
   return [...kept, ...added.map((what) => ({ created, created_by: what, comment: 'rbp' }))];
 }
 
@@ -109,7 +118,6 @@ export function imageEnv(config: ImageConfig): { path: string; rest: string[] } 
 }
 
 const sha256 = (data: Buffer | string) => `sha256:${crypto.createHash('sha256').update(data).digest('hex')}`;
-
 
 /** Every path under `dir` (relative, folders before their contents), sorted bytewise. */
 function walkSorted(dir: string, rel = ''): string[] {
@@ -162,15 +170,35 @@ export class OciLayoutWriter {
           onWriteEntry: (entry) => normalizeEntry(entry, opts),
           ...(prefix ? { prefix } : {}),
         },
-        opts.entries ? [...opts.entries].sort().flatMap((e) => [e, ...(fs.lstatSync(path.join(root, e)).isDirectory() ? walkSorted(root, e) : [])]) : walkSorted(root),
+        opts.entries
+          ? [...opts.entries].sort().flatMap((e) => [e, ...(fs.lstatSync(path.join(root, e)).isDirectory() ? walkSorted(root, e) : [])])
+          : walkSorted(root),
       );
       // One pass: the tar's digest (the diffID) and the gzip's (the blob) as the bytes go by. A fixed
       // level (gzip's fastest, as go-containerregistry writes layers) and mtime 0 in the gzip header
       // keep the compressed digest reproducible too.
       const gzip = zlib.createGzip({ level: 1 });
       await Promise.all([
-        pipeline(stream as unknown as NodeJS.ReadableStream, new Transform({ transform: (c: Buffer, _e, cb) => (raw.update(c), cb(null, c)) }), gzip),
-        pipeline(gzip, new Transform({ transform: (c: Buffer, _e, cb) => (packed.update(c), cb(null, c)) }), fs.createWriteStream(gz)),
+        pipeline(
+          stream as unknown as NodeJS.ReadableStream,
+          new Transform({
+            transform: (c: Buffer, _e, cb) => {
+              raw.update(c);
+              cb(null, c);
+            },
+          }),
+          gzip,
+        ),
+        pipeline(
+          gzip,
+          new Transform({
+            transform: (c: Buffer, _e, cb) => {
+              packed.update(c);
+              cb(null, c);
+            },
+          }),
+          fs.createWriteStream(gz),
+        ),
       ]);
       const digest = `sha256:${packed.digest('hex')}`;
       const size = fs.statSync(gz).size;
@@ -235,7 +263,19 @@ export class OciLayoutWriter {
 export async function archiveLayout(layoutDir: string, file: string): Promise<void> {
   const tmp = `${file}.partial-${process.pid}`;
   try {
-    await tar.c({ cwd: layoutDir, file: tmp, portable: false, mtime: REPRODUCIBLE_DATE, noDirRecurse: true, noPax: true, linkCache: NO_HARD_LINKS, onWriteEntry: (e) => normalizeEntry(e, { normalizeModes: true }) }, walkSorted(layoutDir).filter((p) => !p.startsWith('.rbp-layer-')));
+    await tar.c(
+      {
+        cwd: layoutDir,
+        file: tmp,
+        portable: false,
+        mtime: REPRODUCIBLE_DATE,
+        noDirRecurse: true,
+        noPax: true,
+        linkCache: NO_HARD_LINKS,
+        onWriteEntry: (e) => normalizeEntry(e, { normalizeModes: true }),
+      },
+      walkSorted(layoutDir).filter((p) => !p.startsWith('.rbp-layer-')),
+    );
     fs.renameSync(tmp, file);
   } finally {
     fs.rmSync(tmp, { force: true });

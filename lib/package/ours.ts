@@ -21,7 +21,10 @@ export function autoBuildpack(members: BuildpackRef[], dir: string): BuildpackRe
   const versions = [...new Set(members.map((m) => m.descriptor.buildpack.version))];
   // One version for the composite: the members' when they agree (they are released together).
   const version = versions.length === 1 ? versions[0]! : versions.sort().at(-1)!;
-  return writeComposite(compositeDescriptor(AUTO_ID, version, `runtime-buildpacks (${members.map((m) => m.descriptor.buildpack.id).join(', ')}, first that detects)`, members), dir);
+  return writeComposite(
+    compositeDescriptor(AUTO_ID, version, `runtime-buildpacks (${members.map((m) => m.descriptor.buildpack.id).join(', ')}, first that detects)`, members),
+    dir,
+  );
 }
 
 export async function packageOurs(outDir: string, log: Logger): Promise<string[]> {
@@ -32,7 +35,9 @@ export async function packageOurs(outDir: string, log: Logger): Promise<string[]
     const started = Date.now();
     const file = path.join(outDir, `rbp-${AUTO_ORDER[i]}.cnb`);
     await writeBuildpackage(ref, [], file);
-    log.info(`${file}: ${ref.descriptor.buildpack.id}@${ref.descriptor.buildpack.version} (${(fs.statSync(file).size / 1e6).toFixed(1)} MB, ${Date.now() - started} ms)`);
+    log.info(
+      `${file}: ${ref.descriptor.buildpack.id}@${ref.descriptor.buildpack.version} (${(fs.statSync(file).size / 1e6).toFixed(1)} MB, ${Date.now() - started} ms)`,
+    );
     files.push(file);
   }
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-auto-'));

@@ -67,7 +67,13 @@ class Registry {
   }
 
   /** One request, authenticated on the registry's challenge (once), mapped to a clear error when it cannot be made. */
-  async request(repo: string, ref: string, method: string, url: string, init: { headers?: Record<string, string>; body?: () => Readable | string; length?: number } = {}): Promise<Res> {
+  async request(
+    repo: string,
+    ref: string,
+    method: string,
+    url: string,
+    init: { headers?: Record<string, string>; body?: () => Readable | string; length?: number } = {},
+  ): Promise<Res> {
     const full = url.startsWith('http') ? url : `${this.base}${url}`;
     const send = async () => {
       const headers: Record<string, string> = { ...init.headers };
@@ -108,7 +114,9 @@ class Registry {
 
   private unauthorized(ref: string): UserError {
     const c = this.creds;
-    const had = c?.credentials ? `the credentials of ${c.source} in ${c.file} were refused` : `${c?.file ?? 'the Docker config file'} holds no credentials for ${this.name}`;
+    const had = c?.credentials
+      ? `the credentials of ${c.source} in ${c.file} were refused`
+      : `${c?.file ?? 'the Docker config file'} holds no credentials for ${this.name}`;
     return registryError(
       'platform/registry/unauthorized',
       `The registry ${this.name} needs credentials`,
@@ -120,7 +128,8 @@ class Registry {
 
   private async authenticate(repo: string, ref: string, ch: Challenge): Promise<void> {
     const { credentials } = await this.credentials();
-    const basic = credentials?.username !== undefined ? `Basic ${Buffer.from(`${credentials.username}:${credentials.password ?? ''}`).toString('base64')}` : undefined;
+    const basic =
+      credentials?.username !== undefined ? `Basic ${Buffer.from(`${credentials.username}:${credentials.password ?? ''}`).toString('base64')}` : undefined;
     if (ch.scheme.toLowerCase() === 'basic') {
       if (!basic) throw this.unauthorized(ref);
       this.auth.set(repo, basic);
@@ -136,11 +145,23 @@ class Registry {
         ? await proxiedFetch(url.origin + url.pathname, {
             method: 'POST',
             headers: { 'content-type': 'application/x-www-form-urlencoded' },
-            body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: credentials.identityToken, service: ch.params.service ?? '', scope: `repository:${repo}:pull,push`, client_id: 'rbp' }).toString(),
+            body: new URLSearchParams({
+              grant_type: 'refresh_token',
+              refresh_token: credentials.identityToken,
+              service: ch.params.service ?? '',
+              scope: `repository:${repo}:pull,push`,
+              client_id: 'rbp',
+            }).toString(),
           })
         : await proxiedFetch(url.toString(), { headers: basic ? { authorization: basic } : {} });
     } catch (e) {
-      throw registryError('platform/registry/unreachable', `Cannot reach the token service of ${this.name}`, ref, `The registry sends clients for a token to ${url.origin}; the connection failed: ${(e as Error).message}`, 'Check the network and the proxy settings (HTTPS_PROXY, NO_PROXY).');
+      throw registryError(
+        'platform/registry/unreachable',
+        `Cannot reach the token service of ${this.name}`,
+        ref,
+        `The registry sends clients for a token to ${url.origin}; the connection failed: ${(e as Error).message}`,
+        'Check the network and the proxy settings (HTTPS_PROXY, NO_PROXY).',
+      );
     }
     if (!res.ok) {
       await res.body?.cancel();
@@ -166,7 +187,13 @@ async function refused(res: Res, ref: string, what: string): Promise<UserError> 
       'Push to a repository your account may write to, or ask the registry administrator for push rights.',
     );
   }
-  return registryError('platform/registry/failed', 'The push to the registry failed', ref, `The registry answered ${what} with ${detail}.`, 'Try again; if it keeps failing, check the registry\'s logs.');
+  return registryError(
+    'platform/registry/failed',
+    'The push to the registry failed',
+    ref,
+    `The registry answered ${what} with ${detail}.`,
+    "Try again; if it keeps failing, check the registry's logs.",
+  );
 }
 
 /** Pushes images from OCI layouts; returns each manifest's digest. */
@@ -199,7 +226,9 @@ export async function pushImages(targets: PushTarget[], log: Logger): Promise<{ 
     await res.body?.cancel();
     const digest = `sha256:${crypto.createHash('sha256').update(manifest).digest('hex')}`;
     const total = image.manifest.layers.length + 1;
-    log.info(`pushed ${ref} (${digest.slice(0, 19)}…): ${sent} of ${total} blobs sent (${(bytes / 1e6).toFixed(1)} MB)${sent < total ? ', the others already there' : ''}, ${formatDuration(performance.now() - started)}`);
+    log.info(
+      `pushed ${ref} (${digest.slice(0, 19)}…): ${sent} of ${total} blobs sent (${(bytes / 1e6).toFixed(1)} MB)${sent < total ? ', the others already there' : ''}, ${formatDuration(performance.now() - started)}`,
+    );
     out.push({ ref, digest });
   }
   return out;
@@ -217,7 +246,12 @@ async function pushBlob(reg: Registry, repo: string, ref: string, layout: string
   }
   if (head.status !== 404) throw await refused(head, ref, `a blob check (HEAD ${d.digest.slice(0, 19)}…)`);
   const from = reg.holders.get(d.digest);
-  const start = await reg.request(repo, ref, 'POST', `/v2/${repo}/blobs/uploads/${from && from !== repo ? `?mount=${encodeURIComponent(d.digest)}&from=${encodeURIComponent(from)}` : ''}`);
+  const start = await reg.request(
+    repo,
+    ref,
+    'POST',
+    `/v2/${repo}/blobs/uploads/${from && from !== repo ? `?mount=${encodeURIComponent(d.digest)}&from=${encodeURIComponent(from)}` : ''}`,
+  );
   if (start.status === 201) {
     await start.body?.cancel();
     reg.holders.set(d.digest, repo);

@@ -28,7 +28,10 @@ export async function readImageFiles(image: ReadImage, files: string[]): Promise
           const target = path.posix.join(dir, base.slice('.wh.'.length));
           if (files.includes(target) && !(target in found)) removed.add(target);
         }
-        if (!files.includes(name) || name in found || removed.has(name) || entry.type !== 'File') return entry.resume();
+        if (!files.includes(name) || name in found || removed.has(name) || entry.type !== 'File') {
+          entry.resume();
+          return;
+        }
         const chunks: Buffer[] = [];
         entry.on('data', (c: Buffer) => chunks.push(c));
         entry.on('end', () => (here[name] = Buffer.concat(chunks).toString('utf8')));
@@ -66,4 +69,5 @@ export async function stageCnbUser(image: ReadImage, root: string): Promise<stri
 }
 
 /** Layer entries owned by the CNB user: its home. */
-export const cnbHomeOwner = (rel: string) => (rel === CNB_USER.home.slice(1) || rel.startsWith(`${CNB_USER.home.slice(1)}/`) ? { uid: CNB_USER.uid, gid: CNB_USER.gid } : undefined);
+export const cnbHomeOwner = (rel: string) =>
+  rel === CNB_USER.home.slice(1) || rel.startsWith(`${CNB_USER.home.slice(1)}/`) ? { uid: CNB_USER.uid, gid: CNB_USER.gid } : undefined;

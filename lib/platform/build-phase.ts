@@ -148,11 +148,17 @@ export async function buildPhase(o: BuildPhaseOptions): Promise<Built> {
     o.interrupt.check();
     if (r.exitCode !== 0) {
       const how = r.exitCode ?? r.signal ?? (r.failed ? r.shortMessage : 'unknown');
-      throw new PhaseFailure(EXIT.buildFailed, `${bpKey(bp)} failed (exit ${how}) after ${formatDuration(performance.now() - t0)}`, undefined, parseRenderedError(tail));
+      throw new PhaseFailure(
+        EXIT.buildFailed,
+        `${bpKey(bp)} failed (exit ${how}) after ${formatDuration(performance.now() - t0)}`,
+        undefined,
+        parseRenderedError(tail),
+      );
     }
     // Entries this buildpack met leave the plan; [[unmet]] ones go on to the next provider.
     const unmet = guarded(bp, () => readUnmet(path.join(layersDir, 'build.toml')));
-    for (const u of unmet) if (!bpPlan.some((e) => e.name === u)) throw new PhaseFailure(EXIT.buildError, `${bpKey(bp)}: build.toml [[unmet]] ${u} is not in its plan`);
+    for (const u of unmet)
+      if (!bpPlan.some((e) => e.name === u)) throw new PhaseFailure(EXIT.buildError, `${bpKey(bp)}: build.toml [[unmet]] ${u} is not in its plan`);
     const met = new Set(bpPlan.map((e) => e.name).filter((n) => !unmet.includes(n)));
     entries = entries.filter((e) => !e.requires.some((q) => met.has(q.name)));
 
@@ -180,7 +186,8 @@ export async function buildPhase(o: BuildPhaseOptions): Promise<Built> {
       if (p.default) defaultType = p.type;
       // Buildpack API 0.7 had no working-dir: the lifecycle drops it, with this warning.
       const workingDir = apiAtLeast(bp.descriptor.api, '0.8') ? p['working-dir'] : undefined;
-      if (p['working-dir'] && !workingDir) log.warn(`Warning: process working directory isn't supported in this buildpack api version. Ignoring working directory for process '${p.type}'`);
+      if (p['working-dir'] && !workingDir)
+        log.warn(`Warning: process working directory isn't supported in this buildpack api version. Ignoring working directory for process '${p.type}'`);
       processes.set(p.type, {
         type: p.type,
         command: p.command,

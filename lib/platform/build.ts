@@ -99,7 +99,12 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
     });
   }
   // Checks OUT and the cache (nothing is touched when they are refused) and takes OUT's lock.
-  const tx = new OutTransaction({ appDir, outDir: out, cacheDir: opts.cacheDir ? path.resolve(opts.cacheDir) : defaultCacheDir(out), explicitCache: Boolean(opts.cacheDir) });
+  const tx = new OutTransaction({
+    appDir,
+    outDir: out,
+    cacheDir: opts.cacheDir ? path.resolve(opts.cacheDir) : defaultCacheDir(out),
+    explicitCache: Boolean(opts.cacheDir),
+  });
   const interrupt = new Interrupt();
   let tmp: PrivateTemp | undefined;
   try {
@@ -164,14 +169,44 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
     interrupt.check();
     checkpoint('restored');
     const view = { at: tx.root, shown: out, namespace: tx.namespace };
-    const built = await timed('build', () => buildPhase({ group, entries: detected.entries ?? [], view, tmp: tmpDir, penv, userEnv: opts.userEnv, operator, interrupt, onGroup: (g) => tx.recordGroup(g), log }));
+    const built = await timed('build', () =>
+      buildPhase({
+        group,
+        entries: detected.entries ?? [],
+        view,
+        tmp: tmpDir,
+        penv,
+        userEnv: opts.userEnv,
+        operator,
+        interrupt,
+        onGroup: (g) => tx.recordGroup(g),
+        log,
+      }),
+    );
     interrupt.check();
     checkpoint('built');
     const exportStart = performance.now();
     await timed('export', () => {
-      const x = exportPhase({ group, layersRoot, built, restoredIds: restored.ids, kept: restored.kept, tx, appDir, userEnv: opts.userEnv, task: opts.task, instance: opts.instance, phases, exportStart, log });
+      const x = exportPhase({
+        group,
+        layersRoot,
+        built,
+        restoredIds: restored.ids,
+        kept: restored.kept,
+        tx,
+        appDir,
+        userEnv: opts.userEnv,
+        task: opts.task,
+        instance: opts.instance,
+        phases,
+        exportStart,
+        log,
+      });
       result.layers = x.layers;
-      for (const p of x.metadata.processes) log.info(`process ${p.type}${p.type === x.metadata['buildpack-default-process-type'] ? ' (default)' : ''}: ${[...p.command, ...(p.args ?? [])].join(' ')}`);
+      for (const p of x.metadata.processes)
+        log.info(
+          `process ${p.type}${p.type === x.metadata['buildpack-default-process-type'] ? ' (default)' : ''}: ${[...p.command, ...(p.args ?? [])].join(' ')}`,
+        );
     });
     if (opts.beforeCommit) {
       try {
@@ -218,7 +253,13 @@ function linkBindings(platformDir: string, dirs: string[]): void {
   for (const dir of dirs) {
     const abs = path.resolve(dir);
     const name = path.basename(abs);
-    const problem = !isDir(abs) ? 'is not a directory' : !fs.existsSync(path.join(abs, 'type')) ? 'has no `type` file' : fs.existsSync(path.join(root, name)) ? `has the same name as another binding (${name})` : undefined;
+    const problem = !isDir(abs)
+      ? 'is not a directory'
+      : !fs.existsSync(path.join(abs, 'type'))
+        ? 'has no `type` file'
+        : fs.existsSync(path.join(root, name))
+          ? `has the same name as another binding (${name})`
+          : undefined;
     if (problem) {
       throw new UserError({
         id: 'platform/binding/invalid',
@@ -242,6 +283,9 @@ function summarize(r: BuildResult, log: Logger): void {
   const count = (s: LayerState) => r.layers.filter((l) => l.state === s).length;
   log.info(`layers: ${count('created')} created, ${count('reused')} reused, ${count('restored')} restored from cache`);
   for (const l of r.layers) log.detail(`${l.buildpack} ${l.name}: ${l.state}${l.launch ? ' [launch]' : ''}${l.cache ? ' [cache]' : ''}`);
-  log.info(`time: ${Object.entries(r.phases).map(([k, v]) => `${k} ${formatDuration(v)}`).join(', ')}`);
+  log.info(
+    `time: ${Object.entries(r.phases)
+      .map(([k, v]) => `${k} ${formatDuration(v)}`)
+      .join(', ')}`,
+  );
 }
-

@@ -28,7 +28,12 @@ function flagNames(c: Command): string {
 function unknownFlag(c: Command, raw: string): UserError {
   const name = raw.replace(/^-+/, '');
   const long = raw.startsWith('--');
-  const meant = long ? closest(name, c.flags.map((f) => f.name)) : undefined;
+  const meant = long
+    ? closest(
+        name,
+        c.flags.map((f) => f.name),
+      )
+    : undefined;
   const elsewhere = COMMANDS.filter((o) => o !== c && o.flags.some((f) => (long ? f.name === name : f.short === name)));
   let fix: string;
   if (meant) fix = `Did you mean --${meant}? See rbp ${c.name} --help.`;
@@ -58,7 +63,13 @@ export function parseFlags(c: Command, args: string[]): { values: FlagValues; po
     const shown = label(flag, t.rawName);
     if (!flag.arg) {
       if (t.value !== undefined) {
-        throw flagError('platform/flag/unexpected-value', `${shown} takes no value`, `${t.rawName}=${t.value}`, `${shown} is a switch: present means on.`, `Write ${t.rawName} alone, or leave it out.`);
+        throw flagError(
+          'platform/flag/unexpected-value',
+          `${shown} takes no value`,
+          `${t.rawName}=${t.value}`,
+          `${shown} is a switch: present means on.`,
+          `Write ${t.rawName} alone, or leave it out.`,
+        );
       }
       values[flag.name] = true;
       continue;
@@ -76,7 +87,13 @@ export function parseFlags(c: Command, args: string[]): { values: FlagValues; po
     }
     if (flag.multiple) values[flag.name] = [...((values[flag.name] as string[] | undefined) ?? []), t.value];
     else if (values[flag.name] !== undefined && values[flag.name] !== t.value) {
-      throw flagError('platform/flag/repeated', `${shown} given twice`, `${t.rawName} ${t.value}`, `rbp ${c.name} takes one ${shown} (first ${JSON.stringify(values[flag.name])}).`, `Keep the one you mean.`);
+      throw flagError(
+        'platform/flag/repeated',
+        `${shown} given twice`,
+        `${t.rawName} ${t.value}`,
+        `rbp ${c.name} takes one ${shown} (first ${JSON.stringify(values[flag.name])}).`,
+        `Keep the one you mean.`,
+      );
     } else values[flag.name] = t.value;
   }
   return { values, positionals };
@@ -84,7 +101,10 @@ export function parseFlags(c: Command, args: string[]): { values: FlagValues; po
 
 /** `rbp <word>` where word is no command: the error, with the command it most likely meant. */
 export function unknownCommand(word: string): UserError {
-  const meant = closest(word, COMMANDS.map((c) => c.name));
+  const meant = closest(
+    word,
+    COMMANDS.map((c) => c.name),
+  );
   return new UserError({
     id: 'platform/command/unknown',
     title: `Unknown command ${JSON.stringify(word)}`,

@@ -37,8 +37,19 @@ const output: Flag[] = [
   { name: 'help', short: 'h', help: 'Show this help.' },
 ];
 const envFlags: Flag[] = [
-  { name: 'env', short: 'e', arg: 'NAME=VALUE', multiple: true, help: "An application variable (repeatable); wins over --env-file and project.toml. NAME alone takes the value from rbp's own environment." },
-  { name: 'env-file', arg: 'FILE', multiple: true, help: 'A dotenv file of application variables (repeatable): NAME=value lines, # comments, quoted multi-line values.' },
+  {
+    name: 'env',
+    short: 'e',
+    arg: 'NAME=VALUE',
+    multiple: true,
+    help: "An application variable (repeatable); wins over --env-file and project.toml. NAME alone takes the value from rbp's own environment.",
+  },
+  {
+    name: 'env-file',
+    arg: 'FILE',
+    multiple: true,
+    help: 'A dotenv file of application variables (repeatable): NAME=value lines, # comments, quoted multi-line values.',
+  },
 ];
 const selection: Flag[] = [
   { name: 'type', arg: 'TYPE', help: `Use one of our buildpacks: ${AUTO_ORDER.join(', ')}.` },
@@ -50,7 +61,12 @@ const selection: Flag[] = [
     help: 'A CNB buildpack directory or buildpackage (x.cnb, or an OCI layout folder), or the id (and version) of one of ours, rbp/node@0.1.0 (repeatable, run in order, composites expanded); like pack --buildpack.',
   },
   { name: 'order', arg: 'FILE', help: 'An order.toml whose group entries name buildpacks by path = "DIR" or id.' },
-  { name: 'descriptor', short: 'd', arg: 'FILE', help: 'The project descriptor (default APP/project.toml when it exists): env, include/exclude and buildpacks, read as pack does.' },
+  {
+    name: 'descriptor',
+    short: 'd',
+    arg: 'FILE',
+    help: 'The project descriptor (default APP/project.toml when it exists): env, include/exclude and buildpacks, read as pack does.',
+  },
 ];
 const buildOnly: Flag[] = [
   { name: 'cache', arg: 'DIR', help: 'Where cached layers are kept (default <OUT>.rbp-cache beside OUT).' },
@@ -67,7 +83,10 @@ export const COMMANDS: Command[] = [
     load: () => import('./commands/detect.ts').then((m) => m.run),
     synopsis: 'rbp detect APP [flags]',
     summary: 'Find the buildpack group that would build APP, and its build plan.',
-    notes: [`Without --type, --buildpack, --order or project.toml buildpacks, ours are tried in this order: ${AUTO_ORDER.join(', ')}.`, 'Exit codes: 0 a group passed, 20 no group passed, 21 a buildpack failed, 2 bad usage.'],
+    notes: [
+      `Without --type, --buildpack, --order or project.toml buildpacks, ours are tried in this order: ${AUTO_ORDER.join(', ')}.`,
+      'Exit codes: 0 a group passed, 20 no group passed, 21 a buildpack failed, 2 bad usage.',
+    ],
     flags: [...selection, ...envFlags, json, ...output],
   },
   {
@@ -75,15 +94,35 @@ export const COMMANDS: Command[] = [
     load: () => import('./commands/build.ts').then((m) => m.run),
     synopsis: 'rbp build APP --out OUT [flags]',
     summary: 'Detect, restore, build and export APP into the directory OUT, as the CNB lifecycle does.',
-    notes: ['OUT holds workspace/, layers/ (with the SBOMs in layers/sbom/launch/), layers/config/metadata.toml and rbp.toml.', 'Exit codes: 0 built, 20/21 detection, 51 a buildpack failed, 52 a buildpack wrote invalid output, 62 export failed, 2 bad usage.'],
+    notes: [
+      'OUT holds workspace/, layers/ (with the SBOMs in layers/sbom/launch/), layers/config/metadata.toml and rbp.toml.',
+      'Exit codes: 0 built, 20/21 detection, 51 a buildpack failed, 52 a buildpack wrote invalid output, 62 export failed, 2 bad usage.',
+    ],
     flags: [
       { name: 'out', short: 'o', arg: 'OUT', help: 'The directory the built app goes to (required).' },
       ...selection,
       ...buildOnly,
-      { name: 'image', arg: 'DIR|REF', help: 'Also write the app as an OCI image layout DIR (run image, launcher, launch layers, /workspace) that podman can run; with --publish, the image name REF to push to. Unchanged layers are reused.' },
-      { name: 'publish', help: 'Push the image to the registry --image names (credentials from $DOCKER_CONFIG/config.json, else ~/.docker/config.json); the layout is kept in OUT.rbp-image.' },
-      { name: 'tag', short: 't', arg: 'NAME', multiple: true, help: "A name of the --image in its layout (repeatable; default latest), as pack build --tag: skopeo copy oci:DIR:NAME docker://…" },
-      { name: 'run-image', arg: 'DIR', help: 'The run image for --image: an OCI layout (default RBP_RUN_IMAGE, else the one scripts/tools/run-image.sh made).' },
+      {
+        name: 'image',
+        arg: 'DIR|REF',
+        help: 'Also write the app as an OCI image layout DIR (run image, launcher, launch layers, /workspace) that podman can run; with --publish, the image name REF to push to. Unchanged layers are reused.',
+      },
+      {
+        name: 'publish',
+        help: 'Push the image to the registry --image names (credentials from $DOCKER_CONFIG/config.json, else ~/.docker/config.json); the layout is kept in OUT.rbp-image.',
+      },
+      {
+        name: 'tag',
+        short: 't',
+        arg: 'NAME',
+        multiple: true,
+        help: 'A name of the --image in its layout (repeatable; default latest), as pack build --tag: skopeo copy oci:DIR:NAME docker://…',
+      },
+      {
+        name: 'run-image',
+        arg: 'DIR',
+        help: 'The run image for --image: an OCI layout (default RBP_RUN_IMAGE, else the one scripts/tools/run-image.sh made).',
+      },
       ...envFlags,
       json,
       ...output,
@@ -122,7 +161,10 @@ export const COMMANDS: Command[] = [
       ...selection,
       ...buildOnly,
       ...envFlags,
-      { name: 'json', help: 'Print the build and the deployment (URL, health-check answers) as JSON on stdout once decided; the log and the app\'s output go to stderr.' },
+      {
+        name: 'json',
+        help: "Print the build and the deployment (URL, health-check answers) as JSON on stdout once decided; the log and the app's output go to stderr.",
+      },
       ...output,
     ],
   },
@@ -130,8 +172,12 @@ export const COMMANDS: Command[] = [
     name: 'package',
     load: () => import('./commands/package.ts').then((m) => m.runPackage),
     synopsis: 'rbp package --out DIR | --publish REF',
-    summary: 'Write our buildpacks as CNB buildpackages: DIR/rbp-node.cnb, rbp-static.cnb, rbp-phpserver.cnb and rbp-auto.cnb (the composite, automatic order).',
-    notes: ['Each .cnb is an OCI image layout archive, as `pack buildpack package --format file` writes them.', 'With --publish REF, rbp/auto is pushed to REF and each buildpack beside it as <REF>-node, -static, -phpserver (same tag): the images a kpack ClusterStore lists.'],
+    summary:
+      'Write our buildpacks as CNB buildpackages: DIR/rbp-node.cnb, rbp-static.cnb, rbp-phpserver.cnb and rbp-auto.cnb (the composite, automatic order).',
+    notes: [
+      'Each .cnb is an OCI image layout archive, as `pack buildpack package --format file` writes them.',
+      'With --publish REF, rbp/auto is pushed to REF and each buildpack beside it as <REF>-node, -static, -phpserver (same tag): the images a kpack ClusterStore lists.',
+    ],
     flags: [
       { name: 'out', short: 'o', arg: 'DIR', help: 'Where the .cnb files go (required without --publish).' },
       { name: 'publish', arg: 'REF', help: 'Push the buildpackages to a registry: rbp/auto to REF, the others beside it.' },
@@ -142,14 +188,19 @@ export const COMMANDS: Command[] = [
     name: 'builder',
     load: () => import('./commands/package.ts').then((m) => m.runBuilder),
     synopsis: 'rbp builder --out DIR | --publish REF [flags]',
-    summary: 'Write a CNB builder as an OCI image layout (tags builder, build, run, lifecycle) with DIR/builder.toml, its buildpackages and the lifecycle archive for pack builder create; or push the four images.',
+    summary:
+      'Write a CNB builder as an OCI image layout (tags builder, build, run, lifecycle) with DIR/builder.toml, its buildpackages and the lifecycle archive for pack builder create; or push the four images.',
     notes: [
       'The reference lifecycle comes from RBP_TOOL_LIFECYCLE (scripts/tools/lifecycle.sh).',
       'Image names: the builder is REF (default localhost:5000/rbp:bookworm); beside it <REF>-build (the build base image), <REF>-run (the run image, unless --run-image-name) and <REF>-lifecycle:<lifecycle version>. rbp builder prints how to load them into Docker or podman.',
     ],
     flags: [
       { name: 'out', short: 'o', arg: 'DIR', help: 'The OCI layout to write (required without --publish).' },
-      { name: 'publish', arg: 'REF', help: 'Push the builder to REF, and the build, run and lifecycle images beside it (credentials from $DOCKER_CONFIG/config.json, else ~/.docker/config.json).' },
+      {
+        name: 'publish',
+        arg: 'REF',
+        help: 'Push the builder to REF, and the build, run and lifecycle images beside it (credentials from $DOCKER_CONFIG/config.json, else ~/.docker/config.json).',
+      },
       { name: 'run-image-name', arg: 'REF', help: 'The run image name the builder gives pack (default <builder>-run, beside the builder).' },
       { name: 'run-image', arg: 'DIR', help: 'The run image: an OCI layout (default RBP_RUN_IMAGE, else the one scripts/tools/run-image.sh made).' },
       ...output,
@@ -159,14 +210,14 @@ export const COMMANDS: Command[] = [
     name: 'prune',
     load: () => import('./commands/prune.ts').then((m) => m.run),
     synopsis: 'rbp prune [flags]',
-    summary: "Remove what rbp left that nothing needs: unused downloads, spares and leftovers of OUTs, deploys of apps that are gone; never an OUT in use.",
+    summary: 'Remove what rbp left that nothing needs: unused downloads, spares and leftovers of OUTs, deploys of apps that are gone; never an OUT in use.',
     notes: [
       'Each removal is listed with the space it frees (files whose every hard link goes). An OUT a running rbp run or rbp deploy uses, or a build writes, is kept with everything beside it.',
       'The download cache is RBP_DOWNLOAD_CACHE, else $XDG_CACHE_HOME/rbp/downloads (~/.cache/rbp/downloads).',
     ],
     flags: [
       { name: 'dry-run', short: 'n', help: 'List what would be removed, and the space it would free; remove nothing.' },
-      { name: 'caches', help: "Also remove the layer caches beside OUTs (<OUT>.rbp-cache): their next build downloads and installs again." },
+      { name: 'caches', help: 'Also remove the layer caches beside OUTs (<OUT>.rbp-cache): their next build downloads and installs again.' },
       json,
       ...output,
     ],
@@ -187,7 +238,9 @@ export function command(name: string): Command | undefined {
 /** The `parseArgs` options of a command. */
 export function parseOptions(c: Command): Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }> {
   return Object.fromEntries(
-    c.flags.map((f) => [f.name, { type: f.arg ? 'string' : 'boolean', ...(f.multiple ? { multiple: true } : {}), ...(f.short ? { short: f.short } : {}) }] as const),
+    c.flags.map(
+      (f) => [f.name, { type: f.arg ? 'string' : 'boolean', ...(f.multiple ? { multiple: true } : {}), ...(f.short ? { short: f.short } : {}) }] as const,
+    ),
   );
 }
 

@@ -45,7 +45,12 @@ export function parseEnvAssignment(s: string, what = '--env', host: NodeJS.Proce
     // Up to the first separator-like character only: what follows is the value.
     const name = /^[A-Za-z_][A-Za-z0-9_]*/.exec(s)?.[0];
     const sep = name !== undefined ? s[name.length] : undefined;
-    throw badName(what, name, undefined, name && sep ? `Write ${name}=… with "=" instead of "${sep}": --env ${name}=VALUE.` : 'Write it like --env CC_WEBROOT=/public.');
+    throw badName(
+      what,
+      name,
+      undefined,
+      name && sep ? `Write ${name}=… with "=" instead of "${sep}": --env ${name}=VALUE.` : 'Write it like --env CC_WEBROOT=/public.',
+    );
   }
   const name = s.slice(0, eq);
   if (!NAME_RE.test(name)) throw badName(what, name);

@@ -8,7 +8,8 @@ export function prune(o: { dryRun: boolean; caches: boolean; json: boolean; log:
   const { log } = o;
   log.section(o.dryRun ? 'Prune (dry run: nothing is removed)' : 'Prune');
   const plan = planPrune({ caches: o.caches });
-  for (const out of plan.recover) log.info(`${out}: an interrupted build left it incomplete; ${o.dryRun ? 'rbp prune would put' : 'putting'} its previous build back`);
+  for (const out of plan.recover)
+    log.info(`${out}: an interrupted build left it incomplete; ${o.dryRun ? 'rbp prune would put' : 'putting'} its previous build back`);
   for (const k of plan.kept) log.info(`keeping ${k.path}: ${k.why}`);
   for (const i of plan.remove) log.info(`${o.dryRun ? 'would remove' : 'removing'} ${describeItem(i)}`);
   const problems = o.dryRun ? [] : applyPrune(plan);

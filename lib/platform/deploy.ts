@@ -77,7 +77,9 @@ export function crashedError(process_: string, status: number, lines: string[]):
     title: `The application exited (${statusText(status)}) before the deployment was checked`,
     seen: { what: `process ${process_}`, value: statusText(status) },
     rule: 'A deployment starts the app and checks that it answers on its port; an app that exits first fails the deployment (after the check, a crash is restarted).',
-    details: lines.length ? [`its last ${lines.length === 1 ? 'line' : `${lines.length} lines`} of output:`, ...lines.map((l) => `  ${l}`)] : ['it printed nothing'],
+    details: lines.length
+      ? [`its last ${lines.length === 1 ? 'line' : `${lines.length} lines`} of output:`, ...lines.map((l) => `  ${l}`)]
+      : ['it printed nothing'],
     fix: 'Fix what its output says (rbp run OUT starts it again the same way), then deploy again.',
   });
 }
@@ -201,7 +203,10 @@ async function keepRunning(first: Running, launch: () => Running, plan: LaunchPl
       o.log.line(`! restarting the app in ${formatDuration(delay)} (restart ${attempt}, --restart on-failure; last ${statusText(status)})`);
       await new Promise<void>((r) => {
         const timer = setTimeout(r, delay);
-        wake = () => (clearTimeout(timer), r());
+        wake = () => {
+          clearTimeout(timer);
+          r();
+        };
       });
       if (stopping) return status;
       running = launch();

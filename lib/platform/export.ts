@@ -62,7 +62,11 @@ export function exportPhase(o: ExportOptions): { layers: ExportedLayer[]; metada
   }
   const newCache = tx.startNewCache();
   // Before non-launch layers and build SBOMs leave OUT: the build's SBOM, as the lifecycle gathers it.
-  aggregateSboms(o.layersRoot, o.group.map((g) => g.descriptor.buildpack.id), path.join(newCache, CACHE_SBOM_DIR));
+  aggregateSboms(
+    o.layersRoot,
+    o.group.map((g) => g.descriptor.buildpack.id),
+    path.join(newCache, CACHE_SBOM_DIR),
+  );
   const trees = new Map<string, string>();
   for (const bp of o.group) {
     const esc = escapeId(bp.descriptor.buildpack.id);
@@ -101,8 +105,7 @@ export function exportPhase(o: ExportOptions): { layers: ExportedLayer[]; metada
             // records its files and links the spare the next restore moves in.
             if (same) tx.keepAsSpare(key);
             trees.set(key, `${IN_OUT}${same?.digest ?? scanTree(layerDir, tx.newSpare(key)).digest}`);
-          }
-          else if (t.types.launch) {
+          } else if (t.types.launch) {
             // An explicit --cache keeps its own names for the files: the folder this build linked
             // from moves on whole when the layer is unchanged, else a new tree of links (one walk).
             if (same?.source && isDir(same.source)) {

@@ -9,7 +9,20 @@ import { isUserError, UserError, type UserErrorData } from '../errors.ts';
 export function failureError(code: number, message: string): UserErrorData {
   const signal = code > 128;
   return new UserError({
-    id: code === EXIT.detectNoGroup ? 'platform/detect/no-group' : code === EXIT.detectError ? 'platform/detect/buildpack-error' : code === EXIT.buildFailed ? 'platform/build/buildpack-failed' : code === EXIT.buildError ? 'platform/build/invalid-output' : code === EXIT.exportFailed ? 'platform/export/failed' : signal ? 'platform/interrupted' : 'platform/build/failed',
+    id:
+      code === EXIT.detectNoGroup
+        ? 'platform/detect/no-group'
+        : code === EXIT.detectError
+          ? 'platform/detect/buildpack-error'
+          : code === EXIT.buildFailed
+            ? 'platform/build/buildpack-failed'
+            : code === EXIT.buildError
+              ? 'platform/build/invalid-output'
+              : code === EXIT.exportFailed
+                ? 'platform/export/failed'
+                : signal
+                  ? 'platform/interrupted'
+                  : 'platform/build/failed',
     title: message,
     seen: { what: 'exit status', value: String(code) },
     rule:

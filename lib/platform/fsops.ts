@@ -32,7 +32,6 @@ export function linkTree(src: string, dst: string): void {
   fs.chmodSync(dst, st.mode & 0o7777);
 }
 
-
 /** Renames, falling back to link-then-remove across file systems. */
 export function moveTree(src: string, dst: string): void {
   fs.mkdirSync(path.dirname(dst), { recursive: true });

@@ -53,7 +53,7 @@ export function generationInUse(out: string, dir: string): boolean {
   const id = identity(dir);
   if (id === undefined) return false;
   return usersOf(out).some((pid) => {
-    let text = '';
+    let text: string;
     try {
       text = fs.readFileSync(path.join(runDirOf(out), String(pid)), 'utf8');
     } catch {

@@ -24,7 +24,8 @@ describe('user arguments, by Buildpack API (lifecycle launch/process.go)', () =>
 });
 
 describe('shell processes (Buildpack API < 0.9, direct = false)', () => {
-  const run = (argv: string[], cwd: string, env: Record<string, string> = {}) => spawnSync(argv[0]!, argv.slice(1), { cwd, env: { PATH: process.env.PATH!, ...env }, encoding: 'utf8' });
+  const run = (argv: string[], cwd: string, env: Record<string, string> = {}) =>
+    spawnSync(argv[0]!, argv.slice(1), { cwd, env: { PATH: process.env.PATH!, ...env }, encoding: 'utf8' });
 
   it('sources the profiles in order, moves to the working folder, runs the command as a script', () => {
     const app = tmp();

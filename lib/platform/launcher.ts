@@ -69,7 +69,8 @@ function runExecD(dir: string, env: EnvMap, cwd: string, stdout: 1 | 2): void {
     const bin = path.join(dir, f);
     if (!fs.statSync(bin).isFile()) continue;
     const r = spawnSync(bin, [], { cwd, env, stdio: ['ignore', stdout, 'inherit', 'pipe'] });
-    if (r.status !== 0) throw launchError('exec.d', bin, 'An exec.d program must exit 0.', `Fix ${bin}: ${r.error ? r.error.message : `it exited ${r.status ?? r.signal}`}.`);
+    if (r.status !== 0)
+      throw launchError('exec.d', bin, 'An exec.d program must exit 0.', `Fix ${bin}: ${r.error ? r.error.message : `it exited ${r.status ?? r.signal}`}.`);
     const outText = r.output[3]?.toString() ?? '';
     let vars: Record<string, unknown>;
     try {
@@ -120,10 +121,21 @@ export function planLaunch(opts: RunOptions): LaunchPlan {
   }
   const type = opts.processType ?? md['buildpack-default-process-type'];
   if (!type) {
-    throw launchError('--process', '(none)', 'Without --process, the build must have set a default process.', `Pick one: ${md.processes.map((p) => p.type).join(', ') || '(the build declared no process)'}.`);
+    throw launchError(
+      '--process',
+      '(none)',
+      'Without --process, the build must have set a default process.',
+      `Pick one: ${md.processes.map((p) => p.type).join(', ') || '(the build declared no process)'}.`,
+    );
   }
   const proc: ExportedProcess | undefined = md.processes.find((p) => p.type === type);
-  if (!proc) throw launchError('--process', type, `The process must be one the build declared: ${md.processes.map((p) => p.type).join(', ') || 'none'}.`, 'Use one of those types.');
+  if (!proc)
+    throw launchError(
+      '--process',
+      type,
+      `The process must be one the build declared: ${md.processes.map((p) => p.type).join(', ') || 'none'}.`,
+      'Use one of those types.',
+    );
   const task = type === 'task';
   // As the lifecycle's launcher: every buildpack of the build must be of a Buildpack API it supports.
   for (const bp of md.buildpacks) verifyLaunchApi(bp, out);
@@ -149,14 +161,28 @@ export function planLaunch(opts: RunOptions): LaunchPlan {
   const bpApi = md.buildpacks.find((b) => b.id === proc['buildpack-id'])?.api;
   const args = processArgs(proc, opts.args, bpApi);
   const aware = (md.labels ?? []).some((l) => l.key === DRY_RUN_LABEL && l.value.split(',').includes(type));
+  // metadata.toml comes from disk: a process written without `direct` is not the shell form.
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-boolean-literal-compare
   if (proc.direct === false) {
     // Before Buildpack API 0.9: bash, after the profile scripts, from the app folder.
-    const argv = shellArgv({ profiles: profileScripts(layerDirs.flat(), type, appDir), workingDir: cwd, command: proc.command.join(' '), args, caller: process.argv[1] ?? 'rbp' });
+    const argv = shellArgv({
+      profiles: profileScripts(layerDirs.flat(), type, appDir),
+      workingDir: cwd,
+      command: proc.command.join(' '),
+      args,
+      caller: process.argv[1] ?? 'rbp',
+    });
     return { process: type, buildpack: proc['buildpack-id'], argv, cwd: appDir, env, dryRunAware: aware, task };
   }
   // Looked up before moving to working-dir, as the lifecycle's launcher: a relative command is relative to the app.
   const bin = findOnPath(cmd!, env.PATH, appDir);
-  if (!bin) throw launchError('process command', cmd!, `The command of process ${type} must be an executable on the launch PATH.`, 'Check the launch layers of the buildpack that declared it.');
+  if (!bin)
+    throw launchError(
+      'process command',
+      cmd!,
+      `The command of process ${type} must be an executable on the launch PATH.`,
+      'Check the launch layers of the buildpack that declared it.',
+    );
   return { process: type, buildpack: proc['buildpack-id'], argv: [bin, ...fixed, ...args], cwd, env, dryRunAware: aware, task };
 }
 
@@ -178,7 +204,14 @@ export function processArgs(proc: Pick<ExportedProcess, 'command' | 'args'>, use
  * then the app's `.profile` (named relative to the app folder, where bash starts).
  */
 export function profileScripts(layerDirs: string[], type: string, appDir: string): string[] {
-  const files = (dir: string) => (isDir(dir) ? fs.readdirSync(dir, { withFileTypes: true }).filter((e) => !e.isDirectory()).map((e) => path.join(dir, e.name)).sort() : []);
+  const files = (dir: string) =>
+    isDir(dir)
+      ? fs
+          .readdirSync(dir, { withFileTypes: true })
+          .filter((e) => !e.isDirectory())
+          .map((e) => path.join(dir, e.name))
+          .sort()
+      : [];
   const out = layerDirs.flatMap((d) => [...files(path.join(d, 'profile.d')), ...files(path.join(d, 'profile.d', type))]);
   const app = fs.statSync(path.join(appDir, '.profile'), { throwIfNoEntry: false });
   if (app && !app.isDirectory()) out.push('.profile');
@@ -207,7 +240,13 @@ export function dryRun(plan: LaunchPlan): object {
   const outp: Record<string, unknown> = { process: plan.process, buildpack: plan.buildpack, argv: plan.argv, cwd: plan.cwd, env: sortedRedacted(plan.env) };
   if (plan.dryRunAware) {
     const r = spawnSync(plan.argv[0]!, plan.argv.slice(1), { cwd: plan.cwd, env: { ...plan.env, RBP_DRY_RUN: '1' }, encoding: 'utf8' });
-    if (r.status !== 0) throw launchError('process', plan.process, 'The launch entrypoint must print its plan with RBP_DRY_RUN=1.', `It failed (exit ${r.status}): ${r.stderr.trim()}`);
+    if (r.status !== 0)
+      throw launchError(
+        'process',
+        plan.process,
+        'The launch entrypoint must print its plan with RBP_DRY_RUN=1.',
+        `It failed (exit ${r.status}): ${r.stderr.trim()}`,
+      );
     outp.launch = JSON.parse(r.stdout);
   }
   return outp;
@@ -215,7 +254,11 @@ export function dryRun(plan: LaunchPlan): object {
 
 function sortedRedacted(env: EnvMap): EnvMap {
   const r = redactEnv(env);
-  return Object.fromEntries(Object.keys(r).sort().map((k) => [k, r[k]!]));
+  return Object.fromEntries(
+    Object.keys(r)
+      .sort()
+      .map((k) => [k, r[k]!]),
+  );
 }
 
 export interface Running {
@@ -242,7 +285,7 @@ export function execInstead(plan: LaunchPlan): void {
   const execve = execveOf();
   if (!execve || execveProblem(plan.argv[0]!)) return;
   // Returns only when Node.js refused before replacing anything: then rbp starts it as a child.
-  stepAside(plan.argv[0]!, plan.argv, plan.env as Record<string, string>, plan.cwd, execve, '');
+  stepAside(plan.argv[0]!, plan.argv, plan.env, plan.cwd, execve, '');
 }
 
 /** Starts the process; SIGTERM/SIGINT/SIGHUP sent to rbp reach it. Resolves with its exit status. */
@@ -250,6 +293,8 @@ export function start(plan: LaunchPlan, stdio: 'inherit' | 'pipe' = 'inherit'): 
   // rbp listens before the process starts: a signal that came between the two would end rbp alone
   // (the default action), leaving the process running in its own group. One that comes before the
   // process exists is passed on as soon as it does.
+  // Not const at its assignment below: signalGroup reads it before the process exists.
+  // eslint-disable-next-line prefer-const
   let child: ChildProcess | undefined;
   const early: NodeJS.Signals[] = [];
   const signalGroup = (sig: NodeJS.Signals) => {
@@ -280,7 +325,12 @@ export function start(plan: LaunchPlan, stdio: 'inherit' | 'pipe' = 'inherit'): 
   for (const [s, h] of handlers) process.on(s, h);
   // In its own process group, as a container's process is: a signal rbp forwards reaches everything
   // the process started, and the terminal's Ctrl-C reaches it only through rbp.
-  const started = spawn(plan.argv[0]!, plan.argv.slice(1), { cwd: plan.cwd, env: plan.env, stdio: stdio === 'inherit' ? 'inherit' : ['ignore', 'pipe', 'pipe'], detached: true });
+  const started = spawn(plan.argv[0]!, plan.argv.slice(1), {
+    cwd: plan.cwd,
+    env: plan.env,
+    stdio: stdio === 'inherit' ? 'inherit' : ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
   child = started;
   for (const sig of early.splice(0)) signalGroup(sig);
   const exited = new Promise<number>((resolve) => {

@@ -131,7 +131,10 @@ export async function loadBuildpackRef(value: string): Promise<BuildpackRef> {
         title: `rbp does not fetch buildpacks from ${scheme}: references`,
         seen: { what: '--buildpack', value },
         rule: 'rbp runs buildpacks from this machine: a directory, a buildpackage (x.cnb or an OCI layout folder), or the id of one of ours.',
-        fix: scheme === 'docker' ? 'Save the image as a buildpackage first (skopeo copy docker://… oci:DIR), then give --buildpack DIR.' : 'Download it first, then give --buildpack with its path.',
+        fix:
+          scheme === 'docker'
+            ? 'Save the image as a buildpackage first (skopeo copy docker://… oci:DIR), then give --buildpack DIR.'
+            : 'Download it first, then give --buildpack with its path.',
       });
     }
     return await loadBuildpackDir(value);
@@ -144,7 +147,12 @@ export async function loadBuildpackRef(value: string): Promise<BuildpackRef> {
   // `-b node`: our rbp/node by the last part of its id.
   const byName = ours.find((r) => r.descriptor.buildpack.id.split('/').pop() === id)?.descriptor.buildpack.id;
   if (!id.includes('/') && !sameId.length && !byName) return await loadBuildpackDir(value); // a folder name: not there
-  const meant = byName ?? closest(id, ours.map((r) => r.descriptor.buildpack.id));
+  const meant =
+    byName ??
+    closest(
+      id,
+      ours.map((r) => r.descriptor.buildpack.id),
+    );
   throw new UserError({
     id: 'platform/buildpack/id-not-found',
     title: `No buildpack ${version ? `${id}@${version}` : id} here`,
@@ -154,7 +162,7 @@ export async function loadBuildpackRef(value: string): Promise<BuildpackRef> {
       ? `Use ${sameId.map(key).join(' or ')} (this rbp has that version), or leave the version out.`
       : meant
         ? `Did you mean ${meant}?`
-        : 'Give the buildpack\'s directory (or .cnb file) instead.',
+        : "Give the buildpack's directory (or .cnb file) instead.",
   });
 }
 
@@ -227,11 +235,16 @@ function findComponent(e: OrderEntry, composite: BuildpackRef, pool: Pool): Buil
     found = pool.ours.find((r) => matches(r, e.id, e.version));
   }
   if (found) return found;
-  const otherVersions = [...pool.given, ...pool.ours].filter((r) => r.descriptor.buildpack.id === e.id).map((r) => `(${key(r)} is at ${r.dir}: another version)`);
+  const otherVersions = [...pool.given, ...pool.ours]
+    .filter((r) => r.descriptor.buildpack.id === e.id)
+    .map((r) => `(${key(r)} is at ${r.dir}: another version)`);
   throw new UserError({
     id: 'platform/buildpack/component-not-found',
     title: `Component buildpack ${wanted(e)} of composite ${key(composite)} not found`,
-    seen: { what: `[[order.group]] id = ${JSON.stringify(e.id)}${e.version ? `, version = ${JSON.stringify(e.version)}` : ''}`, where: path.join(composite.dir, 'buildpack.toml') },
+    seen: {
+      what: `[[order.group]] id = ${JSON.stringify(e.id)}${e.version ? `, version = ${JSON.stringify(e.version)}` : ''}`,
+      where: path.join(composite.dir, 'buildpack.toml'),
+    },
     rule: 'A composite buildpack names its components by id and version; rbp looks for each in:',
     details: [...tried, ...otherVersions],
     fix: `Give ${wanted(e)} with --buildpack DIR, or put it beside the composite, at ${path.join(layoutRoots(composite)[0]!, escapeId(e.id), e.version ?? '<version>')}.`,
@@ -244,7 +257,7 @@ function badOrder(ref: BuildpackRef, problem: string): UserError {
     title: `Invalid [[order]] in composite buildpack ${key(ref)}`,
     seen: { what: 'buildpack.toml', value: problem, where: path.join(ref.dir, 'buildpack.toml') },
     rule: 'Each [[order]] holds [[order.group]] entries, each with a string id and version and an optional boolean optional.',
-    fix: 'Correct the composite buildpack\'s buildpack.toml.',
+    fix: "Correct the composite buildpack's buildpack.toml.",
   });
 }
 
@@ -306,7 +319,12 @@ export async function orderFromFile(file: string, known: BuildpackRef[]): Promis
       fix: 'Write it like [[order]] then [[order.group]] with id = "rbp/node" (or path = "my-buildpack").',
     });
   }
-  return await orderFromGroups((t.order ?? []).map((g) => g.group ?? []), path.dirname(path.resolve(file)), known, file);
+  return await orderFromGroups(
+    (t.order ?? []).map((g) => g.group ?? []),
+    path.dirname(path.resolve(file)),
+    known,
+    file,
+  );
 }
 
 /** Groups of entries naming buildpacks by `path` (relative to `base`) or `id`; `file` is named in errors. */
@@ -332,7 +350,9 @@ export async function orderFromGroups(groups: OrderFileEntry[][], base: string, 
           id: 'platform/order/not-found',
           title: e.id ? `Buildpack ${wanted(e as { id: string; version?: string })} of the order not found` : 'Order entry names no buildpack',
           seen: { what: '[[order.group]]', value: JSON.stringify(e), where: path.resolve(file) },
-          rule: e.id ? 'An order entry names a buildpack by id (and version), looked for in:' : 'An order entry has an id (and version), or a path to a buildpack directory.',
+          rule: e.id
+            ? 'An order entry names a buildpack by id (and version), looked for in:'
+            : 'An order entry has an id (and version), or a path to a buildpack directory.',
           details: tried,
           fix: 'Give the buildpack with --buildpack DIR, or name it by path = "DIR" relative to the order file.',
         });

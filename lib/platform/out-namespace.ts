@@ -59,7 +59,11 @@ export function probeOutNamespace(at: string, shown: string, pathVar = process.e
     const { file, args } = ns.wrap(at, shown, shown, sh, ['-c', '[ "$1" -ef "$2" ]', 'probe', '.', at]);
     const r = spawnSync(file, args, { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8', timeout: 10_000 });
     if (r.status === 0) return { ns, why: '' };
-    const said = (r.stderr ?? '').trim().split('\n')[0]?.replace(/^unshare: /, '') || (r.error ? r.error.message : `exit ${r.status ?? r.signal}`);
+    const said =
+      (r.stderr ?? '')
+        .trim()
+        .split('\n')[0]
+        ?.replace(/^unshare: /, '') || (r.error ? r.error.message : `exit ${r.status ?? r.signal}`);
     why.push(`${ns.kind}: ${said}${hintFor(userns, said)}`);
   }
   return { why: why.join('; ') };
@@ -67,9 +71,11 @@ export function probeOutNamespace(at: string, shown: string, pathVar = process.e
 
 /** What the kernel's terse refusals mean here, for the in-place log line. */
 function hintFor(userns: boolean, said: string): string {
-  if (/Operation not permitted/.test(said)) {
-    return userns ? ' (user namespaces refused to this user: a container\'s seccomp profile, or sysctl kernel.unprivileged_userns_clone=0)' : ' (no CAP_SYS_ADMIN, as in many containers)';
+  if (said.includes('Operation not permitted')) {
+    return userns
+      ? " (user namespaces refused to this user: a container's seccomp profile, or sysctl kernel.unprivileged_userns_clone=0)"
+      : ' (no CAP_SYS_ADMIN, as in many containers)';
   }
-  if (/No space left on device/.test(said)) return ' (user namespaces turned off or at their limit: sysctl user.max_user_namespaces)';
+  if (said.includes('No space left on device')) return ' (user namespaces turned off or at their limit: sysctl user.max_user_namespaces)';
   return '';
 }

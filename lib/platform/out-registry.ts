@@ -19,7 +19,8 @@ export interface OutRecord {
 }
 
 const dirOf = (env: NodeJS.ProcessEnv) => path.join(rbpCacheHome(env), 'outs');
-const fileOf = (out: string, env: NodeJS.ProcessEnv) => path.join(dirOf(env), `${crypto.createHash('sha256').update(path.resolve(out)).digest('hex').slice(0, 16)}.json`);
+const fileOf = (out: string, env: NodeJS.ProcessEnv) =>
+  path.join(dirOf(env), `${crypto.createHash('sha256').update(path.resolve(out)).digest('hex').slice(0, 16)}.json`);
 
 /** Records a build; a record that cannot be written costs only prune's knowledge of it. */
 export function recordOut(r: OutRecord, env: NodeJS.ProcessEnv = process.env): void {

@@ -91,7 +91,7 @@ export function lockHolder(out: string): number | undefined {
 function stopOrphans(out: string): void {
   const group = readLock(out)?.group;
   if (!group) return;
-  let members: number[] = [];
+  let members: number[];
   try {
     members = fs
       .readdirSync('/proc')
@@ -180,7 +180,9 @@ function notOurs(dir: string, marker: string, looksOurs: (entries: string[]) => 
 
 /** An OUT of an older rbp (before the marker): rbp.toml or the lifecycle's layers/config. */
 function looksLikeOut(dir: string): (entries: string[]) => boolean {
-  return (entries) => entries.includes('rbp.toml') || (entries.every((e) => ['workspace', 'layers', 'rbp.toml'].includes(e)) && fs.existsSync(path.join(dir, 'layers', 'config', 'metadata.toml')));
+  return (entries) =>
+    entries.includes('rbp.toml') ||
+    (entries.every((e) => ['workspace', 'layers', 'rbp.toml'].includes(e)) && fs.existsSync(path.join(dir, 'layers', 'config', 'metadata.toml')));
 }
 
 /** A cache of an older rbp: folders of `<layer>.toml` files and layer folders only. */
@@ -294,11 +296,25 @@ export class OutTransaction {
     const app = realish(this.app);
     const cache = realish(this.cacheDir);
     const fixOut = 'Give --out a folder of its own outside the application, for example --out ../app-out (a new or empty folder, or an earlier rbp build).';
-    if (path.dirname(out) === out) throw outError('platform/out/root', 'OUT is the root folder', p.outDir, 'OUT is replaced by every build; it cannot be /.', fixOut);
+    if (path.dirname(out) === out)
+      throw outError('platform/out/root', 'OUT is the root folder', p.outDir, 'OUT is replaced by every build; it cannot be /.', fixOut);
     if (within(out, app)) {
-      throw outError('platform/out/inside-app', out === app ? 'OUT is the application folder' : 'OUT is inside the application folder', p.outDir, 'The build copies APP into OUT/workspace and replaces OUT; OUT cannot be APP or inside it.', fixOut);
+      throw outError(
+        'platform/out/inside-app',
+        out === app ? 'OUT is the application folder' : 'OUT is inside the application folder',
+        p.outDir,
+        'The build copies APP into OUT/workspace and replaces OUT; OUT cannot be APP or inside it.',
+        fixOut,
+      );
     }
-    if (within(app, out)) throw outError('platform/out/contains-app', 'OUT contains the application folder', p.outDir, 'OUT is replaced by every build; the application folder cannot be inside it.', fixOut);
+    if (within(app, out))
+      throw outError(
+        'platform/out/contains-app',
+        'OUT contains the application folder',
+        p.outDir,
+        'OUT is replaced by every build; the application folder cannot be inside it.',
+        fixOut,
+      );
     const tooLong = [`${path.basename(this.out)}${LONGEST_SUFFIX}`, `${path.basename(this.cacheDir)}.rbp-new`].find((n) => Buffer.byteLength(n) > NAME_MAX);
     if (tooLong) {
       throw outError(
@@ -310,16 +326,45 @@ export class OutTransaction {
       );
     }
     const why = notOurs(this.out, OUT_MARKER, looksLikeOut(this.out));
-    if (why) throw outError('platform/out/not-rbp', 'OUT is a folder rbp did not make', p.outDir, `rbp build replaces OUT entirely, so it must be new, empty or an earlier rbp build; ${p.outDir} ${why}.`, fixOut);
+    if (why)
+      throw outError(
+        'platform/out/not-rbp',
+        'OUT is a folder rbp did not make',
+        p.outDir,
+        `rbp build replaces OUT entirely, so it must be new, empty or an earlier rbp build; ${p.outDir} ${why}.`,
+        fixOut,
+      );
 
     const what = p.explicitCache ? '--cache' : 'the cache beside OUT';
     const cacheErr = (id: string, title: string, rule: string) =>
-      new UserError({ id, title, seen: { what, value: this.cacheDir }, rule, fix: 'Give --cache a folder of its own (new, empty or an earlier rbp cache), outside the application and OUT.' });
-    if (path.dirname(cache) === cache) throw cacheErr('platform/cache/root', 'The cache folder is the root folder', 'The cache is replaced by every build; it cannot be /.');
-    if (within(cache, out) || within(out, cache)) throw cacheErr('platform/cache/overlaps-out', 'The cache folder and OUT overlap', 'The cache and OUT are replaced separately; neither may be inside the other.');
-    if (within(app, cache)) throw cacheErr('platform/cache/contains-app', 'The cache folder contains the application', 'The cache is replaced by every build; the application cannot be inside it.');
+      new UserError({
+        id,
+        title,
+        seen: { what, value: this.cacheDir },
+        rule,
+        fix: 'Give --cache a folder of its own (new, empty or an earlier rbp cache), outside the application and OUT.',
+      });
+    if (path.dirname(cache) === cache)
+      throw cacheErr('platform/cache/root', 'The cache folder is the root folder', 'The cache is replaced by every build; it cannot be /.');
+    if (within(cache, out) || within(out, cache))
+      throw cacheErr(
+        'platform/cache/overlaps-out',
+        'The cache folder and OUT overlap',
+        'The cache and OUT are replaced separately; neither may be inside the other.',
+      );
+    if (within(app, cache))
+      throw cacheErr(
+        'platform/cache/contains-app',
+        'The cache folder contains the application',
+        'The cache is replaced by every build; the application cannot be inside it.',
+      );
     const cwhy = notOurs(this.cacheDir, CACHE_MARKER, looksLikeCache(this.cacheDir));
-    if (cwhy) throw cacheErr('platform/cache/not-rbp', 'The cache folder is not an rbp cache', `The cache is replaced by every build, so it must be new, empty or an earlier rbp cache; it ${cwhy}.`);
+    if (cwhy)
+      throw cacheErr(
+        'platform/cache/not-rbp',
+        'The cache folder is not an rbp cache',
+        `The cache is replaced by every build, so it must be new, empty or an earlier rbp cache; it ${cwhy}.`,
+      );
     if (fs.existsSync(this.out) && isMountPoint(this.out)) {
       throw outError(
         'platform/out/cannot-move',
@@ -618,10 +663,14 @@ export class OutTransaction {
     checkpoint('spared');
     if (previous) {
       attempt(`remove the previous build ${previous}`, () => {
-        if (!this.atomic) return rmrf(previous!);
-        const aside = setAside(this.out, previous!);
+        if (!this.atomic) {
+          rmrf(previous);
+          return;
+        }
+        const aside = setAside(this.out, previous);
         checkpoint('retiring');
-        if (!removeUnlessInUse(this.out, aside)) notes.push(`the previous build of ${this.out} is kept in ${aside} while an app started from it runs (rbp prune removes it once it has ended)`);
+        if (!removeUnlessInUse(this.out, aside))
+          notes.push(`the previous build of ${this.out} is kept in ${aside} while an app started from it runs (rbp prune removes it once it has ended)`);
       });
     }
     checkpoint('committed');

@@ -48,7 +48,13 @@ interface Section {
 const NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 function invalid(file: string, what: string, value: string | undefined, rule: string, fix: string): UserError {
-  return new UserError({ id: 'platform/project-toml/invalid', title: 'Invalid project descriptor', seen: { what, ...(value !== undefined ? { value } : {}), where: file }, rule, fix });
+  return new UserError({
+    id: 'platform/project-toml/invalid',
+    title: 'Invalid project descriptor',
+    seen: { what, ...(value !== undefined ? { value } : {}), where: file },
+    rule,
+    fix,
+  });
 }
 
 /** `file` given with --descriptor must exist; the default APP/project.toml is optional. */
@@ -66,21 +72,38 @@ export function readProjectDescriptor(appDir: string, given?: string): ProjectDe
   }
   let doc: Record<string, unknown>;
   try {
-    doc = parseToml(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+    doc = parseToml(fs.readFileSync(file, 'utf8'));
   } catch (e) {
     // smol-toml's message quotes the offending line, which may hold a secret value: give its position only.
     const m = /line (\d+), column (\d+)/i.exec((e as Error).message);
-    throw invalid(file, 'project.toml', undefined, `project.toml is TOML; it does not parse${m ? ` at line ${m[1]}, column ${m[2]}` : ''}.`, 'Fix the TOML syntax there.');
+    throw invalid(
+      file,
+      'project.toml',
+      undefined,
+      `project.toml is TOML; it does not parse${m ? ` at line ${m[1]}, column ${m[2]}` : ''}.`,
+      'Fix the TOML syntax there.',
+    );
   }
   const underscore = doc._ as { 'schema-version'?: string } | undefined;
   const schema = underscore?.['schema-version'] === '0.2' ? '0.2' : '0.1';
   if (underscore?.['schema-version'] !== undefined && underscore['schema-version'] !== '0.2') {
-    throw invalid(file, '[_] schema-version', String(underscore['schema-version']), 'rbp reads project descriptors of schema 0.2 (with [_]) and 0.1 (without).', 'Set schema-version = "0.2".');
+    throw invalid(
+      file,
+      '[_] schema-version',
+      String(underscore['schema-version']),
+      'rbp reads project descriptors of schema 0.2 (with [_]) and 0.1 (without).',
+      'Set schema-version = "0.2".',
+    );
   }
   let sec: Section;
   if (schema === '0.2') {
     const io = ((doc.io as Record<string, unknown> | undefined)?.buildpacks ?? {}) as Record<string, unknown>;
-    sec = { include: io.include as string[], exclude: io.exclude as string[], env: (io.build as { env?: EnvEntry[] } | undefined)?.env, group: io.group as BuildpackEntry[] };
+    sec = {
+      include: io.include as string[],
+      exclude: io.exclude as string[],
+      env: (io.build as { env?: EnvEntry[] } | undefined)?.env,
+      group: io.group as BuildpackEntry[],
+    };
   } else {
     const b = (doc.build ?? {}) as Record<string, unknown>;
     sec = { include: b.include as string[], exclude: b.exclude as string[], env: b.env as EnvEntry[], group: b.buildpacks as BuildpackEntry[] };
@@ -92,9 +115,16 @@ export function readProjectDescriptor(appDir: string, given?: string): ProjectDe
   for (const e of sec.env ?? []) {
     // The value is never echoed: it may be a secret.
     if (typeof e.name !== 'string' || !NAME_RE.test(e.name)) {
-      throw invalid(file, `${envTable} name`, typeof e.name === 'string' ? e.name : undefined, 'Each env entry has a name made of letters, digits and _ (not starting with a digit) and a string value.', 'Write it like name = "CC_WEBROOT" and value = "/public".');
+      throw invalid(
+        file,
+        `${envTable} name`,
+        typeof e.name === 'string' ? e.name : undefined,
+        'Each env entry has a name made of letters, digits and _ (not starting with a digit) and a string value.',
+        'Write it like name = "CC_WEBROOT" and value = "/public".',
+      );
     }
-    if (typeof e.value !== 'string') throw invalid(file, `${envTable} ${e.name}`, undefined, 'Each env entry has a string value.', `Give ${e.name} a value = "..." (quoted).`);
+    if (typeof e.value !== 'string')
+      throw invalid(file, `${envTable} ${e.name}`, undefined, 'Each env entry has a string value.', `Give ${e.name} a value = "..." (quoted).`);
     env[e.name] = e.value;
   }
 
@@ -105,20 +135,50 @@ export function readProjectDescriptor(appDir: string, given?: string): ProjectDe
       let dir: string | undefined;
       if (uri.startsWith('file://')) dir = fileURLToPath(uri);
       else if (!/^[a-z][a-z0-9+.-]*:/i.test(uri)) dir = path.resolve(base, uri);
-      if (!dir) throw invalid(file, `[[${prefix}.group]] uri`, uri, 'rbp runs buildpacks from local directories: a uri is a path (relative to project.toml) or a file:// URL.', 'Unpack the buildpack into a directory and point uri at it, or name one of ours by id (rbp/node, rbp/static, rbp/phpserver).');
+      if (!dir)
+        throw invalid(
+          file,
+          `[[${prefix}.group]] uri`,
+          uri,
+          'rbp runs buildpacks from local directories: a uri is a path (relative to project.toml) or a file:// URL.',
+          'Unpack the buildpack into a directory and point uri at it, or name one of ours by id (rbp/node, rbp/static, rbp/phpserver).',
+        );
       return { path: dir };
     }
-    if (typeof b.id !== 'string') throw invalid(file, `[[${prefix}.group]]`, JSON.stringify(b), 'Each buildpack entry has an id (and optional version) or a uri.', 'Add id = "rbp/node" or uri = "path/to/buildpack".');
+    if (typeof b.id !== 'string')
+      throw invalid(
+        file,
+        `[[${prefix}.group]]`,
+        JSON.stringify(b),
+        'Each buildpack entry has an id (and optional version) or a uri.',
+        'Add id = "rbp/node" or uri = "path/to/buildpack".',
+      );
     return { id: b.id, ...(b.version ? { version: String(b.version) } : {}) };
   });
 
   const inc = sec.include ?? [];
   const exc = sec.exclude ?? [];
-  for (const [what, list] of [['include', inc], ['exclude', exc]] as const) {
-    if (!Array.isArray(list) || list.some((p) => typeof p !== 'string')) throw invalid(file, `${prefix}.${what}`, JSON.stringify(list), `${what} is a list of gitignore patterns.`, `Write it like ${what} = ["node_modules", "*.log"].`);
+  for (const [what, list] of [
+    ['include', inc],
+    ['exclude', exc],
+  ] as const) {
+    if (!Array.isArray(list) || list.some((p) => typeof p !== 'string'))
+      throw invalid(
+        file,
+        `${prefix}.${what}`,
+        JSON.stringify(list),
+        `${what} is a list of gitignore patterns.`,
+        `Write it like ${what} = ["node_modules", "*.log"].`,
+      );
   }
   if (inc.length && exc.length) {
-    throw invalid(file, `${prefix}.include and ${prefix}.exclude`, undefined, 'A project descriptor may have include or exclude, not both (as pack).', 'Keep one of them.');
+    throw invalid(
+      file,
+      `${prefix}.include and ${prefix}.exclude`,
+      undefined,
+      'A project descriptor may have include or exclude, not both (as pack).',
+      'Keep one of them.',
+    );
   }
   let filter: ProjectDescriptor['filter'];
   if (inc.length) {

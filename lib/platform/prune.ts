@@ -171,12 +171,14 @@ function planDownloads(env: NodeJS.ProcessEnv, plan: Omit<PrunePlan, 'freed'>): 
       else plan.remove.push({ path: dir, kind: 'download', why: `${rec.id} ${rec.version}: no layer uses it`, bytes: 0 });
     }
   }
-  for (const l of sweepLitter(root, 0)) plan.remove.push({ path: l.path, kind: 'litter', why: 'left by a build stopped while it filled the download cache', bytes: 0 });
+  for (const l of sweepLitter(root, 0))
+    plan.remove.push({ path: l.path, kind: 'litter', why: 'left by a build stopped while it filled the download cache', bytes: 0 });
   // Locks of fills whose build is gone (a live holder refreshes its lock every second).
   try {
     for (const n of fs.readdirSync(path.join(root, '.locks'))) {
       const p = path.join(root, '.locks', n);
-      if (Date.now() - fs.statSync(p).mtimeMs > 60_000) plan.remove.push({ path: p, kind: 'litter', why: 'the lock of a download cache fill whose build is gone', bytes: 0 });
+      if (Date.now() - fs.statSync(p).mtimeMs > 60_000)
+        plan.remove.push({ path: p, kind: 'litter', why: 'the lock of a download cache fill whose build is gone', bytes: 0 });
     }
   } catch {
     // no locks

@@ -196,12 +196,15 @@ export function restore(o: { group: BuildpackRef[]; layersRoot: string; tx: OutT
     }
     // store.toml comes back even with --clear-cache, as the lifecycle restores it before it looks at -skip-layers.
     const store = prevDir && fs.existsSync(path.join(prevDir, 'store.toml'));
-    if (store) fs.copyFileSync(path.join(prevDir!, 'store.toml'), path.join(dir, 'store.toml'));
+    if (store) fs.copyFileSync(path.join(prevDir, 'store.toml'), path.join(dir, 'store.toml'));
     // Layer SBOMs: the cache's (cache = true layers), then the previous build's launch SBOM, each
     // into a buildpack folder the restore wrote something into (lifecycle layer/sbom_restorer.go:
     // the folder exists only then).
     if (!o.clearCache && fs.readdirSync(dir).length > 0) {
-      const sboms = restoreLayerSboms(dir, [cacheSrc && path.join(cacheSrc, CACHE_SBOM_DIR, esc), prevRoot && path.join(prevRoot, 'layers', 'sbom', 'launch', esc)]);
+      const sboms = restoreLayerSboms(dir, [
+        cacheSrc && path.join(cacheSrc, CACHE_SBOM_DIR, esc),
+        prevRoot && path.join(prevRoot, 'layers', 'sbom', 'launch', esc),
+      ]);
       if (sboms.length) restoredHere.push(`SBOM of ${sboms.join(', ')}`);
     }
     log.info(`${bpKey(bp)}: ${restoredHere.length ? `restored ${restoredHere.join(', ')}` : 'nothing to restore'}`);

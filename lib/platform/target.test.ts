@@ -23,11 +23,24 @@ describe('target matching (lifecycle TargetSatisfiedForBuild)', () => {
   it('variant: empty on either side matches; `arch-variant` is read too', () => {
     expect(targetMatches([{ arch: 'arm', variant: 'v7' }], { os: 'linux', arch: 'arm' })).toBe(true);
     expect(targetMatches([{ arch: 'arm', variant: 'v7' }], { os: 'linux', arch: 'arm', variant: 'v6' })).toBe(false);
-    expect(targetMatches([{ arch: 'arm', 'arch-variant': 'v6' } as never], { os: 'linux', arch: 'arm', variant: 'v6' })).toBe(true);
+    expect(targetMatches([{ arch: 'arm', 'arch-variant': 'v6' }], { os: 'linux', arch: 'arm', variant: 'v6' })).toBe(true);
   });
 
   it('distros: one must match when listed', () => {
-    expect(targetMatches([{ os: 'linux', distros: [{ name: 'debian', version: '12' }, { name: 'ubuntu', version: '22.04' }] }], here)).toBe(true);
+    expect(
+      targetMatches(
+        [
+          {
+            os: 'linux',
+            distros: [
+              { name: 'debian', version: '12' },
+              { name: 'ubuntu', version: '22.04' },
+            ],
+          },
+        ],
+        here,
+      ),
+    ).toBe(true);
     expect(targetMatches([{ os: 'linux', distros: [{ name: 'ubuntu', version: '24.04' }] }], here)).toBe(false);
     expect(targetMatches([{ os: 'linux', distros: [{ name: 'ubuntu' }] }], here)).toBe(true);
     expect(targetMatches([{ os: 'linux', distros: [{ name: 'alpine' }] }], { os: 'linux', arch: 'amd64' })).toBe(true);
@@ -58,6 +71,12 @@ describe('this machine', () => {
     expect(buildpackTargets({ api: '0.10', stacks: [{ id: 'io.buildpacks.stacks.bionic' }, { id: 'heroku-22' }] })).toEqual([bionic]);
     expect(buildpackTargets({ api: '0.7', stacks: [{ id: '*' }] })).toEqual([{}]);
     expect(buildpackTargets({ api: '0.10', targets: [{ os: 'linux' }], stacks: [{ id: 'io.buildpacks.stacks.bionic' }] })).toEqual([{ os: 'linux' }]);
-    expect(targetMatches(buildpackTargets({ api: '0.8', stacks: [{ id: 'io.buildpacks.stacks.bionic' }] }), { os: 'linux', arch: 'amd64', distro: { name: 'debian', version: '12' } })).toBe(false);
+    expect(
+      targetMatches(buildpackTargets({ api: '0.8', stacks: [{ id: 'io.buildpacks.stacks.bionic' }] }), {
+        os: 'linux',
+        arch: 'amd64',
+        distro: { name: 'debian', version: '12' },
+      }),
+    ).toBe(false);
   });
 });

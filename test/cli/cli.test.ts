@@ -13,21 +13,29 @@ describe('--env and --env-file', () => {
   it('reads dotenv lines: comments, export, quotes, inline comments, multi-line values; later flags win', () => {
     const dir = tmpDir();
     const f = path.join(dir, 'app.env');
-    fs.writeFileSync(f, '# comment\nexport A=1\nB="two words"\nC=\'x=y\'\n\nD=a=b # a comment\nKEY="-----BEGIN KEY-----\nabc\n-----END KEY-----"\nE="esc\\nline"\n');
+    fs.writeFileSync(
+      f,
+      '# comment\nexport A=1\nB="two words"\nC=\'x=y\'\n\nD=a=b # a comment\nKEY="-----BEGIN KEY-----\nabc\n-----END KEY-----"\nE="esc\\nline"\n',
+    );
     expect(parseEnvFile(f)).toEqual({ A: '1', B: 'two words', C: 'x=y', D: 'a=b', KEY: '-----BEGIN KEY-----\nabc\n-----END KEY-----', E: 'esc\nline' });
     expect(collectEnv([f], ['A=override', 'F='])).toMatchObject({ A: 'override', B: 'two words', F: '' });
     // project.toml's env (the base) loses to files and flags.
     expect(collectEnv([f], ['A=flag'], { A: 'project', P: 'project' })).toMatchObject({ A: 'flag', P: 'project' });
   });
 
-  it('a name alone on a line takes its value from rbp\'s environment, as pack reads an env file; an unset one is a line error that shows nothing', () => {
+  it("a name alone on a line takes its value from rbp's environment, as pack reads an env file; an unset one is a line error that shows nothing", () => {
     const dir = tmpDir();
     const f = path.join(dir, 'bare.env');
     fs.writeFileSync(f, 'A=1\nFROM_HOST\nexport ALSO_HOST # comment\nKEY="multi\nNOT_A_NAME\nend"\n');
-    expect(parseEnvFile(f, { FROM_HOST: 'h', ALSO_HOST: 'x', NOT_A_NAME: 'never' })).toEqual({ A: '1', FROM_HOST: 'h', ALSO_HOST: 'x', KEY: 'multi\nNOT_A_NAME\nend' });
+    expect(parseEnvFile(f, { FROM_HOST: 'h', ALSO_HOST: 'x', NOT_A_NAME: 'never' })).toEqual({
+      A: '1',
+      FROM_HOST: 'h',
+      ALSO_HOST: 'x',
+      KEY: 'multi\nNOT_A_NAME\nend',
+    });
     const msg = userErrorOf(() => parseEnvFile(f, { FROM_HOST: 'h' }));
     expect(msg).toContain(`${f}:3`);
-    expect(msg).toContain('A name alone takes its value from rbp\'s environment, where it must be set.');
+    expect(msg).toContain("A name alone takes its value from rbp's environment, where it must be set.");
     expect(msg).not.toContain('ALSO_HOST');
   });
 
@@ -50,7 +58,10 @@ describe('--env and --env-file', () => {
 
   it('refuses an unquoted multi-line value by line number, never showing a line of the file', () => {
     const f = path.join(tmpDir(), 'key.env');
-    fs.writeFileSync(f, 'OK=1\nPRIVATE_KEY=-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n-----END OPENSSH PRIVATE KEY-----\n');
+    fs.writeFileSync(
+      f,
+      'OK=1\nPRIVATE_KEY=-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n-----END OPENSSH PRIVATE KEY-----\n',
+    );
     const msg = userErrorOf(() => parseEnvFile(f));
     expect(msg).toContain(`${f}:3,4`);
     expect(msg).toContain('platform/env-file/invalid-line');
@@ -74,7 +85,15 @@ describe('--env and --env-file', () => {
 describe('instance sizes and memory', () => {
   it('knows the nine sizes with their memory', () => {
     expect(Object.fromEntries(Object.entries(INSTANCE_SIZES).map(([k, v]) => [k, v / 2 ** 20]))).toEqual({
-      pico: 256, nano: 512, XS: 1024, S: 2048, M: 4096, L: 8192, XL: 16384, '2XL': 24576, '3XL': 32768,
+      pico: 256,
+      nano: 512,
+      XS: 1024,
+      S: 2048,
+      M: 4096,
+      L: 8192,
+      XL: 16384,
+      '2XL': 24576,
+      '3XL': 32768,
     });
     expect(parseInstance('xs')).toBe('XS');
     expect(parseInstance('2xl')).toBe('2XL');
@@ -132,7 +151,13 @@ describe('rbp command line', () => {
     // In-process: each fails before any work.
     const said = async (argv: string[]) => {
       let err = '';
-      const sink = (f: (s: string) => void) => new Writable({ write: (c, _e, cb) => (f(String(c)), cb()) });
+      const sink = (f: (s: string) => void) =>
+        new Writable({
+          write: (c, _e, cb) => {
+            f(String(c));
+            cb();
+          },
+        });
       expect(await main(argv, { stdout: sink(() => undefined), stderr: sink((t) => (err += t)) }), err).toBe(2);
       return /! Fix: {2}(.*)/.exec(err.replace(/\u001b\[[0-9;]*m/g, ''))![1];
     };
@@ -162,14 +187,26 @@ describe('rbp command line', () => {
     const tag = await rbp(['build', path.join(FIXTURES, 'node-hello'), '--out', path.join(tmpDir(), 'out'), '-t', 'node']);
     expect(tag.exitCode).toBe(2);
     expect(tag.stderr).toContain('For the runtime, write --type node (-t is --tag, as in pack). For an image, add --image DIR.');
-    const bad = await rbp(['build', path.join(FIXTURES, 'node-hello'), '--out', path.join(tmpDir(), 'out'), '--image', path.join(tmpDir(), 'img'), '--tag', 'my app']);
+    const bad = await rbp([
+      'build',
+      path.join(FIXTURES, 'node-hello'),
+      '--out',
+      path.join(tmpDir(), 'out'),
+      '--image',
+      path.join(tmpDir(), 'img'),
+      '--tag',
+      'my app',
+    ]);
     expect(bad.stderr).toContain('(error id: platform/tag/invalid)');
   });
 
   it('under --json a failure is {"error": {id, message, fix}} on stdout, whatever failed', async () => {
     const usage = await rbp(['deploy', '.', '--json', '--bogus']);
     expect(usage.exitCode).toBe(2);
-    expect(JSON.parse(usage.stdout)).toMatchObject({ exitCode: 2, error: { id: 'platform/flag/unknown', message: 'Unknown flag --bogus for rbp deploy', fix: expect.any(String) } });
+    expect(JSON.parse(usage.stdout)).toMatchObject({
+      exitCode: 2,
+      error: { id: 'platform/flag/unknown', message: 'Unknown flag --bogus for rbp deploy', fix: expect.any(String) },
+    });
     const env = await rbp(['deploy', tmpDir(), '--json', '--env-file', path.join(tmpDir(), 'missing.env')]);
     expect(JSON.parse(env.stdout).error).toMatchObject({ id: 'platform/env-file/not-found', message: 'Environment file not found', fix: 'Check the path.' });
     // A build that fails in a buildpack: the buildpack's own error id, read from its output.
@@ -177,7 +214,10 @@ describe('rbp command line', () => {
     fs.writeFileSync(path.join(app, 'package.json'), '{"scripts":{"start":"node x.js"},"engines":{"node":"not a range"}}');
     const built = await rbp(['build', app, '--out', path.join(tmpDir(), 'out'), '--json']);
     expect(built.exitCode).toBe(51);
-    expect(JSON.parse(built.stdout)).toMatchObject({ exitCode: 51, error: { id: 'node/version/engines-invalid', message: 'engines.node in package.json is not a semver range' } });
+    expect(JSON.parse(built.stdout)).toMatchObject({
+      exitCode: 51,
+      error: { id: 'node/version/engines-invalid', message: 'engines.node in package.json is not a semver range' },
+    });
     const none = await rbp(['build', tmpDir(), '--out', path.join(tmpDir(), 'out'), '--json']);
     expect(JSON.parse(none.stdout).error.id).toBe('platform/detect/no-group');
   });

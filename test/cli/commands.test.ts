@@ -57,7 +57,7 @@ describe('version and help', () => {
     expect(bogus.stderr).toContain(`See rbp ${name} --help for its flags.`);
   });
 
-  it('rbp help COMMAND is that command\'s help; rbp --help the overview', async () => {
+  it("rbp help COMMAND is that command's help; rbp --help the overview", async () => {
     expect((await rbp(['help', 'run'])).stdout).toContain('--dry-run');
     const all = await rbp(['--help']);
     expect(all.exitCode).toBe(0);
@@ -70,7 +70,12 @@ describe('stdout for results, stderr for errors, --json', () => {
     const app = scriptedApp({ 'a/detect': passWith('[[provides]]\nname = "x"\n[[requires]]\nname = "x"') });
     const r = await rbp(['detect', app, '--json', ...bpArgs('a')]);
     expect(r.exitCode).toBe(0);
-    expect(JSON.parse(r.stdout)).toEqual({ exitCode: 0, passed: true, group: [{ id: 'test/a', version: '0.0.1' }], plan: [{ requires: ['x'], providers: ['test/a'] }] });
+    expect(JSON.parse(r.stdout)).toEqual({
+      exitCode: 0,
+      passed: true,
+      group: [{ id: 'test/a', version: '0.0.1' }],
+      plan: [{ requires: ['x'], providers: ['test/a'] }],
+    });
     expect(r.stderr).toContain('## Detect');
   });
 
@@ -90,7 +95,13 @@ describe('stdout for results, stderr for errors, --json', () => {
     const first = await rbp(['build', app, '--out', o, '--json', ...bpArgs('a')]);
     expect(first.exitCode).toBe(0);
     const s = JSON.parse(first.stdout) as Record<string, unknown>;
-    expect(s).toMatchObject({ exitCode: 0, out: o, group: [{ id: 'test/a', version: '0.0.1' }], layers: [{ buildpack: 'test/a', name: 'web', state: 'created', launch: true, cache: false }], image: null });
+    expect(s).toMatchObject({
+      exitCode: 0,
+      out: o,
+      group: [{ id: 'test/a', version: '0.0.1' }],
+      layers: [{ buildpack: 'test/a', name: 'web', state: 'created', launch: true, cache: false }],
+      image: null,
+    });
     expect(Object.keys(s.timings as object)).toEqual(['detect', 'restore', 'build', 'export']);
     expect(first.stderr).toContain('## Summary');
   });
@@ -110,7 +121,9 @@ describe('stdout for results, stderr for errors, --json', () => {
     // A dry run far larger than a pipe's buffer, so head exits while rbp still writes.
     const envFile = path.join(tmpDir(), 'big.env');
     fs.writeFileSync(envFile, `BIG=${'x'.repeat(512 * 1024)}\n`);
-    const r = await execa('bash', ['-c', `node "${RBP}" run "${o}" --dry-run --env-file "${envFile}" | head -c 20; echo "status=\${PIPESTATUS[0]}" >&2`], { reject: false });
+    const r = await execa('bash', ['-c', `node "${RBP}" run "${o}" --dry-run --env-file "${envFile}" | head -c 20; echo "status=\${PIPESTATUS[0]}" >&2`], {
+      reject: false,
+    });
     expect(r.stdout).toBe('{\n  "process": "web"');
     expect(r.stderr).not.toMatch(/EPIPE|\n\s+at |internal error/);
     expect(r.stderr).toContain('status=0');
@@ -202,7 +215,7 @@ describe('project.toml', () => {
 });
 
 describe('--env-file and --env on the command line', () => {
-  it('rbp reads --env-file itself: its variables are the app\'s, never rbp\'s own settings', async () => {
+  it("rbp reads --env-file itself: its variables are the app's, never rbp's own settings", async () => {
     const app = webApp({}, 'echo "app_level=$(cat "$CNB_PLATFORM_DIR/env/RBP_LOG_LEVEL")"');
     const f = path.join(tmpDir(), 'app.env');
     fs.writeFileSync(f, 'RBP_LOG_LEVEL="verbose" # for the app\nMULTI="a\nb"\n');
@@ -213,7 +226,7 @@ describe('--env-file and --env on the command line', () => {
     expect(r.stdout).not.toContain('  . ');
   });
 
-  it('a missing --env-file is rbp\'s own clear error, through the installed bin too (Node.js 20 must not read it)', async () => {
+  it("a missing --env-file is rbp's own clear error, through the installed bin too (Node.js 20 must not read it)", async () => {
     const missing = path.join(tmpDir(), 'nope.env');
     const r = await rbp(['detect', scriptedApp({}), '--env-file', missing, ...bpArgs('a')]);
     expect(r.exitCode).toBe(2);

@@ -13,7 +13,11 @@ import { ROOT, tmpDir } from '../helpers/rbp.ts';
 let dir: string;
 let app: string;
 const run = (...args: string[]) => execa('node', ['--', path.join(dir, 'rbp.js'), ...args], { reject: false, env: { NO_COLOR: '1' } });
-const caches = () => fs.readdirSync(dir).filter((f) => f.endsWith('.v8cache')).sort();
+const caches = () =>
+  fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith('.v8cache'))
+    .sort();
 
 beforeEach(() => {
   dir = tmpDir('rbp-detect-bundle-');

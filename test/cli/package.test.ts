@@ -17,7 +17,13 @@ const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'))
 let tarball: string;
 let files: string[];
 // A clean npm environment: its own cache and no user config, so nothing here touches the machine's.
-const npmEnv = () => ({ npm_config_cache: tmpDir('rbp-npm-cache-'), npm_config_userconfig: path.join(tmpDir(), 'npmrc'), npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false' });
+const npmEnv = () => ({
+  npm_config_cache: tmpDir('rbp-npm-cache-'),
+  npm_config_userconfig: path.join(tmpDir(), 'npmrc'),
+  npm_config_update_notifier: 'false',
+  npm_config_fund: 'false',
+  npm_config_audit: 'false',
+});
 
 /** `npm install -g` of the tarball into a temporary prefix, once for the file. */
 let prefixDir: Promise<string> | undefined;
@@ -52,17 +58,33 @@ describe('npm package', () => {
   it('prepack builds dist/: packing a checkout that has none still ships the bundles', async () => {
     // A copy of the sources (node_modules linked), so the build runs there, not under running tests.
     const copy = tmpDir('rbp-checkout-');
-    for (const f of ['package.json', 'README.md', 'LICENSE', 'tsconfig.json', 'lib', 'buildpacks', 'scripts']) fs.cpSync(path.join(ROOT, f), path.join(copy, f), { recursive: true });
+    for (const f of ['package.json', 'README.md', 'LICENSE', 'tsconfig.json', 'lib', 'buildpacks', 'scripts'])
+      fs.cpSync(path.join(ROOT, f), path.join(copy, f), { recursive: true });
     fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(copy, 'node_modules'));
     const r = await execa('npm', ['pack', '--dry-run', '--json'], { cwd: copy, env: npmEnv() });
     const packed = (JSON.parse(r.stdout.slice(r.stdout.indexOf('['))) as { files: { path: string }[] }[])[0]!.files.map((f) => f.path);
     expect(packed).toEqual(expect.arrayContaining(['dist/rbp.js', 'dist/buildpacks/static/bin/build']));
   }, 180_000);
 
-  it('ships the bundles, the license, the docs and the operators\' tool scripts, never sources, tests or fixtures', () => {
-    expect(files).toEqual(expect.arrayContaining(['dist/rbp.js', 'LICENSE', 'README.md', 'package.json', 'dist/buildpacks/node/bin/build', 'scripts/tools/README.md', 'scripts/tools/caddy.sh', 'scripts/tools/patches/frankenphp-1.11.1-request-during-init.patch']));
+  it("ships the bundles, the license, the docs and the operators' tool scripts, never sources, tests or fixtures", () => {
+    expect(files).toEqual(
+      expect.arrayContaining([
+        'dist/rbp.js',
+        'LICENSE',
+        'README.md',
+        'package.json',
+        'dist/buildpacks/node/bin/build',
+        'scripts/tools/README.md',
+        'scripts/tools/caddy.sh',
+        'scripts/tools/patches/frankenphp-1.11.1-request-during-init.patch',
+      ]),
+    );
     // scripts/tools/ installs the contract's tools for offline operators (RBP_TOOL_*): it ships.
-    expect(files.filter((f) => /^(test|fixtures|scripts|bench)\//.test(f) && !f.startsWith('scripts/tools/')).concat(files.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts')))).toEqual([]);
+    expect(
+      files
+        .filter((f) => /^(test|fixtures|scripts|bench)\//.test(f) && !f.startsWith('scripts/tools/'))
+        .concat(files.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))),
+    ).toEqual([]);
     // dist/rbp.js runs the CLI bundle beside it; the code cache rbp makes for itself there stays
     // out (it names the bundle's path on this machine: an installed rbp makes its own).
     expect(files).toEqual(expect.arrayContaining(['dist/rbp.bundle.cjs', 'dist/package.json']));
@@ -86,7 +108,10 @@ describe('npm package', () => {
         const rel = path.posix.normalize(path.posix.join(path.posix.dirname(doc), target));
         expect(rel.startsWith('..'), `${doc} links outside the repository: ${target}`).toBe(false);
         expect(fs.existsSync(path.join(ROOT, rel)), `${doc} → ${target} in the repository`).toBe(true);
-        expect(files.some((f) => f === rel || f.startsWith(`${rel.replace(/\/$/, '')}/`)), `${doc} → ${target} in the package`).toBe(true);
+        expect(
+          files.some((f) => f === rel || f.startsWith(`${rel.replace(/\/$/, '')}/`)),
+          `${doc} → ${target} in the package`,
+        ).toBe(true);
       }
     }
   });
@@ -111,14 +136,28 @@ describe('npm package', () => {
     const runs = [
       await execa(path.join(prefix, 'bin', 'rbp'), ['deploy', path.join(FIXTURES, 'node-hello'), '--env-file', missing], { reject: false, all: true }),
       await execa(path.join(prefix, 'bin', 'rbp'), ['detect', path.join(FIXTURES, 'node-hello'), `--env-file=${missing}`], { reject: false, all: true }),
-      await execa('npx', ['--yes', '--package', tarball, '--', 'rbp', 'build', path.join(FIXTURES, 'node-hello'), '--out', path.join(tmpDir(), 'out'), '--env-file', missing], { env: npmEnv(), cwd: tmpDir(), reject: false, all: true }),
+      await execa(
+        'npx',
+        ['--yes', '--package', tarball, '--', 'rbp', 'build', path.join(FIXTURES, 'node-hello'), '--out', path.join(tmpDir(), 'out'), '--env-file', missing],
+        { env: npmEnv(), cwd: tmpDir(), reject: false, all: true },
+      ),
     ];
     // On Node.js 24 too (the latest LTS; 20 above): the official build, from the registry through lib/deps
     // (the run's download cache holds it once any node build of the run has it).
     const layers = new Layers(tmpDir('rbp-node24-'));
     const log = new Logger({ out: new Writable({ write: (_c, _e, cb) => cb() }), level: 'quiet' });
-    const node24 = await installNode({ layers, env: process.env, log, npm: toolRegistryClient(process.env, log), types: { build: true, launch: false } }, '24', { what: 'this test' });
-    runs.push(await execa(path.join(prefix, 'bin', 'rbp'), ['deploy', path.join(FIXTURES, 'node-hello'), '--env-file', missing], { reject: false, all: true, env: { PATH: `${node24.binDir}:${process.env.PATH}` } }));
+    const node24 = await installNode(
+      { layers, env: process.env, log, npm: toolRegistryClient(process.env, log), types: { build: true, launch: false } },
+      '24',
+      { what: 'this test' },
+    );
+    runs.push(
+      await execa(path.join(prefix, 'bin', 'rbp'), ['deploy', path.join(FIXTURES, 'node-hello'), '--env-file', missing], {
+        reject: false,
+        all: true,
+        env: { PATH: `${node24.binDir}:${process.env.PATH}` },
+      }),
+    );
     const v = await execa(path.join(prefix, 'bin', 'rbp'), ['--version'], { env: { PATH: `${node24.binDir}:${process.env.PATH}` } });
     expect(v.stdout).toMatch(/\(node v24\.\d+\.\d+, /);
     for (const r of runs) {
@@ -132,7 +171,11 @@ describe('npm package', () => {
     const r = await execa('npx', ['--yes', '--package', tarball, '--', 'rbp', '--version'], { env: npmEnv(), cwd: tmpDir() });
     expect(r.stdout).toContain(`rbp ${pkg.version}`);
     // `npx <package>` (here the tarball, as file:) runs its only bin, as `npx runtime-buildpacks` would.
-    const bare = await execa('npx', ['--yes', `file:${tarball}`, 'detect', path.join(FIXTURES, 'static-index-html'), '--json'], { env: npmEnv(), cwd: tmpDir(), reject: false });
+    const bare = await execa('npx', ['--yes', `file:${tarball}`, 'detect', path.join(FIXTURES, 'static-index-html'), '--json'], {
+      env: npmEnv(),
+      cwd: tmpDir(),
+      reject: false,
+    });
     expect(bare.exitCode, bare.stderr).toBe(0);
     expect(JSON.parse(bare.stdout).group[0].id).toBe('rbp/static');
   }, 120_000);

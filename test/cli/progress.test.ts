@@ -17,7 +17,12 @@ import { realTool } from '../helpers/tool-cache.ts';
 /** A stream that says it is a terminal (or not) and keeps what is written. */
 function stream(tty: boolean): Writable & { text: () => string } {
   let text = '';
-  const w = new Writable({ write: (c, _e, cb) => ((text += String(c)), cb()) }) as Writable & { text: () => string; isTTY?: boolean; columns?: number };
+  const w = new Writable({
+    write: (c, _e, cb) => {
+      text += String(c);
+      cb();
+    },
+  }) as Writable & { text: () => string; isTTY?: boolean; columns?: number };
   if (tty) Object.assign(w, { isTTY: true, columns: 80 });
   w.text = () => text;
   return w;
@@ -79,4 +84,3 @@ describe.skipIf(sws.skip || !fs.existsSync('/usr/bin/script'))('through rbp on a
     expect(piped.all).toMatch(/- running CC_BUILD_COMMAND: sleep 2\n {2}- done \(\d+\.\ds\)/);
   }, 120_000);
 });
-

@@ -38,7 +38,10 @@ function builtOut(out: string, app: string, env: NodeJS.ProcessEnv): void {
 function entry(root: string, id: string, version: string, linkedFrom?: string): string {
   const dir = path.join(root, id, `${version}-amd64-0123456789abcdef`);
   file(path.join(dir, 'tree', 'bin', id), 3 * MiB);
-  fs.writeFileSync(path.join(dir, 'entry.json'), JSON.stringify({ id, version, arch: 'amd64', uri: 'x', verified: [], digest: 'd', bytes: 3 * MiB, created: '' }));
+  fs.writeFileSync(
+    path.join(dir, 'entry.json'),
+    JSON.stringify({ id, version, arch: 'amd64', uri: 'x', verified: [], digest: 'd', bytes: 3 * MiB, created: '' }),
+  );
   if (linkedFrom) {
     fs.mkdirSync(linkedFrom, { recursive: true });
     fs.linkSync(path.join(dir, 'tree', 'bin', id), path.join(linkedFrom, id));
@@ -71,7 +74,15 @@ describe('rbp prune', () => {
     const removed = Object.fromEntries(plan.remove.map((i) => [i.path, i]));
     // The gone OUT's cache, spare and record; the deploy of a gone app, whole.
     expect(Object.keys(removed)).toEqual(
-      expect.arrayContaining([`${s.gone}.rbp-cache`, `${s.gone}.rbp-spare`, s.deployed, `${s.deployed}.rbp-cache`, `${s.kept}.rbp-spare`, s.unused, path.join(s.downloads, '.incoming', '999999999-abcd')]),
+      expect.arrayContaining([
+        `${s.gone}.rbp-cache`,
+        `${s.gone}.rbp-spare`,
+        s.deployed,
+        `${s.deployed}.rbp-cache`,
+        `${s.kept}.rbp-spare`,
+        s.unused,
+        path.join(s.downloads, '.incoming', '999999999-abcd'),
+      ]),
     );
     expect(Object.keys(removed)).not.toContain(s.kept);
     expect(Object.keys(removed)).not.toContain(s.used);
@@ -85,7 +96,13 @@ describe('rbp prune', () => {
 
     // The command: --dry-run shows the same and removes nothing.
     let out = '';
-    const sink = (f: (t: string) => void) => new Writable({ write: (c, _e, cb) => (f(String(c)), cb()) });
+    const sink = (f: (t: string) => void) =>
+      new Writable({
+        write: (c, _e, cb) => {
+          f(String(c));
+          cb();
+        },
+      });
     const saved = { ...process.env };
     Object.assign(process.env, { XDG_CACHE_HOME: s.env.XDG_CACHE_HOME, RBP_DOWNLOAD_CACHE: s.env.RBP_DOWNLOAD_CACHE, NO_COLOR: '1' });
     try {

@@ -40,7 +40,9 @@ function write(file: string, data: unknown): void {
 
 describe('CycloneDX documents', () => {
   it('the schema check catches an invalid document (so a pass means something)', () => {
-    expect(validate({ bomFormat: 'CycloneDX', specVersion: '1.4', components: [{ type: 'library', name: 'x', licenses: [{ license: { id: 'Not-A-License' } }] }] })).toBe(false);
+    expect(
+      validate({ bomFormat: 'CycloneDX', specVersion: '1.4', components: [{ type: 'library', name: 'x', licenses: [{ license: { id: 'Not-A-License' } }] }] }),
+    ).toBe(false);
   });
 
   it('node_modules: every installed package (scoped, nested, pnpm store), integrity from package-lock, licenses as SPDX ids, expressions or names', () => {
@@ -53,7 +55,13 @@ describe('CycloneDX documents', () => {
     write(path.join(nm, '.pnpm', 'b@3.0.0', 'node_modules', 'b', 'package.json'), { name: 'b', version: '3.0.0' });
     write(path.join(nm, '.bin', 'x'), '#!/bin/sh\n');
     const lock = path.join(app, 'package-lock.json');
-    write(lock, { lockfileVersion: 3, packages: { '': { name: 'app' }, 'node_modules/ms': { version: '2.1.3', integrity: 'sha512-6FlzubTLZG3J2a/NVCAleEhjzq5oxgHyaCU9yYXvcLsvoVaHJq/s5xXI6/XXP6tz7R9xAOtHnSO/tXtF3WRTlA==' } } });
+    write(lock, {
+      lockfileVersion: 3,
+      packages: {
+        '': { name: 'app' },
+        'node_modules/ms': { version: '2.1.3', integrity: 'sha512-6FlzubTLZG3J2a/NVCAleEhjzq5oxgHyaCU9yYXvcLsvoVaHJq/s5xXI6/XXP6tz7R9xAOtHnSO/tXtF3WRTlA==' },
+      },
+    });
     const c = nodeModulesComponents(nm, lock);
     expect(c.map((x) => x.purl)).toEqual(['pkg:npm/%40scope/pkg@1.0.0', 'pkg:npm/a@1.0.0', 'pkg:npm/b@3.0.0', 'pkg:npm/ms@2.0.0', 'pkg:npm/ms@2.1.3']);
     const doc = cycloneDx(c) as { components: Record<string, unknown>[] };
@@ -67,13 +75,16 @@ describe('CycloneDX documents', () => {
 
   it("Yarn Plug'n'Play: the npm packages of yarn.lock, without workspaces or patches", () => {
     const lock = path.join(tmpDir('rbp-sbom-'), 'yarn.lock');
-    write(lock, [
-      '__metadata:\n  version: 8\n',
-      '"ms@npm:^2.1.3, ms@npm:^2.1.0":\n  version: 2.1.3\n  resolution: "ms@npm:2.1.3"\n  checksum: 10c0/abc\n',
-      '"@types/node@npm:^20":\n  version: 20.1.0\n  resolution: "@types/node@npm:20.1.0"\n',
-      '"resolve@patch:resolve@npm%3A1.22.8#~builtin<compat/resolve>":\n  version: 1.22.8\n  resolution: "resolve@patch:resolve@npm%3A1.22.8#~builtin<compat/resolve>::version=1.22.8"\n',
-      '"app@workspace:.":\n  version: 0.0.0-use.local\n  resolution: "app@workspace:."\n',
-    ].join('\n'));
+    write(
+      lock,
+      [
+        '__metadata:\n  version: 8\n',
+        '"ms@npm:^2.1.3, ms@npm:^2.1.0":\n  version: 2.1.3\n  resolution: "ms@npm:2.1.3"\n  checksum: 10c0/abc\n',
+        '"@types/node@npm:^20":\n  version: 20.1.0\n  resolution: "@types/node@npm:20.1.0"\n',
+        '"resolve@patch:resolve@npm%3A1.22.8#~builtin<compat/resolve>":\n  version: 1.22.8\n  resolution: "resolve@patch:resolve@npm%3A1.22.8#~builtin<compat/resolve>::version=1.22.8"\n',
+        '"app@workspace:.":\n  version: 0.0.0-use.local\n  resolution: "app@workspace:."\n',
+      ].join('\n'),
+    );
     const doc = cycloneDx(yarnBerryLockComponents(lock)) as { components: Record<string, unknown>[] };
     expectValid(doc);
     expect(doc.components.map((x) => x.purl)).toEqual(['pkg:npm/%40types/node@20.1.0', 'pkg:npm/ms@2.1.3']);
@@ -90,11 +101,19 @@ describe('CycloneDX documents', () => {
     const doc = cycloneDx(composerComponents(vendor)) as { components: Record<string, unknown>[] };
     expectValid(doc);
     expect(doc.components.map((x) => x.purl)).toEqual(['pkg:composer/acme/tool@dev-main', 'pkg:composer/monolog/monolog@3.5.0']);
-    expect(doc.components[0]).toMatchObject({ group: 'acme', hashes: [{ alg: 'SHA-1', content: 'da39a3ee5e6b4b0d3255bfef95601890afd80709' }], licenses: [{ license: { name: 'proprietary' } }] });
+    expect(doc.components[0]).toMatchObject({
+      group: 'acme',
+      hashes: [{ alg: 'SHA-1', content: 'da39a3ee5e6b4b0d3255bfef95601890afd80709' }],
+      licenses: [{ license: { name: 'proprietary' } }],
+    });
   });
 });
 
-const phpTools = requirement(haveFile(PHP) && haveFile(COMPOSER), { what: `${PHP} and ${COMPOSER}`, how: 'apt-get install php8.2-cli composer', who: 'the phpserver SBOM build' });
+const phpTools = requirement(haveFile(PHP) && haveFile(COMPOSER), {
+  what: `${PHP} and ${COMPOSER}`,
+  how: 'apt-get install php8.2-cli composer',
+  who: 'the phpserver SBOM build',
+});
 
 describe('the build SBOM, gathered as the lifecycle does', () => {
   it('launch.sbom and launch layers go to layers/sbom/launch/<bp>/, build ones to layers/sbom/build/<bp>/', async () => {
@@ -131,31 +150,49 @@ describe('the build SBOM, gathered as the lifecycle does', () => {
     const r = await rbp(['build', app, '--out', out], { env: { RBP_TOOL_NODE: process.execPath } });
     expect(r.exitCode, r.all).toBe(0);
     const launch = path.join(out, 'layers', 'sbom', 'launch', 'rbp_node');
-    const modules = JSON.parse(fs.readFileSync(path.join(launch, 'modules', 'sbom.cdx.json'), 'utf8')) as { components: { purl: string; hashes?: unknown[] }[] };
+    const modules = JSON.parse(fs.readFileSync(path.join(launch, 'modules', 'sbom.cdx.json'), 'utf8')) as {
+      components: { purl: string; hashes?: unknown[] }[];
+    };
     expectValid(modules);
     const ms = modules.components.find((c) => c.purl.startsWith('pkg:npm/ms@2.'));
     expect(ms?.hashes).toHaveLength(1);
     const bpWide = [path.join(launch, 'sbom.cdx.json'), path.join(out, 'layers', 'sbom', 'build', 'rbp_node', 'sbom.cdx.json')].filter((f) => fs.existsSync(f));
-    const tools = bpWide.flatMap((f) => (JSON.parse(fs.readFileSync(f, 'utf8')) as { components: { name: string; properties?: { name: string; value: string }[] }[] }).components);
+    const tools = bpWide.flatMap(
+      (f) => (JSON.parse(fs.readFileSync(f, 'utf8')) as { components: { name: string; properties?: { name: string; value: string }[] }[] }).components,
+    );
     for (const f of bpWide) expectValid(JSON.parse(fs.readFileSync(f, 'utf8')));
     const node = tools.find((c) => c.name === 'node');
-    expect(node?.properties).toEqual(expect.arrayContaining([{ name: 'rbp:source', value: 'operator' }, { name: 'rbp:path', value: process.execPath }]));
+    expect(node?.properties).toEqual(
+      expect.arrayContaining([
+        { name: 'rbp:source', value: 'operator' },
+        { name: 'rbp:path', value: process.execPath },
+      ]),
+    );
   }, 300_000);
 
-  it.skipIf(phpTools.skip)('phpserver: the Composer packages of vendor/ and the operator PHP and Composer (needs /usr/bin/php and composer)', async () => {
-    phpTools.value();
-    const app = copyFixture('php-composer');
-    const out = path.join(tmpDir('rbp-out-'), 'out');
-    const r = await rbp(['build', app, '--out', out, '--type', 'phpserver'], { env: operatorEnv(makeMirror()) });
-    expect(r.exitCode, r.all).toBe(0);
-    const file = path.join(out, 'layers', 'sbom', 'launch', 'rbp_phpserver', 'sbom.cdx.json');
-    const doc = JSON.parse(fs.readFileSync(file, 'utf8')) as { components: { name: string; purl?: string; properties?: { name: string; value: string }[] }[] };
-    expectValid(doc);
-    expect(doc.components.map((c) => c.purl), JSON.stringify(doc)).toContain('pkg:composer/rbp-fixtures/greeter@1.2.0');
-    // Operator tools used at build only (Composer, the build's php) are in the build SBOM.
-    const buildFile = path.join(out, 'layers', 'sbom', 'build', 'rbp_phpserver', 'sbom.cdx.json');
-    const all = [doc, ...(fs.existsSync(buildFile) ? [JSON.parse(fs.readFileSync(buildFile, 'utf8')) as typeof doc] : [])].flatMap((d) => d.components);
-    const operatorTools = all.filter((c) => c.properties?.some((p) => p.name === 'rbp:source' && p.value === 'operator')).map((c) => c.name);
-    expect(operatorTools, JSON.stringify(all)).toEqual(expect.arrayContaining(['composer']));
-  }, 300_000);
+  it.skipIf(phpTools.skip)(
+    'phpserver: the Composer packages of vendor/ and the operator PHP and Composer (needs /usr/bin/php and composer)',
+    async () => {
+      phpTools.value();
+      const app = copyFixture('php-composer');
+      const out = path.join(tmpDir('rbp-out-'), 'out');
+      const r = await rbp(['build', app, '--out', out, '--type', 'phpserver'], { env: operatorEnv(makeMirror()) });
+      expect(r.exitCode, r.all).toBe(0);
+      const file = path.join(out, 'layers', 'sbom', 'launch', 'rbp_phpserver', 'sbom.cdx.json');
+      const doc = JSON.parse(fs.readFileSync(file, 'utf8')) as {
+        components: { name: string; purl?: string; properties?: { name: string; value: string }[] }[];
+      };
+      expectValid(doc);
+      expect(
+        doc.components.map((c) => c.purl),
+        JSON.stringify(doc),
+      ).toContain('pkg:composer/rbp-fixtures/greeter@1.2.0');
+      // Operator tools used at build only (Composer, the build's php) are in the build SBOM.
+      const buildFile = path.join(out, 'layers', 'sbom', 'build', 'rbp_phpserver', 'sbom.cdx.json');
+      const all = [doc, ...(fs.existsSync(buildFile) ? [JSON.parse(fs.readFileSync(buildFile, 'utf8')) as typeof doc] : [])].flatMap((d) => d.components);
+      const operatorTools = all.filter((c) => c.properties?.some((p) => p.name === 'rbp:source' && p.value === 'operator')).map((c) => c.name);
+      expect(operatorTools, JSON.stringify(all)).toEqual(expect.arrayContaining(['composer']));
+    },
+    300_000,
+  );
 });

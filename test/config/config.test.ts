@@ -50,7 +50,7 @@ describe('the reader', () => {
     ['RBP_REQUIRE_CHECKSUMS', 'maybe'],
     ['RBP_NOW', 'tomorrow'],
     ['RBP_STOP_TIMEOUT', '-1'],
-  ])('%s=%j is the variable\'s own user error, with the value, the rule and the fix', (name, value) => {
+  ])("%s=%j is the variable's own user error, with the value, the rule and the fix", (name, value) => {
     const e = userError(() => read({ [name]: value }, name));
     expect(e.id).toBe(`config/${name}/invalid`);
     const text = renderUserError(e.data);
@@ -59,7 +59,7 @@ describe('the reader', () => {
     expect(text).toContain('Fix:');
   });
 
-  it('never shows a secret\'s value', () => {
+  it("never shows a secret's value", () => {
     // No secret has a shape today; the renderer's rule is still checked on a declared secret.
     const s = VARIABLES.filter((v) => v.kind.type === 'secret').map((v) => v.name);
     expect(s.sort()).toEqual(['ACCESSPROXY_CHALLENGE_SECRET', 'CC_NPM_BASIC_AUTH', 'CC_REDIRECTOR_PROJECT_KEY', 'KV_TOKEN', 'NPM_TOKEN']);
@@ -127,12 +127,18 @@ describe('paths inside the app: one resolver, one error id per variable', () => 
     const app = tmpDir('rbp-config-app-');
     fs.mkdirSync(path.join(app, 'dist'));
     fs.symlinkSync(path.join(app, 'dist'), path.join(app, 'public'));
-    expect(readAppPath({ CC_WEBROOT: '/public/' }, 'CC_WEBROOT', app)).toMatchObject({ rel: 'public', real: 'dist', value: '/public/', source: 'env', type: 'dir' });
+    expect(readAppPath({ CC_WEBROOT: '/public/' }, 'CC_WEBROOT', app)).toMatchObject({
+      rel: 'public',
+      real: 'dist',
+      value: '/public/',
+      source: 'env',
+      type: 'dir',
+    });
     expect(readAppPath({}, 'CC_WEBROOT', app)).toMatchObject({ real: '', source: 'default' });
     expect(readAppPath({}, 'CC_CACHE_FILE', app)).toBeUndefined();
   });
 
-  it('a path that leads outside is the variable\'s own error, whatever the way out', () => {
+  it("a path that leads outside is the variable's own error, whatever the way out", () => {
     const app = tmpDir('rbp-config-app-');
     fs.symlinkSync(os.tmpdir(), path.join(app, 'out'));
     for (const v of ['../x', '/../../etc', 'out']) {
@@ -140,7 +146,9 @@ describe('paths inside the app: one resolver, one error id per variable', () => 
       expect(e.id).toBe('config/CC_STATIC_CADDYFILE/invalid');
       expect(e.data.title).toBe('CC_STATIC_CADDYFILE points outside the application');
     }
-    expect(userError(() => readAppPath({ CC_CACHE_FILE: 'missing.vcl' }, 'CC_CACHE_FILE', app, { kind: 'file', mustExist: true })).id).toBe('config/CC_CACHE_FILE/invalid');
+    expect(userError(() => readAppPath({ CC_CACHE_FILE: 'missing.vcl' }, 'CC_CACHE_FILE', app, { kind: 'file', mustExist: true })).id).toBe(
+      'config/CC_CACHE_FILE/invalid',
+    );
   });
 });
 

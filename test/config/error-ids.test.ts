@@ -31,7 +31,7 @@ function files(dir: string, keep: (f: string) => boolean): string[] {
   return out;
 }
 
-const isTest = (f: string) => /\.test\.ts$/.test(f);
+const isTest = (f: string) => f.endsWith('.test.ts');
 const LITERAL = /'([a-z][\w-]*(?:\/[\w.-]+)+)'/g;
 
 interface Produced {
@@ -47,8 +47,8 @@ export function producedIds(): Produced {
   for (const file of sources) {
     const text = fs.readFileSync(path.join(ROOT, file), 'utf8');
     const where = (i: number) => `${file}:${text.slice(0, i).split('\n').length}`;
-    // id: 'a/b', id: cond ? 'a/b' : 'c/d'
-    for (const m of text.matchAll(/\bid:\s*([^,\n]*)/g)) {
+    // id: 'a/b', id: cond ? 'a/b' : 'c/d' (the ternary may go on over lines that start with ? or :)
+    for (const m of text.matchAll(/\bid:\s*((?:[^,\n]|\n\s*[?:])*)/g)) {
       for (const l of m[1]!.matchAll(LITERAL)) if (!ids.has(l[1]!)) ids.set(l[1]!, where(m.index));
       const t = /^`([^`]*\$\{[^`]*)`/.exec(m[1]!);
       if (t) templates.set(t[1]!, where(m.index));
@@ -75,8 +75,13 @@ export function renderedIds(): Set<string> {
   const add = (text: string) => {
     for (const m of text.matchAll(/\(error id: ([^)\s]+)\)/g)) out.add(m[1]!);
   };
-  for (const dir of ['test', 'lib', 'buildpacks']) for (const f of files(dir, (f) => f.includes('/__snapshots__/') && f.endsWith('.snap'))) add(fs.readFileSync(path.join(ROOT, f), 'utf8'));
-  for (const f of [...files('test', (f) => f.endsWith('.test.ts')), ...files('lib', (f) => f.endsWith('.test.ts')), ...files('buildpacks', (f) => f.endsWith('.test.ts'))]) {
+  for (const dir of ['test', 'lib', 'buildpacks'])
+    for (const f of files(dir, (f) => f.includes('/__snapshots__/') && f.endsWith('.snap'))) add(fs.readFileSync(path.join(ROOT, f), 'utf8'));
+  for (const f of [
+    ...files('test', (f) => f.endsWith('.test.ts')),
+    ...files('lib', (f) => f.endsWith('.test.ts')),
+    ...files('buildpacks', (f) => f.endsWith('.test.ts')),
+  ]) {
     const text = fs.readFileSync(path.join(ROOT, f), 'utf8');
     for (const m of text.matchAll(/toMatchInlineSnapshot\(\s*`([^`]*)`/g)) add(m[1]!);
     for (const m of text.matchAll(/toThrowErrorMatchingInlineSnapshot\(\s*`([^`]*)`/g)) add(m[1]!);
@@ -84,7 +89,13 @@ export function renderedIds(): Set<string> {
   return out;
 }
 
-const templateRe = (t: string) => new RegExp(`^${t.split(/\$\{[^}]*\}/).map((p) => p.replace(/[.*+?^$()|[\]\\]/g, '\\$&')).join('[\\w.-]+')}$`);
+const templateRe = (t: string) =>
+  new RegExp(
+    `^${t
+      .split(/\$\{[^}]*\}/)
+      .map((p) => p.replace(/[.*+?^$()|[\]\\]/g, '\\$&'))
+      .join('[\\w.-]+')}$`,
+  );
 
 describe('error ids', () => {
   const { ids, templates } = producedIds();
@@ -102,12 +113,16 @@ describe('error ids', () => {
     // An id given to appPathError is a prefix: the problem follows (request-flow/cache/file/outside).
     const isRendered = (id: string) => rendered.has(id) || [...rendered].some((r) => r.startsWith(`${id}/`));
     const missing = [...ids].filter(([id]) => !isRendered(id) && !(id in KNOWN_UNRENDERED)).map(([id, at]) => `${id} (${at})`);
-    const unmatched = [...templates].filter(([t]) => !(t in KNOWN_UNRENDERED) && ![...rendered].some((r) => templateRe(t).test(r))).map(([t, at]) => `${t} (${at})`);
+    const unmatched = [...templates]
+      .filter(([t]) => !(t in KNOWN_UNRENDERED) && ![...rendered].some((r) => templateRe(t).test(r)))
+      .map(([t, at]) => `${t} (${at})`);
     expect([...missing, ...unmatched], 'render these in a snapshot test (test/helpers/user-error.ts), or remove them').toEqual([]);
   });
 
   it('every rendered id is still produced by the code', () => {
-    const dead = [...rendered].filter((r) => !ids.has(r) && ![...ids.keys()].some((id) => r.startsWith(`${id}/`)) && ![...templates.keys()].some((t) => templateRe(t).test(r)));
+    const dead = [...rendered].filter(
+      (r) => !ids.has(r) && ![...ids.keys()].some((id) => r.startsWith(`${id}/`)) && ![...templates.keys()].some((t) => templateRe(t).test(r)),
+    );
     expect(dead, 'these snapshots render errors the code no longer has').toEqual([]);
   });
 

@@ -34,7 +34,7 @@ function sources(): string[] {
     for (const e of fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true })) {
       const rel = `${dir}/${e.name}`;
       if (e.isDirectory()) walk(rel);
-      else if (/\.(ts|mts|js|mjs)$/.test(e.name) && !/\.test\.ts$/.test(e.name)) out.push(rel);
+      else if (/\.(ts|mts|js|mjs)$/.test(e.name) && !e.name.endsWith('.test.ts')) out.push(rel);
     }
   };
   walk('lib');
@@ -67,25 +67,29 @@ function rawReads(): Read[] {
   return found;
 }
 
-const allowedBy = (r: Read) => ALLOWED.find((a) => (a.path.endsWith('/') ? r.file.startsWith(a.path) : r.file === a.path) && (!a.variables || a.variables.includes(r.variable)));
+const allowedBy = (r: Read) =>
+  ALLOWED.find((a) => (a.path.endsWith('/') ? r.file.startsWith(a.path) : r.file === a.path) && (!a.variables || a.variables.includes(r.variable)));
 
 describe('raw CC_*/RBP_* reads', () => {
   const reads = rawReads();
 
   it('the scanner sees the kinds of reads it is meant to find', () => {
     const sample = [
-      "const a = env.CC_WEBROOT?.trim();",
-      "if (process.env.RBP_BUILDPACKS_DIR) return x;",
+      'const a = env.CC_WEBROOT?.trim();',
+      'if (process.env.RBP_BUILDPACKS_DIR) return x;',
       "const b = ctx.env['CC_CACHE_FILE'];",
-      "const c = env[MIRROR_VARIABLE]?.trim();",
-      "if (!t.env[operatorVariable(id)]) return;",
-      "const v = env[name]?.trim();",
+      'const c = env[MIRROR_VARIABLE]?.trim();',
+      'if (!t.env[operatorVariable(id)]) return;',
+      'const v = env[name]?.trim();',
     ];
     const hits = sample.map((s) => PATTERNS.some((re) => [...code(s).matchAll(re)].length > 0));
     expect(hits).toEqual(sample.map(() => true));
     // Writes, comments and lib/config's own reader are not reads.
-    for (const s of ["process.env.RBP_LOG_LEVEL = level;", " * env.CC_WEBROOT is read once", "const w = value(env, 'CC_WEBROOT');"]) {
-      expect(PATTERNS.some((re) => [...code(s).matchAll(re)].length > 0), s).toBe(false);
+    for (const s of ['process.env.RBP_LOG_LEVEL = level;', ' * env.CC_WEBROOT is read once', "const w = value(env, 'CC_WEBROOT');"]) {
+      expect(
+        PATTERNS.some((re) => [...code(s).matchAll(re)].length > 0),
+        s,
+      ).toBe(false);
     }
   });
 

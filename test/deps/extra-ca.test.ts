@@ -39,7 +39,10 @@ describe('the bootstraps defer NODE_EXTRA_CA_CERTS', () => {
   });
 
   it('leave it to Node.js when NODE_OPTIONS picks its certificate store', async () => {
-    expect(await bootstrapSees({ NODE_EXTRA_CA_CERTS: '/etc/some-ca.pem', NODE_OPTIONS: '--use-openssl-ca' })).toEqual({ extra: '/etc/some-ca.pem', deferred: null });
+    expect(await bootstrapSees({ NODE_EXTRA_CA_CERTS: '/etc/some-ca.pem', NODE_OPTIONS: '--use-openssl-ca' })).toEqual({
+      extra: '/etc/some-ca.pem',
+      deferred: null,
+    });
   });
 
   it('do nothing when it is unset', async () => {
@@ -49,7 +52,9 @@ describe('the bootstraps defer NODE_EXTRA_CA_CERTS', () => {
   it('every bootstrap of dist uses the name lib/cnb/extra-ca.ts takes back', () => {
     for (const name of ['node', 'static', 'phpserver']) {
       for (const entry of ['detect', 'build']) {
-        expect(fs.readFileSync(path.join(ROOT, 'dist', 'buildpacks', name, 'bin', entry), 'utf8'), `${name}/bin/${entry}`).toContain(`export ${DEFERRED_CA_CERTS}\n`);
+        expect(fs.readFileSync(path.join(ROOT, 'dist', 'buildpacks', name, 'bin', entry), 'utf8'), `${name}/bin/${entry}`).toContain(
+          `export ${DEFERRED_CA_CERTS}\n`,
+        );
       }
     }
   });
@@ -75,9 +80,20 @@ describe('a real build with NODE_EXTRA_CA_CERTS', () => {
     // A real certificate: rbp's own Node.js parses the file at its start.
     fs.copyFileSync((await selfSignedCert()).cert, ca);
     const app = appWith({ 'src/index.html': '<p>hi</p>\n' });
-    const r = await rbp(['build', app, '--out', path.join(tmpDir(), 'out'), '--type', 'static', ...envArgs({ CC_BUILD_COMMAND: `echo "saw ca=\${NODE_EXTRA_CA_CERTS-unset} deferred=\${${DEFERRED_CA_CERTS}-unset}"; exit 3` })], {
-      env: { NODE_EXTRA_CA_CERTS: ca },
-    });
+    const r = await rbp(
+      [
+        'build',
+        app,
+        '--out',
+        path.join(tmpDir(), 'out'),
+        '--type',
+        'static',
+        ...envArgs({ CC_BUILD_COMMAND: `echo "saw ca=\${NODE_EXTRA_CA_CERTS-unset} deferred=\${${DEFERRED_CA_CERTS}-unset}"; exit 3` }),
+      ],
+      {
+        env: { NODE_EXTRA_CA_CERTS: ca },
+      },
+    );
     expect(r.exitCode).not.toBe(0);
     expect(r.all).toContain(`saw ca=${ca} deferred=unset`);
   });
@@ -88,7 +104,25 @@ async function selfSignedCert(): Promise<{ key: string; cert: string }> {
   const dir = tmpDir('rbp-ca-cert-');
   const key = path.join(dir, 'key.pem');
   const cert = path.join(dir, 'cert.pem');
-  await execa('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', key, '-out', cert]);
+  await execa('openssl', [
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-days',
+    '1',
+    '-subj',
+    '/CN=127.0.0.1',
+    '-addext',
+    'subjectAltName=IP:127.0.0.1',
+    '-keyout',
+    key,
+    '-out',
+    cert,
+  ]);
   return { key, cert };
 }
 

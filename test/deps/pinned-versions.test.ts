@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { readDependencies, type DependencySpec } from '../../lib/deps/index.ts';
 import { ROOT } from '../helpers/rbp.ts';
 
-const versionsOf = (deps: DependencySpec[], id: string) => [...new Set(deps.filter((d) => d.id === id).map((d) => d.version))].sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
+const versionsOf = (deps: DependencySpec[], id: string) =>
+  [...new Set(deps.filter((d) => d.id === id).map((d) => d.version))].sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
 const minor = (v: string) => v.split('.').slice(0, 2).join('.');
 
 describe('buildpacks/static/buildpack.toml', () => {

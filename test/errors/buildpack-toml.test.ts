@@ -39,13 +39,22 @@ function buildpackWith(toml: string): { dir: string; app: string } {
 async function detectWith(toml: string): Promise<{ code: number; err: string; text: string; dir: string }> {
   const { dir, app } = buildpackWith(toml);
   let err = '';
-  const sink = (f: (s: string) => void) => new Writable({ write: (c, _e, cb) => (f(String(c)), cb()) });
+  const sink = (f: (s: string) => void) =>
+    new Writable({
+      write: (c, _e, cb) => {
+        f(String(c));
+        cb();
+      },
+    });
   const code = await main(['detect', app, '--buildpack', dir], { stdout: sink(() => undefined), stderr: sink((s) => (err += s)) });
   // eslint-disable-next-line no-control-regex
   const lines = err.replace(/\x1b\[[0-9;]*m/g, '').split('\n');
   const start = lines.findIndex((l) => l.startsWith('! ERROR'));
   const end = lines.findIndex((l, i) => i > start && l.startsWith('! (error id:'));
-  const text = lines.slice(start, end + 1).join('\n').replaceAll(path.dirname(dir), '<root>');
+  const text = lines
+    .slice(start, end + 1)
+    .join('\n')
+    .replaceAll(path.dirname(dir), '<root>');
   return { code, err, text, dir };
 }
 
@@ -72,7 +81,11 @@ describe('buildpack.toml', () => {
 describe('rbp run', () => {
   it('platform/launch/api-unsupported: a build whose buildpack is of an API the launcher does not run, exit 12', () => {
     const out = path.join(tmpDir('rbp-bptoml-out-'), 'out');
-    writeToml(path.join(out, 'layers', 'config', 'metadata.toml'), { buildpacks: [{ id: 'vendor/old', version: '1.0.0', api: '0.6' }], processes: [{ type: 'web', command: ['true'], args: [], direct: true, 'buildpack-id': 'vendor/old' }], 'buildpack-default-process-type': 'web' });
+    writeToml(path.join(out, 'layers', 'config', 'metadata.toml'), {
+      buildpacks: [{ id: 'vendor/old', version: '1.0.0', api: '0.6' }],
+      processes: [{ type: 'web', command: ['true'], args: [], direct: true, 'buildpack-id': 'vendor/old' }],
+      'buildpack-default-process-type': 'web',
+    });
     let e: PhaseFailure | undefined;
     try {
       planLaunch({ outDir: out, port: 8080, userEnv: {}, instance: 'XS', memory: 1 << 30, args: [] });

@@ -32,8 +32,6 @@ import { appWith, ROOT, tmpDir } from '../helpers/rbp.ts';
 import { quietLogger, rejectedUserError, stableRendering, thrownUserError } from '../helpers/user-error.ts';
 import { UserError } from '../../lib/errors.ts';
 
-
-
 /** The rendered error of a buildpack's bin/build (bundled, as rbp runs it) on `appDir`. */
 function bundledBuildError(buildpack: string, appDir: string): string {
   const dir = tmpDir('rbp-errors-cnb-');
@@ -44,7 +42,13 @@ function bundledBuildError(buildpack: string, appDir: string): string {
   try {
     execFileSync(process.execPath, [path.join(bp, 'lib', 'build.cjs')], {
       cwd: appDir,
-      env: { PATH: process.env.PATH ?? '', CNB_LAYERS_DIR: path.join(dir, 'layers'), CNB_PLATFORM_DIR: path.join(dir, 'platform'), CNB_BUILDPACK_DIR: bp, CNB_BP_PLAN_PATH: path.join(dir, 'plan.toml') },
+      env: {
+        PATH: process.env.PATH ?? '',
+        CNB_LAYERS_DIR: path.join(dir, 'layers'),
+        CNB_PLATFORM_DIR: path.join(dir, 'platform'),
+        CNB_BUILDPACK_DIR: bp,
+        CNB_BP_PLAN_PATH: path.join(dir, 'plan.toml'),
+      },
       encoding: 'utf8',
       stdio: 'pipe',
     });
@@ -56,7 +60,10 @@ function bundledBuildError(buildpack: string, appDir: string): string {
   const start = lines.findIndex((l) => l.startsWith('! ERROR'));
   const end = lines.findIndex((l, i) => i > start && l.startsWith('! (error id:'));
   expect(start, out).toBeGreaterThan(-1);
-  return lines.slice(start, end + 1).join('\n').replaceAll(appDir, '<app>');
+  return lines
+    .slice(start, end + 1)
+    .join('\n')
+    .replaceAll(appDir, '<app>');
 }
 
 describe('node', () => {
@@ -68,7 +75,12 @@ describe('node', () => {
 
   it('node/package-json/parse', () => {
     const dir = appWith({ 'package.json': '{"name": ' });
-    expect(stableRendering(thrownUserError(() => readPackageJson(dir)), { [dir]: '<app>' })).toMatchSnapshot();
+    expect(
+      stableRendering(
+        thrownUserError(() => readPackageJson(dir)),
+        { [dir]: '<app>' },
+      ),
+    ).toMatchSnapshot();
   });
 
   it('node/version/engines-invalid', () => {
@@ -86,9 +98,19 @@ describe('node', () => {
 
   it('node/mise/parse and node/mise/deno-version', () => {
     const bad = appWith({ 'mise.toml': '[tools\ndeno = "2"' });
-    expect(stableRendering(thrownUserError(() => denoFromMise(bad)), { [bad]: '<app>' })).toMatchSnapshot();
+    expect(
+      stableRendering(
+        thrownUserError(() => denoFromMise(bad)),
+        { [bad]: '<app>' },
+      ),
+    ).toMatchSnapshot();
     const noVersion = appWith({ 'mise.toml': '[tools]\ndeno = ""\n' });
-    expect(stableRendering(thrownUserError(() => denoFromMise(noVersion)), { [noVersion]: '<app>' })).toMatchSnapshot();
+    expect(
+      stableRendering(
+        thrownUserError(() => denoFromMise(noVersion)),
+        { [noVersion]: '<app>' },
+      ),
+    ).toMatchSnapshot();
   });
 
   it('the registry settings: config/CC_NPM_REGISTRY/invalid, config/CC_NPM_BASIC_AUTH/invalid, node/registry/both-auth', () => {
@@ -113,7 +135,11 @@ describe('node', () => {
   });
 
   it('node/package-manager/hash-mismatch', () => {
-    const e = hashMismatch({ id: 'pnpm', constraint: '10.0.0', origin: { what: 'packageManager' }, hash: { algorithm: 'sha512', hex: 'ab'.repeat(64) } }, '10.0.0', 'sha512.cd…');
+    const e = hashMismatch(
+      { id: 'pnpm', constraint: '10.0.0', origin: { what: 'packageManager' }, hash: { algorithm: 'sha512', hex: 'ab'.repeat(64) } },
+      '10.0.0',
+      'sha512.cd…',
+    );
     expect(stableRendering(e)).toMatchSnapshot();
   });
 });
@@ -128,31 +154,59 @@ describe('node, issue 30: Yarn, Plug-n-Play and apps from other platforms', () =
   it('node/yarn/berry-project-on-yarn1', () => {
     const dir = appWith({ 'yarn.lock': berryLock(4), '.yarnrc.yml': 'nodeLinker: node-modules\n', 'package.json': '{}' });
     const choice = { tool: 'yarn', manager: 'yarn', because: 'yarn.lock' } as const;
-    expect(stableRendering(thrownUserError(() => checkYarn1Fits(choice, undefined, dir, { engines: { yarn: '2.4.x' } }, '1.22.22')), { [dir]: '<app>' })).toMatchSnapshot();
+    expect(
+      stableRendering(
+        thrownUserError(() => checkYarn1Fits(choice, undefined, dir, { engines: { yarn: '2.4.x' } }, '1.22.22')),
+        { [dir]: '<app>' },
+      ),
+    ).toMatchSnapshot();
   });
 
   it('node/yarn/lockfile-version', () => {
     const dir = appWith({ 'yarn.lock': berryLock(6) });
-    expect(stableRendering(thrownUserError(() => checkBerryLockfile(dir, {}, '4.18.1', { from: 'default', shown: 'latest packaged Yarn 4.x' })), { [dir]: '<app>' })).toMatchSnapshot();
+    expect(
+      stableRendering(
+        thrownUserError(() => checkBerryLockfile(dir, {}, '4.18.1', { from: 'default', shown: 'latest packaged Yarn 4.x' })),
+        { [dir]: '<app>' },
+      ),
+    ).toMatchSnapshot();
   });
 
   it('node/yarn/release-missing and node/yarn/release-unusable', () => {
     const missing = appWith({ '.yarnrc.yml': 'yarnPath: .yarn/releases/yarn-3.8.7.cjs\n' });
-    expect(stableRendering(thrownUserError(() => checkedInYarn(missing, releaseVersion)), { [missing]: '<app>' })).toMatchSnapshot();
+    expect(
+      stableRendering(
+        thrownUserError(() => checkedInYarn(missing, releaseVersion)),
+        { [missing]: '<app>' },
+      ),
+    ).toMatchSnapshot();
     const broken = appWith({ '.yarnrc.yml': 'yarnPath: .yarn/releases/yarn.cjs\n', '.yarn/releases/yarn.cjs': 'console.log("not a version")\n' });
-    expect(stableRendering(thrownUserError(() => checkedInYarn(broken, releaseVersion)), { [broken]: '<app>' })).toMatchSnapshot();
+    expect(
+      stableRendering(
+        thrownUserError(() => checkedInYarn(broken, releaseVersion)),
+        { [broken]: '<app>' },
+      ),
+    ).toMatchSnapshot();
   });
 
   it('node/pnp/loader-node-incompatible', () => {
     const dir = appWith({ '.pnp.cjs': '', '.pnp.loader.mjs': '// a loader of Yarn 4.12.0: no EBADF gate\n' });
-    expect(stableRendering(thrownUserError(() => checkPnpLoader(pnpFilesOf(dir), '24.15.0', { version: '4.12.0', because: 'packageManager yarn@4.12.0' }, 'the default, the latest LTS')))).toMatchSnapshot();
+    expect(
+      stableRendering(
+        thrownUserError(() =>
+          checkPnpLoader(pnpFilesOf(dir), '24.15.0', { version: '4.12.0', because: 'packageManager yarn@4.12.0' }, 'the default, the latest LTS'),
+        ),
+      ),
+    ).toMatchSnapshot();
   });
 });
 
 describe('static', () => {
   it('static/buildcache/empty', () => {
     const dir = appWith({ 'index.html': '' });
-    expect(stableRendering(thrownUserError(() => cacheContent({ appDir: dir, autoBuild: false, webrootSet: false, webroot: '', override: ' : ', configFiles: [] })))).toMatchSnapshot();
+    expect(
+      stableRendering(thrownUserError(() => cacheContent({ appDir: dir, autoBuild: false, webrootSet: false, webroot: '', override: ' : ', configFiles: [] }))),
+    ).toMatchSnapshot();
   });
 
   it('config/CC_STATIC_AUTOBUILD_OUTDIR/invalid (the root)', () => {
@@ -174,24 +228,46 @@ describe('static', () => {
   });
 
   it('static/tool/unavailable and static/mkdocs/unavailable', async () => {
-    const cause = new UserError({ id: 'deps/download-failed', title: 'Could not download hugo 0.149.1', seen: { what: 'URL', value: 'https://example.invalid/hugo.tar.gz' }, rule: 'r', fix: 'f', details: ['getaddrinfo ENOTFOUND example.invalid'] });
-    expect(stableRendering(unavailable({ id: 'hugo', label: 'Hugo', constraint: '0.149', launch: false, versionArgs: ['version'], purpose: 'Hugo sites (hugo.toml) are built with hugo' }, cause))).toMatchSnapshot();
+    const cause = new UserError({
+      id: 'deps/download-failed',
+      title: 'Could not download hugo 0.149.1',
+      seen: { what: 'URL', value: 'https://example.invalid/hugo.tar.gz' },
+      rule: 'r',
+      fix: 'f',
+      details: ['getaddrinfo ENOTFOUND example.invalid'],
+    });
+    expect(
+      stableRendering(
+        unavailable(
+          { id: 'hugo', label: 'Hugo', constraint: '0.149', launch: false, versionArgs: ['version'], purpose: 'Hugo sites (hugo.toml) are built with hugo' },
+          cause,
+        ),
+      ),
+    ).toMatchSnapshot();
     expect(stableRendering(await rejectedUserError(mkdocsPrefix({ PATH: '/nonexistent-bin' }, quietLogger())))).toMatchSnapshot();
   });
 });
 
 describe('phpserver', () => {
-  it('phpserver/server/php-line: the operator\'s server runs a PHP of another line than the one selected', () => {
+  it("phpserver/server/php-line: the operator's server runs a PHP of another line than the one selected", () => {
     expect(stableRendering(otherLineError(SERVER_VERSIONS['8.5'], 'RBP_TOOL_FRANKENPHP', '/opt/frankenphp/bin/frankenphp', '8.4.11'))).toMatchSnapshot();
     expect(stableRendering(otherLineError(SERVER_VERSIONS.default, 'RBP_TOOL_FRANKENPHP', '/opt/frankenphp/bin/frankenphp', '8.2.29'))).toMatchSnapshot();
   });
   it('config/KV_PORT/invalid and config/KV_HOST/invalid: the key-value add-on is tcp on port 6378 only', () => {
     expect(stableRendering(thrownUserError(() => keyValueAddon({ KV_HOST: 'kv.example.internal', KV_PORT: '6379', KV_TOKEN: 'kv-secret' })))).toMatchSnapshot();
     expect(stableRendering(thrownUserError(() => keyValueAddon({ KV_HOST: 'unix:///run/redis/redis.sock', KV_PORT: '6378' })))).toMatchSnapshot();
-    expect(keyValueAddon({ KV_HOST: 'tcp://kv.example.internal', KV_PORT: '6378', KV_TOKEN: 'kv-secret' })).toBe('key-value add-on: kv.example.internal:6378 over tcp, KV_TOKEN as the redis password (PHP reaches it through the redis extension)');
+    expect(keyValueAddon({ KV_HOST: 'tcp://kv.example.internal', KV_PORT: '6378', KV_TOKEN: 'kv-secret' })).toBe(
+      'key-value add-on: kv.example.internal:6378 over tcp, KV_TOKEN as the redis password (PHP reaches it through the redis extension)',
+    );
     expect(keyValueAddon({})).toBeUndefined();
   });
   it('phpserver/composer/install-failed', () => {
-    expect(stableRendering(composerFailedError('composer install --no-interaction --no-progress --no-scripts --no-dev', '/workspace', 'exit 2', ['Your requirements could not be resolved to an installable set of packages.']))).toMatchSnapshot();
+    expect(
+      stableRendering(
+        composerFailedError('composer install --no-interaction --no-progress --no-scripts --no-dev', '/workspace', 'exit 2', [
+          'Your requirements could not be resolved to an installable set of packages.',
+        ]),
+      ),
+    ).toMatchSnapshot();
   });
 });

@@ -25,8 +25,6 @@ import { appWith, FIXTURES, tmpDir } from '../helpers/rbp.ts';
 import { varnishdRequirement } from '../helpers/requirement.ts';
 import { quietLogger, rejectedUserError, stableRendering, thrownUserError } from '../helpers/user-error.ts';
 
-
-
 describe('the request flow', () => {
   it('request-flow/block-not-alone, request-flow/duplicate-item, request-flow/cache/file/outside', () => {
     const app = appWith({ '.rbp/cache.vcl': 'vcl 4.1;\n' });
@@ -42,7 +40,9 @@ describe('the request flow', () => {
 
   it('request-flow/cache/varnishd-missing', () => {
     const app = appWith({ '.rbp/cache.vcl': 'vcl 4.1;\n' });
-    const e = thrownUserError(() => middlewareSpec('cache', { listen: 8080, forward: 9000 } as never, { RBP_TOOL_VARNISHD: '/nonexistent/varnishd', PATH: '/nonexistent' }, app));
+    const e = thrownUserError(() =>
+      middlewareSpec('cache', { listen: 8080, forward: 9000 } as never, { RBP_TOOL_VARNISHD: '/nonexistent/varnishd', PATH: '/nonexistent' }, app),
+    );
     expect(stableRendering(e)).toMatchSnapshot();
   });
 
@@ -65,7 +65,9 @@ describe('the request flow', () => {
   it.skipIf(varnishd.skip)('request-flow/cache/vcl (skipped without varnishd: set RBP_TOOL_VARNISHD or apt-get install varnish)', () => {
     const dir = tmpDir('rbp-errors-vcl-');
     fs.writeFileSync(path.join(dir, 'cache.vcl'), 'vcl 4.1;\nbackend default { .host = "127.0.0.1"; }\n');
-    const e = thrownUserError(() => checkVcl({ path: path.join(dir, 'cache.vcl'), source: 'CC_CACHE_FILE', shown: 'cache.vcl' }, quietLogger(), { RBP_TOOL_VARNISHD: varnishd.value() }));
+    const e = thrownUserError(() =>
+      checkVcl({ path: path.join(dir, 'cache.vcl'), source: 'CC_CACHE_FILE', shown: 'cache.vcl' }, quietLogger(), { RBP_TOOL_VARNISHD: varnishd.value() }),
+    );
     expect(e.id).toBe('request-flow/cache/vcl');
     // The compiler's own lines depend on the Varnish version: the block around them is what is kept.
     expect(e.data.details?.length).toBeGreaterThan(0);
@@ -88,20 +90,29 @@ describe('ports at launch', () => {
   it('launch/port/busy', async () => {
     const e = await withBusyPort((port) => rejectedUserError(checkPortFree(port)));
     expect(e.id).toBe('launch/port/busy');
-    expect(stableRendering({ data: { ...e.data, title: e.data.title.replace(/\d+/, '<port>'), seen: { ...e.data.seen!, value: '<port>' } } })).toMatchSnapshot();
+    expect(
+      stableRendering({ data: { ...e.data, title: e.data.title.replace(/\d+/, '<port>'), seen: { ...e.data.seen!, value: '<port>' } } }),
+    ).toMatchSnapshot();
   });
 
   it('request-flow/ports/busy', async () => {
     const e = await withBusyPort((port) => rejectedUserError(checkFlowPortsFree({ publicPort: 8080, appPort: port, middlewares: [] })));
     expect(e.id).toBe('request-flow/ports/busy');
-    expect(stableRendering({ data: { ...e.data, seen: { ...e.data.seen!, value: '<port>' }, rule: e.data.rule.replace(/app port \d+/, 'app port <port>') } })).toMatchSnapshot();
+    expect(
+      stableRendering({ data: { ...e.data, seen: { ...e.data.seen!, value: '<port>' }, rule: e.data.rule.replace(/app port \d+/, 'app port <port>') } }),
+    ).toMatchSnapshot();
   });
 });
 
 describe('the launch entrypoint', () => {
   it('launch/decision/missing', () => {
     const layer = path.dirname(path.dirname(process.argv[1] ?? ''));
-    expect(stableRendering(thrownUserError(() => readDecision()), { [layer]: '<layer>' })).toMatchSnapshot();
+    expect(
+      stableRendering(
+        thrownUserError(() => readDecision()),
+        { [layer]: '<layer>' },
+      ),
+    ).toMatchSnapshot();
   });
 });
 
@@ -112,12 +123,22 @@ describe('the application', () => {
     let err = '';
     const code = await main(['build', app, '--out', path.join(tmpDir('rbp-out-'), 'out'), '--buildpack', path.join(FIXTURES, 'buildpacks', 'node-server')], {
       stdout: new Writable({ write: (_c, _e, cb) => cb() }),
-      stderr: new Writable({ write: (c, _e, cb) => ((err += String(c)), cb()) }),
+      stderr: new Writable({
+        write: (c, _e, cb) => {
+          err += String(c);
+          cb();
+        },
+      }),
     });
     expect(code).not.toBe(0);
     // eslint-disable-next-line no-control-regex
     const lines = err.replace(/\x1b\[[0-9;]*m/g, '').split('\n');
-    const block = lines.slice(lines.findIndex((l) => l.startsWith('! ERROR')), lines.findIndex((l) => l.startsWith('! (error id:')) + 1).join('\n');
+    const block = lines
+      .slice(
+        lines.findIndex((l) => l.startsWith('! ERROR')),
+        lines.findIndex((l) => l.startsWith('! (error id:')) + 1,
+      )
+      .join('\n');
     expect(block.replaceAll(app, '<app>')).toMatchSnapshot();
   });
 });
@@ -133,7 +154,9 @@ describe('tool installs', () => {
   it('deps/unpack-failed and deps/unpack-tool-missing', async () => {
     const dir = tmpDir('rbp-errors-unpack-');
     fs.writeFileSync(path.join(dir, 'tool.tar.gz'), 'not gzip at all');
-    const e = await rejectedUserError(unpack(path.join(dir, 'tool.tar.gz'), path.join(dir, 'out'), { id: 'tool', version: '1.0.0', archive: 'tar.gz' } as never));
+    const e = await rejectedUserError(
+      unpack(path.join(dir, 'tool.tar.gz'), path.join(dir, 'out'), { id: 'tool', version: '1.0.0', archive: 'tar.gz' } as never),
+    );
     expect(e.id).toBe('deps/unpack-failed');
     // The unpacker's own message varies with its version: the block around it is what is kept.
     expect(stableRendering({ data: { ...e.data, details: ['<the unpacker’s message>'] } })).toMatchSnapshot();

@@ -29,7 +29,13 @@ import { FIXTURES, RBP, tmpDir } from '../helpers/rbp.ts';
 /** rbp's stderr for `argv`, run in-process: the rendered user error block only. */
 async function cliError(argv: string[]): Promise<{ id: string; text: string }> {
   let err = '';
-  const sink = (f: (s: string) => void) => new Writable({ write: (c, _e, cb) => (f(String(c)), cb()) });
+  const sink = (f: (s: string) => void) =>
+    new Writable({
+      write: (c, _e, cb) => {
+        f(String(c));
+        cb();
+      },
+    });
   const code = await main(argv, { stdout: sink(() => undefined), stderr: sink((s) => (err += s)) });
   expect(code, err).not.toBe(0);
   // eslint-disable-next-line no-control-regex
@@ -101,7 +107,16 @@ describe('rbp build: the application, OUT and the cache', () => {
     const dir = tmpDir('rbp-binding-');
     fs.mkdirSync(path.join(dir, 'app'));
     fs.mkdirSync(path.join(dir, 'creds'));
-    const r = await cliError(['build', path.join(dir, 'app'), '--out', path.join(dir, 'out'), '--buildpack', path.join(FIXTURES, 'buildpacks', 'node-server'), '--binding', path.join(dir, 'creds')]);
+    const r = await cliError([
+      'build',
+      path.join(dir, 'app'),
+      '--out',
+      path.join(dir, 'out'),
+      '--buildpack',
+      path.join(FIXTURES, 'buildpacks', 'node-server'),
+      '--binding',
+      path.join(dir, 'creds'),
+    ]);
     expect(r.id).toBe('platform/binding/invalid');
     expect(r.text.replaceAll(dir, '<dir>')).toMatchSnapshot();
   });
@@ -112,19 +127,42 @@ describe('rbp build: the application, OUT and the cache', () => {
     fs.mkdirSync(app);
     return { dir, app };
   };
-  const tx = (appDir: string, outDir: string, cacheDir = `${outDir}.rbp-cache`, explicitCache = false) => () => new OutTransaction({ appDir, outDir, cacheDir, explicitCache });
+  const tx =
+    (appDir: string, outDir: string, cacheDir = `${outDir}.rbp-cache`, explicitCache = false) =>
+    () =>
+      new OutTransaction({ appDir, outDir, cacheDir, explicitCache });
 
   it.each([
     ['platform/out/root', (d: { dir: string; app: string }) => tx(d.app, '/')],
     ['platform/out/inside-app', (d: { dir: string; app: string }) => tx(d.app, path.join(d.app, 'out'))],
     ['platform/out/contains-app', (d: { dir: string; app: string }) => tx(d.app, d.dir)],
-    ['platform/out/not-rbp', (d: { dir: string; app: string }) => (fs.mkdirSync(path.join(d.dir, 'mine')), fs.writeFileSync(path.join(d.dir, 'mine', 'notes.txt'), 'x'), tx(d.app, path.join(d.dir, 'mine')))],
+    [
+      'platform/out/not-rbp',
+      (d: { dir: string; app: string }) => (
+        fs.mkdirSync(path.join(d.dir, 'mine')),
+        fs.writeFileSync(path.join(d.dir, 'mine', 'notes.txt'), 'x'),
+        tx(d.app, path.join(d.dir, 'mine'))
+      ),
+    ],
     ['platform/cache/root', (d: { dir: string; app: string }) => tx(d.app, path.join(d.dir, 'out'), '/', true)],
     ['platform/cache/overlaps-out', (d: { dir: string; app: string }) => tx(d.app, path.join(d.dir, 'out'), path.join(d.dir, 'out', 'cache'), true)],
     ['platform/cache/contains-app', (d: { dir: string; app: string }) => tx(d.app, path.join(tmpDir('rbp-tx-out-'), 'out'), d.dir, true)],
-    ['platform/cache/not-rbp', (d: { dir: string; app: string }) => (fs.mkdirSync(path.join(d.dir, 'c')), fs.writeFileSync(path.join(d.dir, 'c', 'notes.txt'), 'x'), tx(d.app, path.join(d.dir, 'out'), path.join(d.dir, 'c'), true))],
-    ['platform/out/locked', (d: { dir: string; app: string }) => (fs.writeFileSync(path.join(d.dir, 'out.rbp-lock'), `${process.ppid}\n`), tx(d.app, path.join(d.dir, 'out')))],
-    ['platform/out/unusable', (d: { dir: string; app: string }) => (fs.writeFileSync(path.join(d.dir, 'file'), ''), tx(d.app, path.join(d.dir, 'file', 'out')))],
+    [
+      'platform/cache/not-rbp',
+      (d: { dir: string; app: string }) => (
+        fs.mkdirSync(path.join(d.dir, 'c')),
+        fs.writeFileSync(path.join(d.dir, 'c', 'notes.txt'), 'x'),
+        tx(d.app, path.join(d.dir, 'out'), path.join(d.dir, 'c'), true)
+      ),
+    ],
+    [
+      'platform/out/locked',
+      (d: { dir: string; app: string }) => (fs.writeFileSync(path.join(d.dir, 'out.rbp-lock'), `${process.ppid}\n`), tx(d.app, path.join(d.dir, 'out'))),
+    ],
+    [
+      'platform/out/unusable',
+      (d: { dir: string; app: string }) => (fs.writeFileSync(path.join(d.dir, 'file'), ''), tx(d.app, path.join(d.dir, 'file', 'out'))),
+    ],
   ])('%s', (id, make) => {
     const d = paths();
     const e = thrownUserError(make(d));
@@ -169,7 +207,29 @@ describe('rbp build: the application, OUT and the cache', () => {
     const out = path.join(d.dir, 'out');
     fs.mkdirSync(out);
     const ns = process.getuid?.() === 0 ? ['--mount'] : ['--user', '--map-root-user', '--mount'];
-    const r = await execa('unshare', [...ns, '--propagation', 'private', '--', 'sh', '-c', 'mount -t tmpfs rbp-test "$0" && exec "$@"', out, process.execPath, '--', RBP, 'build', d.app, '--out', out, '--type', 'static'], { reject: false, env: { ...process.env, NO_COLOR: '1' } });
+    const r = await execa(
+      'unshare',
+      [
+        ...ns,
+        '--propagation',
+        'private',
+        '--',
+        'sh',
+        '-c',
+        'mount -t tmpfs rbp-test "$0" && exec "$@"',
+        out,
+        process.execPath,
+        '--',
+        RBP,
+        'build',
+        d.app,
+        '--out',
+        out,
+        '--type',
+        'static',
+      ],
+      { reject: false, env: { ...process.env, NO_COLOR: '1' } },
+    );
     expect(r.exitCode, r.stderr).toBe(2);
     // eslint-disable-next-line no-control-regex
     const text = /! ERROR[\s\S]*?\(error id: [^)]+\)/.exec(r.stderr.replace(/\x1b\[[0-9;]*m/g, ''))?.[0] ?? r.stderr;
@@ -182,7 +242,12 @@ describe('rbp build: the application, OUT and the cache', () => {
 describe('rbp run: OUT', () => {
   it('platform/run/not-built', () => {
     const out = tmpDir('rbp-out-');
-    expect(stable(thrownUserError(() => planLaunch({ outDir: out } as never)), { [out]: '<out>' })).toMatchSnapshot();
+    expect(
+      stable(
+        thrownUserError(() => planLaunch({ outDir: out } as never)),
+        { [out]: '<out>' },
+      ),
+    ).toMatchSnapshot();
   });
 
   it('platform/out/damaged', () => {
@@ -272,7 +337,10 @@ describe('the order of buildpacks', () => {
 
   it('platform/buildpack/order-invalid', async () => {
     const dir = tmpDir('rbp-composite-');
-    fs.writeFileSync(path.join(dir, 'buildpack.toml'), 'api = "0.10"\n[buildpack]\nid = "test/bad-order"\nversion = "1.0.0"\n[[order]]\n[[order.group]]\nid = 42\nversion = "1.0.0"\n');
+    fs.writeFileSync(
+      path.join(dir, 'buildpack.toml'),
+      'api = "0.10"\n[buildpack]\nid = "test/bad-order"\nversion = "1.0.0"\n[[order]]\n[[order.group]]\nid = 42\nversion = "1.0.0"\n',
+    );
     const e = await rejectedUserError(resolveOrder({ buildpacks: [dir] }));
     expect(e.id).toBe('platform/buildpack/order-invalid');
     expect(stable(e, { [dir]: '<dir>' })).toMatchSnapshot();
@@ -301,7 +369,15 @@ describe('project.toml, buildpackages and images', () => {
 
   it('platform/image/input', async () => {
     const dir = tmpDir('rbp-image-');
-    const e = await rejectedUserError(writeAppImage({ out: path.join(dir, 'out'), image: path.join(dir, 'image'), runImage: path.join(dir, 'run'), launcher: path.join(dir, 'launcher'), log: new Logger({ out: new Writable({ write: (_c, _e, cb) => cb() }) }) } as never));
+    const e = await rejectedUserError(
+      writeAppImage({
+        out: path.join(dir, 'out'),
+        image: path.join(dir, 'image'),
+        runImage: path.join(dir, 'run'),
+        launcher: path.join(dir, 'launcher'),
+        log: new Logger({ out: new Writable({ write: (_c, _e, cb) => cb() }) }),
+      }),
+    );
     expect(e.id).toBe('platform/image/input');
     expect(stable(e, { [dir]: '<dir>' })).toMatchSnapshot();
   });
@@ -317,7 +393,7 @@ describe('rbp builder', () => {
 
 describe('rbp deploy', () => {
   it('platform/deploy/crashed, platform/deploy/not-listening, platform/deploy/health-check', () => {
-    expect(stable(crashedError('web', 1, ['listening on 8080', 'Error: Cannot find module \'/workspace/missing.js\'']))).toMatchSnapshot();
+    expect(stable(crashedError('web', 1, ['listening on 8080', "Error: Cannot find module '/workspace/missing.js'"]))).toMatchSnapshot();
     expect(stable(crashedError('web', 137, []))).toMatchSnapshot();
     expect(stable(notListeningError(8080, 60_000))).toMatchSnapshot();
     expect(stable(healthCheckError([{ path: '/health', status: '500' }]))).toMatchSnapshot();
@@ -337,11 +413,13 @@ describe('--json errors of a failed detect or build', () => {
     expect(stableRendering({ data: failureError(code, message) })).toMatchSnapshot();
   });
 
-  it('a buildpack\'s own error is read back from its output', () => {
+  it("a buildpack's own error is read back from its output", () => {
     const e = thrownUserError(() => parseType('java'));
-    const printed = `some output\n${renderUserError(e.data).split('\n').map((l) => `  \u001b[31m${l}\u001b[39m`).join('\n')}\nmore\n`;
+    const printed = `some output\n${renderUserError(e.data)
+      .split('\n')
+      .map((l) => `  \u001b[31m${l}\u001b[39m`)
+      .join('\n')}\nmore\n`;
     expect(parseRenderedError(printed)).toEqual({ id: e.data.id, title: e.data.title, rule: e.data.rule, fix: e.data.fix });
     expect(parseRenderedError('no error here')).toBeUndefined();
   });
 });
-

@@ -73,7 +73,15 @@ describe('registry', () => {
 
   it('reads credentials as docker login writes them, for the registry asked only', async () => {
     const dir = tmpDir('rbp-docker-config-');
-    fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify({ auths: { 'registry.example:5000': { auth: Buffer.from('me:s3cret').toString('base64') }, 'https://index.docker.io/v1/': { username: 'hub', password: 'pw' } } }));
+    fs.writeFileSync(
+      path.join(dir, 'config.json'),
+      JSON.stringify({
+        auths: {
+          'registry.example:5000': { auth: Buffer.from('me:s3cret').toString('base64') },
+          'https://index.docker.io/v1/': { username: 'hub', password: 'pw' },
+        },
+      }),
+    );
     expect((await findCredentials('registry.example:5000', { DOCKER_CONFIG: dir })).credentials).toEqual({ username: 'me', password: 's3cret' });
     expect((await findCredentials('docker.io', { DOCKER_CONFIG: dir })).credentials).toEqual({ username: 'hub', password: 'pw' });
     expect((await findCredentials('other.example', { DOCKER_CONFIG: dir })).credentials).toBeUndefined();
@@ -88,7 +96,15 @@ describe('operator tools in an image', () => {
     const layers = path.join(dir, 'layers');
     fs.mkdirSync(layers);
     const e = await rejectedUserError(
-      copyOperatorTool({ layers: new Layers(layers), layerName: 'caddy', tool: { variable: 'RBP_TOOL_CADDY', path: script, version: '2.11.2' }, id: 'caddy', command: 'caddy', types: { launch: true }, log: quietLogger() }),
+      copyOperatorTool({
+        layers: new Layers(layers),
+        layerName: 'caddy',
+        tool: { variable: 'RBP_TOOL_CADDY', path: script, version: '2.11.2' },
+        id: 'caddy',
+        command: 'caddy',
+        types: { launch: true },
+        log: quietLogger(),
+      }),
     );
     expect(e.id).toBe('deps/operator-tool/not-copyable');
     expect(stableRendering(e, { [dir]: '<dir>' })).toMatchSnapshot();
@@ -100,11 +116,27 @@ describe('operator tools in an image', () => {
     fs.mkdirSync(layers);
     const node = fs.realpathSync(process.execPath);
     const tool = { variable: 'RBP_TOOL_NODE', path: node, version: process.versions.node };
-    const first = await copyOperatorTool({ layers: new Layers(layers), layerName: 'node', tool, id: 'node', command: 'node', types: { launch: true }, log: quietLogger() });
+    const first = await copyOperatorTool({
+      layers: new Layers(layers),
+      layerName: 'node',
+      tool,
+      id: 'node',
+      command: 'node',
+      types: { launch: true },
+      log: quietLogger(),
+    });
     expect(first.layer.state).toBe('created');
     expect(fs.statSync(first.path).size).toBe(fs.statSync(node).size);
     expect(first.path).toBe(path.join(layers, 'node', 'bin', 'node'));
-    const again = await copyOperatorTool({ layers: new Layers(layers), layerName: 'node', tool, id: 'node', command: 'node', types: { launch: true }, log: quietLogger() });
+    const again = await copyOperatorTool({
+      layers: new Layers(layers),
+      layerName: 'node',
+      tool,
+      id: 'node',
+      command: 'node',
+      types: { launch: true },
+      log: quietLogger(),
+    });
     expect(again.layer.state).toBe('reused');
   });
 });

@@ -15,7 +15,18 @@ const FOOTER = 'If the deployment fails after this message, please update your c
 
 async function deploy(env: string[], extra: string[] = ['--check']) {
   const port = await freePort();
-  const r = await rbp(['deploy', APP, '--buildpack', bp('node-server'), '--out', path.join(tmpDir('rbp-health-'), 'out'), '--port', String(port), ...env.flatMap((e) => ['--env', e]), ...extra]);
+  const r = await rbp([
+    'deploy',
+    APP,
+    '--buildpack',
+    bp('node-server'),
+    '--out',
+    path.join(tmpDir('rbp-health-'), 'out'),
+    '--port',
+    String(port),
+    ...env.flatMap((e) => ['--env', e]),
+    ...extra,
+  ]);
   const lines = r.stdout.split('\n');
   // The health check's own lines, in order: from the first response line on.
   const first = lines.findIndex((l) => l.startsWith('Response from GET '));
@@ -37,7 +48,12 @@ describe('deployment health check', () => {
   });
 
   it('fails when any path answers something else: every response, then a summary of the failing paths only; exit 3', async () => {
-    const r = await deploy(['CC_HEALTH_CHECK_PATH=/ok', 'CC_HEALTH_CHECK_PATH_2=/missing', 'CC_HEALTH_CHECK_PATH_1=/broken', 'CC_HEALTH_CHECK_PATH_10=/also-ok']);
+    const r = await deploy([
+      'CC_HEALTH_CHECK_PATH=/ok',
+      'CC_HEALTH_CHECK_PATH_2=/missing',
+      'CC_HEALTH_CHECK_PATH_1=/broken',
+      'CC_HEALTH_CHECK_PATH_10=/also-ok',
+    ]);
     expect(r.exitCode).toBe(3);
     expect(r.check).toEqual([
       'Response from GET /ok is 200',
@@ -78,7 +94,19 @@ describe('deploy says why it failed, at once', () => {
     const app = appWith("console.log('starting'); console.error('Error: DATABASE_URL is not set'); process.exit(7);\n");
     const port = await freePort();
     const t0 = Date.now();
-    const r = await rbp(['deploy', app, '--buildpack', bp('node-server'), '--out', path.join(tmpDir('rbp-health-'), 'out'), '--port', String(port), '--check', '--timeout', '60']);
+    const r = await rbp([
+      'deploy',
+      app,
+      '--buildpack',
+      bp('node-server'),
+      '--out',
+      path.join(tmpDir('rbp-health-'), 'out'),
+      '--port',
+      String(port),
+      '--check',
+      '--timeout',
+      '60',
+    ]);
     expect(r.exitCode).toBe(3);
     expect(Date.now() - t0).toBeLessThan(30_000); // the app's exit, not the 60 s timeout
     expect(r.stderr).toContain('! ERROR The application exited (exit status 7) before the deployment was checked');
@@ -88,25 +116,64 @@ describe('deploy says why it failed, at once', () => {
 
   it('--json: the build and the deployment on stdout (the app\'s output on stderr); a failure as {"error": …}', async () => {
     const port = await freePort();
-    const ok = await rbp(['deploy', APP, '--buildpack', bp('node-server'), '--out', path.join(tmpDir('rbp-health-'), 'out'), '--port', String(port), '--check', '--json', '--env', 'CC_HEALTH_CHECK_PATH=/ok']);
+    const ok = await rbp([
+      'deploy',
+      APP,
+      '--buildpack',
+      bp('node-server'),
+      '--out',
+      path.join(tmpDir('rbp-health-'), 'out'),
+      '--port',
+      String(port),
+      '--check',
+      '--json',
+      '--env',
+      'CC_HEALTH_CHECK_PATH=/ok',
+    ]);
     expect(ok.exitCode, ok.stderr).toBe(0);
     const doc = JSON.parse(ok.stdout);
-    expect(doc).toMatchObject({ exitCode: 0, deploy: { deployed: true, url: `http://127.0.0.1:${port}/`, process: 'web', healthCheck: [{ path: '/ok', status: '200' }] } });
+    expect(doc).toMatchObject({
+      exitCode: 0,
+      deploy: { deployed: true, url: `http://127.0.0.1:${port}/`, process: 'web', healthCheck: [{ path: '/ok', status: '200' }] },
+    });
     expect(doc.layers).toBeInstanceOf(Array);
-    const bad = await rbp(['deploy', APP, '--buildpack', bp('node-server'), '--out', path.join(tmpDir('rbp-health-'), 'out'), '--port', String(port), '--check', '--json', '--env', 'CC_HEALTH_CHECK_PATH=/broken']);
+    const bad = await rbp([
+      'deploy',
+      APP,
+      '--buildpack',
+      bp('node-server'),
+      '--out',
+      path.join(tmpDir('rbp-health-'), 'out'),
+      '--port',
+      String(port),
+      '--check',
+      '--json',
+      '--env',
+      'CC_HEALTH_CHECK_PATH=/broken',
+    ]);
     expect(bad.exitCode).toBe(3);
-    expect(JSON.parse(bad.stdout)).toMatchObject({ exitCode: 3, deploy: { deployed: false }, error: { id: 'platform/deploy/health-check', message: 'Health check failed', fix: FOOTER } });
+    expect(JSON.parse(bad.stdout)).toMatchObject({
+      exitCode: 3,
+      deploy: { deployed: false },
+      error: { id: 'platform/deploy/health-check', message: 'Health check failed', fix: FOOTER },
+    });
   });
 
   it('--check stops the app after the check; one that ignores SIGTERM is killed after the grace period, not waited for forever', async () => {
-    const app = appWith("const http = require('node:http');\nprocess.on('SIGTERM', () => console.log('ignoring SIGTERM'));\nhttp.createServer((req, res) => res.end('ok')).listen(Number(process.env.PORT), '0.0.0.0');\n");
+    const app = appWith(
+      "const http = require('node:http');\nprocess.on('SIGTERM', () => console.log('ignoring SIGTERM'));\nhttp.createServer((req, res) => res.end('ok')).listen(Number(process.env.PORT), '0.0.0.0');\n",
+    );
     const port = await freePort();
-    const r = await execa('node', ['--', RBP, 'deploy', app, '--buildpack', bp('node-server'), '--out', path.join(tmpDir('rbp-health-'), 'out'), '--port', String(port), '--check'], {
-      reject: false,
-      all: true,
-      env: { NO_COLOR: '1', RBP_STOP_TIMEOUT: '1' },
-      timeout: 90_000,
-    });
+    const r = await execa(
+      'node',
+      ['--', RBP, 'deploy', app, '--buildpack', bp('node-server'), '--out', path.join(tmpDir('rbp-health-'), 'out'), '--port', String(port), '--check'],
+      {
+        reject: false,
+        all: true,
+        env: { NO_COLOR: '1', RBP_STOP_TIMEOUT: '1' },
+        timeout: 90_000,
+      },
+    );
     expect(r.timedOut, r.all).toBe(false);
     expect(r.exitCode, r.all).toBe(0);
     expect(r.all).toContain('- deployed: ');
@@ -120,9 +187,26 @@ describe('deploy says why it failed, at once', () => {
       "const http = require('node:http');\nhttp.createServer((req, res) => { res.end('ok'); if (req.url === '/crash') setTimeout(() => process.exit(1), 10); }).listen(Number(process.env.PORT), '0.0.0.0', () => console.log('start'));\nprocess.on('SIGTERM', () => process.exit(0));\n",
     );
     const port = await freePort();
-    const child = execa('node', ['--', RBP, 'deploy', app, '--buildpack', bp('node-server'), '--out', path.join(tmpDir('rbp-health-'), 'out'), '--port', String(port), '--env', 'RBP_RESTART_FIRST_DELAY=0.2'], { reject: false, all: true, env: { NO_COLOR: '1', RBP_RESTART_FIRST_DELAY: '0.2' } });
+    const child = execa(
+      'node',
+      [
+        '--',
+        RBP,
+        'deploy',
+        app,
+        '--buildpack',
+        bp('node-server'),
+        '--out',
+        path.join(tmpDir('rbp-health-'), 'out'),
+        '--port',
+        String(port),
+        '--env',
+        'RBP_RESTART_FIRST_DELAY=0.2',
+      ],
+      { reject: false, all: true, env: { NO_COLOR: '1', RBP_RESTART_FIRST_DELAY: '0.2' } },
+    );
     let all = '';
-    child.all!.on('data', (d) => (all += d));
+    child.all.on('data', (d: Buffer | string) => (all += d.toString()));
     const until = async (ok: () => boolean) => {
       for (let i = 0; i < 600 && !ok(); i++) await new Promise((r) => setTimeout(r, 100));
       expect(ok(), all).toBe(true);
@@ -134,7 +218,10 @@ describe('deploy says why it failed, at once', () => {
     // The restarted app prints "start" before it listens: wait for its answer, not for the line.
     let body = '';
     for (let i = 0; i < 300 && !body; i++) {
-      body = await fetch(`http://127.0.0.1:${port}/`).then((x) => x.text(), () => '');
+      body = await fetch(`http://127.0.0.1:${port}/`).then(
+        (x) => x.text(),
+        () => '',
+      );
       if (!body) await new Promise((r) => setTimeout(r, 100));
     }
     expect(body, all).toBe('ok');

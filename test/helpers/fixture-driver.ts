@@ -155,7 +155,11 @@ export function fixtureSuite(names: string[], hooks: RuntimeHooks): void {
         if (e.http) {
           // A backing service this machine lacks: the HTTP test fails in CI (.ci/run installs them), is skipped elsewhere, saying why.
           const missing = missingServices(c.services ?? []);
-          const services = requirement(missing.length === 0, { what: missing.join(', '), how: `apt-get install ${missing.join(' ')}`, who: `${name} "${c.name}" over HTTP` });
+          const services = requirement(missing.length === 0, {
+            what: missing.join(', '),
+            how: `apt-get install ${missing.join(' ')}`,
+            who: `${name} "${c.name}" over HTTP`,
+          });
           const register = services.skip
             ? (n: string, fn: () => Promise<void>) => it.skip(n, fn)
             : missing.length

@@ -40,7 +40,7 @@ export interface Case {
   /** phpserver: the HTTP checks need no application server (a CC_RUN_COMMAND case). */
   serveWithoutServer?: boolean;
   /** Servers the HTTP checks need (test/helpers/services.ts), started for the case: the app gets <NAME>_HOST and <NAME>_PORT. */
-  services?: Array<'redis' | 'memcached'>;
+  services?: ('redis' | 'memcached')[];
   /** phpserver: PHP extensions the HTTP checks need in the server's PHP. */
   needsPhpExtensions?: string[];
   /** phpserver: the build itself needs the real application server (its extension list, its PHP CLI). */
@@ -94,7 +94,10 @@ type Shape =
 const STRINGS: Shape = { list: 'string' };
 const VARS: Shape = { map: 'string' };
 const COUNTS: Shape = { map: 'number' };
-const HTTP: Shape = { object: { path: 'string', status: 'number', contains: 'string', notContains: 'string', header: { tuple: ['string', 'string'] }, withCookies: 'boolean' }, required: ['path', 'status'] };
+const HTTP: Shape = {
+  object: { path: 'string', status: 'number', contains: 'string', notContains: 'string', header: { tuple: ['string', 'string'] }, withCookies: 'boolean' },
+  required: ['path', 'status'],
+};
 
 export const SCHEMA: Shape = {
   object: {
@@ -145,19 +148,23 @@ export const SCHEMA: Shape = {
 export function problems(value: unknown, shape: Shape = SCHEMA, where = '$'): string[] {
   const type = (v: unknown) => (Array.isArray(v) ? 'a list' : v === null ? 'null' : typeof v === 'object' ? 'an object' : `a ${typeof v}`);
   if (typeof shape === 'string') return typeof value === shape ? [] : [`${where}: is ${type(value)}, not a ${shape}`];
-  if ('enum' in shape) return typeof value === 'string' && shape.enum.includes(value) ? [] : [`${where}: is ${JSON.stringify(value)}, not one of ${shape.enum.join(', ')}`];
-  if ('list' in shape) return Array.isArray(value) ? value.flatMap((v, i) => problems(v, shape.list, `${where}[${i}]`)) : [`${where}: is ${type(value)}, not a list`];
+  if ('enum' in shape)
+    return typeof value === 'string' && shape.enum.includes(value) ? [] : [`${where}: is ${JSON.stringify(value)}, not one of ${shape.enum.join(', ')}`];
+  if ('list' in shape)
+    return Array.isArray(value) ? value.flatMap((v, i) => problems(v, shape.list, `${where}[${i}]`)) : [`${where}: is ${type(value)}, not a list`];
   if ('tuple' in shape) {
     if (!Array.isArray(value) || value.length !== shape.tuple.length) return [`${where}: is not a list of ${shape.tuple.length}`];
-    return value.flatMap((v, i) => problems(v, shape.tuple[i]!, `${where}[${i}]`));
+    return value.flatMap((v, i) => problems(v, shape.tuple[i], `${where}[${i}]`));
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return [`${where}: is ${type(value)}, not an object`];
   const entries = Object.entries(value as Record<string, unknown>);
   if ('map' in shape) return entries.flatMap(([k, v]) => problems(v, shape.map, `${where}.${k}`));
   const known = shape.object;
   return [
-    ...entries.flatMap(([k, v]) => (k in known ? problems(v, known[k]!, `${where}.${k}`) : [`${where}.${k}: unknown key (known: ${Object.keys(known).join(', ')})`])),
-    ...(shape.required ?? []).filter((k) => !(k in (value as object))).map((k) => `${where}.${k}: missing`),
+    ...entries.flatMap(([k, v]) =>
+      k in known ? problems(v, known[k], `${where}.${k}`) : [`${where}.${k}: unknown key (known: ${Object.keys(known).join(', ')})`],
+    ),
+    ...(shape.required ?? []).filter((k) => !(k in value)).map((k) => `${where}.${k}: missing`),
   ];
 }
 

@@ -42,7 +42,7 @@ export interface LaunchJson {
 export function normalizedPlan(plan: unknown, o: { out: string; port: number }): unknown {
   const tools = Object.entries(process.env)
     .filter(([k, v]) => k.startsWith('RBP_TOOL_') && v && path.isAbsolute(v))
-    .sort(([, a], [, b]) => b!.length - a!.length) as Array<[string, string]>;
+    .sort(([, a], [, b]) => b!.length - a!.length) as [string, string][];
   const text = (s: string): string => {
     let t = s.replaceAll(path.join(o.out, 'workspace'), '<app>').replaceAll(o.out, '<out>');
     for (const [k, v] of tools) t = t.replaceAll(v, `<${k}>`);

@@ -119,10 +119,13 @@ export interface Served {
 /** Starts `rbp run OUT` on a free port, runs `checks`, sends SIGTERM and returns how rbp exited. */
 export async function serve(out: string, env: Record<string, string>, checks: (port: number) => Promise<void>, extraArgs: string[] = []): Promise<Served> {
   const port = await freePort();
-  const child = spawn('node', [RBP, 'run', out, '--port', String(port), ...extraArgs, ...envArgs(env)], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+  const child = spawn('node', [RBP, 'run', out, '--port', String(port), ...extraArgs, ...envArgs(env)], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, NO_COLOR: '1' },
+  });
   let output = '';
-  child.stdout.on('data', (d) => (output += d));
-  child.stderr.on('data', (d) => (output += d));
+  child.stdout.on('data', (d: Buffer | string) => (output += d.toString()));
+  child.stderr.on('data', (d: Buffer | string) => (output += d.toString()));
   let alive = true;
   const exited = new Promise<{ status: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.on('exit', (status, signal) => {

@@ -11,7 +11,11 @@ import { freePort } from './rbp.ts';
 export const SERVICES = {
   redis: { command: 'redis-server', env: 'REDIS', argv: (port: number) => ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'] },
   // As root memcached needs a user to become.
-  memcached: { command: 'memcached', env: 'MEMCACHED', argv: (port: number) => ['-l', '127.0.0.1', '-p', String(port), '-U', '0', ...(process.getuid?.() === 0 ? ['-u', 'nobody'] : [])] },
+  memcached: {
+    command: 'memcached',
+    env: 'MEMCACHED',
+    argv: (port: number) => ['-l', '127.0.0.1', '-p', String(port), '-U', '0', ...(process.getuid?.() === 0 ? ['-u', 'nobody'] : [])],
+  },
 } as const;
 
 export type ServiceName = keyof typeof SERVICES;
@@ -43,8 +47,8 @@ export async function startService(name: ServiceName): Promise<RunningService> {
   const port = await freePort();
   const child: ChildProcess = spawn(svc.command, svc.argv(port), { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
-  child.stdout?.on('data', (d) => (output += d));
-  child.stderr?.on('data', (d) => (output += d));
+  child.stdout?.on('data', (d: Buffer | string) => (output += d.toString()));
+  child.stderr?.on('data', (d: Buffer | string) => (output += d.toString()));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let alive = true;
   void exited.then(() => (alive = false));

@@ -29,7 +29,13 @@ export const TOOL_VARIABLES: readonly ToolVariable[] = [
   { variable: 'RBP_TOOL_HUGO', name: 'Hugo (extended)', version: '0.149', versionArgs: ['version'], script: 'hugo.sh 0.149' },
   { variable: 'RBP_TEST_HUGO_0_160', name: 'Hugo (extended)', version: '0.160', versionArgs: ['version'], script: 'hugo.sh 0.160' },
   { variable: 'RBP_TOOL_MKDOCS', name: 'MkDocs', version: '1.6.1', versionArgs: ['--version'], script: 'mkdocs.sh' },
-  { variable: 'RBP_TOOL_FRANKENPHP', name: 'FrankenPHP on PHP 8.4 (1.11.1: the Go module proxy serves no Caddy module of 1.9.1; see scripts/tools/frankenphp.sh)', version: '1.11.1', versionArgs: ['version'], script: 'frankenphp.sh' },
+  {
+    variable: 'RBP_TOOL_FRANKENPHP',
+    name: 'FrankenPHP on PHP 8.4 (1.11.1: the Go module proxy serves no Caddy module of 1.9.1; see scripts/tools/frankenphp.sh)',
+    version: '1.11.1',
+    versionArgs: ['version'],
+    script: 'frankenphp.sh',
+  },
   { variable: 'RBP_TOOL_COMPOSER', name: 'Composer (Debian trixie)', version: '2.8.8', versionArgs: ['--version'], script: 'composer.sh' },
   { variable: 'RBP_TOOL_LIFECYCLE', name: 'the CNB lifecycle', version: '0.20.8', versionArgs: ['-version'], script: 'lifecycle.sh' },
   { variable: 'RBP_TEST_PACK', name: 'pack', version: '0.40.6', versionArgs: ['--version'], script: 'pack.sh' },
@@ -56,7 +62,7 @@ function describeMissing(variable: string): string {
 export function realTool(variable: string, who: string): RealTool {
   const value = process.env[variable]?.trim();
   if (value) {
-    let ok = false;
+    let ok: boolean;
     try {
       fs.accessSync(value, fs.constants.X_OK);
       ok = fs.statSync(value).isFile();

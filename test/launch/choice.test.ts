@@ -39,7 +39,12 @@ function oldNodeVersionScript(): string {
 
 function buildContext(env: Record<string, string> = {}): BuildContext {
   const root = tmpDir('rbp-launcher-');
-  const dirs = { appDir: path.join(root, 'app'), buildpackDir: path.join(root, 'bp'), layersDir: path.join(root, 'layers'), platformDir: path.join(root, 'platform') };
+  const dirs = {
+    appDir: path.join(root, 'app'),
+    buildpackDir: path.join(root, 'bp'),
+    layersDir: path.join(root, 'layers'),
+    platformDir: path.join(root, 'platform'),
+  };
   for (const d of Object.values(dirs)) fs.mkdirSync(d, { recursive: true });
   fs.mkdirSync(path.join(dirs.buildpackDir, 'bin'));
   fs.writeFileSync(path.join(dirs.buildpackDir, 'bin', 'launch'), '// the launch entrypoint\n');
@@ -48,12 +53,15 @@ function buildContext(env: Record<string, string> = {}): BuildContext {
     descriptor: {} as BuildContext['descriptor'],
     env,
     layers: new Layers(dirs.layersDir),
-    plan: { entries: [] } as unknown as BuildContext['plan'],
+    plan: { entries: [] },
   };
 }
 
 function webCommand(ctx: BuildContext): string[] {
-  const t = parse(fs.readFileSync(path.join(ctx.layersDir, 'launch.toml'), 'utf8')) as { processes: { type: string; command: string[] }[]; labels: { key: string; value: string }[] };
+  const t = parse(fs.readFileSync(path.join(ctx.layersDir, 'launch.toml'), 'utf8')) as {
+    processes: { type: string; command: string[] }[];
+    labels: { key: string; value: string }[];
+  };
   expect(t.labels).toContainEqual({ key: 'io.rbp.launch.dry-run', value: 'web' });
   return t.processes.find((p) => p.type === 'web')!.command;
 }

@@ -21,7 +21,14 @@ import { tmpDir } from '../helpers/rbp.ts';
 const printing: RuntimeLaunch = {
   portVariable: 'CC_STATIC_PORT',
   plan: ({ env, appDir, port }) => ({
-    argv: ['/usr/bin/printf', '%s\\n', `port=${port}`, `root=${path.join(appDir, 'public')}`, `flags=${raw(env, 'CC_STATIC_FLAGS') ?? ''}`, "it's \"quoted\" $HOME `x` \\ *"],
+    argv: [
+      '/usr/bin/printf',
+      '%s\\n',
+      `port=${port}`,
+      `root=${path.join(appDir, 'public')}`,
+      `flags=${raw(env, 'CC_STATIC_FLAGS') ?? ''}`,
+      'it\'s "quoted" $HOME `x` \\ *',
+    ],
     env: { EXTRA: `listen on ${port}` },
     facts: {},
   }),
@@ -34,7 +41,12 @@ interface Launched {
 }
 
 /** Writes the script for `runtime` (planned with `buildEnv`) and runs it in an app folder with exactly `runEnv`. */
-async function launch(runtime: RuntimeLaunch, buildEnv: Record<string, string>, runEnv: Record<string, string>, opts: { node?: boolean; cacheVcl?: boolean } = {}): Promise<Launched> {
+async function launch(
+  runtime: RuntimeLaunch,
+  buildEnv: Record<string, string>,
+  runEnv: Record<string, string>,
+  opts: { node?: boolean; cacheVcl?: boolean } = {},
+): Promise<Launched> {
   const plan = planDirect(runtime, buildEnv);
   if (!plan.ok) throw new Error(plan.why);
   const dir = tmpDir('rbp-direct-');
@@ -58,7 +70,7 @@ describe('the direct launch script', () => {
     const out = lines(r);
     expect(out[0]).toBe('- exec /usr/bin/printf (the launch script starts it directly: nothing to supervise)');
     expect(out.slice(1, 4)).toEqual(['port=8080', expect.stringMatching(/^root=\/.*\/app\/public$/), 'flags=']);
-    expect(out[4]).toBe("it's \"quoted\" $HOME `x` \\ *");
+    expect(out[4]).toBe('it\'s "quoted" $HOME `x` \\ *');
   });
 
   it('takes the runtime’s port variable, else the public port, else 8080; whitespace only is unset', async () => {
@@ -80,7 +92,7 @@ describe('the direct launch script', () => {
   });
 
   it('hands every request-flow activation over to the Node.js launcher, and only a set one', async () => {
-    const cases: Array<[Record<string, string>, string]> = [
+    const cases: [Record<string, string>, string][] = [
       [{ ACCESSPROXY_CHALLENGE_SECRET: 's' }, 'ACCESSPROXY_CHALLENGE_SECRET activates the access proxy'],
       [{ CC_REDIRECTOR_PROJECT_KEY: 'k' }, 'CC_REDIRECTOR_PROJECT_KEY activates the redirection proxy'],
       [{ CC_CACHE_FILE: 'my.vcl' }, 'CC_CACHE_FILE activates the cache proxy'],
@@ -90,14 +102,18 @@ describe('the direct launch script', () => {
       [{ CC_STATIC_PORT: '0' }, 'CC_STATIC_PORT is not a port'],
     ];
     for (const [env, why] of cases) expect((await launch(printing, {}, env, { node: true })).stdout).toBe(`node launcher: ${why}; args user-arg`);
-    expect((await launch(printing, {}, {}, { node: true, cacheVcl: true })).stdout).toBe('node launcher: .rbp/cache.vcl activates the cache proxy; args user-arg');
+    expect((await launch(printing, {}, {}, { node: true, cacheVcl: true })).stdout).toBe(
+      'node launcher: .rbp/cache.vcl activates the cache proxy; args user-arg',
+    );
     // Whitespace only activates nothing; RBP_RESTART=no restarts nothing.
     expect(lines(await launch(printing, {}, { CC_REDIRECTOR_PROJECT_KEY: ' ', RBP_RESTART: 'no' }, { node: true }))[1]).toBe('port=8080');
   });
 
   it('a dry run goes to the Node.js launcher, told that the script would start the command itself', async () => {
     expect((await launch(printing, {}, { RBP_DRY_RUN: '1' }, { node: true })).stdout).toBe('node launcher: exec; args user-arg');
-    expect((await launch(printing, {}, { RBP_DRY_RUN: '1', CC_REQUEST_FLOW: 'block' }, { node: true })).stdout).toBe('node launcher: CC_REQUEST_FLOW sets a request flow; args user-arg');
+    expect((await launch(printing, {}, { RBP_DRY_RUN: '1', CC_REQUEST_FLOW: 'block' }, { node: true })).stdout).toBe(
+      'node launcher: CC_REQUEST_FLOW sets a request flow; args user-arg',
+    );
   });
 
   it('without a Node.js: what needs the launcher is one clear error, exit 1', async () => {
@@ -140,7 +156,10 @@ describe('the direct launch script', () => {
 
 describe('planDirect: when the launch always needs the Node.js launcher', () => {
   it('a runtime that supervises its command', () => {
-    expect(planDirect({ plan: () => ({ argv: ['node', 'a.js'], env: {}, facts: {}, supervise: 'scripts.poststart runs after the app exits' }) }, {})).toEqual({ ok: false, why: 'scripts.poststart runs after the app exits' });
+    expect(planDirect({ plan: () => ({ argv: ['node', 'a.js'], env: {}, facts: {}, supervise: 'scripts.poststart runs after the app exits' }) }, {})).toEqual({
+      ok: false,
+      why: 'scripts.poststart runs after the app exits',
+    });
   });
   it('a shell command that does not end in exec', () => {
     const r = planDirect({ plan: () => ({ argv: ['/bin/sh', '-c', 'php migrate.php && frankenphp php-server'], env: {}, facts: {} }) }, {});

@@ -48,12 +48,20 @@ interface Run {
 
 /** `rbp run OUT --port P` in the background, answering HTTP. */
 async function startRun(out: string, port: number, extraEnv: Record<string, string> = {}): Promise<Run> {
-  const child = spawn('node', [RBP, 'run', out, '--port', String(port)], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1', ...extraEnv } });
+  const child = spawn('node', [RBP, 'run', out, '--port', String(port)], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, NO_COLOR: '1', ...extraEnv },
+  });
   let output = '';
-  child.stdout!.on('data', (d) => (output += d));
-  child.stderr!.on('data', (d) => (output += d));
+  child.stdout.on('data', (d: Buffer | string) => (output += d.toString()));
+  child.stderr.on('data', (d: Buffer | string) => (output += d.toString()));
   let alive = true;
-  const exited = new Promise<number | null>((r) => child.on('exit', (code) => ((alive = false), r(code))));
+  const exited = new Promise<number | null>((r) =>
+    child.on('exit', (code) => {
+      alive = false;
+      r(code);
+    }),
+  );
   const t0 = Date.now();
   for (;;) {
     if (!alive) throw new Error(`rbp run exited before the app listened:\n${output}`);
@@ -70,7 +78,11 @@ async function startRun(out: string, port: number, extraEnv: Record<string, stri
 
 function childrenOf(pid: number): number[] {
   const r = spawnSync('ps', ['-o', 'pid=', '--ppid', String(pid)], { encoding: 'utf8' });
-  return r.stdout.split('\n').map((s) => s.trim()).filter(Boolean).map(Number);
+  return r.stdout
+    .split('\n')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map(Number);
 }
 
 function cmdline(pid: number): string[] {
@@ -143,9 +155,17 @@ describe('a node app with nothing to supervise (the runtime’s Node.js 24)', ()
   it('on the runtime’s Node.js: the app gets SIGPIPE and SIGXFSZ at their defaults, and a refused exec returns', () => {
     const node = path.join(out, 'layers/rbp_node/node/bin/node');
     const exec = (args: string) =>
-      spawnSync(node, ['--input-type=module', '-e', `import { stepAside } from ${JSON.stringify(path.join(ROOT, 'lib/launch/exec.ts'))};
+      spawnSync(
+        node,
+        [
+          '--input-type=module',
+          '-e',
+          `import { stepAside } from ${JSON.stringify(path.join(ROOT, 'lib/launch/exec.ts'))};
         const e = stepAside('/bin/sh', ${args}, { ONLY: 'this' }, '/tmp', process.execve.bind(process));
-        console.log('still here:', e.code);`], { encoding: 'utf8' });
+        console.log('still here:', e.code);`,
+        ],
+        { encoding: 'utf8' },
+      );
     // Node.js ignores both; an ignored signal would stay ignored across execve.
     const r = exec(`['sh', '-c', 'grep SigIgn /proc/self/status; pwd; env | grep -v ^PWD=']`);
     expect(r.stdout).toBe('- exec sh (the launcher steps aside: nothing to supervise)\nSigIgn:\t0000000000000000\n/tmp\nONLY=this\n');
@@ -215,7 +235,9 @@ describe.skipIf(!caddy)('a static site: the direct launch script starts caddy it
   const operator = (): Record<string, string> => ({ RBP_TOOL_CADDY: caddy!, RBP_LAUNCHER_NODE: process.execPath });
   beforeAll(async () => {
     out = path.join(tmpDir('rbp-execve-static-'), 'out');
-    const r = await rbp(['build', copyFixture('launcher-static'), '--out', out, '--type', 'static', ...envArgs({ CC_STATIC_SERVER: 'caddy' })], { env: operator() });
+    const r = await rbp(['build', copyFixture('launcher-static'), '--out', out, '--type', 'static', ...envArgs({ CC_STATIC_SERVER: 'caddy' })], {
+      env: operator(),
+    });
     expect(r.exitCode, r.all).toBe(0);
   }, 300_000);
 
@@ -262,12 +284,18 @@ describe.skipIf(!caddy)('a static site: the direct launch script starts caddy it
     // The node build above leaves its Node.js 24; run alone (-t), this test builds one itself.
     node24 ||= path.join(await buildNode(path.join(FIXTURES, 'node-hello')), 'layers/rbp_node/node/bin/node');
     const port = await freePort();
-    const child = spawn(node24, [RBP, 'run', out, '--port', String(port)], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...operator(), NO_COLOR: '1' } });
+    const child = spawn(node24, [RBP, 'run', out, '--port', String(port)], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, ...operator(), NO_COLOR: '1' },
+    });
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
     try {
       let status = 0;
       for (let i = 0; i < 100 && status !== 200; i++) {
-        status = await fetch(`http://127.0.0.1:${port}/`).then((r) => r.status, () => 0);
+        status = await fetch(`http://127.0.0.1:${port}/`).then(
+          (r) => r.status,
+          () => 0,
+        );
         if (status !== 200) await new Promise((r) => setTimeout(r, 100));
       }
       expect(status).toBe(200);
@@ -292,7 +320,14 @@ describe('chooseMode', () => {
   });
 
   it('supervise, with every reason, when something needs the launcher', () => {
-    const m = chooseMode({ ...base, execve: false, nodeVersion: '20.20.2', supervise: 'scripts.poststart runs after the app exits', flow: { block: false, chain: ['custom', 'cache'] }, argv: ['/bin/sh', '-c', 'node a.js && node b.js'] });
+    const m = chooseMode({
+      ...base,
+      execve: false,
+      nodeVersion: '20.20.2',
+      supervise: 'scripts.poststart runs after the app exits',
+      flow: { block: false, chain: ['custom', 'cache'] },
+      argv: ['/bin/sh', '-c', 'node a.js && node b.js'],
+    });
     expect(m).toEqual({
       mode: 'supervise',
       why: [
@@ -302,7 +337,9 @@ describe('chooseMode', () => {
         "Node.js 20.20.2 (the launcher's) has no process.execve (22.15+, 23.11+)",
       ].join('; '),
     });
-    expect(chooseMode({ ...base, flow: { block: true, chain: [] }, argv: ['/bin/true'] }).why).toBe('public access is blocked: the launcher answers 403 in front of the app');
+    expect(chooseMode({ ...base, flow: { block: true, chain: [] }, argv: ['/bin/true'] }).why).toBe(
+      'public access is blocked: the launcher answers 403 in front of the app',
+    );
     expect(chooseMode({ ...base, argv: ['/bin/sh', '-c', 'exec a | b'] }).mode).toBe('supervise');
   });
 

@@ -69,8 +69,13 @@ describe.skipIf(!caddy)('without a Node.js in the run image, a request flow at b
     expect(first.log).toContain('no Node.js in the run image given by RBP_LAUNCHER_NODE: installing Node.js 24.x for the launcher');
     expect(first.log).toMatch(/installing node 24\.\d+\.\d+ \(no previous layer\)/);
     // From the registry: downloaded now, or linked from the run's download cache that an earlier build filled from it.
-    expect(first.log).toMatch(/download https:\/\/registry\.npmjs\.org\/node-linux-(x64|arm64)\/-\/node-linux-(x64|arm64)-24\.\d+\.\d+\.tgz|linked from the download cache .*\(npm registry dist\.integrity\)/);
-    const layer = parse(fs.readFileSync(path.join(first.out, LAYERS, 'launcher-node.toml'), 'utf8')) as { types: Record<string, boolean>; metadata: Record<string, string> };
+    expect(first.log).toMatch(
+      /download https:\/\/registry\.npmjs\.org\/node-linux-(x64|arm64)\/-\/node-linux-(x64|arm64)-24\.\d+\.\d+\.tgz|linked from the download cache .*\(npm registry dist\.integrity\)/,
+    );
+    const layer = parse(fs.readFileSync(path.join(first.out, LAYERS, 'launcher-node.toml'), 'utf8')) as {
+      types: Record<string, boolean>;
+      metadata: Record<string, string>;
+    };
     expect(layer.types).toEqual({ launch: true, build: false, cache: true });
     expect(layer.metadata).toMatchObject({ id: 'node', version: expect.stringMatching(/^24\.\d+\.\d+$/), sha: expect.stringMatching(/^sha512:/) });
     // Headers and docs are left out of the image.
@@ -95,7 +100,7 @@ describe.skipIf(!caddy)('without a Node.js in the run image, a request flow at b
     const out = path.join(tmpDir(), 'out');
     const r = await build(copyFixture(FIXTURE), out, blocked, noNode(), cache);
     expect(r.exitCode, r.all).toBe(0);
-    const version = (first.log.match(/installing node (24\.\d+\.\d+)/) ?? [])[1];
+    const version = (/installing node (24\.\d+\.\d+)/.exec(first.log) ?? [])[1];
     expect(r.all).toContain(`reused node ${version} (cached)`);
     expect(r.all).toContain(`launcher: Node.js ${version} reused from the cache (layer launcher-node: metadata unchanged)`);
     expect(r.all).not.toMatch(/download https:\/\/registry\.npmjs\.org\/node-linux/);
@@ -114,14 +119,20 @@ describe.skipIf(!caddy)('without a Node.js in the run image, a request flow at b
     try {
       let body = '';
       for (let i = 0; i < 150 && !body; i++) {
-        body = await fetch(`http://127.0.0.1:${appPort}/`).then((x) => x.text(), () => '');
+        body = await fetch(`http://127.0.0.1:${appPort}/`).then(
+          (x) => x.text(),
+          () => '',
+        );
         if (!body) await new Promise((res) => setTimeout(res, 100));
       }
       expect(body).toContain('started by a launcher on its own Node.js');
       // The app starts first, then the block in front of it: the public port may answer a moment later.
       let status = 0;
       for (let i = 0; i < 150 && !status; i++) {
-        status = await fetch(`http://127.0.0.1:${port}/`).then((x) => x.status, () => 0);
+        status = await fetch(`http://127.0.0.1:${port}/`).then(
+          (x) => x.status,
+          () => 0,
+        );
         if (!status) await new Promise((res) => setTimeout(res, 100));
       }
       expect(status).toBe(403);

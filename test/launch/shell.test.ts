@@ -14,10 +14,14 @@ import { restartDelay } from '../../lib/launch/restart.ts';
 import { shellForm, SHELL_NAME, SUPERVISOR_LIB } from '../../lib/launch/shell.ts';
 import { tmpDir } from '../helpers/rbp.ts';
 
-function plan(dir: string, app: string, o: { restart?: 'no' | 'on-failure'; firstDelayMs?: number; stopMs?: number; hooks?: LaunchPlan['hooks']; env?: Record<string, string> } = {}): LaunchPlan {
+function plan(
+  dir: string,
+  app: string,
+  o: { restart?: 'no' | 'on-failure'; firstDelayMs?: number; stopMs?: number; hooks?: LaunchPlan['hooks']; env?: Record<string, string> } = {},
+): LaunchPlan {
   const file = path.join(dir, 'app.sh');
   fs.writeFileSync(file, app);
-  const env = { PORT: '8123', GREETING: "it's \"quoted\" $HOME `x` \\ *", ...o.env };
+  const env = { PORT: '8123', GREETING: 'it\'s "quoted" $HOME `x` \\ *', ...o.env };
   return {
     argv: ['/bin/sh', file],
     cwd: dir,
@@ -45,16 +49,16 @@ interface Run {
 function run(p: LaunchPlan, env: Record<string, string> = {}): Run {
   const child = spawn('dash', ['-c', shellForm(p), SHELL_NAME], { cwd: p.cwd, env: { PATH: process.env.PATH!, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
-  const waiters: Array<{ text: string; resolve: () => void }> = [];
+  const waiters: { text: string; resolve: () => void }[] = [];
   const onData = (d: Buffer) => {
-    out += d;
+    out += d.toString();
     for (const w of waiters.filter((x) => out.includes(x.text))) {
       waiters.splice(waiters.indexOf(w), 1);
       w.resolve();
     }
   };
-  child.stdout!.on('data', onData);
-  child.stderr!.on('data', onData);
+  child.stdout.on('data', onData);
+  child.stderr.on('data', onData);
   const exited = new Promise<number | null>((resolve) => child.on('close', (code, signal) => resolve(code ?? (signal ? -1 : null))));
   return {
     child,
@@ -66,7 +70,7 @@ function run(p: LaunchPlan, env: Record<string, string> = {}): Run {
 
 /** A process that runs: not gone, not a zombie. */
 const alive = (pid: number): boolean => {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, { encoding: 'utf8', flag: 'r' }).toString();
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, { encoding: 'utf8', flag: 'r' });
   return !/^\d+ \(.*\) Z/.test(stat);
 };
 const running = (pid: number): boolean => {
@@ -104,7 +108,13 @@ describe('the shell form', () => {
   it('restarts a crashed app with the back-off, one line each; a clean exit ends the run with 0; the hooks run once, around it', async () => {
     const dir = tmpDir('rbp-shell-');
     const app = 'n=$(cat starts 2>/dev/null || echo 0); n=$((n + 1)); echo $n > starts; echo "start $n, $GREETING"\ncase $n in 1 | 2) exit 3 ;; esac\n';
-    const r = run(plan(dir, app, { restart: 'on-failure', firstDelayMs: 20, hooks: { prestart: 'echo "pre: $npm_lifecycle_event"', poststart: 'echo "post: $npm_lifecycle_event"' } }));
+    const r = run(
+      plan(dir, app, {
+        restart: 'on-failure',
+        firstDelayMs: 20,
+        hooks: { prestart: 'echo "pre: $npm_lifecycle_event"', poststart: 'echo "post: $npm_lifecycle_event"' },
+      }),
+    );
     expect(await r.exited, r.output()).toBe(0);
     const shown = `/bin/sh ${path.join(dir, 'app.sh')}`;
     expect(r.output().split('\n')).toEqual([
@@ -161,7 +171,11 @@ describe('the shell form', () => {
   });
 
   it('passes QUIT, USR1 and USR2 on as they are, without stopping', async () => {
-    const r = run(plan(tmpDir('rbp-shell-'), "trap 'echo got USR1' USR1\ntrap 'echo got USR2; exit 0' USR2\necho ready\nwhile :; do sleep 300 & wait; done\n", { restart: 'on-failure' }));
+    const r = run(
+      plan(tmpDir('rbp-shell-'), "trap 'echo got USR1' USR1\ntrap 'echo got USR2; exit 0' USR2\necho ready\nwhile :; do sleep 300 & wait; done\n", {
+        restart: 'on-failure',
+      }),
+    );
     await r.until('ready');
     r.child.kill('SIGUSR1');
     await r.until('got USR1');

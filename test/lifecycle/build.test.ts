@@ -138,7 +138,13 @@ describe('build=true layers: env for the buildpacks after', () => {
           'env/ODD.weird': 'ignored',
           'env/RAW': ' spaced\n',
         }),
-        layer('l2', 'build = true', { 'env/DFLT.default': 'from-l2', 'env/OVR': 'l2', 'env/NO_DELIM.append': 'c', 'env/PRE.prepend': 'q', 'env/PRE.delim': ',' }),
+        layer('l2', 'build = true', {
+          'env/DFLT.default': 'from-l2',
+          'env/OVR': 'l2',
+          'env/NO_DELIM.append': 'c',
+          'env/PRE.prepend': 'q',
+          'env/PRE.delim': ',',
+        }),
       ].join('\n'),
       'b/build': [show('WITH_DELIM', 'NO_DELIM', 'PRE', 'DFLT', 'OVR', 'ODD'), 'printf "RAW=[%s]" "$RAW"'].join('\n'),
     });
@@ -158,7 +164,10 @@ describe('build=true layers: env for the buildpacks after', () => {
     const app = scriptedApp({
       'a/detect': passWith(),
       'b/detect': passWith(),
-      'a/build': [layer('aa', 'build = true', { 'env/PATH.prepend': '/from-aa', 'env/PATH.delim': ':' }), layer('zz', 'build = true', { 'bin/.keep': '' })].join('\n'),
+      'a/build': [
+        layer('aa', 'build = true', { 'env/PATH.prepend': '/from-aa', 'env/PATH.delim': ':' }),
+        layer('zz', 'build = true', { 'bin/.keep': '' }),
+      ].join('\n'),
       'b/build': 'echo "PATH=$PATH"',
     });
     const o = out();
@@ -170,10 +179,29 @@ describe('build=true layers: env for the buildpacks after', () => {
     const app = scriptedApp({
       'a/detect': passWith(),
       'b/detect': passWith(),
-      'a/build': layer('l', 'build = true', { 'env/APPENDED.append': 'layer', 'env/APPENDED.delim': ':', 'env/DFLT.default': 'layer', 'env/OVR.override': 'layer' }),
+      'a/build': layer('l', 'build = true', {
+        'env/APPENDED.append': 'layer',
+        'env/APPENDED.delim': ':',
+        'env/DFLT.default': 'layer',
+        'env/OVR.override': 'layer',
+      }),
       'b/build': [show('APPENDED', 'DFLT', 'OVR'), 'echo "PATH=$PATH"'].join('\n'),
     });
-    const r = await rbp(['build', app, '--out', out(), ...bpArgs('a', 'b'), '--env', 'APPENDED=user', '--env', 'DFLT=user', '--env', 'OVR=user', '--env', 'PATH=/user/bin']);
+    const r = await rbp([
+      'build',
+      app,
+      '--out',
+      out(),
+      ...bpArgs('a', 'b'),
+      '--env',
+      'APPENDED=user',
+      '--env',
+      'DFLT=user',
+      '--env',
+      'OVR=user',
+      '--env',
+      'PATH=/user/bin',
+    ]);
     expect(r.exitCode).toBe(0);
     const b = r.stdout.split('### test/b@0.0.1')[1]!;
     expect(b).toContain('APPENDED=[user]');
@@ -203,17 +231,20 @@ describe('build=true layers: env for the buildpacks after', () => {
 
 describe('what reaches bin/build', () => {
   it('cwd = a copy of the app, legacy args, CNB_* variables, layers dir created per buildpack id', async () => {
-    const app = scriptedApp({
-      'a/detect': passWith(),
-      'a/build': [
-        'echo "cwd=$PWD"',
-        'echo "layers=$CNB_LAYERS_DIR arg1=$1"',
-        'echo "exists=$([ -d "$CNB_LAYERS_DIR" ] && echo yes)"',
-        'echo "plan-is-arg3=$([ "$3" = "$CNB_BP_PLAN_PATH" ] && echo yes) platform-is-arg2=$([ "$2" = "$CNB_PLATFORM_DIR" ] && echo yes)"',
-        'echo "target=$CNB_TARGET_OS"',
-        'echo changed > app-file',
-      ].join('\n'),
-    }, { 'app-file': 'original' });
+    const app = scriptedApp(
+      {
+        'a/detect': passWith(),
+        'a/build': [
+          'echo "cwd=$PWD"',
+          'echo "layers=$CNB_LAYERS_DIR arg1=$1"',
+          'echo "exists=$([ -d "$CNB_LAYERS_DIR" ] && echo yes)"',
+          'echo "plan-is-arg3=$([ "$3" = "$CNB_BP_PLAN_PATH" ] && echo yes) platform-is-arg2=$([ "$2" = "$CNB_PLATFORM_DIR" ] && echo yes)"',
+          'echo "target=$CNB_TARGET_OS"',
+          'echo changed > app-file',
+        ].join('\n'),
+      },
+      { 'app-file': 'original' },
+    );
     const o = out();
     const r = await rbp(['build', app, '--out', o, ...bpArgs('a')]);
     expect(r.exitCode).toBe(0);
@@ -243,7 +274,12 @@ describe('what reaches bin/build', () => {
 
   it('RBP_* operator variables reach a clear-env buildpack too, the instance size as well', async () => {
     const clearEnv = editedBuildpack('a', (toml) => toml.replace('name = ', 'clear-env = true\nname = '));
-    const app = scriptedApp({ 'a/detect': passWith(), 'a/build': [show('RBP_TEST_OPERATOR', 'CC_USER', 'RBP_INSTANCE_SIZE', 'RBP_INSTANCE_MEMORY'), 'echo "file=$(cat "$CNB_PLATFORM_DIR/env/CC_USER")"'].join('\n') });
+    const app = scriptedApp({
+      'a/detect': passWith(),
+      'a/build': [show('RBP_TEST_OPERATOR', 'CC_USER', 'RBP_INSTANCE_SIZE', 'RBP_INSTANCE_MEMORY'), 'echo "file=$(cat "$CNB_PLATFORM_DIR/env/CC_USER")"'].join(
+        '\n',
+      ),
+    });
     const r = await rbp(['build', app, '--out', out(), '--buildpack', clearEnv, '--env', 'CC_USER=u', '--instance', 'S'], { env: { RBP_TEST_OPERATOR: 'op' } });
     expect(r.exitCode).toBe(0);
     expect(r.stdout).toContain('RBP_TEST_OPERATOR=[op]');
@@ -307,10 +343,30 @@ describe('failed builds', () => {
   it.each([
     ['bin/build exits non-zero', 'echo "compiling failed" >&2; exit 3', 'test/a@0.0.1 failed (exit 3)', 51],
     ['a top-level flag in a layer toml', 'printf "launch = true\\n" > "$CNB_LAYERS_DIR/l.toml"', '"launch" should be in the [types] table', 52],
-    ['a string command in launch.toml', 'printf "[[processes]]\\ntype = \\"web\\"\\ncommand = \\"node x\\"\\n" > "$CNB_LAYERS_DIR/launch.toml"', 'command must be a non-empty array', 52],
-    ['direct in launch.toml', 'printf "[[processes]]\\ntype = \\"web\\"\\ncommand = [\\"x\\"]\\ndirect = true\\n" > "$CNB_LAYERS_DIR/launch.toml"', '"direct" is not supported', 52],
-    ['an SBOM of a format buildpack.toml does not declare', 'echo {} > "$CNB_LAYERS_DIR/launch.sbom.cdx.json"', "undeclared SBOM media type: 'application/vnd.cyclonedx+json'", 52],
-    ['two default processes', 'printf "[[processes]]\\ntype = \\"a\\"\\ncommand = [\\"x\\"]\\ndefault = true\\n[[processes]]\\ntype = \\"b\\"\\ncommand = [\\"x\\"]\\ndefault = true\\n" > "$CNB_LAYERS_DIR/launch.toml"', 'more than one process has default = true', 52],
+    [
+      'a string command in launch.toml',
+      'printf "[[processes]]\\ntype = \\"web\\"\\ncommand = \\"node x\\"\\n" > "$CNB_LAYERS_DIR/launch.toml"',
+      'command must be a non-empty array',
+      52,
+    ],
+    [
+      'direct in launch.toml',
+      'printf "[[processes]]\\ntype = \\"web\\"\\ncommand = [\\"x\\"]\\ndirect = true\\n" > "$CNB_LAYERS_DIR/launch.toml"',
+      '"direct" is not supported',
+      52,
+    ],
+    [
+      'an SBOM of a format buildpack.toml does not declare',
+      'echo {} > "$CNB_LAYERS_DIR/launch.sbom.cdx.json"',
+      "undeclared SBOM media type: 'application/vnd.cyclonedx+json'",
+      52,
+    ],
+    [
+      'two default processes',
+      'printf "[[processes]]\\ntype = \\"a\\"\\ncommand = [\\"x\\"]\\ndefault = true\\n[[processes]]\\ntype = \\"b\\"\\ncommand = [\\"x\\"]\\ndefault = true\\n" > "$CNB_LAYERS_DIR/launch.toml"',
+      'more than one process has default = true',
+      52,
+    ],
   ])('%s: exit %i (51 the buildpack failed, 52 its output is invalid) with the reason', async (_what, script, message, code) => {
     const app = scriptedApp({ 'a/detect': passWith(), 'a/build': script });
     const o = out();
@@ -350,8 +406,8 @@ describe('failed builds', () => {
   it.each([false, true])('OUT is left exactly as it was (explicit --cache: %s)', async (explicitCache) => {
     const first = [
       layer('cached', 'cache = true', { 'data/file': 'v1' }),
-      layer('both', 'launch = true\ncache = true', { 'file': 'v1' }),
-      layer('rt', 'launch = true', { 'file': 'v1' }),
+      layer('both', 'launch = true\ncache = true', { file: 'v1' }),
+      layer('rt', 'launch = true', { file: 'v1' }),
       'cat > "$CNB_LAYERS_DIR/launch.toml" <<\'TOML\'\n[[processes]]\ntype = "web"\ncommand = ["true"]\ndefault = true\nTOML',
     ].join('\n');
     const app = scriptedApp({ 'a/detect': passWith(), 'a/build': first }, { 'src.txt': 'source v1' });

@@ -58,12 +58,16 @@ const cases: [string, string, Record<string, string>][] = [
 ];
 
 describe('our detects in-process agree with their bin/detect', () => {
-  it.each(cases)('%s (%s)', async (_name, fixture, user) => {
-    const app = copyFixture(fixture);
-    const inProcess = await detectWith(app, user, true);
-    const asProcess = await detectWith(app, user, false);
-    expect(inProcess).toEqual(asProcess);
-  }, 60_000);
+  it.each(cases)(
+    '%s (%s)',
+    async (_name, fixture, user) => {
+      const app = copyFixture(fixture);
+      const inProcess = await detectWith(app, user, true);
+      const asProcess = await detectWith(app, user, false);
+      expect(inProcess).toEqual(asProcess);
+    },
+    60_000,
+  );
 
   it('the app directory through a symbolic link is seen as a process started there sees it (its physical path)', async () => {
     const app = copyFixture('php-no-index');
@@ -90,7 +94,10 @@ describe('our detects in-process agree with their bin/detect', () => {
   it('a lib/detect.cjs built by an older rbp (no rbp-detect-api mark: it runs as a program when loaded) runs as bin/detect', async () => {
     const dir = tmpDir('rbp-inproc-old-');
     fs.cpSync(path.join(ROOT, 'dist', 'buildpacks'), dir, { recursive: true });
-    fs.writeFileSync(path.join(dir, 'phpserver', 'lib', 'detect.cjs'), "process.stdout.write('an older bundle\\n');\nprocess.exit(require.main === module ? 100 : 7);\n");
+    fs.writeFileSync(
+      path.join(dir, 'phpserver', 'lib', 'detect.cjs'),
+      "process.stdout.write('an older bundle\\n');\nprocess.exit(require.main === module ? 100 : 7);\n",
+    );
     const r = await rbp(['detect', copyFixture('php-index-php'), '--type', 'phpserver'], { env: { RBP_BUILDPACKS_DIR: dir } });
     expect(r.exitCode, r.all).toBe(20);
     expect(r.stdout).toContain('fail: rbp/phpserver@');

@@ -187,8 +187,12 @@ describe('[[targets]]', () => {
   it('a target for this os and arch, or another arch beside it, passes', async () => {
     const app = scriptedApp({ 'a/detect': passWith() });
     const arch = process.arch === 'arm64' ? 'arm64' : 'amd64';
-    const r = await rbp(['detect', app, '--buildpack', withTargets(`[[targets]]\nos = "linux"\narch = "riscv64"\n\n[[targets]]\nos = "linux"\narch = "${arch}"\n`)]);
+    const r = await rbp([
+      'detect',
+      app,
+      '--buildpack',
+      withTargets(`[[targets]]\nos = "linux"\narch = "riscv64"\n\n[[targets]]\nos = "linux"\narch = "${arch}"\n`),
+    ]);
     expect(r.exitCode).toBe(0);
   });
 });
-

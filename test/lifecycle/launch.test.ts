@@ -11,7 +11,23 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { RBP, rbp, tmpDir } from '../helpers/rbp.ts';
 import { bpArgs, launchToml, passWith, scriptedApp } from './helpers.ts';
 
-const VARS = ['PATH', 'P', 'D', 'O', 'NOD', 'WEB_ONLY', 'WORKER_ONLY', 'BUILD_ONLY', 'LEAK', 'FROM_EXECD', 'EXECD_SAW_O', 'WEB_EXECD', 'PORT', 'RBP_TEST_OPERATOR', 'TEST_HOST_ONLY'];
+const VARS = [
+  'PATH',
+  'P',
+  'D',
+  'O',
+  'NOD',
+  'WEB_ONLY',
+  'WORKER_ONLY',
+  'BUILD_ONLY',
+  'LEAK',
+  'FROM_EXECD',
+  'EXECD_SAW_O',
+  'WEB_EXECD',
+  'PORT',
+  'RBP_TEST_OPERATOR',
+  'TEST_HOST_ONLY',
+];
 
 /** Layer `rt` of buildpack a: a `greet` program on PATH, env files of every kind, exec.d programs. */
 const buildA = [
@@ -38,7 +54,9 @@ const buildA = [
   launchToml('[[processes]]\ntype = "web"\ncommand = ["false"]\ndefault = true'),
 ].join('\n');
 
-const buildB = 'mkdir -p tools && printf "#!/bin/sh\\npwd\\n" > tools/where && chmod +x tools/where\n' + launchToml(`[[processes]]
+const buildB =
+  'mkdir -p tools && printf "#!/bin/sh\\npwd\\n" > tools/where && chmod +x tools/where\n' +
+  launchToml(`[[processes]]
 type = "web"
 command = ["greet", "web"]
 args = ["default-arg"]
@@ -220,16 +238,35 @@ describe('exec.d failures', () => {
 describe('--dry-run', () => {
   it('prints argv, cwd and env as JSON with secrets redacted, and starts nothing', async () => {
     const r = await rbp([
-      'run', out, '--dry-run', '--port', '18124',
-      '--env', 'NPM_TOKEN=tok-123', '--env', 'CC_REDIRECTOR_PROJECT_KEY=key-456', '--env', 'DB_URL=postgres://u:pw-789@db/x', '--env', 'PLAIN=visible',
-      '--', 'a1',
+      'run',
+      out,
+      '--dry-run',
+      '--port',
+      '18124',
+      '--env',
+      'NPM_TOKEN=tok-123',
+      '--env',
+      'CC_REDIRECTOR_PROJECT_KEY=key-456',
+      '--env',
+      'DB_URL=postgres://u:pw-789@db/x',
+      '--env',
+      'PLAIN=visible',
+      '--',
+      'a1',
     ]);
     expect(r.exitCode).toBe(0);
     const plan = JSON.parse(r.stdout) as { process: string; argv: string[]; cwd: string; env: Record<string, string> };
     expect(plan.process).toBe('web');
     expect(plan.argv).toEqual([path.join(out, 'layers', 'test_a', 'rt', 'bin', 'greet'), 'web', 'a1']);
     expect(plan.cwd).toBe(path.join(out, 'workspace'));
-    expect(plan.env).toMatchObject({ NPM_TOKEN: '***', CC_REDIRECTOR_PROJECT_KEY: '***', DB_URL: 'postgres://u:***@db/x', PLAIN: 'visible', PORT: '18124', FROM_EXECD: 'execd' });
+    expect(plan.env).toMatchObject({
+      NPM_TOKEN: '***',
+      CC_REDIRECTOR_PROJECT_KEY: '***',
+      DB_URL: 'postgres://u:***@db/x',
+      PLAIN: 'visible',
+      PORT: '18124',
+      FROM_EXECD: 'execd',
+    });
     expect(r.stdout).not.toMatch(/tok-123|key-456|pw-789/);
     expect(r.stdout).not.toContain('argv: ');
     // exec.d ran for the plan's env; what it printed went to stderr, so stdout is the JSON alone.
@@ -260,13 +297,17 @@ describe('signals', () => {
   it('a process that ignores SIGTERM is killed once the grace period (RBP_STOP_TIMEOUT + 5 s) is over', async () => {
     const dir = tmpDir('rbp-sig-');
     const ready = path.join(dir, 'ready');
-    const child = execa('node', [RBP, 'run', out, '--process', 'sig', '--env', `MARKER=${path.join(dir, 'marker')}`, '--env', `READY=${ready}`, '--env', 'STUBBORN=1'], {
-      reject: false,
-      all: true,
-      env: { RBP_STOP_TIMEOUT: '1' },
-      // execa's own SIGKILL after 5 s would end rbp before its grace period does.
-      forceKillAfterDelay: false,
-    });
+    const child = execa(
+      'node',
+      [RBP, 'run', out, '--process', 'sig', '--env', `MARKER=${path.join(dir, 'marker')}`, '--env', `READY=${ready}`, '--env', 'STUBBORN=1'],
+      {
+        reject: false,
+        all: true,
+        env: { RBP_STOP_TIMEOUT: '1' },
+        // execa's own SIGKILL after 5 s would end rbp before its grace period does.
+        forceKillAfterDelay: false,
+      },
+    );
     await untilExists(ready);
     child.kill('SIGTERM');
     const r = await child;

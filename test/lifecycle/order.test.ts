@@ -21,7 +21,15 @@ describe('order expansion (buildpacks/lifecycle phase/detector_test.go)', () => 
   const keys = (group: GroupEntry[]) => group.map((e) => `${e.ref.descriptor.buildpack.id}@${e.ref.descriptor.buildpack.version}`);
 
   // E = [A, F, B]; F = [C] | [G?] | [D]; G = [A@v2, B@v2] | [C@v2, D@v2]
-  const G = (optional: boolean) => composite('G', [[el('A', 'v2'), el('B', 'v2')], [el('C', 'v2'), el('D', 'v2')]], optional);
+  const G = (optional: boolean) =>
+    composite(
+      'G',
+      [
+        [el('A', 'v2'), el('B', 'v2')],
+        [el('C', 'v2'), el('D', 'v2')],
+      ],
+      optional,
+    );
   const F = composite('F', [[el('C', 'v1')], [G(true)], [el('D', 'v1')]]);
   const E = composite('E', [[el('A', 'v1'), F, el('B', 'v1')]]);
   const expected = [
@@ -136,7 +144,8 @@ describe('rbp detect with composite buildpacks', () => {
   });
 
   it('our own buildpacks can be components', async () => {
-    const version = (parse(fs.readFileSync(path.join(ROOT, 'dist', 'buildpacks', 'static', 'buildpack.toml'), 'utf8')) as { buildpack: { version: string } }).buildpack.version;
+    const version = (parse(fs.readFileSync(path.join(ROOT, 'dist', 'buildpacks', 'static', 'buildpack.toml'), 'utf8')) as { buildpack: { version: string } })
+      .buildpack.version;
     const dir = path.join(tmpDir('rbp-composite-'), 'meta');
     fs.mkdirSync(dir);
     fs.writeFileSync(
@@ -207,7 +216,10 @@ describe('composite errors', () => {
   it('a component found only in another version: the error says where that version is', async () => {
     const dir = path.join(tmpDir('rbp-composite-'), 'meta');
     fs.mkdirSync(dir);
-    fs.writeFileSync(path.join(dir, 'buildpack.toml'), 'api = "0.10"\n[buildpack]\nid = "test/meta"\nversion = "1.0.0"\n[[order]]\n[[order.group]]\nid = "test/a"\nversion = "9.9.9"\n');
+    fs.writeFileSync(
+      path.join(dir, 'buildpack.toml'),
+      'api = "0.10"\n[buildpack]\nid = "test/meta"\nversion = "1.0.0"\n[[order]]\n[[order.group]]\nid = "test/a"\nversion = "9.9.9"\n',
+    );
     const r = await rbp(['detect', scriptedApp({}), '--buildpack', dir, '--buildpack', bp('a')]);
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toContain('! ERROR Component buildpack test/a@9.9.9 of composite test/meta@1.0.0 not found');

@@ -8,8 +8,31 @@
 import { fixtureSuite } from './driver.ts';
 
 fixtureSuite(
-  ['node-custom-yarn3', 'node-ws-npm', 'node-ws-pnpm', 'node-ws-yarn1', 'node-ws-bun', 'node-install-scripts-once', 'node-yarn3', 'node-yarn-path', 'node-pnpm-lock6', 'node-lock-outdated', 'node-lock-outdated-bun', 'node-lock-outdated-yarn1', 'node-yarn4-pnp-esm', 'node-devdep-postinstall', 'node-start-unbuilt', 'node-vite-unbuilt',
-    'node-yarn-path-berry2', 'node-yarn-berry-engines', 'node-pnp-custom-build', 'node-pnp-esm-old-yarn', 'node-paketo-node-version', 'node-server-js-only', 'node-no-sigterm'],
+  [
+    'node-custom-yarn3',
+    'node-ws-npm',
+    'node-ws-pnpm',
+    'node-ws-yarn1',
+    'node-ws-bun',
+    'node-install-scripts-once',
+    'node-yarn3',
+    'node-yarn-path',
+    'node-pnpm-lock6',
+    'node-lock-outdated',
+    'node-lock-outdated-bun',
+    'node-lock-outdated-yarn1',
+    'node-yarn4-pnp-esm',
+    'node-devdep-postinstall',
+    'node-start-unbuilt',
+    'node-vite-unbuilt',
+    'node-yarn-path-berry2',
+    'node-yarn-berry-engines',
+    'node-pnp-custom-build',
+    'node-pnp-esm-old-yarn',
+    'node-paketo-node-version',
+    'node-server-js-only',
+    'node-no-sigterm',
+  ],
   // The PnP loader check runs on what the install left: that failure starts from the warm cache.
   { warmFailure: (c) => c.expect.errorId === 'node/pnp/loader-node-incompatible' },
 );

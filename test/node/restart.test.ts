@@ -19,7 +19,17 @@ beforeAll(async () => {
   work = tmpDir('rbp-node-restart-');
   out = path.join(work, 'out');
   const cache = await cacheFrom(await seedCache(work), path.join(work, 'cache'));
-  const r = await rbp(['build', path.join(FIXTURES, 'node-crash'), '--out', out, '--type', 'node', '--cache', cache, ...envArgs({ BUILD_SECRET: 'value-never-shown', RUN_ONLY: 'x' })]);
+  const r = await rbp([
+    'build',
+    path.join(FIXTURES, 'node-crash'),
+    '--out',
+    out,
+    '--type',
+    'node',
+    '--cache',
+    cache,
+    ...envArgs({ BUILD_SECRET: 'value-never-shown', RUN_ONLY: 'x' }),
+  ]);
   if (r.exitCode !== 0) throw new Error(r.all);
 }, 300_000);
 afterAll(() => fs.promises.rm(work, { recursive: true, force: true }), 60_000);
@@ -28,12 +38,20 @@ afterAll(() => fs.promises.rm(work, { recursive: true, force: true }), 60_000);
 function run(extra: string[], env: Record<string, string> = {}) {
   fs.rmSync(path.join(out, 'workspace', 'starts.txt'), { force: true });
   return freePort().then((port) => {
-    const child = spawn('node', [RBP, 'run', out, '--port', String(port), ...extra, ...envArgs(env)], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+    const child = spawn('node', [RBP, 'run', out, '--port', String(port), ...extra, ...envArgs(env)], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, NO_COLOR: '1' },
+    });
     let output = '';
-    child.stdout.on('data', (d) => (output += d));
-    child.stderr.on('data', (d) => (output += d));
+    child.stdout.on('data', (d: Buffer | string) => (output += d.toString()));
+    child.stderr.on('data', (d: Buffer | string) => (output += d.toString()));
     let alive = true;
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => ((alive = false), resolve(code))));
+    const exited = new Promise<number | null>((resolve) =>
+      child.on('exit', (code) => {
+        alive = false;
+        resolve(code);
+      }),
+    );
     const get = async (p: string) => (await fetch(`http://127.0.0.1:${port}${p}`)).text();
     return { port, child, get, exited, alive: () => alive, output: () => output };
   });
@@ -59,9 +77,19 @@ it('--restart on-failure restarts a crashed app with back-off; a clean exit ends
     await waitForHttp(r.port, r.alive);
     expect(await r.get('/')).toContain('start 1');
     await r.get('/crash');
-    expect(await until(() => r.get('/'), (b) => b.includes('start 2'))).toContain('start 2');
+    expect(
+      await until(
+        () => r.get('/'),
+        (b) => b.includes('start 2'),
+      ),
+    ).toContain('start 2');
     await r.get('/crash');
-    expect(await until(() => r.get('/'), (b) => b.includes('start 3'))).toContain('start 3');
+    expect(
+      await until(
+        () => r.get('/'),
+        (b) => b.includes('start 3'),
+      ),
+    ).toContain('start 3');
     await r.get('/exit');
     expect(await r.exited, r.output()).toBe(0);
   } finally {

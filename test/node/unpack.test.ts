@@ -60,7 +60,14 @@ describe('unpack tar.gz', () => {
       process.env.PATH = savedPath;
     }
     expect(fs.readFileSync(calls, 'utf8').trim()).toBe(`-xzf ${archive} -C ${dest} --strip-components=1 --no-same-owner`);
-    expect(tree(dest)).toEqual({ tool: '#!/bin/sh\necho tool\n', toolMode: 0o755, readmeMode: 0o644, link: 'bin/tool', uid: process.getuid!(), top: ['README', 'bin', 'tool-link'] });
+    expect(tree(dest)).toEqual({
+      tool: '#!/bin/sh\necho tool\n',
+      toolMode: 0o755,
+      readmeMode: 0o644,
+      link: 'bin/tool',
+      uid: process.getuid!(),
+      top: ['README', 'bin', 'tool-link'],
+    });
   });
 
   it('falls back to the tar package without a system tar, with the same result', async () => {

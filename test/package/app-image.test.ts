@@ -43,8 +43,12 @@ describe.skipIf(missing.length > 0 && !inCi)('rbp build --image DIR', () => {
     };
     expect(info.config.Entrypoint).toEqual(['/cnb/process/web']);
     expect(info.config.WorkingDir).toBe('/workspace');
-    expect(info.config.Env).toEqual(expect.arrayContaining(['CNB_LAYERS_DIR=/layers', 'CNB_APP_DIR=/workspace', expect.stringMatching(/^PATH=\/cnb\/process:/)]));
-    const lifecycle = JSON.parse(info.config.Labels['io.buildpacks.lifecycle.metadata']!) as { buildpacks: { key: string; layers: Record<string, { launch: boolean }> }[] };
+    expect(info.config.Env).toEqual(
+      expect.arrayContaining(['CNB_LAYERS_DIR=/layers', 'CNB_APP_DIR=/workspace', expect.stringMatching(/^PATH=\/cnb\/process:/)]),
+    );
+    const lifecycle = JSON.parse(info.config.Labels['io.buildpacks.lifecycle.metadata']!) as {
+      buildpacks: { key: string; layers: Record<string, { launch: boolean }> }[];
+    };
     expect(lifecycle.buildpacks[0]!.key).toBe('rbp/node');
     expect(Object.keys(lifecycle.buildpacks[0]!.layers)).toEqual(expect.arrayContaining(['node', 'modules', 'launcher']));
     expect(JSON.parse(info.config.Labels['io.buildpacks.build.metadata']!).processes[0].type).toBe('web');
@@ -56,25 +60,33 @@ describe.skipIf(missing.length > 0 && !inCi)('rbp build --image DIR', () => {
     expect(await stop(id)).toBe('0');
   }, 300_000);
 
-  it.skipIf(!sws && !inCi)('a static site: its launch script starts the server with no Node.js in the image, and the image holds the server the operator gave (no mount)', async () => {
-    expect(sws, 'RBP_TOOL_STATIC_WEB_SERVER (scripts/tools/static-web-server.sh)').toBeTruthy();
-    const image = path.join(lowerTmp('rbp-image-'), 'image');
-    const out = path.join(tmpDir('rbp-image-'), 'out');
-    // Named as pack names an image: -t, twice.
-    const r = await rbp(['build', path.join(FIXTURES, 'static-index-html'), '--out', out, '--image', image, '-t', 'site', '--tag', 'site-v1'], { env: { RBP_TOOL_STATIC_WEB_SERVER: sws! } });
-    expect(r.exitCode, r.all).toBe(0);
-    const index = JSON.parse(fs.readFileSync(path.join(image, 'index.json'), 'utf8')) as { manifests: { digest: string; annotations: Record<string, string> }[] };
-    expect(index.manifests.map((m) => m.annotations['org.opencontainers.image.ref.name'])).toEqual(['site', 'site-v1']);
-    expect(new Set(index.manifests.map((m) => m.digest)).size).toBe(1);
-    expect(r.all).toContain('no Node.js in the image');
-    expect(r.all).toContain(`copied RBP_TOOL_STATIC_WEB_SERVER=${sws} into the launch layer static-web-server`);
-    expect(fs.readFileSync(path.join(out, 'layers/rbp_static/launcher/bin/launch'), 'utf8')).toContain("node=''");
-    const port = await freePort();
-    const id = await runDetached(`oci:${image}:site-v1`, ['-e', `RBP_PUBLIC_PORT=${port}`]);
-    const body = await body200(port);
-    expect(body, await logs(id)).toMatch(/<html/i);
-    expect(await stop(id)).toBe('0');
-  }, 300_000);
+  it.skipIf(!sws && !inCi)(
+    'a static site: its launch script starts the server with no Node.js in the image, and the image holds the server the operator gave (no mount)',
+    async () => {
+      expect(sws, 'RBP_TOOL_STATIC_WEB_SERVER (scripts/tools/static-web-server.sh)').toBeTruthy();
+      const image = path.join(lowerTmp('rbp-image-'), 'image');
+      const out = path.join(tmpDir('rbp-image-'), 'out');
+      // Named as pack names an image: -t, twice.
+      const r = await rbp(['build', path.join(FIXTURES, 'static-index-html'), '--out', out, '--image', image, '-t', 'site', '--tag', 'site-v1'], {
+        env: { RBP_TOOL_STATIC_WEB_SERVER: sws! },
+      });
+      expect(r.exitCode, r.all).toBe(0);
+      const index = JSON.parse(fs.readFileSync(path.join(image, 'index.json'), 'utf8')) as {
+        manifests: { digest: string; annotations: Record<string, string> }[];
+      };
+      expect(index.manifests.map((m) => m.annotations['org.opencontainers.image.ref.name'])).toEqual(['site', 'site-v1']);
+      expect(new Set(index.manifests.map((m) => m.digest)).size).toBe(1);
+      expect(r.all).toContain('no Node.js in the image');
+      expect(r.all).toContain(`copied RBP_TOOL_STATIC_WEB_SERVER=${sws} into the launch layer static-web-server`);
+      expect(fs.readFileSync(path.join(out, 'layers/rbp_static/launcher/bin/launch'), 'utf8')).toContain("node=''");
+      const port = await freePort();
+      const id = await runDetached(`oci:${image}:site-v1`, ['-e', `RBP_PUBLIC_PORT=${port}`]);
+      const body = await body200(port);
+      expect(body, await logs(id)).toMatch(/<html/i);
+      expect(await stop(id)).toBe('0');
+    },
+    300_000,
+  );
 
   it('the same input gives the same image, cold or warm; a warm export rewrites only the layers that changed', async () => {
     const digest = (text: string) => /app image: .*?(sha256:[0-9a-f]{12})….*; (\d+) written, (\d+) unchanged/.exec(text);
@@ -104,35 +116,42 @@ describe.skipIf(missing.length > 0 && !inCi)('rbp build --image DIR', () => {
     expect(Number(ch?.[2]), changed.stdout).toBe(1);
   }, 600_000);
 
-  it.skipIf(process.getuid?.() !== 0 && !inCi)('a full disk: one clear error, exit 62, and the previous image and OUT as they were', async () => {
-    expect(process.getuid?.(), 'this test mounts a small tmpfs (root)').toBe(0);
-    const mnt = tmpDir('rbp-full-disk-');
-    await execa('mount', ['-t', 'tmpfs', '-o', 'size=160m', 'tmpfs', mnt]);
-    try {
-      const app = tmpDir('rbp-image-app-');
-      fs.cpSync(path.join(FIXTURES, 'static-index-html'), app, { recursive: true });
-      const image = path.join(mnt, 'image');
-      const out = path.join(tmpDir('rbp-image-'), 'out');
-      const env = { RBP_OPERATOR_TOOLS: 'in-place', RBP_TOOL_STATIC_WEB_SERVER: sws ?? '/usr/bin/true' };
-      const first = await rbp(['build', app, '--out', out, '--image', image], { env });
-      expect(first.exitCode, first.all).toBe(0);
-      const index = fs.readFileSync(path.join(image, 'index.json'), 'utf8');
-      const rbpToml = fs.readFileSync(path.join(out, 'rbp.toml'), 'utf8');
-      // Fill the disk, then change the app.
-      const free = Number((await execa('df', ['--output=avail', '-B1', mnt])).stdout.split('\n')[1]);
-      await execa('fallocate', ['-l', String(Math.max(0, free - 512 * 1024)), path.join(mnt, 'filler')]);
-      fs.appendFileSync(path.join(app, 'index.html'), '<!-- changed -->\n');
-      const full = await rbp(['build', app, '--out', out, '--image', image], { env });
-      expect(full.exitCode, full.all).toBe(62);
-      expect(full.all).toContain('(error id: platform/image/disk-full)');
-      expect(full.all).not.toMatch(/\n\s+at /);
-      expect(fs.readFileSync(path.join(image, 'index.json'), 'utf8')).toBe(index);
-      expect(fs.readFileSync(path.join(out, 'rbp.toml'), 'utf8')).toBe(rbpToml);
-      expect(fs.readdirSync(mnt).sort()).toEqual(['filler', 'image']);
-      const rendered = /! ERROR[\s\S]*?\(error id: [^)]*\)/.exec(full.all)![0].replaceAll(image, '<image>').replace(/ENOSPC: [^)]*/, 'ENOSPC: …');
-      expect(rendered).toMatchSnapshot();
-    } finally {
-      await execa('umount', [mnt]);
-    }
-  }, 300_000);
+  it.skipIf(process.getuid?.() !== 0 && !inCi)(
+    'a full disk: one clear error, exit 62, and the previous image and OUT as they were',
+    async () => {
+      expect(process.getuid?.(), 'this test mounts a small tmpfs (root)').toBe(0);
+      const mnt = tmpDir('rbp-full-disk-');
+      await execa('mount', ['-t', 'tmpfs', '-o', 'size=160m', 'tmpfs', mnt]);
+      try {
+        const app = tmpDir('rbp-image-app-');
+        fs.cpSync(path.join(FIXTURES, 'static-index-html'), app, { recursive: true });
+        const image = path.join(mnt, 'image');
+        const out = path.join(tmpDir('rbp-image-'), 'out');
+        const env = { RBP_OPERATOR_TOOLS: 'in-place', RBP_TOOL_STATIC_WEB_SERVER: sws ?? '/usr/bin/true' };
+        const first = await rbp(['build', app, '--out', out, '--image', image], { env });
+        expect(first.exitCode, first.all).toBe(0);
+        const index = fs.readFileSync(path.join(image, 'index.json'), 'utf8');
+        const rbpToml = fs.readFileSync(path.join(out, 'rbp.toml'), 'utf8');
+        // Fill the disk, then change the app.
+        const free = Number((await execa('df', ['--output=avail', '-B1', mnt])).stdout.split('\n')[1]);
+        await execa('fallocate', ['-l', String(Math.max(0, free - 512 * 1024)), path.join(mnt, 'filler')]);
+        fs.appendFileSync(path.join(app, 'index.html'), '<!-- changed -->\n');
+        const full = await rbp(['build', app, '--out', out, '--image', image], { env });
+        expect(full.exitCode, full.all).toBe(62);
+        expect(full.all).toContain('(error id: platform/image/disk-full)');
+        expect(full.all).not.toMatch(/\n\s+at /);
+        expect(fs.readFileSync(path.join(image, 'index.json'), 'utf8')).toBe(index);
+        expect(fs.readFileSync(path.join(out, 'rbp.toml'), 'utf8')).toBe(rbpToml);
+        expect(fs.readdirSync(mnt).sort()).toEqual(['filler', 'image']);
+        const rendered = /! ERROR[\s\S]*?\(error id: [^)]*\)/
+          .exec(full.all)![0]
+          .replaceAll(image, '<image>')
+          .replace(/ENOSPC: [^)]*/, 'ENOSPC: …');
+        expect(rendered).toMatchSnapshot();
+      } finally {
+        await execa('umount', [mnt]);
+      }
+    },
+    300_000,
+  );
 });

@@ -78,7 +78,29 @@ async function create(fixture: string, operatorEnv: Record<string, string>, moun
     ...(ca ? ['-v', `${ca}:${ca}:ro`] : []),
     ...mounts,
   ];
-  const r = await podman(['run', '--rm', '--passwd=false', '--network', 'host', ...volumes, '-e', 'CNB_EXPERIMENTAL_MODE=warn', `oci:${dir}:builder`, '/cnb/lifecycle/creator', '-layout', '-layout-dir', '/layout-repo', '-run-image', RUN_NAME, '-cache-dir', '/cache', 'app'], { timeout: 600_000 });
+  const r = await podman(
+    [
+      'run',
+      '--rm',
+      '--passwd=false',
+      '--network',
+      'host',
+      ...volumes,
+      '-e',
+      'CNB_EXPERIMENTAL_MODE=warn',
+      `oci:${dir}:builder`,
+      '/cnb/lifecycle/creator',
+      '-layout',
+      '-layout-dir',
+      '/layout-repo',
+      '-run-image',
+      RUN_NAME,
+      '-cache-dir',
+      '/cache',
+      'app',
+    ],
+    { timeout: 600_000 },
+  );
   return { ...r, image: path.join(repo, 'index.docker.io', 'library', 'app', 'latest') };
 }
 
@@ -89,14 +111,20 @@ async function create(fixture: string, operatorEnv: Record<string, string>, moun
  * Node.js).
  */
 async function expectNoNodeInImage(image: string, buildpack: string, server: string): Promise<void> {
-  const config = JSON.parse((await execa('skopeo', ['inspect', '--config', `oci:${image}`])).stdout) as { config: { Labels: Record<string, string> }; rootfs: { diff_ids: string[] } };
-  const md = JSON.parse(config.config.Labels['io.buildpacks.lifecycle.metadata']!) as { buildpacks: Array<{ key: string; layers?: Record<string, { sha: string }> }> };
+  const config = JSON.parse((await execa('skopeo', ['inspect', '--config', `oci:${image}`])).stdout) as {
+    config: { Labels: Record<string, string> };
+    rootfs: { diff_ids: string[] };
+  };
+  const md = JSON.parse(config.config.Labels['io.buildpacks.lifecycle.metadata']!) as {
+    buildpacks: { key: string; layers?: Record<string, { sha: string }> }[];
+  };
   const bpLayers = md.buildpacks.find((b) => b.key === buildpack)?.layers ?? {};
   expect(Object.keys(bpLayers)).toContain('launcher');
   expect(Object.keys(bpLayers)).toContain(server);
   expect(Object.keys(bpLayers)).not.toContain('launcher-node');
   // The manifests' layer sizes (compressed, as a registry stores them): the run image's come first.
-  const sizes = async (ref: string) => (JSON.parse((await execa('skopeo', ['inspect', '--raw', ref])).stdout) as { layers: Array<{ size: number }> }).layers.map((l) => l.size);
+  const sizes = async (ref: string) =>
+    (JSON.parse((await execa('skopeo', ['inspect', '--raw', ref])).stdout) as { layers: { size: number }[] }).layers.map((l) => l.size);
   const [app, run] = [await sizes(`oci:${image}`), await sizes(`oci:${dir}:run`)];
   const serverAt = config.rootfs.diff_ids.indexOf(bpLayers[server]!.sha);
   const added = app.slice(run.length).reduce((n, x, i) => (i + run.length === serverAt ? n : n + x), 0);
@@ -111,7 +139,11 @@ describe.skipIf(missing.length > 0 && !inCi)('rbp builder --out DIR', () => {
 
   it('writes the builder image with the labels pack and kpack read, the run image, and builder.toml', async () => {
     const info = JSON.parse((await execa('skopeo', ['inspect', `oci:${dir}:builder`])).stdout) as { Labels: Record<string, string> };
-    const md = JSON.parse(info.Labels['io.buildpacks.builder.metadata']!) as { buildpacks: { id: string }[]; stack: { runImage: { image: string } }; lifecycle: { version: string } };
+    const md = JSON.parse(info.Labels['io.buildpacks.builder.metadata']!) as {
+      buildpacks: { id: string }[];
+      stack: { runImage: { image: string } };
+      lifecycle: { version: string };
+    };
     expect(md.buildpacks.map((b) => b.id)).toEqual(['rbp/node', 'rbp/static', 'rbp/phpserver']);
     expect(md.stack.runImage.image).toBe(RUN_NAME);
     expect(md.lifecycle.version).toBe('0.20.8');
@@ -129,22 +161,29 @@ describe.skipIf(missing.length > 0 && !inCi)('rbp builder --out DIR', () => {
     expect(toml).toContain('uri = "buildpacks/rbp-node.cnb"');
     expect(toml).toContain('[lifecycle]\nuri = "lifecycle-v0.20.8+linux.x86-64.tgz"');
     expect(toml).toContain(`image = "${RUN_NAME}"`);
-    for (const f of ['buildpacks/rbp-node.cnb', 'buildpacks/rbp-static.cnb', 'buildpacks/rbp-phpserver.cnb']) expect(fs.existsSync(path.join(dir, f)), f).toBe(true);
+    for (const f of ['buildpacks/rbp-node.cnb', 'buildpacks/rbp-static.cnb', 'buildpacks/rbp-phpserver.cnb'])
+      expect(fs.existsSync(path.join(dir, f)), f).toBe(true);
     // The lifecycle's release archive, as pack reads it: lifecycle.toml at the root, the programs one folder deep.
     const entries: string[] = [];
     await tar.t({ file: path.join(dir, 'lifecycle-v0.20.8+linux.x86-64.tgz'), onReadEntry: (e) => entries.push(e.path) });
-    expect(entries).toEqual(expect.arrayContaining(['lifecycle.toml', 'lifecycle/lifecycle', 'lifecycle/launcher', 'lifecycle/creator', 'lifecycle/detector', 'lifecycle/exporter']));
+    expect(entries).toEqual(
+      expect.arrayContaining(['lifecycle.toml', 'lifecycle/lifecycle', 'lifecycle/launcher', 'lifecycle/creator', 'lifecycle/detector', 'lifecycle/exporter']),
+    );
     // rbp builder says how to have the images where pack looks for them.
     expect(builderOutput).toContain(`skopeo copy oci:${dir}:run docker-daemon:${RUN_NAME}`);
     expect(builderOutput).toContain(`skopeo copy oci:${dir}:builder containers-storage:localhost:5000/rbp:bookworm`);
   });
 
-  it('the lifecycle image: buildpacksio/lifecycle\'s labels and /cnb/lifecycle; the build image: the stack kpack reads', async () => {
-    const lc = JSON.parse((await execa('skopeo', ['inspect', '--config', `oci:${dir}:lifecycle`])).stdout) as { config: { Labels: Record<string, string>; WorkingDir: string } };
+  it("the lifecycle image: buildpacksio/lifecycle's labels and /cnb/lifecycle; the build image: the stack kpack reads", async () => {
+    const lc = JSON.parse((await execa('skopeo', ['inspect', '--config', `oci:${dir}:lifecycle`])).stdout) as {
+      config: { Labels: Record<string, string>; WorkingDir: string };
+    };
     expect(lc.config.Labels['io.buildpacks.lifecycle.version']).toBe('0.20.8');
     expect(JSON.parse(lc.config.Labels['io.buildpacks.lifecycle.apis']!).platform.supported).toContain('0.13');
     expect(lc.config.WorkingDir).toBe('/layers');
-    const build = JSON.parse((await execa('skopeo', ['inspect', '--config', `oci:${dir}:build`])).stdout) as { config: { Labels: Record<string, string>; Env: string[]; User: string } };
+    const build = JSON.parse((await execa('skopeo', ['inspect', '--config', `oci:${dir}:build`])).stdout) as {
+      config: { Labels: Record<string, string>; Env: string[]; User: string };
+    };
     const run = JSON.parse((await execa('skopeo', ['inspect', '--config', `oci:${dir}:run`])).stdout) as { config: { Labels: Record<string, string> } };
     expect(build.config.Labels['io.buildpacks.stack.id']).toBe('io.buildpacks.stacks.bookworm');
     expect(run.config.Labels['io.buildpacks.stack.id']).toBe(build.config.Labels['io.buildpacks.stack.id']);
@@ -152,11 +191,14 @@ describe.skipIf(missing.length > 0 && !inCi)('rbp builder --out DIR', () => {
     expect(build.config.User).toBe('1000:1000');
   });
 
-  it('every layer with pack\'s modes and owners, and one history entry per layer, in the four images', async () => {
+  it("every layer with pack's modes and owners, and one history entry per layer, in the four images", async () => {
     for (const tag of ['builder', 'build', 'run', 'lifecycle']) {
       const image = readLayout(dir, tag);
       const history = image.config.history ?? [];
-      expect(history.filter((h) => !h.empty_layer), tag).toHaveLength(image.manifest.layers.length);
+      expect(
+        history.filter((h) => !h.empty_layer),
+        tag,
+      ).toHaveLength(image.manifest.layers.length);
     }
     // The layers rbp adds (after the run image's own): folders 0755, files 0644 or 0755, root's, but
     // the CNB user's /layers, /workspace and home.
@@ -184,7 +226,16 @@ describe.skipIf(missing.length > 0 && !inCi)('rbp builder --out DIR', () => {
     const builderName = `localhost/rbp-test-builder-${process.pid}:latest`;
     await execa('skopeo', ['copy', '-q', `oci:${dir}:builder`, `containers-storage:${builderName}`], { env: podmanEnv });
     forgetImage(builderName);
-    const passwd = await podman(['run', '--rm', '--passwd=false', '--entrypoint', 'sh', `oci:${dir}:builder`, '-c', 'id && getent passwd 1000 && getent group 1000 && ls -ld /layers /workspace /cnb/buildpacks/rbp_node']);
+    const passwd = await podman([
+      'run',
+      '--rm',
+      '--passwd=false',
+      '--entrypoint',
+      'sh',
+      `oci:${dir}:builder`,
+      '-c',
+      'id && getent passwd 1000 && getent group 1000 && ls -ld /layers /workspace /cnb/buildpacks/rbp_node',
+    ]);
     expect(passwd.exitCode, passwd.all).toBe(0);
     expect(passwd.stdout).toMatch(/^uid=1000\(cnb\) gid=1000\(cnb\)/);
     expect(passwd.stdout).toContain('cnb:x:1000:1000:CNB user:/home/cnb:/bin/sh');
@@ -229,11 +280,27 @@ describe.skipIf(missing.length > 0 && !inCi)('rbp builder --out DIR', () => {
     expect(await stop(id)).toBe('0');
   }
 
-  it.skipIf(!sws && !inCi)('and a static site served by the Static Web Server the operator gave', async () => {
-    await withOperatorServer('static-index-html', 'rbp/static', 'RBP_TOOL_STATIC_WEB_SERVER', sws!, 'sws', 'static-web-server', /<html/i);
-  }, 600_000);
+  it.skipIf(!sws && !inCi)(
+    'and a static site served by the Static Web Server the operator gave',
+    async () => {
+      await withOperatorServer('static-index-html', 'rbp/static', 'RBP_TOOL_STATIC_WEB_SERVER', sws!, 'sws', 'static-web-server', /<html/i);
+    },
+    600_000,
+  );
 
-  it.skipIf(!frankenphp && !inCi)('and a PHP app served by the FrankenPHP the operator gave (lib/libphp.so beside bin/)', async () => {
-    await withOperatorServer('php-index-php', 'rbp/phpserver', 'RBP_TOOL_FRANKENPHP', frankenphp!, 'frankenphp', 'frankenphp', /^hello from index\.php on PHP \d+\.\d+\.\d+$/m);
-  }, 600_000);
+  it.skipIf(!frankenphp && !inCi)(
+    'and a PHP app served by the FrankenPHP the operator gave (lib/libphp.so beside bin/)',
+    async () => {
+      await withOperatorServer(
+        'php-index-php',
+        'rbp/phpserver',
+        'RBP_TOOL_FRANKENPHP',
+        frankenphp!,
+        'frankenphp',
+        'frankenphp',
+        /^hello from index\.php on PHP \d+\.\d+\.\d+$/m,
+      );
+    },
+    600_000,
+  );
 });

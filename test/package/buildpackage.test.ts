@@ -18,7 +18,10 @@ const NAMES = ['node', 'static', 'phpserver', 'auto'];
 const hasSkopeo = await have('skopeo');
 const hasUmoci = await have('umoci');
 const inCi = Boolean(process.env.CI);
-for (const [tool, ok] of [['skopeo', hasSkopeo], ['umoci', hasUmoci]] as const) {
+for (const [tool, ok] of [
+  ['skopeo', hasSkopeo],
+  ['umoci', hasUmoci],
+] as const) {
   if (!ok && !inCi) console.warn(`buildpackage.test.ts: ${tool} is not installed (apt-get install ${tool}): its checks are skipped`);
 }
 
@@ -51,7 +54,7 @@ describe('rbp package --out DIR', () => {
     }
   });
 
-  it('rbp-auto.cnb is the composite rbp/auto whose order is rbp\'s automatic order, one group per runtime', () => {
+  it("rbp-auto.cnb is the composite rbp/auto whose order is rbp's automatic order, one group per runtime", () => {
     const l = labels(path.join(out, 'rbp-auto.cnb'));
     const layers = JSON.parse(l['io.buildpacks.buildpack.layers']!) as Record<string, Record<string, { order?: { group: { id: string }[] }[] }>>;
     expect(Object.keys(layers).sort()).toEqual(['rbp/auto', 'rbp/node', 'rbp/phpserver', 'rbp/static']);
@@ -115,7 +118,17 @@ describe('rbp build --buildpack <buildpackage>', () => {
     const file = path.join(tmpDir('rbp-package-bp-'), 'node-server.cnb');
     await writeBuildpackage(readDescriptor(bp('node-server')), [], file);
     const port = await freePort();
-    const r = await rbp(['deploy', path.join(BUILDPACKS, 'apps', 'http-server'), '--buildpack', file, '--out', path.join(tmpDir('rbp-package-out-'), 'out'), '--port', String(port), '--check']);
+    const r = await rbp([
+      'deploy',
+      path.join(BUILDPACKS, 'apps', 'http-server'),
+      '--buildpack',
+      file,
+      '--out',
+      path.join(tmpDir('rbp-package-out-'), 'out'),
+      '--port',
+      String(port),
+      '--check',
+    ]);
     expect(r.exitCode, r.all).toBe(0);
     expect(r.stdout).toContain('Response from GET / is 200');
   });

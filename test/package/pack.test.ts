@@ -70,7 +70,8 @@ afterAll(async () => {
     for (const line of String(listed.stdout ?? '').split('\n')) if (line.startsWith(`${registry.host}/`)) forgetImage(line.split(' ')[1]!);
   }
   await cleanupPodman();
-  for (const v of await volumes().catch(() => new Set<string>())) if (!volumesBefore.has(v) && v.startsWith('pack-cache-')) await execa('podman', ['volume', 'rm', '-f', v], { reject: false });
+  for (const v of await volumes().catch(() => new Set<string>()))
+    if (!volumesBefore.has(v) && v.startsWith('pack-cache-')) await execa('podman', ['volume', 'rm', '-f', v], { reject: false });
   await svc?.stop();
   await registry?.stop();
 });
@@ -128,15 +129,21 @@ describe.skipIf(skip)('pack with our builder, through podman’s Docker API', ()
     await serves(`${registry.host}/hello`, /hello from node v24\.15\.0 \(production\)/);
     await serves('hello', /hello from node v24\.15\.0 \(production\)/);
     // pack builder create read our builder.toml: the builder it made runs the same lifecycle and order.
-    const created = JSON.parse((await execa('skopeo', ['inspect', '--tls-verify=false', `docker://${registry.host}/my-builder`])).stdout) as { Labels: Record<string, string> };
+    const created = JSON.parse((await execa('skopeo', ['inspect', '--tls-verify=false', `docker://${registry.host}/my-builder`])).stdout) as {
+      Labels: Record<string, string>;
+    };
     expect(JSON.parse(created.Labels['io.buildpacks.builder.metadata']!).lifecycle.version).toBe('0.20.8');
-    expect(JSON.parse(created.Labels['io.buildpacks.buildpack.order']!).map((g: { group: { id: string }[] }) => g.group[0]!.id)).toEqual(['rbp/node', 'rbp/static', 'rbp/phpserver']);
+    expect(JSON.parse(created.Labels['io.buildpacks.buildpack.order']!).map((g: { group: { id: string }[] }) => g.group[0]!.id)).toEqual([
+      'rbp/node',
+      'rbp/static',
+      'rbp/phpserver',
+    ]);
   }, 900_000);
 
   it('pack builder create offline from builder.toml; a PHP app built with it (FrankenPHP given by the operator) runs with no mount', async () => {
     // The folder README's `rbp builder --out rbp-builder --publish …` wrote.
     const layout = path.join(readmeDir, 'rbp-builder');
-    expect(fs.existsSync(path.join(layout, 'builder.toml')), 'README\'s commands ran first').toBe(true);
+    expect(fs.existsSync(path.join(layout, 'builder.toml')), "README's commands ran first").toBe(true);
     // The lifecycle by uri, a file beside builder.toml: not by version, which pack downloads.
     const toml = parse(fs.readFileSync(path.join(layout, 'builder.toml'), 'utf8')) as { lifecycle: Record<string, string> };
     expect(toml.lifecycle).toEqual({ uri: 'lifecycle-v0.20.8+linux.x86-64.tgz' });
@@ -144,19 +151,41 @@ describe.skipIf(skip)('pack with our builder, through podman’s Docker API', ()
     // Offline: any request that leaves this machine goes to a proxy that is not there.
     const offline = { HTTPS_PROXY: 'http://127.0.0.1:9', HTTP_PROXY: 'http://127.0.0.1:9', NO_PROXY: '127.0.0.1,localhost' };
     const builder = `${registry.host}/php-builder`;
-    const create = await execa(pack!, ['builder', 'create', builder, '--config', path.join(layout, 'builder.toml'), '--publish'], { env: { ...svc.env, ...offline }, reject: false, all: true });
+    const create = await execa(pack!, ['builder', 'create', builder, '--config', path.join(layout, 'builder.toml'), '--publish'], {
+      env: { ...svc.env, ...offline },
+      reject: false,
+      all: true,
+    });
     expect(create.exitCode, create.all).toBe(0);
     expect(create.all).not.toMatch(/Downloading/i);
 
     const phpHome = path.dirname(path.dirname(frankenphp!));
     const r = await execa(
       pack!,
-      ['build', 'rbp-test-php', '--path', path.join(FIXTURES, 'php-index-php'), '--builder', builder, '--trust-builder', '--docker-host=inherit', '--network', 'host', '--volume', `${phpHome}:/opt/frankenphp:ro`, '--env', 'RBP_TOOL_FRANKENPHP=/opt/frankenphp/bin/frankenphp', ...trustFlags()],
+      [
+        'build',
+        'rbp-test-php',
+        '--path',
+        path.join(FIXTURES, 'php-index-php'),
+        '--builder',
+        builder,
+        '--trust-builder',
+        '--docker-host=inherit',
+        '--network',
+        'host',
+        '--volume',
+        `${phpHome}:/opt/frankenphp:ro`,
+        '--env',
+        'RBP_TOOL_FRANKENPHP=/opt/frankenphp/bin/frankenphp',
+        ...trustFlags(),
+      ],
       { env: svc.env, reject: false, all: true, timeout: 600_000 },
     );
     expect(r.exitCode, r.all).toBe(0);
     // Copied, or reused from the image of the same name an earlier run left in the store.
-    expect(r.all).toMatch(/copied RBP_TOOL_FRANKENPHP=\/opt\/frankenphp\/bin\/frankenphp and \d+ libraries it loads \([^)]*\) into the launch layer frankenphp|reused the copy of RBP_TOOL_FRANKENPHP=\/opt\/frankenphp\/bin\/frankenphp in the image/);
+    expect(r.all).toMatch(
+      /copied RBP_TOOL_FRANKENPHP=\/opt\/frankenphp\/bin\/frankenphp and \d+ libraries it loads \([^)]*\) into the launch layer frankenphp|reused the copy of RBP_TOOL_FRANKENPHP=\/opt\/frankenphp\/bin\/frankenphp in the image/,
+    );
     await serves('rbp-test-php', /^hello from index\.php on PHP \d+\.\d+\.\d+$/m);
   }, 900_000);
 
@@ -165,9 +194,22 @@ describe.skipIf(skip)('pack with our builder, through podman’s Docker API', ()
     const r = await execa(
       pack!,
       [
-        'build', 'rbp-test-static', '--path', path.join(FIXTURES, 'static-index-html'), '--builder', `${registry.host}/rbp:bookworm`,
-        '--lifecycle-image', `${registry.host}/rbp-lifecycle:0.20.8`, '--docker-host=inherit', '--network', 'host',
-        '--volume', `${swsHome}:/opt/sws:ro`, '--env', 'RBP_TOOL_STATIC_WEB_SERVER=/opt/sws/bin/static-web-server', ...trustFlags(),
+        'build',
+        'rbp-test-static',
+        '--path',
+        path.join(FIXTURES, 'static-index-html'),
+        '--builder',
+        `${registry.host}/rbp:bookworm`,
+        '--lifecycle-image',
+        `${registry.host}/rbp-lifecycle:0.20.8`,
+        '--docker-host=inherit',
+        '--network',
+        'host',
+        '--volume',
+        `${swsHome}:/opt/sws:ro`,
+        '--env',
+        'RBP_TOOL_STATIC_WEB_SERVER=/opt/sws/bin/static-web-server',
+        ...trustFlags(),
       ],
       { env: svc.env, reject: false, all: true, timeout: 600_000 },
     );

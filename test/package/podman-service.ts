@@ -22,10 +22,18 @@ export async function startPodmanService(insecureRegistries: string[]): Promise<
   const dir = tmpDir('rbp-podman-api-');
   const sock = path.join(dir, 'podman.sock');
   const registries = path.join(dir, 'registries.conf');
-  fs.writeFileSync(registries, ['unqualified-search-registries = []', ...insecureRegistries.map((r) => `[[registry]]\nlocation = "${r}"\ninsecure = true`)].join('\n') + '\n');
+  fs.writeFileSync(
+    registries,
+    ['unqualified-search-registries = []', ...insecureRegistries.map((r) => `[[registry]]\nlocation = "${r}"\ninsecure = true`)].join('\n') + '\n',
+  );
   const env = { ...podmanEnv, CONTAINERS_REGISTRIES_CONF: registries } as Record<string, string>;
   // --time=0: no idle timeout (pack's long builds); ended below by its pid.
-  const child: ResultPromise = execa('podman', ['--runtime', 'runc', 'system', 'service', '--time=0', `unix://${sock}`], { env, reject: false, all: true, buffer: true });
+  const child: ResultPromise = execa('podman', ['--runtime', 'runc', 'system', 'service', '--time=0', `unix://${sock}`], {
+    env,
+    reject: false,
+    all: true,
+    buffer: true,
+  });
   for (let i = 0; !fs.existsSync(sock); i++) {
     if (i > 150 || child.exitCode !== null) {
       child.kill();

@@ -43,7 +43,10 @@ export async function runDetached(image: string, args: string[] = []): Promise<s
 /** Waits for a 200 on the port and returns its body ('' when none came). */
 export async function body200(port: number, tries = 150): Promise<string> {
   for (let i = 0; i < tries; i++) {
-    const b = await fetch(`http://127.0.0.1:${port}/`).then((x) => (x.status === 200 ? x.text() : ''), () => '');
+    const b = await fetch(`http://127.0.0.1:${port}/`).then(
+      (x) => (x.status === 200 ? x.text() : ''),
+      () => '',
+    );
     if (b) return b;
     await new Promise((res) => setTimeout(res, 200));
   }

@@ -39,7 +39,10 @@ export async function startRegistry(opts: { user?: { name: string; password: str
   const child: ResultPromise = execa('docker-registry', ['serve', config], { reject: false, all: true, buffer: true });
   const host = `127.0.0.1:${port}`;
   for (let i = 0; ; i++) {
-    const up = await fetch(`http://${host}/v2/`).then((r) => r.status === 200 || r.status === 401, () => false);
+    const up = await fetch(`http://${host}/v2/`).then(
+      (r) => r.status === 200 || r.status === 401,
+      () => false,
+    );
     if (up) break;
     if (i > 100 || child.exitCode !== null) {
       child.kill();
@@ -60,6 +63,9 @@ export async function startRegistry(opts: { user?: { name: string; password: str
 /** A DOCKER_CONFIG folder whose config.json logs in to `host`, as docker login writes it. */
 export function dockerConfig(host: string, user: { name: string; password: string }): string {
   const dir = tmpDir('rbp-docker-config-');
-  fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify({ auths: { [host]: { auth: Buffer.from(`${user.name}:${user.password}`).toString('base64') } } }));
+  fs.writeFileSync(
+    path.join(dir, 'config.json'),
+    JSON.stringify({ auths: { [host]: { auth: Buffer.from(`${user.name}:${user.password}`).toString('base64') } } }),
+  );
   return dir;
 }

@@ -17,10 +17,7 @@ import { FIXTURES, have, rbp, tmpDir } from '../helpers/rbp.ts';
 import { dockerConfig, registryMissing, startRegistry, type Registry } from './registry-server.ts';
 
 const inCi = Boolean(process.env.CI);
-const missing = [
-  ...(await registryMissing()),
-  ...((await have('skopeo')) ? [] : ['skopeo (apt-get install skopeo)']),
-];
+const missing = [...(await registryMissing()), ...((await have('skopeo')) ? [] : ['skopeo (apt-get install skopeo)'])];
 const imageMissing = [
   ...(fs.existsSync(path.join(runImageLayout(), 'index.json')) ? [] : [`the run image at ${runImageLayout()} (scripts/tools/run-image.sh)`]),
   ...(fs.existsSync(referenceLauncher()) ? [] : [`the reference launcher at ${referenceLauncher()} (scripts/tools/lifecycle.sh)`]),
@@ -35,13 +32,19 @@ let readOnly: Registry;
 let broken: Registry;
 beforeAll(async () => {
   if (missing.length && !inCi) return;
-  [open, withLogin, readOnly, broken] = await Promise.all([startRegistry(), startRegistry({ user: USER }), startRegistry({ readOnly: true }), startRegistry({ brokenStorage: true })]);
+  [open, withLogin, readOnly, broken] = await Promise.all([
+    startRegistry(),
+    startRegistry({ user: USER }),
+    startRegistry({ readOnly: true }),
+    startRegistry({ brokenStorage: true }),
+  ]);
 });
 afterAll(async () => {
   await Promise.all([open, withLogin, readOnly, broken].filter(Boolean).map((r) => r.stop()));
 });
 
-const skopeo = async (args: string[]) => JSON.parse((await execa('skopeo', [...args.slice(0, 1), '--tls-verify=false', ...args.slice(1)])).stdout) as Record<string, unknown>;
+const skopeo = async (args: string[]) =>
+  JSON.parse((await execa('skopeo', [...args.slice(0, 1), '--tls-verify=false', ...args.slice(1)])).stdout) as Record<string, unknown>;
 
 /** rbp's user-error block, with the port and folders made stable for a snapshot. */
 function block(text: string, dirs: Record<string, string> = {}): string {
@@ -59,13 +62,21 @@ describe.skipIf(missing.length > 0 && !inCi)('publishing to a registry', () => {
     const ref = `${open.host}/rbp/buildpacks:0.1.0`;
     const r = await rbp(['package', '--publish', ref]);
     expect(r.exitCode, r.all).toBe(0);
-    expect(r.stdout).toContain(`kpack ClusterStore sources: ${open.host}/rbp/buildpacks-node:0.1.0, ${open.host}/rbp/buildpacks-static:0.1.0, ${open.host}/rbp/buildpacks-phpserver:0.1.0, ${ref}`);
+    expect(r.stdout).toContain(
+      `kpack ClusterStore sources: ${open.host}/rbp/buildpacks-node:0.1.0, ${open.host}/rbp/buildpacks-static:0.1.0, ${open.host}/rbp/buildpacks-phpserver:0.1.0, ${ref}`,
+    );
     // The composite goes last: its layers are mounted from the three, not sent again.
     expect(r.stdout).toMatch(new RegExp(`pushed ${ref.replace(/[./]/g, '\\$&')} \\(sha256:[0-9a-f]{12}…\\): [12] of 5 blobs sent`));
-    for (const [name, ids] of [['buildpacks', ['rbp/auto', 'rbp/node', 'rbp/phpserver', 'rbp/static']], ['buildpacks-node', ['rbp/node']]] as const) {
+    for (const [name, ids] of [
+      ['buildpacks', ['rbp/auto', 'rbp/node', 'rbp/phpserver', 'rbp/static']],
+      ['buildpacks-node', ['rbp/node']],
+    ] as const) {
       const image = `docker://${open.host}/rbp/${name}:0.1.0`;
       const config = (await skopeo(['inspect', '--config', image])) as { rootfs: { diff_ids: string[] }; config: { Labels: Record<string, string> } };
-      const layers = JSON.parse(config.config.Labels['io.buildpacks.buildpack.layers']!) as Record<string, Record<string, { api: string; layerDiffID: string }>>;
+      const layers = JSON.parse(config.config.Labels['io.buildpacks.buildpack.layers']!) as Record<
+        string,
+        Record<string, { api: string; layerDiffID: string }>
+      >;
       expect(Object.keys(layers).sort()).toEqual([...ids]);
       for (const versions of Object.values(layers)) {
         for (const info of Object.values(versions)) {
@@ -111,29 +122,43 @@ describe.skipIf(missing.length > 0 && !inCi)('publishing to a registry', () => {
     expect(block(r.all).replace(/sha256:[0-9a-f]{12}…/, 'sha256:<digest>…')).toMatchSnapshot();
   }, 60_000);
 
-  it.skipIf(imageMissing.length > 0 && !inCi)('rbp build --image REF --publish: pushed, and a warm rebuild sends only what changed; a refusal leaves OUT as it was', async () => {
-    const ref = `${open.host}/apps/hello:1`;
-    const out = path.join(tmpDir('rbp-publish-'), 'out');
-    const cold = await rbp(['build', path.join(FIXTURES, 'node-hello'), '--out', out, '--image', ref, '--publish']);
-    expect(cold.exitCode, cold.all).toBe(0);
-    const pushed = /pushed \S+ \((sha256:[0-9a-f]{12})…\): (\d+) of (\d+) blobs sent/.exec(cold.stdout);
-    expect(pushed, cold.stdout).toBeTruthy();
-    const inspected = (await skopeo(['inspect', `docker://${ref}`])) as { Digest: string; Labels: Record<string, string> };
-    expect(inspected.Digest.startsWith(pushed![1]!)).toBe(true);
-    expect(JSON.parse(inspected.Labels['io.buildpacks.build.metadata']!).processes[0].type).toBe('web');
+  it.skipIf(imageMissing.length > 0 && !inCi)(
+    'rbp build --image REF --publish: pushed, and a warm rebuild sends only what changed; a refusal leaves OUT as it was',
+    async () => {
+      const ref = `${open.host}/apps/hello:1`;
+      const out = path.join(tmpDir('rbp-publish-'), 'out');
+      const cold = await rbp(['build', path.join(FIXTURES, 'node-hello'), '--out', out, '--image', ref, '--publish']);
+      expect(cold.exitCode, cold.all).toBe(0);
+      const pushed = /pushed \S+ \((sha256:[0-9a-f]{12})…\): (\d+) of (\d+) blobs sent/.exec(cold.stdout);
+      expect(pushed, cold.stdout).toBeTruthy();
+      const inspected = (await skopeo(['inspect', `docker://${ref}`])) as { Digest: string; Labels: Record<string, string> };
+      expect(inspected.Digest.startsWith(pushed![1]!)).toBe(true);
+      expect(JSON.parse(inspected.Labels['io.buildpacks.build.metadata']!).processes[0].type).toBe('web');
 
-    const warm = await rbp(['build', path.join(FIXTURES, 'node-hello'), '--out', out, '--image', ref, '--publish']);
-    expect(warm.exitCode, warm.all).toBe(0);
-    const again = /pushed \S+ \((sha256:[0-9a-f]{12})…\): (\d+) of (\d+) blobs sent/.exec(warm.stdout)!;
-    // The same input gives the same image: nothing new to send.
-    expect(again[1]).toBe(pushed![1]);
-    expect(again[2]).toBe('0');
+      const warm = await rbp(['build', path.join(FIXTURES, 'node-hello'), '--out', out, '--image', ref, '--publish']);
+      expect(warm.exitCode, warm.all).toBe(0);
+      const again = /pushed \S+ \((sha256:[0-9a-f]{12})…\): (\d+) of (\d+) blobs sent/.exec(warm.stdout)!;
+      // The same input gives the same image: nothing new to send.
+      expect(again[1]).toBe(pushed![1]);
+      expect(again[2]).toBe('0');
 
-    const before = fs.readFileSync(path.join(out, 'rbp.toml'), 'utf8');
-    const refusedPush = await rbp(['build', path.join(FIXTURES, 'node-hello'), '--out', out, '--image', `${readOnly.host}/apps/hello:1`, '--publish', '--env', 'CHANGED=1']);
-    expect(refusedPush.exitCode).toBe(62);
-    expect(refusedPush.all).toContain('(error id: platform/registry/denied)');
-    expect(refusedPush.all).toContain(`The previous build in ${out} is unchanged.`);
-    expect(fs.readFileSync(path.join(out, 'rbp.toml'), 'utf8')).toBe(before);
-  }, 300_000);
+      const before = fs.readFileSync(path.join(out, 'rbp.toml'), 'utf8');
+      const refusedPush = await rbp([
+        'build',
+        path.join(FIXTURES, 'node-hello'),
+        '--out',
+        out,
+        '--image',
+        `${readOnly.host}/apps/hello:1`,
+        '--publish',
+        '--env',
+        'CHANGED=1',
+      ]);
+      expect(refusedPush.exitCode).toBe(62);
+      expect(refusedPush.all).toContain('(error id: platform/registry/denied)');
+      expect(refusedPush.all).toContain(`The previous build in ${out} is unchanged.`);
+      expect(fs.readFileSync(path.join(out, 'rbp.toml'), 'utf8')).toBe(before);
+    },
+    300_000,
+  );
 });

@@ -41,5 +41,10 @@ fixtureSuite(fixturesWithSpec('php-'), {
   runOperatorEnv: (): Record<string, string> => (SERVER ? {} : { RBP_TOOL_PHP: SYSTEM_PHP }),
   buildTest: (c) => (c.needsServer ? (n, fn, timeout) => itWithServer(n, fn, timeout) : (n, fn, timeout) => it(n, fn, timeout)),
   // A CC_RUN_COMMAND case needs no application server; the others need the real one.
-  httpTest: (c) => (c.serveWithoutServer ? (n, fn) => it(n, fn, 120_000) : c.needsPhpExtensions?.length ? (n, fn) => itWithPhpExtensions(c.needsPhpExtensions!, n, fn) : (n, fn) => itWithServer(n, fn)),
+  httpTest: (c) =>
+    c.serveWithoutServer
+      ? (n, fn) => it(n, fn, 120_000)
+      : c.needsPhpExtensions?.length
+        ? (n, fn) => itWithPhpExtensions(c.needsPhpExtensions!, n, fn)
+        : (n, fn) => itWithServer(n, fn),
 });

@@ -107,7 +107,9 @@ describe('vendor/ cache', () => {
 
     const flags = await build(app, out, { CC_PHP_COMPOSER_FLAGS: '--no-interaction --no-progress' });
     expect(flags.exitCode, flags.all).toBe(0);
-    expect(flags.all).toContain('vendor/ cache: flags changed (--no-interaction --no-progress --no-scripts --no-dev → --no-interaction --no-progress --no-dev)');
+    expect(flags.all).toContain(
+      'vendor/ cache: flags changed (--no-interaction --no-progress --no-scripts --no-dev → --no-interaction --no-progress --no-dev)',
+    );
     expect(flags.all).toContain('Installing dependencies from lock file');
 
     const lock = JSON.parse(fs.readFileSync(path.join(app, 'composer.lock'), 'utf8'));
@@ -119,7 +121,7 @@ describe('vendor/ cache', () => {
     expect(locked.all).toContain('Installing dependencies from lock file');
   });
 
-  it('fails with Composer\'s own message when the install fails', async () => {
+  it("fails with Composer's own message when the install fails", async () => {
     const app = copyFixture('php-composer');
     fs.rmSync(path.join(app, 'packages', 'greeter'), { recursive: true });
     const r = await build(app, path.join(work, 'composer-fails', 'out'));
@@ -130,7 +132,7 @@ describe('vendor/ cache', () => {
 });
 
 describe('instances (contract, limit 1)', () => {
-  it('rbp run and rbp deploy of a phpserver app on pico are refused with the contract\'s rule, before anything starts', async () => {
+  it("rbp run and rbp deploy of a phpserver app on pico are refused with the contract's rule, before anything starts", async () => {
     const out = path.join(work, 'pico', 'out');
     expect((await build(path.join(FIXTURES, 'php-index-php'), out)).exitCode).toBe(0);
     // The launch script the build wrote refuses it itself (no Node.js needed), dry run or not.
@@ -148,7 +150,10 @@ describe('instances (contract, limit 1)', () => {
     expect(flow.exitCode, flow.all).not.toBe(0);
     expect(flow.all).toContain('(error id: phpserver/instance/pico)');
     // deploy builds for the instance first: the build refuses it.
-    const deploy = await rbp(['deploy', path.join(FIXTURES, 'php-index-php'), '--type', 'phpserver', '--out', path.join(work, 'pico-deploy', 'out'), '--instance', 'pico'], { env: operatorEnv(mirror) });
+    const deploy = await rbp(
+      ['deploy', path.join(FIXTURES, 'php-index-php'), '--type', 'phpserver', '--out', path.join(work, 'pico-deploy', 'out'), '--instance', 'pico'],
+      { env: operatorEnv(mirror) },
+    );
     expect(deploy.exitCode, deploy.all).not.toBe(0);
     expect(deploy.all).toContain('(error id: phpserver/instance/pico)');
     // Any other instance starts as before (the dry run shows the plan).

@@ -37,7 +37,28 @@ beforeAll(async () => {
   const slot = Number(process.env.RBP_TEST_PORT_SLOT ?? 0);
   for (let attempt = 0; attempt < 5 && !redis; attempt++) {
     host = `127.${100 + (slot % 100)}.${crypto.randomInt(1, 255)}.${crypto.randomInt(1, 255)}`;
-    const p = execa(REDIS, ['--bind', host, '--port', '6378', '--requirepass', token, '--save', '', '--appendonly', 'no', '--dir', work, '--daemonize', 'no', '--logfile', path.join(work, 'redis.log')], { reject: false, stdin: 'ignore' });
+    const p = execa(
+      REDIS,
+      [
+        '--bind',
+        host,
+        '--port',
+        '6378',
+        '--requirepass',
+        token,
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--dir',
+        work,
+        '--daemonize',
+        'no',
+        '--logfile',
+        path.join(work, 'redis.log'),
+      ],
+      { reject: false, stdin: 'ignore' },
+    );
     for (let i = 0; i < 100; i++) {
       if ((await cli('ping')).stdout === 'PONG') {
         redis = p;
@@ -63,45 +84,55 @@ afterAll(async () => {
 
 async function build(fixture: string, env: Record<string, string>): Promise<string> {
   const out = path.join(work, fixture, 'out');
-  const r = await rbp(['build', path.join(FIXTURES, fixture), '--out', out, '--type', 'phpserver', '--cache', `${out}.cache`, ...envArgs(env)], { env: operatorEnv(mirror, { RBP_TOOL_FRANKENPHP: SERVER! }) });
+  const r = await rbp(['build', path.join(FIXTURES, fixture), '--out', out, '--type', 'phpserver', '--cache', `${out}.cache`, ...envArgs(env)], {
+    env: operatorEnv(mirror, { RBP_TOOL_FRANKENPHP: SERVER! }),
+  });
   expect(r.exitCode, r.all).toBe(0);
   expect(r.all).not.toContain(token);
   return out;
 }
 
 describe.skipIf(!REDIS && !inCi)('the key-value add-on through the redis extension', () => {
-  itWithServer('a PHP page stores and reads a key with a TTL, with the add-on\'s host, port 6378 and token', async () => {
-    expect(REDIS, 'redis-server (apt-get install redis-server)').toBeTruthy();
-    const kv = { KV_HOST: host, KV_PORT: '6378', KV_TOKEN: token };
-    const out = await build('php-kv', kv);
-    const port = await freePort();
-    const run = startRun(out, port, kv);
-    try {
-      const r = await waitHttp(port, run, '/?key=first', 60_000);
-      const body = await r.text();
-      expect(r.status, body).toBe(200);
-      expect(body).toMatch(/^rbp:first = stored at \S+ \(ttl 1[12]\d s\)$/m);
-      // The key is in the test's redis, with its TTL.
-      expect((await cli('get', 'rbp:first')).stdout).toMatch(/^stored at /);
-      expect(Number((await cli('ttl', 'rbp:first')).stdout)).toBeGreaterThan(100);
-      expect(run.output()).not.toContain(token);
-    } finally {
-      await run.stop();
-    }
-  }, 300_000);
+  itWithServer(
+    "a PHP page stores and reads a key with a TTL, with the add-on's host, port 6378 and token",
+    async () => {
+      expect(REDIS, 'redis-server (apt-get install redis-server)').toBeTruthy();
+      const kv = { KV_HOST: host, KV_PORT: '6378', KV_TOKEN: token };
+      const out = await build('php-kv', kv);
+      const port = await freePort();
+      const run = startRun(out, port, kv);
+      try {
+        const r = await waitHttp(port, run, '/?key=first', 60_000);
+        const body = await r.text();
+        expect(r.status, body).toBe(200);
+        expect(body).toMatch(/^rbp:first = stored at \S+ \(ttl 1[12]\d s\)$/m);
+        // The key is in the test's redis, with its TTL.
+        expect((await cli('get', 'rbp:first')).stdout).toMatch(/^stored at /);
+        expect(Number((await cli('ttl', 'rbp:first')).stdout)).toBeGreaterThan(100);
+        expect(run.output()).not.toContain(token);
+      } finally {
+        await run.stop();
+      }
+    },
+    300_000,
+  );
 
-  itWithServer('the Laravel-style app caches in the add-on (CACHE_STORE=redis, KV_* as the .env fallback)', async () => {
-    const kv = { KV_HOST: host, KV_PORT: '6378', KV_TOKEN: token };
-    const out = await build('php-laravel', { CC_WEBROOT: 'public', ...kv });
-    const port = await freePort();
-    const run = startRun(out, port, { CC_WEBROOT: 'public', CACHE_STORE: 'redis', ...kv });
-    try {
-      const first = await (await waitHttp(port, run, '/', 60_000)).text();
-      expect(first).toContain('cache: redis, home hits 1, ttl 300 s');
-      expect(await (await get(port, '/')).text()).toContain('cache: redis, home hits 2');
-      expect((await cli('get', 'home:hits')).stdout).toBe('2');
-    } finally {
-      await run.stop();
-    }
-  }, 300_000);
+  itWithServer(
+    'the Laravel-style app caches in the add-on (CACHE_STORE=redis, KV_* as the .env fallback)',
+    async () => {
+      const kv = { KV_HOST: host, KV_PORT: '6378', KV_TOKEN: token };
+      const out = await build('php-laravel', { CC_WEBROOT: 'public', ...kv });
+      const port = await freePort();
+      const run = startRun(out, port, { CC_WEBROOT: 'public', CACHE_STORE: 'redis', ...kv });
+      try {
+        const first = await (await waitHttp(port, run, '/', 60_000)).text();
+        expect(first).toContain('cache: redis, home hits 1, ttl 300 s');
+        expect(await (await get(port, '/')).text()).toContain('cache: redis, home hits 2');
+        expect((await cli('get', 'home:hits')).stdout).toBe('2');
+      } finally {
+        await run.stop();
+      }
+    },
+    300_000,
+  );
 });

@@ -14,7 +14,9 @@ import { SERVER, envArgs, itWithServer, makeMirror, operatorEnv } from './suppor
 
 /** The contract's extensions the server's build carries, as `php -m` lists them (opcache as Zend OPcache). */
 const MODULES =
-  'amqp apcu ast bcmath bz2 calendar ctype curl dba dom exif fileinfo filter ftp gd gmp gettext iconv igbinary imagick intl ldap mbstring memcache memcached mysqli mysqlnd openssl pcntl PDO pdo_mysql pdo_pgsql pdo_sqlite pgsql Phar posix protobuf readline redis session shmop SimpleXML soap sockets sodium sqlite3 ssh2 sysvmsg sysvsem sysvshm tidy tokenizer xml xmlreader xmlwriter zip zlib yaml zstd'.split(' ');
+  'amqp apcu ast bcmath bz2 calendar ctype curl dba dom exif fileinfo filter ftp gd gmp gettext iconv igbinary imagick intl ldap mbstring memcache memcached mysqli mysqlnd openssl pcntl PDO pdo_mysql pdo_pgsql pdo_sqlite pgsql Phar posix protobuf readline redis session shmop SimpleXML soap sockets sodium sqlite3 ssh2 sysvmsg sysvsem sysvshm tidy tokenizer xml xmlreader xmlwriter zip zlib yaml zstd'.split(
+    ' ',
+  );
 
 let work: string;
 let out: string;
@@ -27,7 +29,9 @@ beforeAll(async () => {
   if (!SERVER) return;
   out = path.join(work, 'out');
   // php-ini: a php.ini at the root (memory_limit=77M, date.timezone=Pacific/Auckland) and bin/show-ini.php.
-  const r = await rbp(['build', path.join(FIXTURES, 'php-ini'), '--out', out, '--type', 'phpserver'], { env: operatorEnv(mirror, { RBP_TOOL_FRANKENPHP: SERVER }) });
+  const r = await rbp(['build', path.join(FIXTURES, 'php-ini'), '--out', out, '--type', 'phpserver'], {
+    env: operatorEnv(mirror, { RBP_TOOL_FRANKENPHP: SERVER }),
+  });
   expect(r.exitCode, r.all).toBe(0);
   expect(r.all).toContain(`php runs the PHP CLI of the server's build (${path.join(path.dirname(SERVER), 'php')})`);
   // The same server alone in a folder, as an upstream release binary comes: no PHP CLI beside it.
@@ -35,7 +39,9 @@ beforeAll(async () => {
   fs.mkdirSync(path.dirname(bareServer));
   fs.symlinkSync(SERVER, bareServer);
   bareOut = path.join(work, 'bare-out');
-  const b = await rbp(['build', path.join(FIXTURES, 'php-ini'), '--out', bareOut, '--type', 'phpserver'], { env: operatorEnv(mirror, { RBP_TOOL_FRANKENPHP: bareServer }) });
+  const b = await rbp(['build', path.join(FIXTURES, 'php-ini'), '--out', bareOut, '--type', 'phpserver'], {
+    env: operatorEnv(mirror, { RBP_TOOL_FRANKENPHP: bareServer }),
+  });
   expect(b.exitCode, b.all).toBe(0);
   expect(b.all).toContain(`php runs ${bareServer} php-cli with PHP's CLI options`);
 }, 300_000);
@@ -50,8 +56,8 @@ async function run(command: string, built = out, server = SERVER!): Promise<{ co
   return { code: r.exitCode ?? -1, out: r.stdout, err: r.stderr };
 }
 
-describe('php in hooks, tasks and CC_RUN_COMMAND is the PHP CLI of the server\'s build', () => {
-  itWithServer('-v: the server\'s PHP, thread-safe, as the cli SAPI', async () => {
+describe("php in hooks, tasks and CC_RUN_COMMAND is the PHP CLI of the server's build", () => {
+  itWithServer("-v: the server's PHP, thread-safe, as the cli SAPI", async () => {
     const r = await run('php -v');
     expect(r.code, r.out).toBe(0);
     const version = /FrankenPHP v\S+ PHP (\S+)/.exec((await execa(SERVER!, ['version'])).stdout)?.[1];
@@ -63,14 +69,17 @@ describe('php in hooks, tasks and CC_RUN_COMMAND is the PHP CLI of the server\'s
     const r = await run('php -m');
     expect(r.code, r.out).toBe(0);
     const listed = new Set(r.out.split('\n').map((l) => l.trim()));
-    expect(MODULES.filter((m) => !listed.has(m)), r.out).toEqual([]);
+    expect(
+      MODULES.filter((m) => !listed.has(m)),
+      r.out,
+    ).toEqual([]);
     expect(listed.has('Zend OPcache')).toBe(true);
     // mbregex and password-argon2 are features of mbstring and standard.
     const f = await run(`php -r 'echo function_exists("mb_ereg") ? "mbregex " : "", defined("PASSWORD_ARGON2ID") ? "argon2" : "";'`);
     expect(f.out).toContain('mbregex argon2');
   });
 
-  itWithServer('-i shows the configuration, with the project\'s php.ini (PHPRC)', async () => {
+  itWithServer("-i shows the configuration, with the project's php.ini (PHPRC)", async () => {
     const r = await run('php -i');
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/^Thread Safety => enabled$/m);
@@ -90,7 +99,7 @@ describe('php in hooks, tasks and CC_RUN_COMMAND is the PHP CLI of the server\'s
     expect(fatal.code).toBe(255);
   });
 
-  itWithServer('PHP_BINARY names a php that works (what Composer\'s @php runs)', async () => {
+  itWithServer("PHP_BINARY names a php that works (what Composer's @php runs)", async () => {
     const r = await run(`php -r 'echo "binary ", PHP_BINARY, PHP_EOL; passthru(escapeshellarg(PHP_BINARY) . " -v", $s); echo "status ", $s, PHP_EOL;'`);
     expect(r.code, r.out).toBe(0);
     const binary = /^binary (.*)$/m.exec(r.out)?.[1];
@@ -102,16 +111,19 @@ describe('php in hooks, tasks and CC_RUN_COMMAND is the PHP CLI of the server\'s
   });
 });
 
-describe('without a PHP CLI beside the server (as an upstream release binary): its php-cli with PHP\'s CLI options', () => {
+describe("without a PHP CLI beside the server (as an upstream release binary): its php-cli with PHP's CLI options", () => {
   const bare = (command: string) => run(command, bareOut, bareServer);
 
-  itWithServer('-v, -m and -i answer from the server\'s own PHP', async () => {
+  itWithServer("-v, -m and -i answer from the server's own PHP", async () => {
     const v = await bare('php -v');
     expect(v.code, v.err).toBe(0);
     expect(v.out).toMatch(/^PHP 8\.4\.\d+ \(cli\) \(ZTS\)$/m);
     const m = await bare('php -m');
     const listed = new Set(m.out.split('\n').map((l) => l.trim()));
-    expect(MODULES.filter((x) => !listed.has(x)), m.out).toEqual([]);
+    expect(
+      MODULES.filter((x) => !listed.has(x)),
+      m.out,
+    ).toEqual([]);
     expect((await bare('php -i')).out).toMatch(/memory_limit => 77M/);
   });
 
@@ -121,7 +133,9 @@ describe('without a PHP CLI beside the server (as an upstream release binary): i
     expect((await bare('php bin/show-ini.php')).out).toContain('memory_limit=77M');
     expect((await bare(`printf '<?php echo "[stdin ", 6*7, "]";' | php`)).out).toContain('[stdin 42]');
     expect((await bare(`php -r 'exit(9);'`)).code).toBe(9);
-    expect((await bare(`php -r 'echo "[", getenv("PHP_BINARY"), "]";'`)).out).toContain(`[${path.join(bareOut, 'layers', 'rbp_phpserver', 'php', 'bin', 'php')}]`);
+    expect((await bare(`php -r 'echo "[", getenv("PHP_BINARY"), "]";'`)).out).toContain(
+      `[${path.join(bareOut, 'layers', 'rbp_phpserver', 'php', 'bin', 'php')}]`,
+    );
     const n = await bare('php -n -v');
     expect(n.code).toBe(1);
     expect(n.err).toContain('php: option -n needs a PHP CLI');

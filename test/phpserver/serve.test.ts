@@ -37,16 +37,19 @@ async function build(fixture: string, env: Record<string, string> = {}, operator
 }
 
 describe('the real application server', () => {
-  itWithServer('logs which server, PHP and Caddy it runs, and warns where they are not the contract\'s', async () => {
+  itWithServer("logs which server, PHP and Caddy it runs, and warns where they are not the contract's", async () => {
     const out = path.join(work, 'versions', 'out');
-    const r = await rbp(['build', path.join(FIXTURES, 'php-index-php'), '--out', out, '--type', 'phpserver'], { env: operatorEnv(mirror, { RBP_TOOL_FRANKENPHP: SERVER! }) });
+    const r = await rbp(['build', path.join(FIXTURES, 'php-index-php'), '--out', out, '--type', 'phpserver'], {
+      env: operatorEnv(mirror, { RBP_TOOL_FRANKENPHP: SERVER! }),
+    });
     expect(r.exitCode, r.all).toBe(0);
     const m = /using frankenphp (\d+\.\d+\.\d+) from RBP_TOOL_FRANKENPHP=/.exec(r.all);
     expect(m, r.all).not.toBeNull();
     // scripts/tools/frankenphp.sh builds 1.11.1 on PHP 8.4.11 (the contract's 1.9.1 and 8.4.12 are not obtainable here).
     if (m![1] !== '1.9.1') expect(r.all).toContain(`is frankenphp ${m![1]}, not 1.9.1 as the contract asks; using it as is`);
     const php = /PHP (\d+\.\d+\.\d+)/.exec(r.all.slice(r.all.indexOf('using frankenphp')))?.[1];
-    if (php && php !== '8.4.12') expect(r.all).toContain(`RBP_TOOL_FRANKENPHP runs PHP ${php}, not 8.4.12 as the contract asks for the application server 1.9.1`);
+    if (php && php !== '8.4.12')
+      expect(r.all).toContain(`RBP_TOOL_FRANKENPHP runs PHP ${php}, not 8.4.12 as the contract asks for the application server 1.9.1`);
   });
 
   itWithServer('requests from the first instant (a platform probing at start) are all answered, and the server then stops cleanly', async () => {
@@ -71,8 +74,14 @@ describe('the real application server', () => {
     }
     const statuses = await Promise.all(answers);
     expect(served, run.output()).toBe(true);
-    expect(statuses.filter((s) => s === -1), 'requests accepted and never answered').toEqual([]);
-    expect(statuses.filter((s) => s > 0 && s !== 200), run.output()).toEqual([]);
+    expect(
+      statuses.filter((s) => s === -1),
+      'requests accepted and never answered',
+    ).toEqual([]);
+    expect(
+      statuses.filter((s) => s > 0 && s !== 200),
+      run.output(),
+    ).toEqual([]);
     const code = await run.stop();
     expect(run.output()).not.toContain('still running');
     expect([0, 143], run.output()).toContain(code);
@@ -118,7 +127,7 @@ describe('the real application server', () => {
     }
   });
 
-  itWithServer('`php` in a task is the PHP CLI of the server\'s build (no RBP_TOOL_PHP), with php.ini at the root', async () => {
+  itWithServer("`php` in a task is the PHP CLI of the server's build (no RBP_TOOL_PHP), with php.ini at the root", async () => {
     const out = await build('php-ini', {}, { RBP_TOOL_PHP: '' }, ['--task', 'php bin/show-ini.php']);
     const r = await rbp(['run', out], { env: { RBP_TOOL_PHP: '' } });
     expect(r.exitCode, r.all).toBe(0);
@@ -126,7 +135,7 @@ describe('the real application server', () => {
     expect(r.all).toContain('date.timezone=Pacific/Auckland');
   });
 
-  itWithServer('Composer runs on the PHP CLI of the server\'s build when no RBP_TOOL_PHP is given', async () => {
+  itWithServer("Composer runs on the PHP CLI of the server's build when no RBP_TOOL_PHP is given", async () => {
     const out = await build('php-composer', {}, { RBP_TOOL_PHP: '' });
     const port = await freePort();
     const run = startRun(out, port);
@@ -142,9 +151,12 @@ describe('the real application server', () => {
   itWithServer('rbp deploy: the health check passes through the real server, and fails on a 404', async () => {
     const deploy = async (fixture: string, env: Record<string, string>) => {
       const out = path.join(work, `deploy-${fixture}-${Object.keys(env).length}`, 'out');
-      return rbp(['deploy', path.join(FIXTURES, fixture), '--type', 'phpserver', '--out', out, '--port', String(await freePort()), '--check', ...envArgs(env)], {
-        env: operatorEnv(mirror, { RBP_TOOL_FRANKENPHP: SERVER! }),
-      });
+      return rbp(
+        ['deploy', path.join(FIXTURES, fixture), '--type', 'phpserver', '--out', out, '--port', String(await freePort()), '--check', ...envArgs(env)],
+        {
+          env: operatorEnv(mirror, { RBP_TOOL_FRANKENPHP: SERVER! }),
+        },
+      );
     };
     const ok = await deploy('php-index-php', { CC_HEALTH_CHECK_PATH: '/index.php' });
     expect(ok.exitCode, ok.all).toBe(0);

@@ -37,7 +37,12 @@ let loaded: Set<string> | undefined;
 export function serverExtensions(): Set<string> {
   if (!loaded) {
     const r = execaSync(SERVER!, ['php-cli', '-r', 'echo implode(",", get_loaded_extensions());'], { reject: false });
-    loaded = new Set(String(r.stdout ?? '').toLowerCase().split(',').filter(Boolean));
+    loaded = new Set(
+      String(r.stdout ?? '')
+        .toLowerCase()
+        .split(',')
+        .filter(Boolean),
+    );
   }
   return loaded;
 }
@@ -48,7 +53,10 @@ export function serverExtensions(): Set<string> {
  * come with the server's build, scripts/tools/frankenphp.sh).
  */
 export function itWithPhpExtensions(names: string[], name: string, fn: TestFunction, timeout = 120_000): void {
-  if (!SERVER) return itWithServer(name, fn, timeout);
+  if (!SERVER) {
+    itWithServer(name, fn, timeout);
+    return;
+  }
   const lacking = names.filter((n) => !serverExtensions().has(n.toLowerCase()));
   if (lacking.length) console.warn(`phpserver: skipped "${name}": the server's PHP (${SERVER}) has no ${lacking.join(', ')} extension`);
   it.skipIf(lacking.length > 0)(name, fn, timeout);
@@ -102,7 +110,15 @@ export function haveFile(f: string): boolean {
  */
 export function operatorEnv(mirror: string, extra: Record<string, string> = {}): Record<string, string> {
   const real = Boolean(extra.RBP_TOOL_FRANKENPHP);
-  return { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', RBP_DEPENDENCY_MIRROR: mirror, RBP_TOOL_PHP: real ? '' : SYSTEM_PHP, RBP_TOOL_COMPOSER: COMPOSER, RBP_TOOL_FRANKENPHP: '', ...extra };
+  return {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '/root',
+    RBP_DEPENDENCY_MIRROR: mirror,
+    RBP_TOOL_PHP: real ? '' : SYSTEM_PHP,
+    RBP_TOOL_COMPOSER: COMPOSER,
+    RBP_TOOL_FRANKENPHP: '',
+    ...extra,
+  };
 }
 
 export { envArgs };

@@ -38,7 +38,12 @@ describe.skipIf(skip)('rbp and the reference lifecycle agree, Buildpack API by A
         'api-0.7/build': [
           DUMP('build-0.7.env'),
           'cat "$3" > .observed/api-0.7.plan',
-          layer('profiles', 'launch = true', { 'profile.d/10-greet.sh': 'export GREETING="hello from profile.d"', 'profile.d/v07-shell/20-only.sh': 'export ONLY_SHELL=yes' }, '$1'),
+          layer(
+            'profiles',
+            'launch = true',
+            { 'profile.d/10-greet.sh': 'export GREETING="hello from profile.d"', 'profile.d/v07-shell/20-only.sh': 'export ONLY_SHELL=yes' },
+            '$1',
+          ),
           launchToml07(
             [
               '[[processes]]',
@@ -59,11 +64,34 @@ describe.skipIf(skip)('rbp and the reference lifecycle agree, Buildpack API by A
         ].join('\n'),
         'api-0.8/build': [
           DUMP('build-0.8.env'),
-          launchToml(['[[processes]]', 'type = "v08-shell"', 'command = "echo"', 'args = ["from-0.8", "$GREETING"]', 'working-dir = "sub"', '[[processes]]', 'type = "v08-cwd"', 'command = "pwd"', 'working-dir = "sub"'].join('\n')),
+          launchToml(
+            [
+              '[[processes]]',
+              'type = "v08-shell"',
+              'command = "echo"',
+              'args = ["from-0.8", "$GREETING"]',
+              'working-dir = "sub"',
+              '[[processes]]',
+              'type = "v08-cwd"',
+              'command = "pwd"',
+              'working-dir = "sub"',
+            ].join('\n'),
+          ),
         ].join('\n'),
         'api-0.9/build': [
           DUMP('build-0.9.env'),
-          launchToml(['[[processes]]', 'type = "v09"', 'command = ["printf", "%s|"]', 'args = ["d1", "d2"]', '[[processes]]', 'type = "v09-single"', 'command = ["echo"]', 'args = ["default"]'].join('\n')),
+          launchToml(
+            [
+              '[[processes]]',
+              'type = "v09"',
+              'command = ["printf", "%s|"]',
+              'args = ["d1", "d2"]',
+              '[[processes]]',
+              'type = "v09-single"',
+              'command = ["echo"]',
+              'args = ["default"]',
+            ].join('\n'),
+          ),
         ].join('\n'),
         'a/build': [DUMP('build-0.10.env'), launchToml(SHOW_PROCESS('web', 'default = true'))].join('\n'),
         'api-0.11/build': [DUMP('build-0.11.env'), 'cat "$CNB_BP_PLAN_PATH" > .observed/api-0.11.plan'].join('\n'),
@@ -104,7 +132,13 @@ describe.skipIf(skip)('rbp and the reference lifecycle agree, Buildpack API by A
     ['no api: 12', () => editedBuildpack('a', (t) => t.replace('api = "0.10"', ''))],
     ['an api that is a number, not a string: 1', () => editedBuildpack('a', (t) => t.replace('api = "0.10"', 'api = 0.10'))],
     ['buildpack.toml that is not TOML: 1', () => editedBuildpack('a', (t) => t.replace('name = ', 'name = "unterminated\nx = '))],
-    ['[[stacks]] io.buildpacks.stacks.bionic alone, on a machine that is not Ubuntu 18.04: 21', () => editedBuildpack('a', (t) => t.replace('api = "0.10"', 'api = "0.9"').replace(/\[\[targets\]\][^[]*/, '[[stacks]]\nid = "io.buildpacks.stacks.bionic"\n'))],
+    [
+      '[[stacks]] io.buildpacks.stacks.bionic alone, on a machine that is not Ubuntu 18.04: 21',
+      () =>
+        editedBuildpack('a', (t) =>
+          t.replace('api = "0.10"', 'api = "0.9"').replace(/\[\[targets\]\][^[]*/, '[[stacks]]\nid = "io.buildpacks.stacks.bionic"\n'),
+        ),
+    ],
   ])('buildpack.toml: %s', async (_what, dir) => {
     const app = scriptedApp({ 'a/detect': passWith() });
     const r = await both({ buildpacks: [dir()], app });
@@ -114,7 +148,10 @@ describe.skipIf(skip)('rbp and the reference lifecycle agree, Buildpack API by A
 
   it('buildpack.toml: an id with _ is accepted, built and launched', async () => {
     const under = editedBuildpack('a', (t) => t.replace('id = "test/a"', 'id = "test/under_score"'));
-    const app = scriptedApp({ 'a/detect': passWith(), 'a/build': [layer('l', 'launch = true', { 'env/X': 'x' }), launchToml(SHOW_PROCESS('web', 'default = true'))].join('\n') });
+    const app = scriptedApp({
+      'a/detect': passWith(),
+      'a/build': [layer('l', 'launch = true', { 'env/X': 'x' }), launchToml(SHOW_PROCESS('web', 'default = true'))].join('\n'),
+    });
     const r = await both({ buildpacks: [under], app, launch: {} });
     expect(r.ref.build?.code, r.ref.log).toBe(0);
     expect(r.ref.build?.exported).toEqual(['test_under_score/l']);
@@ -126,7 +163,10 @@ describe.skipIf(skip)('rbp and the reference lifecycle agree: project.toml inclu
   const DESCRIPTOR = (key: string, list: string[]) => `[_]\nschema-version = "0.2"\n[io.buildpacks]\n${key} = ${JSON.stringify(list)}\n`;
 
   it('exclude: a buildpack that needs an excluded file does not detect', async () => {
-    const app = scriptedApp({ 'a/detect': `[ -f excluded.txt ] || exit 100\n${passWith()}` }, { 'project.toml': DESCRIPTOR('exclude', ['excluded.txt']), 'excluded.txt': 'x' });
+    const app = scriptedApp(
+      { 'a/detect': `[ -f excluded.txt ] || exit 100\n${passWith()}` },
+      { 'project.toml': DESCRIPTOR('exclude', ['excluded.txt']), 'excluded.txt': 'x' },
+    );
     const r = await both({ buildpacks: [bp('a')], app });
     expect(r.ref.detect.code).toBe(20);
     same(r);

@@ -152,11 +152,27 @@ describe.skipIf(skip)('rbp and the reference lifecycle agree', () => {
     ['a buildpack errors in detect: 21', { 'a/detect': 'exit 3', 'b/detect': 'exit 100' }],
     ['a required buildpack fails: 20', { 'a/detect': passWith(), 'b/detect': 'exit 100' }],
     ['provides with no later requires fails the group: 20', { 'a/detect': passWith('[[provides]]\nname = "x"'), 'b/detect': passWith() }],
-    ['requires with no earlier provides fails the group: 20', { 'a/detect': passWith('[[requires]]\nname = "x"'), 'b/detect': passWith('[[provides]]\nname = "x"') }],
+    [
+      'requires with no earlier provides fails the group: 20',
+      { 'a/detect': passWith('[[requires]]\nname = "x"'), 'b/detect': passWith('[[provides]]\nname = "x"') },
+    ],
     ['a failing build: 51', { 'a/detect': passWith(), 'b/detect': passWith(), 'b/build': 'exit 9' }],
-    ['a launch.toml with a string command: build error', { 'a/detect': passWith(), 'b/detect': passWith(), 'b/build': launchToml('[[processes]]\ntype = "web"\ncommand = "echo hi"') }],
-    ['flags at the top of a layer toml: build error', { 'a/detect': passWith(), 'b/detect': passWith(), 'b/build': 'mkdir -p "$CNB_LAYERS_DIR/l"; printf \'launch = true\\n\' > "$CNB_LAYERS_DIR/l.toml"' }],
-    ['two defaults in one buildpack: build error', { 'a/detect': passWith(), 'b/detect': passWith(), 'b/build': launchToml(`${SHOW_PROCESS('one', 'default = true')}\n${SHOW_PROCESS('two', 'default = true')}`) }],
+    [
+      'a launch.toml with a string command: build error',
+      { 'a/detect': passWith(), 'b/detect': passWith(), 'b/build': launchToml('[[processes]]\ntype = "web"\ncommand = "echo hi"') },
+    ],
+    [
+      'flags at the top of a layer toml: build error',
+      { 'a/detect': passWith(), 'b/detect': passWith(), 'b/build': 'mkdir -p "$CNB_LAYERS_DIR/l"; printf \'launch = true\\n\' > "$CNB_LAYERS_DIR/l.toml"' },
+    ],
+    [
+      'two defaults in one buildpack: build error',
+      {
+        'a/detect': passWith(),
+        'b/detect': passWith(),
+        'b/build': launchToml(`${SHOW_PROCESS('one', 'default = true')}\n${SHOW_PROCESS('two', 'default = true')}`),
+      },
+    ],
   ])('exit codes: %s', async (_what, scripts) => {
     same(await both({ buildpacks: [bp('a'), bp('b')], app: scriptedApp(scripts) }));
   });
@@ -170,7 +186,8 @@ describe.skipIf(skip)('rbp and the reference lifecycle agree', () => {
       'for f in *.toml; do [ -f "$f" ] && cp "$f" "$OLDPWD/.observed/restored-$f"; done',
       'cd "$OLDPWD"',
     ].join('\n');
-    const withMeta = (name: string, types: string) => `${layer(name, types, { file: name })}\nprintf '[metadata]\\nv = "1"\\n' >> "$CNB_LAYERS_DIR/${name}.toml"`;
+    const withMeta = (name: string, types: string) =>
+      `${layer(name, types, { file: name })}\nprintf '[metadata]\\nv = "1"\\n' >> "$CNB_LAYERS_DIR/${name}.toml"`;
     const first = scriptedApp({
       'a/detect': passWith(),
       'a/build': [
@@ -192,7 +209,10 @@ describe.skipIf(skip)('rbp and the reference lifecycle agree', () => {
         'printf \'[types]\\nlaunch = true\\n[metadata]\\nv = "1"\\n\' > "$CNB_LAYERS_DIR/launchonly.toml"',
       ].join('\n'),
     });
-    const [ours, ref] = await Promise.all([rebuildViaRbp({ buildpacks: [bp('a')], first, second }), rebuildViaLifecycle({ buildpacks: [bp('a')], first, second })]);
+    const [ours, ref] = await Promise.all([
+      rebuildViaRbp({ buildpacks: [bp('a')], first, second }),
+      rebuildViaLifecycle({ buildpacks: [bp('a')], first, second }),
+    ]);
     expect(ref.code, ref.log).toBe(0);
     // The lifecycle's own answer, which rbp must match: cache layers come back with their files,
     // launch-only ones as metadata alone, build-only ones not at all; no restored toml has [types].
@@ -215,7 +235,7 @@ describe.skipIf(skip)('rbp and the reference lifecycle agree', () => {
 });
 
 /** Trust settings of this machine and the operator's tools, as runtimes.test.ts passes them. */
-const TRUST = Object.fromEntries(['NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'SSL_CERT_DIR'].flatMap((k) => (process.env[k] ? [[k, process.env[k]!]] : [])));
+const TRUST = Object.fromEntries(['NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'SSL_CERT_DIR'].flatMap((k) => (process.env[k] ? [[k, process.env[k]]] : [])));
 const CADDY = process.env.RBP_TOOL_CADDY ?? (fs.existsSync('/usr/bin/caddy') ? '/usr/bin/caddy' : undefined);
 const DIST = path.join(ROOT, 'dist', 'buildpacks');
 
@@ -226,13 +246,20 @@ describe.skipIf(skip)('our runtime buildpacks: rbp and the reference lifecycle b
     ['static', 'static-caddy-forced', () => (CADDY ? { RBP_TOOL_CADDY: CADDY, RBP_OPERATOR_TOOLS: 'in-place' } : undefined)],
     ['node', 'node-npm-lock', () => ({})],
     ['phpserver', 'php-task', () => ({ RBP_TOOL_PHP: PHP, RBP_TOOL_COMPOSER: COMPOSER, RBP_DEPENDENCY_MIRROR: makeMirror() })],
-  ] as const)('%s: %s — group, plan, launch layers and their types, processes', async (bpName, fixture, tools) => {
-    const operator = tools();
-    if (!operator) return console.warn(`${fixture}: no caddy (RBP_TOOL_CADDY or /usr/bin/caddy): not compared`);
-    const env = readFixture(fixture).cases[0]?.env ?? {};
-    const r = await both({ buildpacks: [path.join(DIST, bpName)], app: path.join(FIXTURES, fixture), userEnv: env, operatorEnv: { ...TRUST, ...operator } });
-    expect(r.ref.build?.code, r.ref.log).toBe(0);
-    expect(r.ref.build?.processes.length).toBeGreaterThan(0);
-    same(r);
-  }, 600_000);
+  ] as const)(
+    '%s: %s — group, plan, launch layers and their types, processes',
+    async (bpName, fixture, tools) => {
+      const operator = tools();
+      if (!operator) {
+        console.warn(`${fixture}: no caddy (RBP_TOOL_CADDY or /usr/bin/caddy): not compared`);
+        return;
+      }
+      const env = readFixture(fixture).cases[0]?.env ?? {};
+      const r = await both({ buildpacks: [path.join(DIST, bpName)], app: path.join(FIXTURES, fixture), userEnv: env, operatorEnv: { ...TRUST, ...operator } });
+      expect(r.ref.build?.code, r.ref.log).toBe(0);
+      expect(r.ref.build?.processes.length).toBeGreaterThan(0);
+      same(r);
+    },
+    600_000,
+  );
 });

@@ -108,7 +108,7 @@ function layerTable(layersDir: string, onlyLaunch: boolean): Record<string, unkn
     for (const f of fs.readdirSync(d).sort()) {
       if (!f.endsWith('.toml') || ['launch.toml', 'build.toml', 'store.toml'].includes(f)) continue;
       const name = f.slice(0, -'.toml'.length);
-      const types = ((parse(fs.readFileSync(path.join(d, f), 'utf8')) as { types?: Record<string, boolean> }).types ?? {}) as Record<string, boolean>;
+      const types = (parse(fs.readFileSync(path.join(d, f), 'utf8')) as { types?: Record<string, boolean> }).types ?? {};
       const flags = { build: types.build === true, launch: types.launch === true, cache: types.cache === true };
       if (onlyLaunch && !flags.launch) continue;
       // Whether the folder exists is compared on the exported result (`exported`): a launch layer reused by its toml alone has none in the lifecycle's build folder.
@@ -124,7 +124,12 @@ function exportedDirs(layersDir: string): string[] {
   return fs
     .readdirSync(layersDir)
     .filter((bp) => bp !== 'config' && bp !== 'sbom' && fs.statSync(path.join(layersDir, bp)).isDirectory())
-    .flatMap((bp) => fs.readdirSync(path.join(layersDir, bp), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => `${bp}/${e.name}`))
+    .flatMap((bp) =>
+      fs
+        .readdirSync(path.join(layersDir, bp), { withFileTypes: true })
+        .filter((e) => e.isDirectory())
+        .map((e) => `${bp}/${e.name}`),
+    )
     .sort();
 }
 
@@ -133,10 +138,13 @@ function readObserved(app: string, layers: string): Record<string, unknown> {
   const dir = path.join(app, '.observed');
   if (!fs.existsSync(dir)) return {};
   return Object.fromEntries(
-    fs.readdirSync(dir).sort().map((f) => {
-      const text = normalize(fs.readFileSync(path.join(dir, f), 'utf8'), layers, app);
-      return [f, f.endsWith('.plan') || f.endsWith('.toml') ? parse(text) : text];
-    }),
+    fs
+      .readdirSync(dir)
+      .sort()
+      .map((f) => {
+        const text = normalize(fs.readFileSync(path.join(dir, f), 'utf8'), layers, app);
+        return [f, f.endsWith('.plan') || f.endsWith('.toml') ? parse(text) : text];
+      }),
   );
 }
 
@@ -147,7 +155,7 @@ interface Md {
 }
 function readMetadata(layers: string): Md | undefined {
   const f = path.join(layers, 'config', 'metadata.toml');
-  return fs.existsSync(f) ? (parse(fs.readFileSync(f, 'utf8')) as Md) : undefined;
+  return fs.existsSync(f) ? parse(fs.readFileSync(f, 'utf8')) : undefined;
 }
 function processes(md: Md | undefined, layers: string, app: string): unknown[] {
   return JSON.parse(normalize(JSON.stringify(md?.processes ?? []), layers, app)) as unknown[];
@@ -174,15 +182,31 @@ async function rbpDetect(s: Scenario, app: string): Promise<DetectOutcome> {
   sink.resume();
   try {
     const order = await resolveOrder({ buildpacks: s.buildpacks });
-    return await detectApp(order, app, readProjectDescriptor(app)?.filter, { base: filteredHostEnv(BASE_ENV), user: s.userEnv ?? {}, operator: s.operatorEnv ?? {}, platformDir }, new Logger({ out: sink, color: false }));
+    return await detectApp(
+      order,
+      app,
+      readProjectDescriptor(app)?.filter,
+      { base: filteredHostEnv(BASE_ENV), user: s.userEnv ?? {}, operator: s.operatorEnv ?? {}, platformDir },
+      new Logger({ out: sink, color: false }),
+    );
   } catch (e) {
     if (e instanceof PhaseFailure) return { code: e.code };
     throw e;
   }
 }
 
-async function rbpRun(out: string, l: Launch, runEnv: Record<string, string> | undefined, layers: string, ws: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  const r = await execa('node', [RBP, 'run', out, ...(l.type ? ['--process', l.type] : []), ...envArgs(runEnv), '--', ...(l.args ?? [])], { reject: false, env: { ...BASE_ENV, XDG_CACHE_HOME: RBP_DIRS.XDG_CACHE_HOME }, extendEnv: false });
+async function rbpRun(
+  out: string,
+  l: Launch,
+  runEnv: Record<string, string> | undefined,
+  layers: string,
+  ws: string,
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const r = await execa('node', [RBP, 'run', out, ...(l.type ? ['--process', l.type] : []), ...envArgs(runEnv), '--', ...(l.args ?? [])], {
+    reject: false,
+    env: { ...BASE_ENV, XDG_CACHE_HOME: RBP_DIRS.XDG_CACHE_HOME },
+    extendEnv: false,
+  });
   return { code: r.exitCode ?? -1, stdout: dropLines(normalize(String(r.stdout), layers, ws)), stderr: String(r.stderr) };
 }
 
@@ -203,7 +227,12 @@ export async function viaRbp(s: Scenario): Promise<Observed> {
   };
   if (d.code !== 0) return obs;
   const out = path.join(tmpDir('rbp-diff-out-'), 'out');
-  const b = await execa('node', [RBP, 'build', app, '--out', out, ...s.buildpacks.flatMap((x) => ['--buildpack', x]), ...envArgs(s.userEnv)], { reject: false, all: true, env: { ...BASE_ENV, ...RBP_DIRS, RBP_LAUNCHER_NODE: OPERATOR.RBP_LAUNCHER_NODE, ...s.operatorEnv, NO_COLOR: '1' }, extendEnv: false });
+  const b = await execa('node', [RBP, 'build', app, '--out', out, ...s.buildpacks.flatMap((x) => ['--buildpack', x]), ...envArgs(s.userEnv)], {
+    reject: false,
+    all: true,
+    env: { ...BASE_ENV, ...RBP_DIRS, RBP_LAUNCHER_NODE: OPERATOR.RBP_LAUNCHER_NODE, ...s.operatorEnv, NO_COLOR: '1' },
+    extendEnv: false,
+  });
   obs.log = String(b.all);
   const layers = path.join(out, 'layers');
   const ws = path.join(out, 'workspace');
@@ -316,13 +345,24 @@ export interface RebuildObserved {
 export async function rebuildViaRbp(r: Rebuild): Promise<RebuildObserved> {
   const out = path.join(tmpDir('rbp-diff-out-'), 'out');
   const run = (app: string, flags: string[] = []) =>
-    execa('node', [RBP, 'build', copyApp(app), '--out', out, ...r.buildpacks.flatMap((x) => ['--buildpack', x]), ...flags], { reject: false, all: true, env: { ...BASE_ENV, ...RBP_DIRS, RBP_LAUNCHER_NODE: OPERATOR.RBP_LAUNCHER_NODE, NO_COLOR: '1' }, extendEnv: false });
+    execa('node', [RBP, 'build', copyApp(app), '--out', out, ...r.buildpacks.flatMap((x) => ['--buildpack', x]), ...flags], {
+      reject: false,
+      all: true,
+      env: { ...BASE_ENV, ...RBP_DIRS, RBP_LAUNCHER_NODE: OPERATOR.RBP_LAUNCHER_NODE, NO_COLOR: '1' },
+      extendEnv: false,
+    });
   const b1 = await run(r.first);
   if (b1.exitCode !== 0) throw new Error(`rbp: the first build failed:\n${b1.all}`);
   const b2 = await run(r.second, r.clearCache ? ['--clear-cache'] : []);
   const layers = path.join(out, 'layers');
   const ws = path.join(out, 'workspace');
-  return { code: b2.exitCode ?? -1, observed: b2.exitCode === 0 ? readObserved(ws, layers) : {}, layers: b2.exitCode === 0 ? layerTable(layers, true) : {}, exported: b2.exitCode === 0 ? exportedDirs(layers) : [], log: String(b2.all) };
+  return {
+    code: b2.exitCode ?? -1,
+    observed: b2.exitCode === 0 ? readObserved(ws, layers) : {},
+    layers: b2.exitCode === 0 ? layerTable(layers, true) : {},
+    exported: b2.exitCode === 0 ? exportedDirs(layers) : [],
+    log: String(b2.all),
+  };
 }
 
 /** The lifecycle: analyze, detect, restore, build, export twice, the second from the first's image and cache. */
@@ -341,7 +381,8 @@ export async function rebuildViaLifecycle(r: Rebuild): Promise<RebuildObserved> 
  * The build environment, less what the shell sets and the CNB_* paths that name each side's own
  * folders (plan files, buildpack and layers folders); CNB_TARGET_* are compared.
  */
-export const DUMP_ENV = (file: string) => `mkdir -p .observed && env | grep -v -E '^(CNB_(BP_PLAN_PATH|BUILD_PLAN_PATH|BUILDPACK_DIR|LAYERS_DIR|PLATFORM_DIR)=|PWD=|OLDPWD=|SHLVL=|_=)' | sort > .observed/${file}`;
+export const DUMP_ENV = (file: string) =>
+  `mkdir -p .observed && env | grep -v -E '^(CNB_(BP_PLAN_PATH|BUILD_PLAN_PATH|BUILDPACK_DIR|LAYERS_DIR|PLATFORM_DIR)=|PWD=|OLDPWD=|SHLVL=|_=)' | sort > .observed/${file}`;
 /** A process that prints its environment (as DUMP_ENV), its arguments, and exits with $EXIT. */
 export const SHOW_PROCESS = (type: string, extra = '') =>
   `[[processes]]\ntype = "${type}"\ncommand = ["sh", "-c", "env | grep -v -E '^(CNB_|PWD=|OLDPWD=|SHLVL=|_=)' | sort; echo cwd=$(pwd); echo args: \\"$*\\"; exit \${EXIT:-0}", "${type}"]\nargs = ["default-arg"]\n${extra}`;

@@ -174,7 +174,15 @@ export interface PhaseResult {
 
 /** The environment a platform gives the phases: PATH, HOME, the Platform API, no colour. */
 function phaseEnv(l: Layout, extra: Record<string, string> = {}): Record<string, string> {
-  return { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/root', CNB_PLATFORM_API: PLATFORM_API, CNB_BUILD_CONFIG_DIR: l.buildConfig, CNB_NO_COLOR: 'true', CNB_EXPERIMENTAL_MODE: 'warn', ...extra };
+  return {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: process.env.HOME ?? '/root',
+    CNB_PLATFORM_API: PLATFORM_API,
+    CNB_BUILD_CONFIG_DIR: l.buildConfig,
+    CNB_NO_COLOR: 'true',
+    CNB_EXPERIMENTAL_MODE: 'warn',
+    ...extra,
+  };
 }
 
 /** argv for a phase that must not run as root: through a user namespace when we are root. */
@@ -188,7 +196,22 @@ async function phase(name: string, l: Layout, flags: string[], extraEnv: Record<
   return { code: r.exitCode ?? -1, output: String(r.all ?? '') };
 }
 
-const common = (l: Layout) => ['-app', l.app, '-layers', l.layers, '-platform', l.platform, '-buildpacks', l.buildpacks, '-group', l.group, '-plan', l.plan, '-log-level', 'debug'];
+const common = (l: Layout) => [
+  '-app',
+  l.app,
+  '-layers',
+  l.layers,
+  '-platform',
+  l.platform,
+  '-buildpacks',
+  l.buildpacks,
+  '-group',
+  l.group,
+  '-plan',
+  l.plan,
+  '-log-level',
+  'debug',
+];
 
 export interface DetectResult extends PhaseResult {
   group?: { id: string; version: string; api: string }[];
@@ -257,14 +280,22 @@ export async function launch(l: Layout, o: LaunchOptions = {}): Promise<PhaseRes
 }
 
 /** Starts the launcher in the background (a server). */
-export function startLauncher(l: Layout, o: LaunchOptions = {}): { child: ChildProcess; output: () => string; alive: () => boolean; stop: () => Promise<void> } {
+export function startLauncher(
+  l: Layout,
+  o: LaunchOptions = {},
+): { child: ChildProcess; output: () => string; alive: () => boolean; stop: () => Promise<void> } {
   const { argv, env } = launcherCommand(l, o);
   const child = spawn(argv[0]!, argv.slice(1), { env, cwd: l.app, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let alive = true;
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (out += d));
-  const exited = new Promise<void>((resolve) => child.on('exit', () => ((alive = false), resolve())));
+  child.stdout.on('data', (d: Buffer | string) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer | string) => (out += d.toString()));
+  const exited = new Promise<void>((resolve) =>
+    child.on('exit', () => {
+      alive = false;
+      resolve();
+    }),
+  );
   return {
     child,
     output: () => out,
@@ -304,8 +335,12 @@ async function ensureRunImage(l: Layout): Promise<void> {
   // The run image's distro labels, this machine's: the lifecycle's CNB_TARGET_DISTRO_* come from them.
   const osRelease = fs.existsSync('/etc/os-release') ? fs.readFileSync('/etc/os-release', 'utf8') : '';
   const field = (k: string) => new RegExp(`^${k}="?([^"\n]*)"?$`, 'm').exec(osRelease)?.[1];
-  const labels = [['io.buildpacks.base.distro.name', field('ID')], ['io.buildpacks.base.distro.version', field('VERSION_ID')]].flatMap(([k, v]) => (v ? ['--config.label', `${k}=${v}`] : []));
-  if (labels.length) await execa('umoci', ['config', '--image', `${image}:latest`, '--os', 'linux', '--architecture', process.arch === 'arm64' ? 'arm64' : 'amd64', ...labels]);
+  const labels = [
+    ['io.buildpacks.base.distro.name', field('ID')],
+    ['io.buildpacks.base.distro.version', field('VERSION_ID')],
+  ].flatMap(([k, v]) => (v ? ['--config.label', `${k}=${v}`] : []));
+  if (labels.length)
+    await execa('umoci', ['config', '--image', `${image}:latest`, '--os', 'linux', '--architecture', process.arch === 'arm64' ? 'arm64' : 'amd64', ...labels]);
 }
 
 /**
@@ -321,17 +356,68 @@ const skip = (f: BuildFlags) => (f.skipLayers ? ['-skip-layers'] : []);
 /** analyzer: analyzed.toml from the layout (previous app image, if any; the run image). */
 export async function analyzer(l: Layout, f: BuildFlags = {}): Promise<PhaseResult> {
   await ensureRunImage(l);
-  return phase('analyzer', l, ['-layout', '-layout-dir', rel(l), '-run-image', RUN_REF, '-layers', l.layers, '-analyzed', path.join(l.layers, 'analyzed.toml'), ...ID, ...skip(f), '-log-level', 'debug', APP_REF]);
+  return phase('analyzer', l, [
+    '-layout',
+    '-layout-dir',
+    rel(l),
+    '-run-image',
+    RUN_REF,
+    '-layers',
+    l.layers,
+    '-analyzed',
+    path.join(l.layers, 'analyzed.toml'),
+    ...ID,
+    ...skip(f),
+    '-log-level',
+    'debug',
+    APP_REF,
+  ]);
 }
 
 /** restorer: layer metadata of the previous image, cached layers from the volume cache. */
 export async function restorer(l: Layout, f: BuildFlags = {}): Promise<PhaseResult> {
-  return phase('restorer', l, ['-layout', '-layout-dir', rel(l), '-layers', l.layers, '-group', l.group, '-analyzed', path.join(l.layers, 'analyzed.toml'), '-cache-dir', l.cache, ...ID, ...skip(f), '-log-level', 'debug']);
+  return phase('restorer', l, [
+    '-layout',
+    '-layout-dir',
+    rel(l),
+    '-layers',
+    l.layers,
+    '-group',
+    l.group,
+    '-analyzed',
+    path.join(l.layers, 'analyzed.toml'),
+    '-cache-dir',
+    l.cache,
+    ...ID,
+    ...skip(f),
+    '-log-level',
+    'debug',
+  ]);
 }
 
 /** exporter: the app image into the layout, the cache into the volume cache. */
 export async function exporter(l: Layout): Promise<PhaseResult> {
-  return phase('exporter', l, ['-layout', '-layout-dir', rel(l), '-app', l.app, '-layers', l.layers, '-group', l.group, '-analyzed', path.join(l.layers, 'analyzed.toml'), '-launcher', path.join(lc(), 'launcher'), '-cache-dir', l.cache, ...ID, '-log-level', 'debug', APP_REF]);
+  return phase('exporter', l, [
+    '-layout',
+    '-layout-dir',
+    rel(l),
+    '-app',
+    l.app,
+    '-layers',
+    l.layers,
+    '-group',
+    l.group,
+    '-analyzed',
+    path.join(l.layers, 'analyzed.toml'),
+    '-launcher',
+    path.join(lc(), 'launcher'),
+    '-cache-dir',
+    l.cache,
+    ...ID,
+    '-log-level',
+    'debug',
+    APP_REF,
+  ]);
 }
 
 /** The whole build as a platform runs it: analyze, detect, restore, build, export. */

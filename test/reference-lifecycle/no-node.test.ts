@@ -17,7 +17,7 @@ import { detectAndBuild, detector, makeLayout, skipWithoutLifecycle, startLaunch
 const skip = skipWithoutLifecycle('reference lifecycle without node on PATH');
 const CADDY = process.env.RBP_TOOL_CADDY ?? (fs.existsSync('/usr/bin/caddy') ? '/usr/bin/caddy' : undefined);
 if (!CADDY) console.warn('no-node: no caddy (RBP_TOOL_CADDY or /usr/bin/caddy): the build-and-serve test is skipped');
-const TRUST = Object.fromEntries(['NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'SSL_CERT_DIR'].flatMap((k) => (process.env[k] ? [[k, process.env[k]!]] : [])));
+const TRUST = Object.fromEntries(['NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'SSL_CERT_DIR'].flatMap((k) => (process.env[k] ? [[k, process.env[k]]] : [])));
 const NODE_PROGRAMS = new Set(['node', 'nodejs', 'npm', 'npx', 'corepack']);
 
 /** A folder of links to every program in PATH's folders except Node.js's: a build image without node. */
@@ -75,26 +75,35 @@ describe.skipIf(skip)('the buildpacks on a build image without Node.js', () => {
     expect(r.exitCode).not.toBe(0);
   });
 
-  it.skipIf(!CADDY)('packaged with Node.js: detect, build and serve static-caddy-forced', async () => {
-    const size = fs.statSync(path.join(carrying, 'static', 'node', 'bin', 'node')).size;
-    console.info(`a buildpack carrying Node.js ${process.version} is ${(size / 2 ** 20).toFixed(0)} MiB larger (node/bin/node)`);
-    const l = makeLayout(copyFixture('static-caddy-forced'), { buildpacks: ours(carrying), order: order(carrying), userEnv: { CC_STATIC_SERVER: 'caddy' }, operatorEnv: { ...TRUST, RBP_TOOL_CADDY: CADDY! } });
-    const r = await detectAndBuild(l, { PATH: noNodePath });
-    expect(r.code, r.output).toBe(0);
-    expect(r.detect.group?.map((g) => g.id)).toEqual(['rbp/static']);
-    const port = await freePort();
-    const s = startLauncher(l, { env: { PATH: noNodePath, PORT: String(port), RBP_PUBLIC_PORT: String(port) } });
-    try {
-      await waitForHttp(port, s.alive, 60_000).catch((e: Error) => {
-        throw new Error(`${e.message}\n${s.output()}`);
+  it.skipIf(!CADDY)(
+    'packaged with Node.js: detect, build and serve static-caddy-forced',
+    async () => {
+      const size = fs.statSync(path.join(carrying, 'static', 'node', 'bin', 'node')).size;
+      console.info(`a buildpack carrying Node.js ${process.version} is ${(size / 2 ** 20).toFixed(0)} MiB larger (node/bin/node)`);
+      const l = makeLayout(copyFixture('static-caddy-forced'), {
+        buildpacks: ours(carrying),
+        order: order(carrying),
+        userEnv: { CC_STATIC_SERVER: 'caddy' },
+        operatorEnv: { ...TRUST, RBP_TOOL_CADDY: CADDY! },
       });
-      const res = await fetch(`http://127.0.0.1:${port}/`);
-      expect(res.status).toBe(200);
-      expect(await res.text()).toContain('Served by caddy file-server');
-    } finally {
-      await s.stop();
-    }
-  }, 300_000);
+      const r = await detectAndBuild(l, { PATH: noNodePath });
+      expect(r.code, r.output).toBe(0);
+      expect(r.detect.group?.map((g) => g.id)).toEqual(['rbp/static']);
+      const port = await freePort();
+      const s = startLauncher(l, { env: { PATH: noNodePath, PORT: String(port), RBP_PUBLIC_PORT: String(port) } });
+      try {
+        await waitForHttp(port, s.alive, 60_000).catch((e: Error) => {
+          throw new Error(`${e.message}\n${s.output()}`);
+        });
+        const res = await fetch(`http://127.0.0.1:${port}/`);
+        expect(res.status).toBe(200);
+        expect(await res.text()).toContain('Served by caddy file-server');
+      } finally {
+        await s.stop();
+      }
+    },
+    300_000,
+  );
 
   it('packaged without Node.js: detect fails with the bootstrap’s message, as a detect error (21)', async () => {
     const dist = path.join(ROOT, 'dist', 'buildpacks');

@@ -34,13 +34,13 @@ const OURS = ['node', 'static', 'phpserver'].map((n) => path.join(DIST, n));
 const ORDER = OURS.map((dir) => [{ dir }]);
 
 /** The trust settings of this machine (a TLS-intercepting proxy): an operator sets them in the build-config env. */
-const TRUST = Object.fromEntries(['NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'SSL_CERT_DIR'].flatMap((k) => (process.env[k] ? [[k, process.env[k]!]] : [])));
+const TRUST = Object.fromEntries(['NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'SSL_CERT_DIR'].flatMap((k) => (process.env[k] ? [[k, process.env[k]]] : [])));
 const CADDY = process.env.RBP_TOOL_CADDY ?? (fs.existsSync('/usr/bin/caddy') ? '/usr/bin/caddy' : undefined);
 
 /** The first case's variables over the project.toml build env, as pack hands both to the lifecycle (platform env). */
 function firstEnv(name: string): Record<string, string> {
   const project = readProjectDescriptor(path.join(FIXTURES, name));
-  return { ...(project?.env ?? {}), ...(readFixture(name).cases[0]?.env ?? {}) } as Record<string, string>;
+  return { ...(project?.env ?? {}), ...(readFixture(name).cases[0]?.env ?? {}) };
 }
 
 const FIXTURE_NAMES = fs
@@ -57,7 +57,13 @@ function operator(extra: Record<string, string> = {}): Record<string, string> {
   return { ...TRUST, ...(CADDY ? { RBP_TOOL_CADDY: CADDY } : {}), ...extra };
 }
 /** test/phpserver's operator: Debian's PHP and Composer, the server from the mirror; the run image's Node.js for the launcher. */
-const phpOperator = (extra: Record<string, string> = {}) => ({ RBP_TOOL_PHP: PHP, RBP_TOOL_COMPOSER: COMPOSER, RBP_DEPENDENCY_MIRROR: mirror, RBP_LAUNCHER_NODE: process.execPath, ...extra });
+const phpOperator = (extra: Record<string, string> = {}) => ({
+  RBP_TOOL_PHP: PHP,
+  RBP_TOOL_COMPOSER: COMPOSER,
+  RBP_DEPENDENCY_MIRROR: mirror,
+  RBP_LAUNCHER_NODE: process.execPath,
+  ...extra,
+});
 
 describe.skipIf(skip)('detect: the reference detector picks the group rbp picks', () => {
   it.each(FIXTURE_NAMES)('%s', async (name) => {
@@ -103,12 +109,16 @@ describe.skipIf(skip)('build and launch under the reference lifecycle', () => {
   const work: string[] = [];
   afterAll(() => work.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
 
-  it.skipIf(!CADDY)('static-caddy-forced: builds, and the default process serves the site', async () => {
-    const env = firstEnv('static-caddy-forced');
-    const l = await refBuild('static-caddy-forced', env);
-    work.push(l.root);
-    await serveDefault(l, env, 'Served by caddy file-server');
-  }, 300_000);
+  it.skipIf(!CADDY)(
+    'static-caddy-forced: builds, and the default process serves the site',
+    async () => {
+      const env = firstEnv('static-caddy-forced');
+      const l = await refBuild('static-caddy-forced', env);
+      work.push(l.root);
+      await serveDefault(l, env, 'Served by caddy file-server');
+    },
+    300_000,
+  );
 
   it('node-npm-lock: installs Node.js and the dependencies, and the default process serves the app', async () => {
     const l = await refBuild('node-npm-lock', {});
@@ -149,12 +159,16 @@ describe.skipIf(skip)('build and launch under the reference lifecycle', () => {
     expect(installs(r2.output)).toEqual(installs(b2.all));
   }, 900_000);
 
-  it.skipIf(!process.env.RBP_TOOL_FRANKENPHP)('php-index-php: the default process serves index.php (RBP_TOOL_FRANKENPHP)', async () => {
-    const l = await refBuild('php-index-php', {}, phpOperator({ RBP_TOOL_FRANKENPHP: process.env.RBP_TOOL_FRANKENPHP! }));
-    work.push(l.root);
-    await serveDefault(l, {}, 'hello from index.php');
-  }, 300_000);
+  it.skipIf(!process.env.RBP_TOOL_FRANKENPHP)(
+    'php-index-php: the default process serves index.php (RBP_TOOL_FRANKENPHP)',
+    async () => {
+      const l = await refBuild('php-index-php', {}, phpOperator({ RBP_TOOL_FRANKENPHP: process.env.RBP_TOOL_FRANKENPHP! }));
+      work.push(l.root);
+      await serveDefault(l, {}, 'hello from index.php');
+    },
+    300_000,
+  );
 });
 
-if (!process.env.RBP_TOOL_FRANKENPHP) console.warn('reference lifecycle: RBP_TOOL_FRANKENPHP is not set: php-index-php is not served (its build is covered by php-task)');
-
+if (!process.env.RBP_TOOL_FRANKENPHP)
+  console.warn('reference lifecycle: RBP_TOOL_FRANKENPHP is not set: php-index-php is not served (its build is covered by php-task)');

@@ -23,7 +23,10 @@ const BUILD = [
 ].join('\n');
 
 /** Builds twice; between the builds `damage` gets the buildpack's folder in the cache and in OUT. */
-async function builtTwice(damage: (cache: string, outLayers: string) => void, explicitCache = false): Promise<{ second: string; code: number; cache: string; out: string }> {
+async function builtTwice(
+  damage: (cache: string, outLayers: string) => void,
+  explicitCache = false,
+): Promise<{ second: string; code: number; cache: string; out: string }> {
   const app = scriptedApp({ 'a/detect': passWith(), 'a/build': BUILD });
   const out = path.join(tmpDir('rbp-out-'), 'out');
   const cache = explicitCache ? path.join(tmpDir('rbp-cache-'), 'cache') : `${out}.rbp-cache`;
@@ -252,8 +255,10 @@ describe('the previous OUT’s folder of a layer left alone is the next build’
     expect((await rbp(['build', app, '--out', out, ...bpArgs('a')])).exitCode).toBe(0);
     const spare = path.join(`${out}.rbp-spare`, 'test_a', 'tool');
     const spareIno = fs.statSync(spare).ino;
-    writeScripts(app, { 'a/build': `${BUILD}
-exit 3` });
+    writeScripts(app, {
+      'a/build': `${BUILD}
+exit 3`,
+    });
     expect((await rbp(['build', app, '--out', out, ...bpArgs('a')])).exitCode).not.toBe(0);
     expect(fs.statSync(spare).ino).toBe(spareIno);
     writeScripts(app, { 'a/build': BUILD });

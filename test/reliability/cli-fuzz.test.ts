@@ -112,7 +112,8 @@ function commandLine(g: () => number): string[] {
       const f = pick(c.flags);
       const name = g() < 0.2 && f.short ? `-${f.short}` : `--${f.name}`;
       if (!f.arg) argv.push(g() < 0.1 ? `${name}=${pick(values)}` : name);
-      else if (g() < 0.1) argv.push(name); // no value
+      else if (g() < 0.1)
+        argv.push(name); // no value
       else if (g() < 0.2) argv.push(`${name}=${pick(values)}`);
       else argv.push(name, pick(values));
     } else if (r < 0.8) {
@@ -150,7 +151,12 @@ async function inProcess(argv: string[]): Promise<Outcome> {
   else if (saved.RBP_BUILDPACKS_DIR === undefined) delete process.env.RBP_BUILDPACKS_DIR;
   else process.env.RBP_BUILDPACKS_DIR = saved.RBP_BUILDPACKS_DIR;
   let output = '';
-  const sink = new Writable({ write: (c, _e, cb) => ((output += String(c)), cb()) });
+  const sink = new Writable({
+    write: (c, _e, cb) => {
+      output += String(c);
+      cb();
+    },
+  });
   let timer: NodeJS.Timeout | undefined;
   try {
     const code = await Promise.race([
@@ -229,7 +235,14 @@ describe(`command-line fuzzing (seed ${SEED})`, () => {
         batch.map(async (k) => {
           const argv = commandLine(rng(SEED * 7919 + k));
           const none = argv[0] === 'package' || argv[0] === 'builder' ? { RBP_BUILDPACKS_DIR: path.join(work, 'no-buildpacks') } : {};
-          const r = await execa(bin, argv, { reject: false, all: true, timeout: CASE_TIMEOUT_MS, stdin: 'ignore', cwd: work, env: { ...process.env, ...none } });
+          const r = await execa(bin, argv, {
+            reject: false,
+            all: true,
+            timeout: CASE_TIMEOUT_MS,
+            stdin: 'ignore',
+            cwd: work,
+            env: { ...process.env, ...none },
+          });
           const o: Outcome = { code: r.exitCode, output: String(r.all ?? ''), timedOut: Boolean(r.timedOut) };
           const d = defects(o);
           return d.length ? `bin case ${k}: ${d.join('; ')}\n  argv: ${show(argv)}\n  output:\n${o.output.slice(0, 2000)}` : undefined;

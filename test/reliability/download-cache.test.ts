@@ -17,7 +17,10 @@ import { freePort, RBP, rbp, tmpDir } from '../helpers/rbp.ts';
 function nodeApp(i: number): string {
   const dir = tmpDir(`rbp-dc-app${i}-`);
   fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: `app-${i}`, private: true, scripts: { start: 'node server.js' } }));
-  fs.writeFileSync(path.join(dir, 'server.js'), `require('node:http').createServer((q, s) => s.end('app ${i} on ' + process.version)).listen(Number(process.env.PORT), '0.0.0.0');\nprocess.on('SIGTERM', () => process.exit(0));\n`);
+  fs.writeFileSync(
+    path.join(dir, 'server.js'),
+    `require('node:http').createServer((q, s) => s.end('app ${i} on ' + process.version)).listen(Number(process.env.PORT), '0.0.0.0');\nprocess.on('SIGTERM', () => process.exit(0));\n`,
+  );
   return dir;
 }
 
@@ -32,7 +35,7 @@ describe('the shared download cache under concurrent builds', () => {
     const started: ResultPromise[] = [];
     const start = (i: number) => {
       const p = build(i);
-      p.all!.on('data', (d) => (logs[i] += d));
+      p.all.on('data', (d: Buffer | string) => (logs[i] = logs[i]! + d.toString()));
       started[i] = p;
       return p;
     };
@@ -56,7 +59,8 @@ describe('the shared download cache under concurrent builds', () => {
     // killed build may have finished a small tool (tools install side by side) before it was killed,
     // and a SIGKILL can cut its log before that line: so among the builds that ran, at most one
     // filled each tool, and one filled Node.js (the killed build was still downloading it).
-    const kept = (log: string, tool: string) => log.split('\n').filter((l) => l.includes(`kept in the download cache: ${path.join(cache, tool)}${path.sep}`)).length;
+    const kept = (log: string, tool: string) =>
+      log.split('\n').filter((l) => l.includes(`kept in the download cache: ${path.join(cache, tool)}${path.sep}`)).length;
     for (const tool of ['npm', 'yarn']) expect(kept(logs.join('\n'), tool), `${tool} downloads`).toBeLessThanOrEqual(1);
     expect(kept(all, 'node'), 'node downloads').toBe(1);
     expect(kept(logs[0]!, 'node')).toBe(0);
@@ -64,13 +68,17 @@ describe('the shared download cache under concurrent builds', () => {
     expect(all).toContain('another build is downloading node 24.15.0 into the download cache: waiting for it');
 
     // Complete entries only, each matching the digest it was recorded with; one per tool version.
-    const entries = fs.readdirSync(cache).filter((d) => !d.startsWith('.')).flatMap((id) => fs.readdirSync(path.join(cache, id)).map((n) => path.join(cache, id, n)));
+    const entries = fs
+      .readdirSync(cache)
+      .filter((d) => !d.startsWith('.'))
+      .flatMap((id) => fs.readdirSync(path.join(cache, id)).map((n) => path.join(cache, id, n)));
     expect(entries.map((e) => path.basename(path.dirname(e))).sort()).toEqual(['node', 'npm', 'yarn']);
     for (const e of entries) expect(scanTree(path.join(e, 'tree')).digest).toBe(readEntry(e)!.digest);
     // One copy on disk: the three builds' node binaries are the entry's.
     const inode = (f: string) => fs.statSync(f).ino;
     const nodeEntry = entries.find((e) => e.includes(`${path.sep}node${path.sep}`))!;
-    for (const out of outs.slice(1)) expect(inode(path.join(out, 'layers', 'rbp_node', 'node', 'bin', 'node'))).toBe(inode(path.join(nodeEntry, 'tree', 'bin', 'node')));
+    for (const out of outs.slice(1))
+      expect(inode(path.join(out, 'layers', 'rbp_node', 'node', 'bin', 'node'))).toBe(inode(path.join(nodeEntry, 'tree', 'bin', 'node')));
 
     // A build's app runs on the shared Node.js.
     const port = await freePort();
@@ -78,7 +86,10 @@ describe('the shared download cache under concurrent builds', () => {
     try {
       let body = '';
       for (let t = 0; t < 200 && !body; t++) {
-        body = await fetch(`http://127.0.0.1:${port}/`).then((r) => r.text(), () => '');
+        body = await fetch(`http://127.0.0.1:${port}/`).then(
+          (r) => r.text(),
+          () => '',
+        );
         if (!body) await new Promise((r) => setTimeout(r, 100));
       }
       expect(body).toBe('app 2 on v24.15.0');

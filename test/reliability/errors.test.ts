@@ -50,18 +50,21 @@ describe('each former stack-trace input is a user error with an id', () => {
     expect([20, 21]).toContain(r.exitCode);
   });
 
-  it.each(['tar.gz', 'tar.xz', 'zip'] as const)('a damaged %s archive whose checksum matched: one error naming the tool, not the unpacker’s trace', async (archive) => {
-    const dir = tmpDir('rbp-unpack-');
-    const file = path.join(dir, `tool.${archive}`);
-    // A valid gzip/xz/zip start, then garbage: what a truncated or corrupted upload looks like.
-    const head = { 'tar.gz': [0x1f, 0x8b, 0x08, 0x00], 'tar.xz': [0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00], zip: [0x50, 0x4b, 0x03, 0x04] }[archive];
-    fs.writeFileSync(file, Buffer.concat([Buffer.from(head), Buffer.alloc(512, 0x41)]));
-    const e = await rejectedUserError(unpack(file, path.join(dir, 'out'), { id: 'caddy', version: '2.11.2', archive, stripComponents: 0, bin: 'caddy' }));
-    expect(e.id).toBe('deps/unpack-failed');
-    expect(stableRendering(e, { [dir]: '<dir>' })).toMatchSnapshot();
-    expect(e.data.title).toBe('caddy 2.11.2 could not be unpacked');
-    expect(e.data.fix).toContain('RBP_TOOL_CADDY');
-  });
+  it.each(['tar.gz', 'tar.xz', 'zip'] as const)(
+    'a damaged %s archive whose checksum matched: one error naming the tool, not the unpacker’s trace',
+    async (archive) => {
+      const dir = tmpDir('rbp-unpack-');
+      const file = path.join(dir, `tool.${archive}`);
+      // A valid gzip/xz/zip start, then garbage: what a truncated or corrupted upload looks like.
+      const head = { 'tar.gz': [0x1f, 0x8b, 0x08, 0x00], 'tar.xz': [0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00], zip: [0x50, 0x4b, 0x03, 0x04] }[archive];
+      fs.writeFileSync(file, Buffer.concat([Buffer.from(head), Buffer.alloc(512, 0x41)]));
+      const e = await rejectedUserError(unpack(file, path.join(dir, 'out'), { id: 'caddy', version: '2.11.2', archive, stripComponents: 0, bin: 'caddy' }));
+      expect(e.id).toBe('deps/unpack-failed');
+      expect(stableRendering(e, { [dir]: '<dir>' })).toMatchSnapshot();
+      expect(e.data.title).toBe('caddy 2.11.2 could not be unpacked');
+      expect(e.data.fix).toContain('RBP_TOOL_CADDY');
+    },
+  );
 
   it('a broken rbp.toml in OUT', async () => {
     const out = await goodOut();
@@ -112,7 +115,23 @@ describe('each former stack-trace input is a user error with an id', () => {
   it('CC_HEALTH_CHECK_PATH with a space and non-ASCII is percent-encoded; deploy answers and stops the app', async () => {
     const port = await freePort();
     const r = await rbp(
-      ['deploy', path.join(FIXTURES, 'buildpacks', 'apps', 'http-server'), '--out', path.join(tmpDir('rbp-out-'), 'out'), '--buildpack', bp('node-server'), '--port', String(port), '--check', '--timeout', '20', '--env', 'CC_HEALTH_CHECK_PATH=/a b', '--env', 'CC_HEALTH_CHECK_PATH_1=/é'],
+      [
+        'deploy',
+        path.join(FIXTURES, 'buildpacks', 'apps', 'http-server'),
+        '--out',
+        path.join(tmpDir('rbp-out-'), 'out'),
+        '--buildpack',
+        bp('node-server'),
+        '--port',
+        String(port),
+        '--check',
+        '--timeout',
+        '20',
+        '--env',
+        'CC_HEALTH_CHECK_PATH=/a b',
+        '--env',
+        'CC_HEALTH_CHECK_PATH_1=/é',
+      ],
       { timeout: 60_000 },
     );
     expect(r.all).not.toMatch(TRACE);
@@ -122,7 +141,10 @@ describe('each former stack-trace input is a user error with an id', () => {
     await expect(
       new Promise((resolve, reject) => {
         const s = net.connect(port, '127.0.0.1');
-        s.once('connect', () => (s.destroy(), reject(new Error('still listening'))));
+        s.once('connect', () => {
+          s.destroy();
+          reject(new Error('still listening'));
+        });
         s.once('error', resolve);
       }),
     ).resolves.toBeDefined();

@@ -36,7 +36,80 @@ class Gen {
   }
   /** Strings that break parsers: paths, escapes, separators, unicode, long, shell. Never NUL, never "undefined". */
   str(): string {
-    const pieces = ['', ' ', '  x  ', '/', '//', '..', '../..', '../../etc/passwd', '/etc/passwd', '.', 'public', '/public/', 'a b', '%', '%20', '%zz', '\t', '\n', '\r\n', '=', '==', ':', ',', ', ,', ';', '$HOME', '`id`', '$(id)', '"', "'", '\\', '{}', '[]', 'null', 'true', '0', '-1', '65536', '8080', '1e3', '0x10', 'NaN', 'é', '日本', '🙂', '\u202e', '\ud800', '\x7f', '\x01', '*', '?', '#', '~', 'cache', 'block', 'redirector', 'custom', 'redirector,cache', '@@LISTEN_PORT@@', '@@FORWARD_PORT@@', 'node', 'npm', 'yarn', 'pnpm', 'bun', '22', '>=18', '^20.1', 'latest', 'lts/*', 'index.php', 'index.html'];
+    const pieces = [
+      '',
+      ' ',
+      '  x  ',
+      '/',
+      '//',
+      '..',
+      '../..',
+      '../../etc/passwd',
+      '/etc/passwd',
+      '.',
+      'public',
+      '/public/',
+      'a b',
+      '%',
+      '%20',
+      '%zz',
+      '\t',
+      '\n',
+      '\r\n',
+      '=',
+      '==',
+      ':',
+      ',',
+      ', ,',
+      ';',
+      '$HOME',
+      '`id`',
+      '$(id)',
+      '"',
+      "'",
+      '\\',
+      '{}',
+      '[]',
+      'null',
+      'true',
+      '0',
+      '-1',
+      '65536',
+      '8080',
+      '1e3',
+      '0x10',
+      'NaN',
+      'é',
+      '日本',
+      '🙂',
+      '\u202e',
+      '\ud800',
+      '\x7f',
+      '\x01',
+      '*',
+      '?',
+      '#',
+      '~',
+      'cache',
+      'block',
+      'redirector',
+      'custom',
+      'redirector,cache',
+      '@@LISTEN_PORT@@',
+      '@@FORWARD_PORT@@',
+      'node',
+      'npm',
+      'yarn',
+      'pnpm',
+      'bun',
+      '22',
+      '>=18',
+      '^20.1',
+      'latest',
+      'lts/*',
+      'index.php',
+      'index.html',
+    ];
     const n = 1 + this.int(3);
     let s = '';
     for (let i = 0; i < n; i++) s += this.pick(pieces);
@@ -84,7 +157,9 @@ function packageJson(g: Gen): string {
   for (const f of ['name', 'version', 'main', 'scripts', 'engines', 'packageManager', 'dependencies', 'devDependencies', 'type', 'workspaces']) {
     if (!g.chance(0.5)) continue;
     if (f === 'scripts' || f === 'engines' || f === 'dependencies') {
-      pkg[f] = g.chance(0.7) ? Object.fromEntries(Array.from({ length: 1 + g.int(3) }, () => [g.pick(['start', 'build', 'node', 'npm', 'test', g.str()]), g.field()])) : g.field();
+      pkg[f] = g.chance(0.7)
+        ? Object.fromEntries(Array.from({ length: 1 + g.int(3) }, () => [g.pick(['start', 'build', 'node', 'npm', 'test', g.str()]), g.field()]))
+        : g.field();
     } else pkg[f] = g.field();
   }
   const text = JSON.stringify(pkg);
@@ -101,13 +176,49 @@ function composerJson(g: Gen): string {
   const c: Record<string, unknown> = {};
   for (const f of ['name', 'require', 'require-dev', 'config', 'scripts', 'autoload', 'extra']) {
     if (!g.chance(0.5)) continue;
-    c[f] = f === 'require' && g.chance(0.7) ? Object.fromEntries(Array.from({ length: 1 + g.int(3) }, () => [g.pick(['php', 'ext-intl', 'ext-memcache', 'ext-', 'monolog/monolog', g.str()]), g.field()])) : g.field();
+    c[f] =
+      f === 'require' && g.chance(0.7)
+        ? Object.fromEntries(
+            Array.from({ length: 1 + g.int(3) }, () => [g.pick(['php', 'ext-intl', 'ext-memcache', 'ext-', 'monolog/monolog', g.str()]), g.field()]),
+          )
+        : g.field();
   }
   return JSON.stringify(c);
 }
 
-const DETECT_VARS = ['CC_WEBROOT', 'CC_RUN_COMMAND', 'CC_NODE_VERSION', 'CC_NODE_BUILD_TOOL', 'CC_CUSTOM_BUILD_TOOL', 'CC_BUILD_COMMAND', 'CC_STATIC_SERVER', 'CC_PHP_VERSION', 'CC_CACHE_FILE', 'CC_REQUEST_FLOW', 'NPM_TOKEN', 'CC_NPM_REGISTRY', 'CC_NPM_BASIC_AUTH', 'CC_PRE_BUILD_HOOK', 'NODE_ENV'];
-const RUN_VARS = ['NPM_TOKEN', 'CC_REQUEST_FLOW', 'CC_REQUEST_FLOW_CUSTOM', 'CC_CACHE_FILE', 'CC_REDIRECTOR_PROJECT_KEY', 'ACCESSPROXY_CHALLENGE_SECRET', 'CC_RUN_COMMAND', 'CC_HEALTH_CHECK_PATH', 'CC_HEALTH_CHECK_PATH_1', 'CC_WEBROOT', 'CC_NODE_VERSION', 'PORT', 'CC_STATIC_PORT', 'CC_PHPSERVER_PORT'];
+const DETECT_VARS = [
+  'CC_WEBROOT',
+  'CC_RUN_COMMAND',
+  'CC_NODE_VERSION',
+  'CC_NODE_BUILD_TOOL',
+  'CC_CUSTOM_BUILD_TOOL',
+  'CC_BUILD_COMMAND',
+  'CC_STATIC_SERVER',
+  'CC_PHP_VERSION',
+  'CC_CACHE_FILE',
+  'CC_REQUEST_FLOW',
+  'NPM_TOKEN',
+  'CC_NPM_REGISTRY',
+  'CC_NPM_BASIC_AUTH',
+  'CC_PRE_BUILD_HOOK',
+  'NODE_ENV',
+];
+const RUN_VARS = [
+  'NPM_TOKEN',
+  'CC_REQUEST_FLOW',
+  'CC_REQUEST_FLOW_CUSTOM',
+  'CC_CACHE_FILE',
+  'CC_REDIRECTOR_PROJECT_KEY',
+  'ACCESSPROXY_CHALLENGE_SECRET',
+  'CC_RUN_COMMAND',
+  'CC_HEALTH_CHECK_PATH',
+  'CC_HEALTH_CHECK_PATH_1',
+  'CC_WEBROOT',
+  'CC_NODE_VERSION',
+  'PORT',
+  'CC_STATIC_PORT',
+  'CC_PHPSERVER_PORT',
+];
 const OPERATOR_VARS = ['RBP_APP_PORT', 'RBP_PUBLIC_PORT', 'RBP_LISTEN_TIMEOUT', 'RBP_STOP_TIMEOUT', 'RBP_VARNISH_STORAGE'];
 
 const SECRETS = new Set(['NPM_TOKEN', 'CC_NPM_BASIC_AUTH', 'CC_REDIRECTOR_PROJECT_KEY', 'ACCESSPROXY_CHALLENGE_SECRET']);
@@ -180,7 +291,9 @@ describe(`fuzzing (seed ${SEED})`, () => {
       const o = await rbpRun(['detect', app, ...envArgs(env)]);
       const d = defects(o, [0, 2, 20, 21]);
       fs.rmSync(app, { recursive: true, force: true });
-      return d.length ? `case ${i}: ${d.join('; ')}\n  files: ${show(Object.fromEntries(Object.entries(files).map(([k, v]) => [k, v])))}\n  env: ${show(env)}\n  output:\n${o.output.slice(0, 3000)}` : undefined;
+      return d.length
+        ? `case ${i}: ${d.join('; ')}\n  files: ${show(Object.fromEntries(Object.entries(files).map(([k, v]) => [k, v])))}\n  env: ${show(env)}\n  output:\n${o.output.slice(0, 3000)}`
+        : undefined;
     });
     expect(failures, `seed ${SEED}:\n${failures.join('\n\n')}`).toEqual([]);
   }, 1_800_000);
@@ -195,7 +308,9 @@ describe(`fuzzing (seed ${SEED})`, () => {
       const port = g.chance(0.9) ? String(20_000 + g.int(20_000)) : g.str();
       const o = await rbpRun(['run', out, '--dry-run', '--port', port, ...envArgs(env)], operator);
       const d = defects(o, [0, 2, 82]);
-      return d.length ? `case ${i}: ${d.join('; ')}\n  --port ${show(port)}\n  env: ${show(env)}\n  operator: ${show(operator)}\n  output:\n${o.output.slice(0, 3000)}` : undefined;
+      return d.length
+        ? `case ${i}: ${d.join('; ')}\n  --port ${show(port)}\n  env: ${show(env)}\n  operator: ${show(operator)}\n  output:\n${o.output.slice(0, 3000)}`
+        : undefined;
     });
     expect(failures, `seed ${SEED}:\n${failures.join('\n\n')}`).toEqual([]);
   }, 1_800_000);

@@ -57,7 +57,13 @@ const SCRIPTS = {
     'TOML',
   ].join('\n'),
   'b/detect': 'exit 0',
-  'b/build': [STOP, 'stop build-b', 'mkdir -p "$CNB_LAYERS_DIR/x"', 'cat gen.txt > "$CNB_LAYERS_DIR/x/gen"', 'printf "[types]\\nlaunch = true\\n" > "$CNB_LAYERS_DIR/x.toml"'].join('\n'),
+  'b/build': [
+    STOP,
+    'stop build-b',
+    'mkdir -p "$CNB_LAYERS_DIR/x"',
+    'cat gen.txt > "$CNB_LAYERS_DIR/x/gen"',
+    'printf "[types]\\nlaunch = true\\n" > "$CNB_LAYERS_DIR/x.toml"',
+  ].join('\n'),
 };
 
 /** Steps inside the buildpacks (the rest are rbp's own checkpoints). */
@@ -141,18 +147,39 @@ async function buildTo(app: string, out: string, marks: string, gen: string, env
  * killed with SIGKILL; `whileStopped` looks at OUT in between. What the test started through rbp (a
  * stopped detect is no build's process group) is ended whatever happens.
  */
-async function killAt(o: { app: string; out: string; marks: string; gen: string; step: string; env?: NodeJS.ProcessEnv; as?: string[] }, whileStopped: () => Promise<void> | void): Promise<void> {
+async function killAt(
+  o: { app: string; out: string; marks: string; gen: string; step: string; env?: NodeJS.ProcessEnv; as?: string[] },
+  whileStopped: () => Promise<void> | void,
+): Promise<void> {
   const inBuildpack = IN_BUILDPACKS.includes(o.step);
   fs.writeFileSync(path.join(o.app, 'gen.txt'), `${o.gen}\n`);
   fs.rmSync(path.join(o.marks, 'stopped'), { force: true });
   const as = o.as ?? [];
-  const child = spawn(as[0] ?? 'node', [...as.slice(1), ...(as.length ? ['node'] : []), '--', RBP, 'build', o.app, '--out', o.out, ...bpArgs('a', 'b'), '--env', `STOP_IN=${inBuildpack ? o.step : ''}`, '--env', `MARKS=${o.marks}`], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...(o.env ?? process.env), NO_COLOR: '1', ...(inBuildpack ? {} : { RBP_TEST_STOP_AT: o.step }) },
-  });
+  const child = spawn(
+    as[0] ?? 'node',
+    [
+      ...as.slice(1),
+      ...(as.length ? ['node'] : []),
+      '--',
+      RBP,
+      'build',
+      o.app,
+      '--out',
+      o.out,
+      ...bpArgs('a', 'b'),
+      '--env',
+      `STOP_IN=${inBuildpack ? o.step : ''}`,
+      '--env',
+      `MARKS=${o.marks}`,
+    ],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...(o.env ?? process.env), NO_COLOR: '1', ...(inBuildpack ? {} : { RBP_TEST_STOP_AT: o.step }) },
+    },
+  );
   let output = '';
-  child.stdout.on('data', (d) => (output += d));
-  child.stderr.on('data', (d) => (output += d));
+  child.stdout.on('data', (d: Buffer | string) => (output += d.toString()));
+  child.stderr.on('data', (d: Buffer | string) => (output += d.toString()));
   const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
   const stopped = () => {
     const pid = Number(fs.readFileSync(path.join(o.marks, 'stopped'), 'utf8'));
@@ -177,7 +204,7 @@ async function killAt(o: { app: string; out: string; marks: string; gen: string;
 function pathWithout(missing: string[]): string {
   const bin = tmpDir('rbp-without-');
   for (const dir of (process.env.PATH ?? '').split(':').reverse()) {
-    let names: string[] = [];
+    let names: string[];
     try {
       names = fs.readdirSync(dir);
     } catch {
@@ -247,7 +274,12 @@ describe('OUT is complete at every instant', () => {
     expect((await full(last)).hash).toBe(want[last]);
     await servesGeneration(out, last);
     expect(fs.statSync(path.join(out, 'layers', 'test_a', 'lib', 'server.js')).ino).toBe(serverIno);
-    expect(fs.readdirSync(scratch).filter((n) => n.startsWith('out')).sort()).toEqual(['out', 'out.rbp-cache', 'out.rbp-spare']);
+    expect(
+      fs
+        .readdirSync(scratch)
+        .filter((n) => n.startsWith('out'))
+        .sort(),
+    ).toEqual(['out', 'out.rbp-cache', 'out.rbp-spare']);
   });
 
   it('an app started from a build keeps that generation beside OUT while it runs; rbp prune removes it once it has ended', async () => {
@@ -270,7 +302,10 @@ describe('OUT is complete at every instant', () => {
       expect(fs.readFileSync(path.join(kept, 'workspace', 'gen.txt'), 'utf8')).toBe('A\n');
       expect(complete(out)!.gen).toBe('B');
       const dry = await rbp(['prune', '--dry-run', '--json'], { env });
-      expect(JSON.parse(dry.stdout).kept).toContainEqual({ path: kept, why: `an earlier build of ${out} that an app started by rbp run or deploy still runs from` });
+      expect(JSON.parse(dry.stdout).kept).toContainEqual({
+        path: kept,
+        why: `an earlier build of ${out} that an app started by rbp run or deploy still runs from`,
+      });
     });
     expect(served.output).not.toContain('Error');
     const pruned = await rbp(['prune', '--json'], { env });
@@ -309,7 +344,9 @@ describe('OUT is complete at every instant', () => {
     const marks = tmpDir('rbp-inplace-marks-');
     const first = await buildTo(app, out, marks, 'A', env);
     expect(first.exitCode, first.all).toBe(0);
-    expect(first.all).toContain(`OUT is not switched atomically here (no private mount namespace: no unshare on PATH (util-linux)): the build happens in ${out} itself`);
+    expect(first.all).toContain(
+      `OUT is not switched atomically here (no private mount namespace: no unshare on PATH (util-linux)): the build happens in ${out} itself`,
+    );
     const before = complete(out)!;
     await killAt({ app, out, marks, gen: 'B', step: 'build-a', env }, () => {
       // In place: OUT is the build being made, and the previous one waits beside it.
@@ -351,7 +388,8 @@ describe('OUT is complete at every instant', () => {
     const rt = path.join(out, 'layers', 'test_a', 'rt');
     expect(fs.readFileSync(path.join(rt, 'uid'), 'utf8').trim()).toBe(String(uid));
     expect(fs.readFileSync(path.join(rt, 'seen-at'), 'utf8').trim()).toBe(path.join(fs.realpathSync(home), 'out', 'workspace'));
-    for (const f of [rt, path.join(out, 'layers', 'test_a', 'lib', 'server.js'), path.join(out, 'workspace', 'gen.txt'), path.join(out, 'rbp.toml')]) expect(fs.statSync(f).uid, f).toBe(uid);
+    for (const f of [rt, path.join(out, 'layers', 'test_a', 'lib', 'server.js'), path.join(out, 'workspace', 'gen.txt'), path.join(out, 'rbp.toml')])
+      expect(fs.statSync(f).uid, f).toBe(uid);
     await servesGeneration(out, 'B');
   });
 
@@ -359,7 +397,16 @@ describe('OUT is complete at every instant', () => {
     // A user namespace of the test's own in which rbp is root without CAP_SYS_ADMIN (setpriv drops
     // it) and may make no user namespace (user.max_user_namespaces is 0 there): a container's root
     // under a seccomp profile that refuses unshare fails the same two ways.
-    const as = ['unshare', '--user', '--map-root-user', '--', 'sh', '-c', 'echo 0 > /proc/sys/user/max_user_namespaces && exec setpriv --inh-caps=-sys_admin --bounding-set=-sys_admin -- "$@"', 'container'];
+    const as = [
+      'unshare',
+      '--user',
+      '--map-root-user',
+      '--',
+      'sh',
+      '-c',
+      'echo 0 > /proc/sys/user/max_user_namespaces && exec setpriv --inh-caps=-sys_admin --bounding-set=-sys_admin -- "$@"',
+      'container',
+    ];
     const app = scriptedApp(SCRIPTS, { 'gen.txt': 'A\n' });
     const out = path.join(tmpDir('rbp-container-'), 'out');
     const marks = tmpDir('rbp-container-marks-');

@@ -13,7 +13,12 @@ import { RBP, rbp, tmpDir } from '../helpers/rbp.ts';
 import { bpArgs, launchToml, passWith, scriptedApp, treeHash, writeScripts } from '../lifecycle/helpers.ts';
 
 const WEB = launchToml('[[processes]]\ntype = "web"\ncommand = ["echo", "hello"]\ndefault = true');
-const GOOD = ['mkdir -p "$CNB_LAYERS_DIR/rt"', 'printf "[types]\\nlaunch = true\\n" > "$CNB_LAYERS_DIR/rt.toml"', 'echo v1 > "$CNB_LAYERS_DIR/rt/file"', WEB].join('\n');
+const GOOD = [
+  'mkdir -p "$CNB_LAYERS_DIR/rt"',
+  'printf "[types]\\nlaunch = true\\n" > "$CNB_LAYERS_DIR/rt.toml"',
+  'echo v1 > "$CNB_LAYERS_DIR/rt/file"',
+  WEB,
+].join('\n');
 const noTrace = (s: string) => expect(s).not.toMatch(/\n\s+at .+:\d+:\d+\)?\n/);
 
 function goodApp(): string {
@@ -22,13 +27,7 @@ function goodApp(): string {
 
 /** A build script that records its pid and a background child's, says it started, then waits. */
 function slowBuild(dir: string): string {
-  return [
-    `sleep 300 & echo $! > ${dir}/child.pid`,
-    `echo $$ > ${dir}/build.pid`,
-    'mkdir -p "$CNB_LAYERS_DIR/rt"',
-    `touch ${dir}/started`,
-    'wait',
-  ].join('\n');
+  return [`sleep 300 & echo $! > ${dir}/child.pid`, `echo $$ > ${dir}/build.pid`, 'mkdir -p "$CNB_LAYERS_DIR/rt"', `touch ${dir}/started`, 'wait'].join('\n');
 }
 
 async function until(cond: () => boolean, ms = 30_000): Promise<void> {
@@ -49,11 +48,16 @@ const alive = (pid: number) => {
 };
 
 function startBuild(app: string, out: string, extra: string[] = []) {
-  const child = spawn('node', [RBP, 'build', app, '--out', out, ...bpArgs('a'), ...extra], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+  const child = spawn('node', [RBP, 'build', app, '--out', out, ...bpArgs('a'), ...extra], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, NO_COLOR: '1' },
+  });
   let output = '';
-  child.stdout.on('data', (d) => (output += d));
-  child.stderr.on('data', (d) => (output += d));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  child.stdout.on('data', (d: Buffer | string) => (output += d.toString()));
+  child.stderr.on('data', (d: Buffer | string) => (output += d.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  );
   return { child, exited, output: () => output };
 }
 

@@ -29,7 +29,15 @@ function world(): { app: string; outside: string } {
 /** The user error checkRequestFlowAtBuild throws, with everything it would print. */
 function buildCheckError(app: string, env: NodeJS.ProcessEnv): { id: string; printed: string } {
   let printed = '';
-  const log = new Logger({ out: new Writable({ write: (c, _e, cb) => ((printed += String(c)), cb()) }), color: false });
+  const log = new Logger({
+    out: new Writable({
+      write: (c, _e, cb) => {
+        printed += String(c);
+        cb();
+      },
+    }),
+    color: false,
+  });
   try {
     checkRequestFlowAtBuild(app, env, log);
   } catch (e) {
@@ -41,8 +49,12 @@ function buildCheckError(app: string, env: NodeJS.ProcessEnv): { id: string; pri
 
 describe('the cache VCL stays inside the app', () => {
   it.each([
-    ['CC_CACHE_FILE=../shadow', (w: ReturnType<typeof world>) => ({ CC_CACHE_FILE: '../shadow' }), 'request-flow/cache/file/outside'],
-    ['CC_CACHE_FILE an absolute path (taken from the app root, so missing)', (w: ReturnType<typeof world>) => ({ CC_CACHE_FILE: w.outside }), 'request-flow/cache/file/missing'],
+    ['CC_CACHE_FILE=../shadow', (_w: ReturnType<typeof world>) => ({ CC_CACHE_FILE: '../shadow' }), 'request-flow/cache/file/outside'],
+    [
+      'CC_CACHE_FILE an absolute path (taken from the app root, so missing)',
+      (w: ReturnType<typeof world>) => ({ CC_CACHE_FILE: w.outside }),
+      'request-flow/cache/file/missing',
+    ],
     [
       'CC_CACHE_FILE a symlink inside the app to a file outside',
       (w: ReturnType<typeof world>) => {

@@ -59,7 +59,11 @@ describe('order', () => {
     expect(planChain({ ...env, CC_REQUEST_FLOW: 'custom' }, app(true)).middlewares).toEqual(['custom', 'redirector', 'cache']);
   });
   it('the access proxy is always first', () => {
-    expect(planChain({ ...env, ACCESSPROXY_CHALLENGE_SECRET: 's', CC_REQUEST_FLOW: 'cache' }, app(true)).middlewares).toEqual(['accessproxy', 'cache', 'redirector']);
+    expect(planChain({ ...env, ACCESSPROXY_CHALLENGE_SECRET: 's', CC_REQUEST_FLOW: 'cache' }, app(true)).middlewares).toEqual([
+      'accessproxy',
+      'cache',
+      'redirector',
+    ]);
   });
   it('block: nothing started, active middlewares reported as skipped', () => {
     expect(planChain({ ...env, CC_REQUEST_FLOW: 'block' }, app(true))).toEqual({ block: true, middlewares: [], skipped: ['redirector', 'cache'] });

@@ -59,7 +59,18 @@ describeNeeding(varnishd, 'cache proxy (Varnish)', () => {
     const bp = await flowBuildpack();
     const port = await freePort();
     const r = await rbp(
-      ['deploy', path.join(FIXTURES, 'flow-app-cache'), '--out', path.join(path.dirname(out), 'deployed'), '--buildpack', bp, '--port', String(port), '--check', ...envArgs({ CC_REQUEST_FLOW: 'custom', ...CUSTOM })],
+      [
+        'deploy',
+        path.join(FIXTURES, 'flow-app-cache'),
+        '--out',
+        path.join(path.dirname(out), 'deployed'),
+        '--buildpack',
+        bp,
+        '--port',
+        String(port),
+        '--check',
+        ...envArgs({ CC_REQUEST_FLOW: 'custom', ...CUSTOM }),
+      ],
       { env: { RBP_APP_PORT: String(await freePort()) } },
     );
     expect(r.exitCode, r.all).toBe(0);

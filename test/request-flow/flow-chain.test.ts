@@ -50,7 +50,12 @@ describe('two middlewares, both orders', () => {
     ['custom,redirector', 'accessproxy,custom,redirector'],
   ])('CC_REQUEST_FLOW=%s: requests pass %s, the access proxy first', async (flow, pathSeen) => {
     const { port, appPort } = await ports();
-    const run = startRun(out, port, { CC_REQUEST_FLOW: flow, CC_REQUEST_FLOW_CUSTOM: MW('custom'), ...SECRETS }, { RBP_APP_PORT: String(appPort), ...OPERATOR });
+    const run = startRun(
+      out,
+      port,
+      { CC_REQUEST_FLOW: flow, CC_REQUEST_FLOW_CUSTOM: MW('custom'), ...SECRETS },
+      { RBP_APP_PORT: String(appPort), ...OPERATOR },
+    );
     try {
       const r = await waitHttp(port, run);
       expect(r.headers.get('x-seen-flow-path')).toBe(pathSeen);
@@ -67,7 +72,7 @@ describe('secrets', () => {
     const { port, appPort } = await ports();
     const env = { CC_REQUEST_FLOW: 'custom', CC_REQUEST_FLOW_CUSTOM: MW('custom'), ...SECRETS };
     const run = startRun(out, port, env, { RBP_APP_PORT: String(appPort), ...OPERATOR });
-    let output = '';
+    let output: string;
     try {
       const r = await waitHttp(port, run);
       expect(r.headers.get('x-accessproxy-secrets')).toBe('ACCESSPROXY_CHALLENGE_SECRET');
@@ -116,7 +121,18 @@ describe('block and the deployment health check', () => {
   it('rbp deploy checks the application on its own port, since the public port answers 403', async () => {
     const { port, appPort } = await ports();
     const r = await rbp(
-      ['deploy', path.join(FIXTURES, 'flow-app'), '--out', path.join(tmpDir('rbp-flow-deploy-'), 'out'), '--buildpack', await flowBuildpack(), '--port', String(port), '--check', ...envArgs({ FLOW_RUNTIME: 'node', CC_REQUEST_FLOW: 'block' })],
+      [
+        'deploy',
+        path.join(FIXTURES, 'flow-app'),
+        '--out',
+        path.join(tmpDir('rbp-flow-deploy-'), 'out'),
+        '--buildpack',
+        await flowBuildpack(),
+        '--port',
+        String(port),
+        '--check',
+        ...envArgs({ FLOW_RUNTIME: 'node', CC_REQUEST_FLOW: 'block' }),
+      ],
       { env: { RBP_APP_PORT: String(appPort) } },
     );
     expect(r.exitCode, r.all).toBe(0);
@@ -128,16 +144,28 @@ describe('block and the deployment health check', () => {
 describe('failures', () => {
   it('a crashing middleware stops the app; the status says which one failed', async () => {
     const { port, appPort } = await ports();
-    const run = startRun(out, port, { CC_REQUEST_FLOW: 'custom', CC_REQUEST_FLOW_CUSTOM: MW('custom', ' --crash-after 1500') }, { RBP_APP_PORT: String(appPort) });
+    const run = startRun(
+      out,
+      port,
+      { CC_REQUEST_FLOW: 'custom', CC_REQUEST_FLOW_CUSTOM: MW('custom', ' --crash-after 1500') },
+      { RBP_APP_PORT: String(appPort) },
+    );
     expect((await waitHttp(port, run)).status).toBe(200);
     expect(await run.exited).toBe(94);
-    expect(run.output()).toContain(`! custom middleware (node middleware.mjs custom ${port} ${appPort} --crash-after 1500) exited with status 3; stopping the others`);
+    expect(run.output()).toContain(
+      `! custom middleware (node middleware.mjs custom ${port} ${appPort} --crash-after 1500) exited with status 3; stopping the others`,
+    );
     expect(run.output()).toContain('! launch exits with status 94: custom middleware failed');
     expect(await listening(appPort)).toBe(false);
   });
   it('a middleware that fails at start: nothing is left listening', async () => {
     const { port, appPort } = await ports();
-    const run = startRun(out, port, { CC_REQUEST_FLOW: 'custom', CC_REQUEST_FLOW_CUSTOM: 'exit 7 # @@LISTEN_PORT@@ @@FORWARD_PORT@@' }, { RBP_APP_PORT: String(appPort) });
+    const run = startRun(
+      out,
+      port,
+      { CC_REQUEST_FLOW: 'custom', CC_REQUEST_FLOW_CUSTOM: 'exit 7 # @@LISTEN_PORT@@ @@FORWARD_PORT@@' },
+      { RBP_APP_PORT: String(appPort) },
+    );
     expect(await run.exited).toBe(94);
     expect(run.output()).toContain('exited with status 7');
     expect(await listening(appPort)).toBe(false);

@@ -39,7 +39,10 @@ export function flowBuildpack(): Promise<string> {
 }
 
 /** `rbp build` of a fixture app with the test buildpack; FLOW_RUNTIME picks the runtime's port rules. */
-export async function buildFlowApp(fixture: string, opts: { runtime?: string; env?: Record<string, string> } = {}): Promise<{ out: string; result: RbpResult }> {
+export async function buildFlowApp(
+  fixture: string,
+  opts: { runtime?: string; env?: Record<string, string> } = {},
+): Promise<{ out: string; result: RbpResult }> {
   const bp = await flowBuildpack();
   const out = path.join(tmpDir('rbp-flow-out-'), 'out');
   const envArgs = Object.entries({ FLOW_RUNTIME: opts.runtime ?? 'node', ...opts.env }).flatMap(([k, v]) => ['--env', `${k}=${v}`]);
@@ -48,7 +51,12 @@ export async function buildFlowApp(fixture: string, opts: { runtime?: string; en
 }
 
 /** `rbp run --dry-run`: the launch entrypoint's own plan. */
-export async function dryRun(out: string, port: number, env: Record<string, string> = {}, operator: Record<string, string> = {}): Promise<{ result: RbpResult; launch: any }> {
+export async function dryRun(
+  out: string,
+  port: number,
+  env: Record<string, string> = {},
+  operator: Record<string, string> = {},
+): Promise<{ result: RbpResult; launch: any }> {
   const result = await rbp(['run', out, '--port', String(port), '--dry-run', ...envArgs(env)], { env: operator });
   return { result, launch: result.exitCode === 0 ? JSON.parse(result.stdout).launch : undefined };
 }
@@ -66,7 +74,12 @@ export function startRun(out: string, port: number, env: Record<string, string> 
   // No SIGKILL from execa 5 s after stop(): rbp's own grace period (RBP_STOP_TIMEOUT + 5 s) ends a
   // process that outlives SIGTERM (FrankenPHP sometimes does); killing rbp first would leave that
   // process, in its own group, holding the output open.
-  const proc = execa('node', [RBP, 'run', out, '--port', String(port), ...envArgs(env)], { reject: false, all: true, env: { NO_COLOR: '1', ...operator }, forceKillAfterDelay: false });
+  const proc = execa('node', [RBP, 'run', out, '--port', String(port), ...envArgs(env)], {
+    reject: false,
+    all: true,
+    env: { NO_COLOR: '1', ...operator },
+    forceKillAfterDelay: false,
+  });
   let text = '';
   proc.all?.on('data', (d: Buffer) => (text += d.toString()));
   const exited = proc.then((r) => r.exitCode ?? -1);

@@ -23,8 +23,17 @@ describe('middleware commands', () => {
       '-c',
       'redirectionio-agent --listen 0.0.0.0:8080 --forward http://127.0.0.1:41000',
     ]);
-    expect(middlewareSpec('accessproxy', hop, SECRETS, '/app').argv).toEqual(['/bin/sh', '-c', 'accessproxy --listen 0.0.0.0:8080 --upstream http://127.0.0.1:41000']);
-    const custom = middlewareSpec('redirector', hop, { ...SECRETS, RBP_REDIRECTOR_COMMAND: '/opt/rio --port @@LISTEN_PORT@@ --backend @@FORWARD_PORT@@' }, '/app');
+    expect(middlewareSpec('accessproxy', hop, SECRETS, '/app').argv).toEqual([
+      '/bin/sh',
+      '-c',
+      'accessproxy --listen 0.0.0.0:8080 --upstream http://127.0.0.1:41000',
+    ]);
+    const custom = middlewareSpec(
+      'redirector',
+      hop,
+      { ...SECRETS, RBP_REDIRECTOR_COMMAND: '/opt/rio --port @@LISTEN_PORT@@ --backend @@FORWARD_PORT@@' },
+      '/app',
+    );
     expect(custom.argv[2]).toBe('/opt/rio --port 8080 --backend 41000');
   });
   it('a secret reaches only its own middleware, never a command line', () => {

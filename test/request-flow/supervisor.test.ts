@@ -8,7 +8,12 @@ import { freePort } from '../helpers/rbp.ts';
 
 function logger(): { log: Logger; text: () => string } {
   let text = '';
-  const out = new Writable({ write: (c, _e, cb) => ((text += c.toString()), cb()) });
+  const out = new Writable({
+    write: (c: Buffer, _e, cb) => {
+      text += c.toString();
+      cb();
+    },
+  });
   return { log: new Logger({ out, color: false }), text: () => text };
 }
 
@@ -91,7 +96,13 @@ describe('supervise', () => {
   });
 
   it('a command that cannot start', async () => {
-    const app: Member = { name: 'app', shown: 'nope', listen: await freePort(), status: (e) => (e.error ? 127 : exitStatus(e)), start: () => spawnMember(['/nonexistent/bin'], { env: {} }) };
+    const app: Member = {
+      name: 'app',
+      shown: 'nope',
+      listen: await freePort(),
+      status: (e) => (e.error ? 127 : exitStatus(e)),
+      start: () => spawnMember(['/nonexistent/bin'], { env: {} }),
+    };
     const { log, text } = logger();
     expect(await supervise([app], opts(log))).toBe(127);
     expect(text()).toContain('app (nope) could not start (spawn /nonexistent/bin ENOENT)');

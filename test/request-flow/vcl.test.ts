@@ -13,7 +13,12 @@ const varnishd = varnishdRequirement('the VCL checks with Varnish’s compiler')
 
 function logger(): { log: Logger; text: () => string } {
   let text = '';
-  const out = new Writable({ write: (c, _e, cb) => ((text += c.toString()), cb()) });
+  const out = new Writable({
+    write: (c: Buffer, _e, cb) => {
+      text += c.toString();
+      cb();
+    },
+  });
   return { log: new Logger({ out, color: false }), text: () => text };
 }
 

@@ -13,13 +13,32 @@ const caddy = contractCaddy('static fixtures (Caddy)');
 const sws = swsTool('static fixtures (Static Web Server)');
 let mirror: string;
 
-fixtureSuite(['static-index-html', 'static-webroot-htm', 'static-build-command', 'static-caddyfile', 'static-caddy-forced', 'static-caddyfile-invalid', 'static-paketo-web-root'], {
-  type: 'static',
-  ...(caddy.skip || sws.skip ? { skip: "the contract's Static Web Server and Caddy are needed (see the reason above)" } : {}),
-  setup: async () => {
-    mirror = await swsMirror(sws.path());
+fixtureSuite(
+  [
+    'static-index-html',
+    'static-webroot-htm',
+    'static-build-command',
+    'static-caddyfile',
+    'static-caddy-forced',
+    'static-caddyfile-invalid',
+    'static-paketo-web-root',
+  ],
+  {
+    type: 'static',
+    ...(caddy.skip || sws.skip ? { skip: "the contract's Static Web Server and Caddy are needed (see the reason above)" } : {}),
+    setup: async () => {
+      mirror = await swsMirror(sws.path());
+    },
+    // The operator's tools of this machine are left out: Static Web Server comes through the installer.
+    operatorEnv: () => ({
+      ...Object.fromEntries(
+        Object.keys(process.env)
+          .filter((k) => k.startsWith('RBP_TOOL_'))
+          .map((k) => [k, '']),
+      ),
+      RBP_DEPENDENCY_MIRROR: mirror,
+      RBP_TOOL_CADDY: caddy.path(),
+    }),
+    launchVars: (out) => ({ sws: path.join(out, 'layers', 'rbp_static', 'static-web-server', 'bin', 'static-web-server'), caddy: caddy.path() }),
   },
-  // The operator's tools of this machine are left out: Static Web Server comes through the installer.
-  operatorEnv: () => ({ ...Object.fromEntries(Object.keys(process.env).filter((k) => k.startsWith('RBP_TOOL_')).map((k) => [k, ''])), RBP_DEPENDENCY_MIRROR: mirror, RBP_TOOL_CADDY: caddy.path() }),
-  launchVars: (out) => ({ sws: path.join(out, 'layers', 'rbp_static', 'static-web-server', 'bin', 'static-web-server'), caddy: caddy.path() }),
-});
+);

@@ -24,7 +24,10 @@ const hugo149 = realTool('RBP_TOOL_HUGO', 'static generator tests (Hugo 0.149)')
 const hugo160 = realTool('RBP_TEST_HUGO_0_160', 'static generator tests (Hugo 0.160)');
 // Zola alone is optional, in CI too: no reachable registry publishes it.
 const zola = process.env.RBP_TOOL_ZOLA?.trim();
-if (!zola) console.warn('static generator tests (Zola): the real Zola build is skipped: RBP_TOOL_ZOLA is not set (Zola is published on no registry this project reaches; its detection and build command line are checked with `rbp detect`)');
+if (!zola)
+  console.warn(
+    'static generator tests (Zola): the real Zola build is skipped: RBP_TOOL_ZOLA is not set (Zola is published on no registry this project reaches; its detection and build command line are checked with `rbp detect`)',
+  );
 
 const NAMES: Record<string, string> = {
   'static-astro': 'Astro (astro.config.mjs)',
@@ -94,7 +97,7 @@ describe.skipIf(caddy.skip || sws.skip).concurrent('JavaScript generators, built
     expect(second).toContain('node_modules restored from the cache (package.json unchanged): install skipped');
   }, 300_000);
 
-  it('Astro 7 (engines.node >=22.12, engine-strict in its .npmrc): built on the Node.js the build resolved, never the host\'s 20 or its ~/.npmrc', async () => {
+  it("Astro 7 (engines.node >=22.12, engine-strict in its .npmrc): built on the Node.js the build resolved, never the host's 20 or its ~/.npmrc", async () => {
     // The build machine's ~/.npmrc points npm at a registry that does not answer: read, it fails the install.
     const home = tmpDir('rbp-astro-home-');
     fs.writeFileSync(path.join(home, '.npmrc'), 'registry=http://127.0.0.1:9/\n');
@@ -147,7 +150,9 @@ describe.skipIf(caddy.skip || sws.skip || mdbook.skip)('mdBook 0.4.52, built for
 
 /** buildpack.toml's Hugo release for a minor: the one the buildpack installs. */
 function pinnedHugo(minor: string): string {
-  const toml = parse(fs.readFileSync(path.join(ROOT, 'buildpacks/static/buildpack.toml'), 'utf8')) as { metadata: { dependencies: { id: string; version: string }[] } };
+  const toml = parse(fs.readFileSync(path.join(ROOT, 'buildpacks/static/buildpack.toml'), 'utf8')) as {
+    metadata: { dependencies: { id: string; version: string }[] };
+  };
   const v = toml.metadata.dependencies.find((d) => d.id === 'hugo' && d.version.startsWith(`${minor}.`))?.version;
   if (!v) throw new Error(`buildpack.toml pins no Hugo ${minor}.x`);
   return v;
@@ -158,7 +163,10 @@ describe.skipIf(caddy.skip || sws.skip || hugo149.skip || hugo160.skip)('Hugo, b
   let mirror: Promise<string> | undefined;
   async function hugoMirror(): Promise<string> {
     const binaries: Record<string, string> = {};
-    for (const [minor, tool] of [['0.149', hugo149], ['0.160', hugo160]] as const) {
+    for (const [minor, tool] of [
+      ['0.149', hugo149],
+      ['0.160', hugo160],
+    ] as const) {
       const reported = /hugo v(\d+\.\d+\.\d+)/.exec((await execa(tool.path(), ['version'])).stdout)?.[1];
       // The tool cache has the newest patch release of the minor: it must be the one the buildpack pins.
       expect(reported, `${tool.variable} is Hugo ${reported}; buildpack.toml pins ${pinnedHugo(minor)}`).toBe(pinnedHugo(minor));
@@ -218,14 +226,22 @@ describe.skipIf(caddy.skip || sws.skip || hugo149.skip || hugo160.skip)('Hugo, b
 
   it("RBP_TOOL_HUGO is used as is: a version other than the rule's is a warning", async () => {
     const out = path.join(tmpDir(), 'out');
-    const r = await build(copyFixture('static-hugo'), out, { CC_HUGO_VERSION: '0.160' }, { ...(await hugoOperator('2026-11-22')), RBP_TOOL_HUGO: hugo149.path() });
+    const r = await build(
+      copyFixture('static-hugo'),
+      out,
+      { CC_HUGO_VERSION: '0.160' },
+      { ...(await hugoOperator('2026-11-22')), RBP_TOOL_HUGO: hugo149.path() },
+    );
     expect(r.exitCode, r.all).toBe(0);
     expect(r.all).toContain(`RBP_TOOL_HUGO=${hugo149.path()} is hugo ${pinnedHugo('0.149')}, not ${pinnedHugo('0.160')} as the contract asks; using it as is`);
   });
 });
 
 describe.skipIf(caddy.skip || sws.skip)('tools without a registry here', () => {
-  for (const [name, variable] of [['static-zola', 'RBP_TOOL_ZOLA'], ['static-mdbook', 'RBP_TOOL_MDBOOK']] as const) {
+  for (const [name, variable] of [
+    ['static-zola', 'RBP_TOOL_ZOLA'],
+    ['static-mdbook', 'RBP_TOOL_MDBOOK'],
+  ] as const) {
     it(`${name}: without the tool and no network, says how to provide it`, async () => {
       const r = await build(copyFixture(name), path.join(tmpDir(), 'out'), {}, { RBP_TOOL_CADDY: caddy.path(), [variable]: '' });
       if (r.exitCode === 0) return; // this machine can reach the upstream release

@@ -95,13 +95,30 @@ export async function addHugo(mirror: string, binaries: Record<string, string>):
  * `rbp build APP --type static`. The build sees only the operator tools `operator` names: the tests'
  * own RBP_TOOL_* (set for the whole run by scripts/tools/env.sh) are blanked, which counts as unset.
  */
-export async function build(app: string, out: string, env: Record<string, string>, operator: Record<string, string>, cache?: string, extraArgs: string[] = []): Promise<RbpResult> {
-  const blank = Object.fromEntries(Object.keys(process.env).filter((k) => k.startsWith('RBP_TOOL_')).map((k) => [k, '']));
-  return rbp(['build', app, '--type', 'static', '--out', out, ...(cache ? ['--cache', cache] : []), ...extraArgs, ...envArgs(env)], { env: { ...blank, ...operator } });
+export async function build(
+  app: string,
+  out: string,
+  env: Record<string, string>,
+  operator: Record<string, string>,
+  cache?: string,
+  extraArgs: string[] = [],
+): Promise<RbpResult> {
+  const blank = Object.fromEntries(
+    Object.keys(process.env)
+      .filter((k) => k.startsWith('RBP_TOOL_'))
+      .map((k) => [k, '']),
+  );
+  return rbp(['build', app, '--type', 'static', '--out', out, ...(cache ? ['--cache', cache] : []), ...extraArgs, ...envArgs(env)], {
+    env: { ...blank, ...operator },
+  });
 }
 
 /** `rbp run OUT --dry-run`: the launch plan of our entrypoint. */
-export async function dryRun(out: string, port: number, env: Record<string, string> = {}): Promise<{ argv: string[]; env: Record<string, string>; port: number; server: string }> {
+export async function dryRun(
+  out: string,
+  port: number,
+  env: Record<string, string> = {},
+): Promise<{ argv: string[]; env: Record<string, string>; port: number; server: string }> {
   const r = await rbp(['run', out, '--dry-run', '--port', String(port), ...envArgs(env)]);
   if (r.exitCode !== 0) throw new Error(`rbp run --dry-run failed:\n${r.all}`);
   return (JSON.parse(r.stdout) as { launch: { argv: string[]; env: Record<string, string>; port: number; server: string } }).launch;

@@ -22,7 +22,17 @@ const operator = async (extra: Record<string, string> = {}): Promise<Record<stri
   ...extra,
 });
 const swsBin = (out: string) => path.join(out, 'layers/rbp_static/static-web-server/bin/static-web-server');
-const swsArgs = (out: string, port: number, root: string) => [swsBin(out), '--host', '0.0.0.0', '--port', String(port), '--root', root, '--index-files', 'index.html,index.htm'];
+const swsArgs = (out: string, port: number, root: string) => [
+  swsBin(out),
+  '--host',
+  '0.0.0.0',
+  '--port',
+  String(port),
+  '--root',
+  root,
+  '--index-files',
+  'index.html,index.htm',
+];
 
 async function servedChecks(out: string, checks: Parameters<typeof runChecks>[1], env: Record<string, string> = {}): Promise<void> {
   const served = await serve(out, await freePort(), env);
@@ -61,7 +71,12 @@ describe.skipIf(mkdocs.skip || sws.skip)('rule 3: CC_WEBROOT wins over the auto-
     const out = path.join(tmpDir(), 'out');
     // The output folder is build/site; CC_WEBROOT names that folder inside it, so the webroot comes
     // from CC_WEBROOT (its log says so) while the pages are the generator's.
-    const r = await build(app, out, { CC_STATIC_AUTOBUILD_OUTDIR: 'build/site', CC_WEBROOT: '/build/site', CC_STATIC_SERVER: 'caddy' }, await operator({ RBP_TOOL_MKDOCS: mkdocs.path() }));
+    const r = await build(
+      app,
+      out,
+      { CC_STATIC_AUTOBUILD_OUTDIR: 'build/site', CC_WEBROOT: '/build/site', CC_STATIC_SERVER: 'caddy' },
+      await operator({ RBP_TOOL_MKDOCS: mkdocs.path() }),
+    );
     expect(r.exitCode, r.all).toBe(0);
     expect(r.all).toContain('webroot: /build/site (CC_WEBROOT is set (it wins over the auto-build folder)), index index.html');
     const port = await freePort();
@@ -79,7 +94,12 @@ describe.skipIf(mkdocs.skip || sws.skip)('rule 3: CC_WEBROOT wins over the auto-
 describe.skipIf(mkdocs.skip || caddy.skip || sws.skip)('CC_STATIC_AUTOBUILD_OUTDIR: MkDocs built for real into site/', () => {
   it('builds into site, keeps only it, and serves it', async () => {
     const out = path.join(tmpDir(), 'out');
-    const r = await build(copyFixture('static-mkdocs'), out, { CC_STATIC_AUTOBUILD_OUTDIR: 'site', CC_STATIC_SERVER: 'caddy' }, await operator({ RBP_TOOL_MKDOCS: mkdocs.path() }));
+    const r = await build(
+      copyFixture('static-mkdocs'),
+      out,
+      { CC_STATIC_AUTOBUILD_OUTDIR: 'site', CC_STATIC_SERVER: 'caddy' },
+      await operator({ RBP_TOOL_MKDOCS: mkdocs.path() }),
+    );
     expect(r.exitCode, r.all).toBe(0);
     expect(r.all).toContain('auto-build: MkDocs detected from mkdocs.yml, building into /site');
     expect(r.all).toContain(`build command: ${mkdocs.path()} build --site-dir site`);
@@ -156,7 +176,12 @@ describe.skipIf(sws.skip)('the webroot, served for real', () => {
   it('Static Web Server serves index.htm as the index, and nothing beside the webroot (even kept, even with ../)', async () => {
     const out = path.join(tmpDir(), 'out');
     // notes.txt is kept in the application by the override, beside the webroot /public.
-    const r = await build(copyFixture('static-webroot-htm'), out, { CC_WEBROOT: '/public', CC_OVERRIDE_BUILDCACHE: 'public:sws.toml:notes.txt' }, await operator());
+    const r = await build(
+      copyFixture('static-webroot-htm'),
+      out,
+      { CC_WEBROOT: '/public', CC_OVERRIDE_BUILDCACHE: 'public:sws.toml:notes.txt' },
+      await operator(),
+    );
     expect(r.exitCode, r.all).toBe(0);
     expect(r.all).toContain('webroot: /public (CC_WEBROOT is set), index index.htm');
     expect(workspaceEntries(out)).toContain('notes.txt');
@@ -181,7 +206,9 @@ describe.skipIf(sws.skip)('the webroot, served for real', () => {
     const out = path.join(tmpDir(), 'out');
     const r = await build(copyFixture('static-webroot-htm'), out, { CC_WEBROOT: '/public', CC_STATIC_SERVER: 'caddy' }, await operator());
     expect(r.exitCode, r.all).toBe(0);
-    expect(r.all).toContain("caddy file-server does not take /public/index.htm as the index of /public (its index names are index.html and index.txt): the site's / will answer 404");
+    expect(r.all).toContain(
+      "caddy file-server does not take /public/index.htm as the index of /public (its index names are index.html and index.txt): the site's / will answer 404",
+    );
     await servedChecks(out, [
       { path: '/', status: 404 },
       { path: '/index.htm', status: 200, contains: 'Served from public/index.htm' },
@@ -191,7 +218,12 @@ describe.skipIf(sws.skip)('the webroot, served for real', () => {
 
   it('the webroot must hold an index after the build: a CC_BUILD_COMMAND writing none fails the build', async () => {
     const out = path.join(tmpDir(), 'out');
-    const r = await build(copyFixture('static-build-command'), out, { CC_BUILD_COMMAND: 'mkdir -p dist && echo hi > dist/other.html', CC_WEBROOT: '/dist' }, await operator());
+    const r = await build(
+      copyFixture('static-build-command'),
+      out,
+      { CC_BUILD_COMMAND: 'mkdir -p dist && echo hi > dist/other.html', CC_WEBROOT: '/dist' },
+      await operator(),
+    );
     expect(r.exitCode).not.toBe(0);
     expect(r.all).toContain('static/webroot/no-index');
     expect(r.all).toContain('/dist holds: other.html');

@@ -13,12 +13,20 @@ describe.skipIf(sws.skip)('secrets and CC_BUILD_COMMAND', () => {
     const token = 'npm_PRIVATE_token_4711';
     const app = copyFixture('static-build-command');
     const out = path.join(tmpDir(), 'out');
-    const command = "echo \"using $NPM_TOKEN\" && mkdir -p dist && sed 's/@@STAMP@@/build time/' src/index.html > dist/index.html";
-    const r = await build(app, out, { CC_BUILD_COMMAND: command, CC_WEBROOT: '/dist', NPM_TOKEN: token }, { RBP_DEPENDENCY_MIRROR: await swsMirror(sws.path()) });
+    const command = 'echo "using $NPM_TOKEN" && mkdir -p dist && sed \'s/@@STAMP@@/build time/\' src/index.html > dist/index.html';
+    const r = await build(
+      app,
+      out,
+      { CC_BUILD_COMMAND: command, CC_WEBROOT: '/dist', NPM_TOKEN: token },
+      { RBP_DEPENDENCY_MIRROR: await swsMirror(sws.path()) },
+    );
     expect(r.exitCode, r.all).toBe(0);
     expect(r.all).toContain('using ***');
     expect(r.all).not.toContain(token);
-    const files: string[] = fs.readdirSync(out, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => path.join(e.parentPath, e.name));
+    const files: string[] = fs
+      .readdirSync(out, { recursive: true, withFileTypes: true })
+      .filter((e) => e.isFile())
+      .map((e) => path.join(e.parentPath, e.name));
     for (const f of files) expect(fs.readFileSync(f, 'latin1').includes(token), f).toBe(false);
   });
 });

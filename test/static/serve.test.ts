@@ -26,7 +26,7 @@ describe.skipIf(sws.skip)('Static Web Server options, for real', () => {
     }
   });
 
-  it('a port in sws.toml wins over CC_STATIC_PORT, as the build warns: Static Web Server listens on the file\'s', async () => {
+  it("a port in sws.toml wins over CC_STATIC_PORT, as the build warns: Static Web Server listens on the file's", async () => {
     const app = copyFixture('static-webroot-htm');
     const [filePort, ourPort] = [await freePort(), await freePort()];
     fs.appendFileSync(path.join(app, 'sws.toml'), `port = ${filePort}\n`);

@@ -32,7 +32,16 @@ import { checkPnpLoader, ebadfInstallError, PNP_LAYER, pnpFilesOf, writePnpLayer
 import semver from 'semver';
 import { procfileProcesses, writeProcfileEnv } from './procfile-processes.ts';
 import { bindingRoot, sshKeyBindings } from './ssh-key.ts';
-import { installCheckedInYarn, installManager, installNode, installNpm, resolveManagerVersion, toolRegistryClient, type Installed, type ToolEnv } from '../../../lib/js-project/node-tools.ts';
+import {
+  installCheckedInYarn,
+  installManager,
+  installNode,
+  installNpm,
+  resolveManagerVersion,
+  toolRegistryClient,
+  type Installed,
+  type ToolEnv,
+} from '../../../lib/js-project/node-tools.ts';
 import { isSet, value } from '../../../lib/config/read.ts';
 import { adoptForeignVariables } from '../../../lib/config/foreign.ts';
 import { deferred, inParallel } from './in-parallel.ts';
@@ -95,7 +104,13 @@ function readSettings(ctx: BuildContext, log: Logger) {
   }
   const start = startMethod(pkg, env, appDir);
   if (!start) {
-    throw new UserError({ id: 'node/start/none', title: 'Nothing to start', seen: { what: 'package.json', value: 'no scripts.start, no main', where: pkgFile }, rule: 'A node application starts with CC_RUN_COMMAND, scripts.start, a Procfile\'s web or main.', fix: NOTHING_TO_START_FIX });
+    throw new UserError({
+      id: 'node/start/none',
+      title: 'Nothing to start',
+      seen: { what: 'package.json', value: 'no scripts.start, no main', where: pkgFile },
+      rule: "A node application starts with CC_RUN_COMMAND, scripts.start, a Procfile's web or main.",
+      fix: NOTHING_TO_START_FIX,
+    });
   }
 
   // Every setting is checked before anything is downloaded.
@@ -107,7 +122,11 @@ function readSettings(ctx: BuildContext, log: Logger) {
   const release = choice.manager === 'yarn-berry' ? checkedInYarn(appDir, releaseVersion) : undefined;
   const wanted = managerVersion(choice, pm, appDir, release);
   if (wanted && choice.manager === 'yarn') checkYarn1Fits(choice, pm, appDir, pkg, wanted.constraint);
-  const yarnOrigin = release ? ({ from: 'yarnPath', shown: `yarnPath ${release.file}` } as const) : pm?.name === 'yarn' ? ({ from: 'packageManager', shown: `packageManager yarn@${pm.version}` } as const) : ({ from: 'default', shown: wanted?.because ?? 'default' } as const);
+  const yarnOrigin = release
+    ? ({ from: 'yarnPath', shown: `yarnPath ${release.file}` } as const)
+    : pm?.name === 'yarn'
+      ? ({ from: 'packageManager', shown: `packageManager yarn@${pm.version}` } as const)
+      : ({ from: 'default', shown: wanted?.because ?? 'default' } as const);
   const lockCheck = (yarn: string) => {
     if (choice.manager === 'yarn-berry') checkBerryLockfile(appDir, pkg, yarn, yarnOrigin);
   };
@@ -158,7 +177,7 @@ async function installTools(ctx: BuildContext, s: Settings, log: Logger): Promis
         const node = await l.step('Node.js', () => installNode({ ...tools, log: l }, version.constraint, version.origin, nodeVersion.resolve));
         l.info(`Node.js ${node.version} (asked: "${version.constraint}" from ${version.source})`);
         const eol = endOfLife(node.version);
-        if (eol.eol) l.warn(`Node.js ${node.version} is end-of-life since ${eol.end}: it gets no security fixes; move to ${'24'} (the latest LTS)`);
+        if (eol.eol) l.warn(`Node.js ${node.version} is end-of-life since ${eol.end}: it gets no security fixes; move to 24 (the latest LTS)`);
         return node;
       } catch (e) {
         nodeVersion.reject(e);
@@ -179,7 +198,15 @@ async function installTools(ctx: BuildContext, s: Settings, log: Logger): Promis
       const m = await l.step(id, async () =>
         checkedIn
           ? installCheckedInYarn({ ...tools, log: l }, checkedIn)
-          : installManager({ ...tools, log: l }, { id, constraint: wanted.constraint, origin: { what: wanted.because.startsWith('packageManager') ? 'packageManager' : id, where: pkgFile }, ...(wanted.hash ? { hash: wanted.hash } : {}) }),
+          : installManager(
+              { ...tools, log: l },
+              {
+                id,
+                constraint: wanted.constraint,
+                origin: { what: wanted.because.startsWith('packageManager') ? 'packageManager' : id, where: pkgFile },
+                ...(wanted.hash ? { hash: wanted.hash } : {}),
+              },
+            ),
       );
       l.info(`${id} ${m.version} (${wanted.because})`);
       return m;
@@ -211,7 +238,9 @@ async function installTools(ctx: BuildContext, s: Settings, log: Logger): Promis
   }
   if (deno) {
     tasks.push(async (l) => {
-      const d = await l.step('Deno', () => installManager({ ...tools, log: l }, { id: 'deno', constraint: deno.constraint, origin: { what: '[tools] deno', where: deno.file } }));
+      const d = await l.step('Deno', () =>
+        installManager({ ...tools, log: l }, { id: 'deno', constraint: deno.constraint, origin: { what: '[tools] deno', where: deno.file } }),
+      );
       l.info(`Deno ${d.version} (${deno.file}: deno = "${deno.constraint}")`);
       return d;
     });
@@ -249,7 +278,13 @@ async function installTools(ctx: BuildContext, s: Settings, log: Logger): Promis
 }
 
 /** The app's dependencies, installed (or reused) by the package manager with the build's settings. */
-async function installAppDependencies(ctx: BuildContext, s: Settings, t: Tools, explain: (output: string) => UserError | undefined, log: Logger): Promise<void> {
+async function installAppDependencies(
+  ctx: BuildContext,
+  s: Settings,
+  t: Tools,
+  explain: (output: string) => UserError | undefined,
+  log: Logger,
+): Promise<void> {
   const { appDir, env } = ctx;
   const { pkg, choice, dev, nodeEnv, auth, sshKeys, bindings } = s;
   const { node, bins, managerVer, bun } = t;
@@ -259,7 +294,12 @@ async function installAppDependencies(ctx: BuildContext, s: Settings, t: Tools, 
   const userconfig = path.join(tmp, 'npmrc');
   fs.writeFileSync(userconfig, '');
   const locked = choice.manager !== 'npm' && choice.manager !== 'custom' && Boolean(lockFileOf(appDir, choice.manager));
-  const command = installCommand(choice, { dev: { choice: dev, nodeEnv }, locked, unattended: true, ...(choice.manager === 'yarn-berry' ? { berryMajor: Number(managerVer.split('.')[0]) } : {}) });
+  const command = installCommand(choice, {
+    dev: { choice: dev, nodeEnv },
+    locked,
+    unattended: true,
+    ...(choice.manager === 'yarn-berry' ? { berryMajor: Number(managerVer.split('.')[0]) } : {}),
+  });
   log.info(`development dependencies: ${command.dev} (CC_NODE_DEV_DEPENDENCIES ${dev === 'unset' ? 'unset' : `=${dev}`}, NODE_ENV=${nodeEnv})`);
   const installEnv: Record<string, string> = {
     ...env,

@@ -33,7 +33,19 @@ export const MODULES_LAYOUT = '2';
 export const INSTALL_SCRIPTS = ['preinstall', 'install', 'postinstall'] as const;
 
 /** Fields of package.json that change what gets installed (scripts do not: they run again anyway). */
-const MANIFEST_FIELDS = ['dependencies', 'devDependencies', 'optionalDependencies', 'peerDependencies', 'bundleDependencies', 'overrides', 'resolutions', 'pnpm', 'workspaces', 'packageManager', 'trustedDependencies'];
+const MANIFEST_FIELDS = [
+  'dependencies',
+  'devDependencies',
+  'optionalDependencies',
+  'peerDependencies',
+  'bundleDependencies',
+  'overrides',
+  'resolutions',
+  'pnpm',
+  'workspaces',
+  'packageManager',
+  'trustedDependencies',
+];
 /** Project files that configure the install. */
 const CONFIG_FILES = ['.npmrc', '.yarnrc', '.yarnrc.yml', 'pnpm-workspace.yaml', 'bunfig.toml'];
 
@@ -134,7 +146,9 @@ export async function installDependencies(r: InstallRequest): Promise<InstallRes
   // A custom command builds as well as installs (`npm install && npm run build`): what it leaves
   // cannot be proven unchanged by the lock file, so it runs on every build.
   const custom = r.choice.manager === 'custom';
-  const layer = custom ? r.layers.fresh(MODULES_LAYER, { launch: true, cache: true }, r.metadata) : r.layers.get(MODULES_LAYER, { launch: true, cache: true }, r.metadata);
+  const layer = custom
+    ? r.layers.fresh(MODULES_LAYER, { launch: true, cache: true }, r.metadata)
+    : r.layers.get(MODULES_LAYER, { launch: true, cache: true }, r.metadata);
   if (custom) log.info('CC_CUSTOM_BUILD_TOOL runs on every build: its outputs are not cached');
   for (const out of r.pnp ? [] : outputs) {
     const p = path.join(appDir, out);
@@ -157,12 +171,20 @@ export async function installDependencies(r: InstallRequest): Promise<InstallRes
     const keys = r.sshKeys ?? [];
     if (keys.length) log.info(`git over SSH uses the private key of binding ${keys.map((k) => k.name).join(', ')} (type ssh-key), for the install only`);
     await withSshKeys(keys, (sshEnv) =>
-      withRegistryAuth(appDir, r.auth, async (authEnv) => {
-        const env = { ...r.env, ...sshEnv, ...authEnv };
-        await run(r, r.command.argv, env, 'install');
-        if (r.command.then) await run(r, r.command.then, env, 'install');
-        if (r.command.berryStripDev) await withoutDevDependencies(appDir, r.pkg, r.log, () => run(r, ['yarn', 'install'], { ...env, YARN_ENABLE_IMMUTABLE_INSTALLS: 'false' }, 'install'));
-      }, { credentialsIn: PACKAGE_MANAGERS[r.choice.manager].credentialsIn, userconfig: r.env.npm_config_userconfig }),
+      withRegistryAuth(
+        appDir,
+        r.auth,
+        async (authEnv) => {
+          const env = { ...r.env, ...sshEnv, ...authEnv };
+          await run(r, r.command.argv, env, 'install');
+          if (r.command.then) await run(r, r.command.then, env, 'install');
+          if (r.command.berryStripDev)
+            await withoutDevDependencies(appDir, r.pkg, r.log, () =>
+              run(r, ['yarn', 'install'], { ...env, YARN_ENABLE_IMMUTABLE_INSTALLS: 'false' }, 'install'),
+            );
+        },
+        { credentialsIn: PACKAGE_MANAGERS[r.choice.manager].credentialsIn, userconfig: r.env.npm_config_userconfig },
+      ),
     );
     keepOutputs(appDir, layer.path, outputs, r.pnp);
     keepGeneratedLocks(appDir, locks, layer.path, log);
@@ -203,7 +225,9 @@ export const SBOM_COMPONENTS = '.rbp-sbom-components.json';
 function readKeptComponents(file: string): SbomComponent[] | undefined {
   try {
     const c = JSON.parse(fs.readFileSync(file, 'utf8')) as unknown;
-    return Array.isArray(c) && c.every((x) => typeof x === 'object' && x !== null && typeof (x as SbomComponent).name === 'string') ? (c as SbomComponent[]) : undefined;
+    return Array.isArray(c) && c.every((x) => typeof x === 'object' && x !== null && typeof (x as SbomComponent).name === 'string')
+      ? (c as SbomComponent[])
+      : undefined;
   } catch {
     return undefined;
   }
@@ -226,7 +250,9 @@ async function withoutDevDependencies(appDir: string, pkg: PackageJson, log: Log
     const file = path.join(appDir, f);
     if (fs.existsSync(file)) saved.set(file, fs.readFileSync(file, 'utf8'));
   }
-  log.info(`Yarn before 4 has no built-in \`workspaces focus\`: development dependencies are dropped by a second install without them (${manifests.join(', ')}; put back after)`);
+  log.info(
+    `Yarn before 4 has no built-in \`workspaces focus\`: development dependencies are dropped by a second install without them (${manifests.join(', ')}; put back after)`,
+  );
   try {
     for (const f of manifests) {
       const file = path.join(appDir, f);
@@ -311,7 +337,8 @@ async function run(r: InstallRequest, argv: string[], env: Record<string, string
   const res = await runStep(argv, { cwd: r.appDir, env, log: r.log, indent: '    ' });
   const tail = res.output;
   if (res.exitCode !== 0 && what === 'install' && registryRefused(tail)) throw registryRefusedError(r.auth, r.env, hideSecrets(shown, env));
-  if (res.exitCode !== 0 && what === 'install' && sshRefused(tail)) throw sshRefusedError(r.sshKeys ?? [], r.bindingRoot ?? 'the bindings directory', hideSecrets(shown, env));
+  if (res.exitCode !== 0 && what === 'install' && sshRefused(tail))
+    throw sshRefusedError(r.sshKeys ?? [], r.bindingRoot ?? 'the bindings directory', hideSecrets(shown, env));
   if (res.exitCode !== 0) {
     const known = r.explain?.(tail);
     if (known) throw known;
@@ -330,7 +357,7 @@ async function run(r: InstallRequest, argv: string[], env: Record<string, string
 
 function staleLockfile(manager: ToolChoice['manager'], output: string): { lock: string; local: string } | undefined {
   const s = PACKAGE_MANAGERS[manager].staleLockfile;
-  return s && s.pattern.test(output) ? s : undefined;
+  return s?.pattern.test(output) ? s : undefined;
 }
 
 /** The install refused a lock file that no longer matches package.json (its frozen mode). */
@@ -346,7 +373,18 @@ export function staleLockfileError(appDir: string, s: { lock: string; local: str
 }
 
 /** Commands whose package is named otherwise. */
-const BIN_PACKAGES: Record<string, string[]> = { tsc: ['typescript'], 'ts-node': ['ts-node'], vite: ['vite'], nuxi: ['nuxi', 'nuxt'], nuxt: ['nuxt', 'nuxi'], next: ['next'], ng: ['@angular/cli'], vue: ['@vue/cli'], prisma: ['prisma'], husky: ['husky'] };
+const BIN_PACKAGES: Record<string, string[]> = {
+  tsc: ['typescript'],
+  'ts-node': ['ts-node'],
+  vite: ['vite'],
+  nuxi: ['nuxi', 'nuxt'],
+  nuxt: ['nuxt', 'nuxi'],
+  next: ['next'],
+  ng: ['@angular/cli'],
+  vue: ['@vue/cli'],
+  prisma: ['prisma'],
+  husky: ['husky'],
+};
 
 /**
  * A command the script could not find (`sh: 1: nuxt: not found`) that a development dependency
@@ -384,7 +422,10 @@ export function installFailedError(what: string, appDir: string, shown: string, 
     id: `node/${what === 'install' ? 'install' : 'install-script'}/failed`,
     title: what === 'install' ? 'Installing the dependencies failed' : `The ${what} script failed`,
     seen: { what: 'command', value: shown, where: appDir },
-    rule: what === 'install' ? 'The dependencies are installed with the selected package manager (CC_NODE_BUILD_TOOL or the lock file).' : `Scripts ${INSTALL_SCRIPTS.join(', ')} run in the build phase and must succeed.`,
+    rule:
+      what === 'install'
+        ? 'The dependencies are installed with the selected package manager (CC_NODE_BUILD_TOOL or the lock file).'
+        : `Scripts ${INSTALL_SCRIPTS.join(', ')} run in the build phase and must succeed.`,
     fix: 'Read the output above: run the same command locally, fix the cause (lock file out of date, missing package, registry access), and deploy again.',
     details: [how],
   });

@@ -12,12 +12,24 @@ const detect: DetectFn = (ctx) => {
   if (!pkg) {
     // server.js with no package.json: taken, so that the build says which package.json to add.
     const entry = bareEntryFile(ctx.appDir, ctx.env);
-    if (entry) return { pass: true, reason: `rbp/node: ${entry} and no package.json: the build says what to add`, plan: { provides: [{ name: 'node' }], requires: [{ name: 'node' }] } };
+    if (entry)
+      return {
+        pass: true,
+        reason: `rbp/node: ${entry} and no package.json: the build says what to add`,
+        plan: { provides: [{ name: 'node' }], requires: [{ name: 'node' }] },
+      };
     return { pass: false, reason: 'rbp/node: no package.json at the application root' };
   }
   const start = startMethod(pkg, ctx.env, ctx.appDir);
   if (!start) return { pass: false, reason: `rbp/node: package.json has nothing to start. ${NOTHING_TO_START_FIX}` };
-  const how = start.kind === 'run-command' ? 'CC_RUN_COMMAND' : start.kind === 'start-script' ? 'scripts.start' : start.kind === 'procfile' ? 'the Procfile\'s web' : `main (${start.file})`;
+  const how =
+    start.kind === 'run-command'
+      ? 'CC_RUN_COMMAND'
+      : start.kind === 'start-script'
+        ? 'scripts.start'
+        : start.kind === 'procfile'
+          ? "the Procfile's web"
+          : `main (${start.file})`;
   return { pass: true, reason: `rbp/node: package.json, started by ${how}`, plan: { provides: [{ name: 'node' }], requires: [{ name: 'node' }] } };
 };
 export default detect;

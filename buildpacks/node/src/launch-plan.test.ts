@@ -52,7 +52,7 @@ describe('planLaunch', () => {
     expect(p.hooks).toEqual({});
     expect(p.supervise).toBeUndefined();
   });
-  it('NODE_ENV=production, HOST 0.0.0.0, heap from the instance memory; PORT is the launch\'s (8080, 9000 behind middleware)', () => {
+  it("NODE_ENV=production, HOST 0.0.0.0, heap from the instance memory; PORT is the launch's (8080, 9000 behind middleware)", () => {
     const p = planLaunch({ ...base, pkg: { main: 'a.js' }, ctx: at({ RBP_INSTANCE_MEMORY: String(GiB) }) });
     expect(p.env).toMatchObject({ NODE_ENV: 'production', HOST: '0.0.0.0', NODE_OPTIONS: '--max-old-space-size=768' });
     expect(p.env.PORT).toBeUndefined();
@@ -68,11 +68,16 @@ describe('planLaunch', () => {
     expect(planLaunch({ ...base, pkg, ctx: at({ CC_RUN_COMMAND: 'node b.js' }) }).hooks).toEqual({});
   });
   it('keeps the Plug-n-Play flags the pnp launch layer appended to NODE_OPTIONS, and adds the memory flag after them', () => {
-    const p = planLaunch({ ...base, decision: { ...decision, pnp: true }, pkg: { main: 'a.js' }, ctx: at({ NODE_OPTIONS: '--require /workspace/.pnp.cjs', RBP_INSTANCE_MEMORY: String(1024 * 1024 * 1024) }) });
+    const p = planLaunch({
+      ...base,
+      decision: { ...decision, pnp: true },
+      pkg: { main: 'a.js' },
+      ctx: at({ NODE_OPTIONS: '--require /workspace/.pnp.cjs', RBP_INSTANCE_MEMORY: String(1024 * 1024 * 1024) }),
+    });
     expect(p.env.NODE_OPTIONS).toBe('--require /workspace/.pnp.cjs --max-old-space-size=768');
     expect(p.facts.pnp).toBe(true);
   });
   it('fails clearly when there is nothing to start', () => {
-    expect(() => planLaunch({ ...base, pkg: {}, ctx: at({}) })).toThrowError(/Nothing to start/);
+    expect(() => planLaunch({ ...base, pkg: {}, ctx: at({}) })).toThrow(/Nothing to start/);
   });
 });

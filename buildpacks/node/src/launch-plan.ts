@@ -33,7 +33,6 @@ export function nodeOptions(current: string | undefined, memoryBytes: number | u
   return current?.trim() ? `${current.trim()} ${flag}` : flag;
 }
 
-
 export interface LaunchInput {
   /** The launch's context: the environment, the app folder and the port it decided (lib/launch/plan.ts). */
   ctx: LaunchContext;
@@ -54,7 +53,7 @@ export function planLaunch({ ctx, pkg, decision }: LaunchInput): NodePlan {
       id: 'node/start/none',
       title: 'Nothing to start',
       seen: { what: 'package.json', value: 'no scripts.start, no main', where: path.join(appDir, 'package.json') },
-      rule: 'The start command is CC_RUN_COMMAND, else scripts.start, else the Procfile\'s web, else node <main>.',
+      rule: "The start command is CC_RUN_COMMAND, else scripts.start, else the Procfile's web, else node <main>.",
       fix: NOTHING_TO_START_FIX,
     });
   }

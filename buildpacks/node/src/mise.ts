@@ -16,7 +16,7 @@ export function denoFromMise(appDir: string): { constraint: string; file: string
     if (!fs.existsSync(file)) continue;
     let doc: { tools?: Record<string, unknown> };
     try {
-      doc = parse(fs.readFileSync(file, 'utf8')) as typeof doc;
+      doc = parse(fs.readFileSync(file, 'utf8'));
     } catch (e) {
       throw new UserError({
         id: 'node/mise/parse',

@@ -45,35 +45,61 @@ export function readPackageJson(appDir: string): PackageJson | undefined {
     return undefined;
   }
   if (jsonDepth(text) > MAX_JSON_DEPTH) {
-    throw invalid(file, `${text.slice(0, 60)}…`, `package.json nests at most ${MAX_JSON_DEPTH} levels of arrays and objects.`, 'Flatten the deeply nested value.');
+    throw invalid(
+      file,
+      `${text.slice(0, 60)}…`,
+      `package.json nests at most ${MAX_JSON_DEPTH} levels of arrays and objects.`,
+      'Flatten the deeply nested value.',
+    );
   }
   let raw: unknown;
   try {
     raw = JSON.parse(text.replace(/^\uFEFF/, ''));
   } catch (e) {
-    throw invalid(file, text.length > 60 ? `${text.slice(0, 60)}…` : text, 'package.json is a JSON object.', 'Fix the JSON syntax (an editor or `node -e "require(\'./package.json\')"` shows where).', [
-      (e as Error).message,
-    ]);
+    throw invalid(
+      file,
+      text.length > 60 ? `${text.slice(0, 60)}…` : text,
+      'package.json is a JSON object.',
+      'Fix the JSON syntax (an editor or `node -e "require(\'./package.json\')"` shows where).',
+      [(e as Error).message],
+    );
   }
   if (!raw || typeof raw !== 'object' || Array.isArray(raw)) {
-    throw invalid(file, JSON.stringify(raw).slice(0, 60), 'package.json is a JSON object.', 'Make the file one JSON object: { "name": …, "scripts": { "start": … } }.');
+    throw invalid(
+      file,
+      JSON.stringify(raw).slice(0, 60),
+      'package.json is a JSON object.',
+      'Make the file one JSON object: { "name": …, "scripts": { "start": … } }.',
+    );
   }
   const pkg = raw as Record<string, unknown>;
   const mustBe = (field: string, ok: boolean, shape: string) => {
-    if (!ok) throw invalid(file, `${field}: ${JSON.stringify(pkg[field] ?? null)}`.slice(0, 120), `"${field}" in package.json is ${shape}.`, `Correct "${field}" or remove it.`);
+    if (!ok)
+      throw invalid(
+        file,
+        `${field}: ${JSON.stringify(pkg[field] ?? null)}`.slice(0, 120),
+        `"${field}" in package.json is ${shape}.`,
+        `Correct "${field}" or remove it.`,
+      );
   };
-  const isStringMap = (v: unknown) => v === undefined || (typeof v === 'object' && v !== null && !Array.isArray(v) && Object.values(v).every((x) => typeof x === 'string'));
+  const isStringMap = (v: unknown) =>
+    v === undefined || (typeof v === 'object' && v !== null && !Array.isArray(v) && Object.values(v).every((x) => typeof x === 'string'));
   mustBe('main', pkg.main === undefined || typeof pkg.main === 'string', 'a string (the file to run)');
   mustBe('scripts', isStringMap(pkg.scripts), 'an object of strings (script name → command)');
   mustBe('engines', pkg.engines === undefined || (typeof pkg.engines === 'object' && pkg.engines !== null && !Array.isArray(pkg.engines)), 'an object');
   const engines = pkg.engines as Record<string, unknown> | undefined;
   if (engines?.node !== undefined && typeof engines.node !== 'string') {
-    throw invalid(file, `engines.node: ${JSON.stringify(engines.node)}`, '"engines.node" is a semver range string such as ">=20" or "22.x".', 'Write engines.node as a string.');
+    throw invalid(
+      file,
+      `engines.node: ${JSON.stringify(engines.node)}`,
+      '"engines.node" is a semver range string such as ">=20" or "22.x".',
+      'Write engines.node as a string.',
+    );
   }
   mustBe('packageManager', pkg.packageManager === undefined || typeof pkg.packageManager === 'string', 'a string such as "pnpm@10.12.1"');
   mustBe('dependencies', isStringMap(pkg.dependencies), 'an object of strings (package → version)');
   mustBe('devDependencies', isStringMap(pkg.devDependencies), 'an object of strings (package → version)');
-  return pkg as PackageJson;
+  return pkg;
 }
 
 export type StartMethod =
@@ -99,7 +125,8 @@ export function startMethod(pkg: PackageJson, env: Record<string, string | undef
   return undefined;
 }
 
-export const NOTHING_TO_START_FIX = 'Add "scripts": { "start": "node server.js" } or "main": "server.js" to package.json, a Procfile with a web: line, or set CC_RUN_COMMAND.';
+export const NOTHING_TO_START_FIX =
+  'Add "scripts": { "start": "node server.js" } or "main": "server.js" to package.json, a Procfile with a web: line, or set CC_RUN_COMMAND.';
 
 /** The files a Node.js app without package.json starts from (Heroku's Node.js buildpack detects these). */
 export const BARE_ENTRY_FILES = ['server.js', 'index.js'] as const;

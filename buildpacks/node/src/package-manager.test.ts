@@ -29,8 +29,14 @@ describe('the package manager version (contract, node rule 7)', () => {
   it('yarn-berry: the release checked in at yarnPath runs, before packageManager and the default (issue 30 item 1)', () => {
     const berry = { tool: 'yarn-berry', manager: 'yarn-berry', because: 'CC_NODE_BUILD_TOOL' } as const;
     const release = { file: '.yarn/releases/yarn-2.4.3.cjs', abs: '/app/.yarn/releases/yarn-2.4.3.cjs', version: '2.4.3' };
-    expect(managerVersion(berry, undefined, undefined, release)).toMatchObject({ constraint: '2.4.3', release, because: expect.stringContaining('not looked up in the registry') });
-    expect(managerVersion(berry, { name: 'yarn', version: '4.9.1' }, undefined, release)?.because).toContain('packageManager yarn@4.9.1 does not run: any Yarn hands over to yarnPath');
+    expect(managerVersion(berry, undefined, undefined, release)).toMatchObject({
+      constraint: '2.4.3',
+      release,
+      because: expect.stringContaining('not looked up in the registry'),
+    });
+    expect(managerVersion(berry, { name: 'yarn', version: '4.9.1' }, undefined, release)?.because).toContain(
+      'packageManager yarn@4.9.1 does not run: any Yarn hands over to yarnPath',
+    );
     expect(managerVersion({ tool: 'yarn', manager: 'yarn', because: 'yarn.lock' }, undefined, undefined)?.constraint).toBe('1.22.22');
   });
 });

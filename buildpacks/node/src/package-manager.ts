@@ -59,16 +59,26 @@ export function managerVersion(choice: ToolChoice, pm: PackageManagerField | und
     pm?.name === name ? { constraint: pm.version, because: `packageManager ${pm.name}@${pm.version}`, ...(pm.hash ? { hash: pm.hash } : {}) } : undefined;
   switch (choice.manager) {
     case 'pnpm':
-      return fromField('pnpm') ?? (appDir ? pnpmForLockfile(pnpmLockfileVersion(appDir)) : undefined) ?? { constraint: DEFAULT_PNPM_RANGE, because: 'default (no packageManager pnpm@…): latest pnpm 10.x' };
+      return (
+        fromField('pnpm') ??
+        (appDir ? pnpmForLockfile(pnpmLockfileVersion(appDir)) : undefined) ?? {
+          constraint: DEFAULT_PNPM_RANGE,
+          because: 'default (no packageManager pnpm@…): latest pnpm 10.x',
+        }
+      );
     case 'yarn': {
       const f = fromField('yarn');
-      return f && f.constraint.startsWith('1.') ? f : { constraint: DEFAULT_YARN1_VERSION, because: 'system default Yarn 1.22.22' };
+      return f?.constraint.startsWith('1.') ? f : { constraint: DEFAULT_YARN1_VERSION, because: 'system default Yarn 1.22.22' };
     }
     case 'yarn-berry': {
       const f = fromField('yarn');
       if (release) {
         const ignored = f && f.constraint !== release.version ? `; packageManager yarn@${f.constraint} does not run: any Yarn hands over to yarnPath` : '';
-        return { constraint: release.version, because: `yarnPath ${release.file} in .yarnrc.yml: the release checked in runs, not looked up in the registry${ignored}`, release };
+        return {
+          constraint: release.version,
+          because: `yarnPath ${release.file} in .yarnrc.yml: the release checked in runs, not looked up in the registry${ignored}`,
+          release,
+        };
       }
       if (f && !f.constraint.startsWith('1.')) return f;
       return choice.tool === 'yarn2'
@@ -90,12 +100,24 @@ export function managerVersion(choice: ToolChoice, pm: PackageManagerField | und
 export function buildPathTools(
   choice: ToolChoice,
   pm: PackageManagerField | undefined,
-): { id: 'yarn' | 'yarn-berry' | 'pnpm' | 'bun'; constraint: string; because: string; origin: { what: string; where?: string }; hash?: PackageManagerField['hash'] }[] {
+): {
+  id: 'yarn' | 'yarn-berry' | 'pnpm' | 'bun';
+  constraint: string;
+  because: string;
+  origin: { what: string; where?: string };
+  hash?: PackageManagerField['hash'];
+}[] {
   const out: ReturnType<typeof buildPathTools> = [];
   const field = { what: 'packageManager', where: 'package.json' };
   if (choice.manager !== 'yarn' && choice.manager !== 'yarn-berry') {
     if (pm?.name === 'yarn') {
-      out.push({ id: pm.version.startsWith('1.') ? 'yarn' : 'yarn-berry', constraint: pm.version, because: `packageManager yarn@${pm.version}`, origin: field, ...(pm.hash ? { hash: pm.hash } : {}) });
+      out.push({
+        id: pm.version.startsWith('1.') ? 'yarn' : 'yarn-berry',
+        constraint: pm.version,
+        because: `packageManager yarn@${pm.version}`,
+        origin: field,
+        ...(pm.hash ? { hash: pm.hash } : {}),
+      });
     } else {
       out.push({ id: 'yarn', constraint: DEFAULT_YARN1_VERSION, because: 'system default Yarn 1.22.22', origin: { what: 'the system default Yarn' } });
     }

@@ -5,7 +5,17 @@ import semver from 'semver';
 import { describe, expect, it } from 'vitest';
 import { Layers } from '../../../lib/cnb/layers.ts';
 import { isUserError } from '../../../lib/errors.ts';
-import { checkPnpLoader, EBADF_NODE_RANGES, ebadfInstallError, hasModuleRegister, loaderCovers, pnpFilesOf, pnpNodeOptions, registerModule, writePnpLayer } from './pnp.ts';
+import {
+  checkPnpLoader,
+  EBADF_NODE_RANGES,
+  ebadfInstallError,
+  hasModuleRegister,
+  loaderCovers,
+  pnpFilesOf,
+  pnpNodeOptions,
+  registerModule,
+  writePnpLayer,
+} from './pnp.ts';
 
 /** The gate line of the .pnp.loader.mjs each Yarn release writes (measured: `yarn install` of a type=module project). */
 const GATES: Record<string, string> = {
@@ -13,7 +23,8 @@ const GATES: Record<string, string> = {
   '4.14.0': 'const HAS_BROKEN_FSTAT_FOR_ZIP_FDS = major > 25 || major === 25 && minor >= 7;',
   '4.14.1': 'const HAS_BROKEN_FSTAT_FOR_ZIP_FDS = major > 25 || major === 25 && minor >= 7 || major === 24 && minor >= 15;',
   '4.15.0': 'const HAS_BROKEN_FSTAT_FOR_ZIP_FDS = major === 26 && minor < 1 || major === 25 && minor >= 7 || major === 24 && minor >= 15;',
-  '4.16.0': 'const HAS_BROKEN_FSTAT_FOR_ZIP_FDS = major === 26 && minor < 1 || major === 25 && minor >= 7 || major === 24 && minor === 15 || major === 22 && (minor > 22 || minor === 22 && patch >= 3);',
+  '4.16.0':
+    'const HAS_BROKEN_FSTAT_FOR_ZIP_FDS = major === 26 && minor < 1 || major === 25 && minor >= 7 || major === 24 && minor === 15 || major === 22 && (minor > 22 || minor === 22 && patch >= 3);',
 };
 
 function app(files: Record<string, string>): string {
@@ -37,7 +48,12 @@ describe('Plug-n-Play at launch (issue 30 item 3)', () => {
     expect(pnpNodeOptions(files, '24.15.0', '/layers/pnp/r.mjs')).toBe('--require /workspace/.pnp.cjs --import file:///layers/pnp/r.mjs');
     expect(pnpNodeOptions(files, '20.5.1', '/layers/pnp/r.mjs')).toBe('--require /workspace/.pnp.cjs --experimental-loader file:///workspace/.pnp.loader.mjs');
     expect(pnpNodeOptions({ cjs: '/my app/.pnp.cjs' }, '22.0.0', '/x.mjs')).toBe('--require "/my app/.pnp.cjs"');
-    expect([hasModuleRegister('20.6.0'), hasModuleRegister('18.19.0'), hasModuleRegister('19.9.0'), hasModuleRegister('18.18.2')]).toEqual([true, true, false, false]);
+    expect([hasModuleRegister('20.6.0'), hasModuleRegister('18.19.0'), hasModuleRegister('19.9.0'), hasModuleRegister('18.18.2')]).toEqual([
+      true,
+      true,
+      false,
+      false,
+    ]);
   });
 
   it('the register module skips a process that yarn already started with its own loader', () => {
@@ -100,7 +116,9 @@ describe('the PnP loader and Node.js EBADF incompatibility (issue 30 item 4)', (
   });
 
   it('names the same failure when an install shows it', () => {
-    expect(ebadfInstallError('Error: EBADF: bad file descriptor, fstat\n    at tryStatSync', '24.15.0', undefined, 'x')?.id).toBe('node/pnp/loader-node-incompatible');
+    expect(ebadfInstallError('Error: EBADF: bad file descriptor, fstat\n    at tryStatSync', '24.15.0', undefined, 'x')?.id).toBe(
+      'node/pnp/loader-node-incompatible',
+    );
     expect(ebadfInstallError('Error: EBADF: bad file descriptor, fstat', '24.14.1', undefined, 'x')).toBeUndefined();
     expect(ebadfInstallError('some other failure', '24.15.0', undefined, 'x')).toBeUndefined();
   });

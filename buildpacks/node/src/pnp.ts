@@ -55,7 +55,10 @@ const word = (p: string) => (/\s/.test(p) ? JSON.stringify(p) : p);
 /** The NODE_OPTIONS flags that preload Plug'n'Play for `nodeVersion`; `registerFile` is the --import module's path. */
 export function pnpNodeOptions(files: PnpFiles, nodeVersion: string, registerFile: string): string {
   const flags = [`--require ${word(files.cjs)}`];
-  if (files.loader) flags.push(hasModuleRegister(nodeVersion) ? `--import ${word(pathToFileURL(registerFile).href)}` : `--experimental-loader ${pathToFileURL(files.loader).href}`);
+  if (files.loader)
+    flags.push(
+      hasModuleRegister(nodeVersion) ? `--import ${word(pathToFileURL(registerFile).href)}` : `--experimental-loader ${pathToFileURL(files.loader).href}`,
+    );
   return flags.join(' ');
 }
 
@@ -66,7 +69,7 @@ export function pnpNodeOptions(files: PnpFiles, nodeVersion: string, registerFil
 export function registerModule(loader: string): string {
   const url = pathToFileURL(loader).href;
   return [
-    '// Written by rbp/node: Yarn Plug\'n\'Play\'s loader for ES modules, for every node process of the app.',
+    "// Written by rbp/node: Yarn Plug'n'Play's loader for ES modules, for every node process of the app.",
     "import { register } from 'node:module';",
     `const loader = ${JSON.stringify(url)};`,
     "const already = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\\s+/)].some((a) => a.includes('.pnp.loader.mjs'));",
@@ -98,7 +101,7 @@ export function writePnpLayer(layers: Layers, files: PnpFiles | undefined, nodeV
  * (packages/yarnpkg-pnp/sources/esm-loader/loaderFlags.ts; measured in the .pnp.loader.mjs each
  * release writes: none up to 4.13, 25.7+ from 4.14.0, 24.15 from 4.14.1, 22.22.3+ from 4.16.0).
  */
-export const EBADF_NODE_RANGES: ReadonlyArray<{ node: string; shown: string; yarnFixed: string; nodeOk: string }> = [
+export const EBADF_NODE_RANGES: readonly { node: string; shown: string; yarnFixed: string; nodeOk: string }[] = [
   { node: '>=22.22.3 <23.0.0', shown: '22.22.3 and later 22.x', yarnFixed: '4.16.0', nodeOk: '22.22.2, or 24.16 and later' },
   { node: '>=24.15.0 <24.16.0', shown: '24.15', yarnFixed: '4.14.1', nodeOk: '24.14, or 24.16 and later' },
   { node: '>=25.7.0 <26.0.0', shown: '25.7 and later 25.x', yarnFixed: '4.14.0', nodeOk: '25.6, or 26.1 and later' },
@@ -127,6 +130,7 @@ export function loaderCovers(loaderText: string, nodeVersion: string): boolean |
   const v = semver.parse(nodeVersion);
   if (!v) return undefined;
   // Only the tokens above: comparisons of three numbers, combined with && and ||.
+  // eslint-disable-next-line @typescript-eslint/no-implied-eval, @typescript-eslint/no-unsafe-call -- checked token by token above
   return Boolean(new Function('major', 'minor', 'patch', `return (${expr});`)(v.major, v.minor, v.patch));
 }
 
@@ -152,7 +156,11 @@ function pnpLoaderError(affected: (typeof EBADF_NODE_RANGES)[number], nodeVersio
   return new UserError({
     id: 'node/pnp/loader-node-incompatible',
     title: `${yarn ? `Yarn ${yarn.version}'s` : 'This'} Plug'n'Play loader fails on Node.js ${nodeVersion} (EBADF: bad file descriptor, fstat)`,
-    seen: { what: PNP_LOADER, value: `${yarn ? `Yarn ${yarn.version} (${yarn.because})` : 'written by the Yarn the build command ran'}; Node.js ${nodeVersion} (${nodeSource})`, where: 'the built application' },
+    seen: {
+      what: PNP_LOADER,
+      value: `${yarn ? `Yarn ${yarn.version} (${yarn.because})` : 'written by the Yarn the build command ran'}; Node.js ${nodeVersion} (${nodeSource})`,
+      where: 'the built application',
+    },
     rule:
       `Node.js ${affected.shown} reads CommonJS sources of ES module imports in a way that Yarn's PnP loader (.pnp.loader.mjs) works around only from Yarn ${affected.yarnFixed}: ` +
       'an older loader fails at launch with "EBADF: bad file descriptor, fstat" (nodejs/node#62012, yarnpkg/berry#7104).',
@@ -164,7 +172,7 @@ function pnpLoaderError(affected: (typeof EBADF_NODE_RANGES)[number], nodeVersio
 
 /** An install whose output shows the same failure (a dependency's build script run through the PnP loader). */
 export function ebadfInstallError(output: string, nodeVersion: string, yarn: YarnInfo | undefined, nodeSource: string): UserError | undefined {
-  if (!/EBADF: bad file descriptor, fstat/.test(output)) return undefined;
+  if (!output.includes('EBADF: bad file descriptor, fstat')) return undefined;
   const affected = EBADF_NODE_RANGES.find((r) => semver.satisfies(nodeVersion, r.node));
   return affected ? pnpLoaderError(affected, nodeVersion, nodeSource, yarn) : undefined;
 }

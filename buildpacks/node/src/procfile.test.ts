@@ -40,7 +40,11 @@ describe('Procfile', () => {
   it('refuses a line that is not type: command, naming the line, never showing it', () => {
     expect(rendered(() => parseProcfile('web: node s.js\nnode worker.js\n'))).toMatchSnapshot();
     expect(rendered(() => parseProcfile('web:\n'))).toContain('Give process web a command after the colon');
-    for (const bad of ['-web: x', 'web-: x', 'w.e.b: x', `${'a'.repeat(64)}: x`, ': x']) expect(rendered(() => parseProcfile(bad)), bad).toContain('node/procfile/invalid');
+    for (const bad of ['-web: x', 'web-: x', 'w.e.b: x', `${'a'.repeat(64)}: x`, ': x'])
+      expect(
+        rendered(() => parseProcfile(bad)),
+        bad,
+      ).toContain('node/procfile/invalid');
   });
 
   it('starts the app after CC_RUN_COMMAND and scripts.start, before main', () => {

@@ -42,14 +42,16 @@ export function parseProcfile(text: string, file = PROCFILE): Procfile {
   lines.forEach((raw, i) => {
     if (!raw.trim() || /^\s*#/.test(raw)) return;
     const colon = raw.indexOf(':');
-    const rule = 'Each line of a Procfile is `type: command`: the type in lowercase letters, digits and inner -, at most 63 characters (web, worker, release-tasks), then the command.';
+    const rule =
+      'Each line of a Procfile is `type: command`: the type in lowercase letters, digits and inner -, at most 63 characters (web, worker, release-tasks), then the command.';
     if (colon < 0) throw invalid(file, i + 1, rule, 'Write the line as `web: node server.js`, or start it with # to make it a comment.');
     const written = raw.slice(0, colon);
     const command = raw.slice(colon + 1).trim();
     const type = KEY.test(written) ? written : written.trimStart().replace(/_/g, '-').toLowerCase();
     if (!KEY.test(type)) throw invalid(file, i + 1, rule, 'Name the process with lowercase letters, digits and -, e.g. `web:` or `worker:`.');
     if (!command) throw invalid(file, i + 1, rule, `Give process ${type} a command after the colon, e.g. \`${type}: node server.js\`.`);
-    if (type !== written) warnings.push(`Procfile key ${JSON.stringify(written)} has been corrected to ${JSON.stringify(type)} (${file}:${i + 1}): please update your Procfile`);
+    if (type !== written)
+      warnings.push(`Procfile key ${JSON.stringify(written)} has been corrected to ${JSON.stringify(type)} (${file}:${i + 1}): please update your Procfile`);
     if (processes.has(type)) {
       warnings.push(`Procfile: process ${type} is defined twice; the last one (${file}:${i + 1}) is used`);
       processes.delete(type);

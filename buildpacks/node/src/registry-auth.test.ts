@@ -16,7 +16,9 @@ describe('registryAuth (contract, node rule 9)', () => {
   });
   it('CC_NPM_BASIC_AUTH is Base64-encoded by the buildpack', () => {
     const a = registryAuth({ CC_NPM_BASIC_AUTH: 'alice:pw', CC_NPM_REGISTRY: 'http://127.0.0.1:4873' });
-    expect(a.registryLines + a.credentialLines).toBe('registry=http://127.0.0.1:4873/\n//127.0.0.1:4873/:_auth=${RBP_NPM_AUTH_BASIC}\n//127.0.0.1:4873/:always-auth=true\n');
+    expect(a.registryLines + a.credentialLines).toBe(
+      'registry=http://127.0.0.1:4873/\n//127.0.0.1:4873/:_auth=${RBP_NPM_AUTH_BASIC}\n//127.0.0.1:4873/:always-auth=true\n',
+    );
     expect(a.secretEnv).toEqual({ RBP_NPM_AUTH_BASIC: Buffer.from('alice:pw').toString('base64') });
   });
   it('refuses both variables without showing either', () => {
@@ -31,7 +33,7 @@ describe('registryAuth (contract, node rule 9)', () => {
     expect(message).not.toContain('secret-pw');
   });
   it('refuses credentials in CC_NPM_REGISTRY', () => {
-    expect(() => registryUrl('https://u:p@npm.example.com')).toThrowError(/CC_NPM_REGISTRY/);
+    expect(() => registryUrl('https://u:p@npm.example.com')).toThrow(/CC_NPM_REGISTRY/);
   });
   it('writes the npmrc only while the install runs, never the secret itself, and keeps the project file', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-auth-'));
@@ -47,20 +49,30 @@ describe('registryAuth (contract, node rule 9)', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-auth-'));
     const userconfig = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-auth-user-')), 'npmrc');
     fs.writeFileSync(userconfig, '');
-    const env = await withRegistryAuth(dir, registryAuth({ NPM_TOKEN: 'abc123', CC_NPM_REGISTRY: 'npm.example.com' }), async (e) => {
-      expect(fs.readFileSync(path.join(dir, '.npmrc'), 'utf8')).toBe('registry=https://npm.example.com/\n');
-      expect(fs.readFileSync(userconfig, 'utf8')).toBe('//npm.example.com/:_authToken=${RBP_NPM_AUTH_TOKEN}\n');
-      return e;
-    }, { credentialsIn: 'user-npmrc', userconfig });
+    const env = await withRegistryAuth(
+      dir,
+      registryAuth({ NPM_TOKEN: 'abc123', CC_NPM_REGISTRY: 'npm.example.com' }),
+      async (e) => {
+        expect(fs.readFileSync(path.join(dir, '.npmrc'), 'utf8')).toBe('registry=https://npm.example.com/\n');
+        expect(fs.readFileSync(userconfig, 'utf8')).toBe('//npm.example.com/:_authToken=${RBP_NPM_AUTH_TOKEN}\n');
+        return e;
+      },
+      { credentialsIn: 'user-npmrc', userconfig },
+    );
     expect(env).toEqual({ RBP_NPM_AUTH_TOKEN: 'abc123' });
     expect(fs.existsSync(path.join(dir, '.npmrc'))).toBe(false);
   });
   it('Yarn Berry reads no npmrc: none is written, its own variables carry the credentials', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-auth-'));
-    const env = await withRegistryAuth(dir, registryAuth({ NPM_TOKEN: 'abc123', CC_NPM_REGISTRY: 'npm.example.com' }), async (e) => {
-      expect(fs.existsSync(path.join(dir, '.npmrc'))).toBe(false);
-      return e;
-    }, { credentialsIn: 'environment' });
+    const env = await withRegistryAuth(
+      dir,
+      registryAuth({ NPM_TOKEN: 'abc123', CC_NPM_REGISTRY: 'npm.example.com' }),
+      async (e) => {
+        expect(fs.existsSync(path.join(dir, '.npmrc'))).toBe(false);
+        return e;
+      },
+      { credentialsIn: 'environment' },
+    );
     expect(env).toEqual({ YARN_NPM_REGISTRY_SERVER: 'https://npm.example.com', YARN_NPM_AUTH_TOKEN: 'abc123', YARN_NPM_ALWAYS_AUTH: 'true' });
   });
   it('hides secrets in tool output', () => {
@@ -86,7 +98,11 @@ describe('registryAuth (contract, node rule 9)', () => {
     expect(registryRefused('npm error code ETARGET')).toBe(false);
   });
   it('explains a refused registry by what was (not) sent', () => {
-    const none = registryRefusedError(registryAuth({ CC_NPM_REGISTRY: '127.0.0.1:4873' }), { CC_NPM_REGISTRY: '127.0.0.1:4873' }, 'npm install --no-audit --no-fund');
+    const none = registryRefusedError(
+      registryAuth({ CC_NPM_REGISTRY: '127.0.0.1:4873' }),
+      { CC_NPM_REGISTRY: '127.0.0.1:4873' },
+      'npm install --no-audit --no-fund',
+    );
     expect(renderUserError(none.data)).toMatchInlineSnapshot(`
       "! ERROR The registry 127.0.0.1:4873 refused to serve the dependencies: no credentials were sent (NPM_TOKEN and CC_NPM_BASIC_AUTH are unset)
       !

@@ -126,7 +126,14 @@ export function registryAuth(env: Record<string, string | undefined>): RegistryA
       yarnEnv: { YARN_NPM_REGISTRY_SERVER: registry.replace(/\/$/, ''), YARN_NPM_AUTH_IDENT: basic, YARN_NPM_ALWAYS_AUTH: 'true' },
     };
   }
-  return { registry, kind: 'none', registryLines, credentialLines: '', secretEnv: {}, yarnEnv: custom ? { YARN_NPM_REGISTRY_SERVER: registry.replace(/\/$/, '') } : {} };
+  return {
+    registry,
+    kind: 'none',
+    registryLines,
+    credentialLines: '',
+    secretEnv: {},
+    yarnEnv: custom ? { YARN_NPM_REGISTRY_SERVER: registry.replace(/\/$/, '') } : {},
+  };
 }
 
 export type { CredentialsIn };
@@ -147,7 +154,12 @@ export interface AuthTarget {
  * outside the app never receives our lines. A symlink's lines are kept only when it points to a
  * file inside the app.
  */
-export async function withRegistryAuth<T>(appDir: string, auth: RegistryAuth, fn: (env: Record<string, string>) => Promise<T>, target: AuthTarget = { credentialsIn: 'project-npmrc' }): Promise<T> {
+export async function withRegistryAuth<T>(
+  appDir: string,
+  auth: RegistryAuth,
+  fn: (env: Record<string, string>) => Promise<T>,
+  target: AuthTarget = { credentialsIn: 'project-npmrc' },
+): Promise<T> {
   if (target.credentialsIn === 'environment') return fn(auth.yarnEnv);
   const inUser = target.credentialsIn === 'user-npmrc' && auth.credentialLines !== '';
   if (inUser) {
@@ -199,7 +211,12 @@ export function registryRefused(output: string): boolean {
 export function registryRefusedError(auth: RegistryAuth, env: Record<string, string | undefined>, command: string): UserError {
   const host = new URL(auth.registry).host;
   const source = isSet(env, 'CC_NPM_REGISTRY') ? 'CC_NPM_REGISTRY' : 'the default registry';
-  const sent = auth.kind === 'token' ? 'NPM_TOKEN was sent' : auth.kind === 'basic' ? 'CC_NPM_BASIC_AUTH was sent' : 'no credentials were sent (NPM_TOKEN and CC_NPM_BASIC_AUTH are unset)';
+  const sent =
+    auth.kind === 'token'
+      ? 'NPM_TOKEN was sent'
+      : auth.kind === 'basic'
+        ? 'CC_NPM_BASIC_AUTH was sent'
+        : 'no credentials were sent (NPM_TOKEN and CC_NPM_BASIC_AUTH are unset)';
   return new UserError({
     id: 'node/registry/refused',
     title: `The registry ${host} refused to serve the dependencies: ${sent}`,

@@ -22,7 +22,11 @@ describe('SSH keys for git dependencies (contract, node rule 10)', () => {
   it('finds the bindings of type ssh-key under SERVICE_BINDING_ROOT, else <platform>/bindings', () => {
     expect(bindingRoot({ SERVICE_BINDING_ROOT: '/b' }, '/platform')).toBe('/b');
     expect(bindingRoot({}, '/platform')).toBe('/platform/bindings');
-    const root = bindings({ 'b-deploy': { type: 'ssh-key\n', 'ssh-privatekey': KEY, known_hosts: 'git.example.com ssh-ed25519 AAAA\n' }, 'a-npmrc': { type: 'npmrc', '.npmrc': 'x' }, 'a-key': { type: 'ssh-key', 'ssh-privatekey': KEY } });
+    const root = bindings({
+      'b-deploy': { type: 'ssh-key\n', 'ssh-privatekey': KEY, known_hosts: 'git.example.com ssh-ed25519 AAAA\n' },
+      'a-npmrc': { type: 'npmrc', '.npmrc': 'x' },
+      'a-key': { type: 'ssh-key', 'ssh-privatekey': KEY },
+    });
     expect(sshKeyBindings(root).map((b) => [b.name, b.knownHosts ? 'known_hosts' : '-'])).toEqual([
       ['a-key', '-'],
       ['b-deploy', 'known_hosts'],
@@ -62,7 +66,13 @@ describe('SSH keys for git dependencies (contract, node rule 10)', () => {
       const kh = /UserKnownHostsFile='([^']+)'/.exec(cmd)![1]!;
       dir = path.dirname(key);
       dirFs = execFileSync('stat', ['-f', '-c', '%T', dir], { encoding: 'utf8' }).trim();
-      seen = { cmd, key: fs.readFileSync(key, 'utf8'), mode: fs.statSync(key).mode & 0o777, dirMode: fs.statSync(dir).mode & 0o777, knownHosts: fs.readFileSync(kh, 'utf8') };
+      seen = {
+        cmd,
+        key: fs.readFileSync(key, 'utf8'),
+        mode: fs.statSync(key).mode & 0o777,
+        dirMode: fs.statSync(dir).mode & 0o777,
+        knownHosts: fs.readFileSync(kh, 'utf8'),
+      };
     });
     expect(seen!.cmd).toMatch(/^ssh -i '\/[^']+\/key-0' -o IdentitiesOnly=yes -o StrictHostKeyChecking=accept-new -o UserKnownHostsFile='[^']+\/known_hosts'$/);
     // On a memory-backed file system (this machine has one: test/reliability/secrets.test.ts), named with the pid for rbp's sweep.
@@ -90,6 +100,8 @@ describe('SSH keys for git dependencies (contract, node rule 10)', () => {
   });
 
   it('quotes paths for the shell git runs the command with', () => {
-    expect(gitSshCommand(["/tmp/it's/k"], '/tmp/kh')).toBe(`ssh -i '/tmp/it'\\''s/k' -o IdentitiesOnly=yes -o StrictHostKeyChecking=accept-new -o UserKnownHostsFile='/tmp/kh'`);
+    expect(gitSshCommand(["/tmp/it's/k"], '/tmp/kh')).toBe(
+      `ssh -i '/tmp/it'\\''s/k' -o IdentitiesOnly=yes -o StrictHostKeyChecking=accept-new -o UserKnownHostsFile='/tmp/kh'`,
+    );
   });
 });

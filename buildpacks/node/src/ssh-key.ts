@@ -64,7 +64,11 @@ export function sshKeyBindings(root: string): SshKeyBinding[] {
         id: 'node/ssh-key/invalid',
         title: `The ssh-key binding ${name} holds no private key`,
         // The content is a secret: only say whether the file is there.
-        seen: { what: `binding ${name}`, value: key === undefined ? `no ${SSH_KEY_FILE} file` : `${SSH_KEY_FILE} is not a PEM/OpenSSH private key`, where: dir },
+        seen: {
+          what: `binding ${name}`,
+          value: key === undefined ? `no ${SSH_KEY_FILE} file` : `${SSH_KEY_FILE} is not a PEM/OpenSSH private key`,
+          where: dir,
+        },
         rule: `A binding of type ${SSH_KEY_BINDING_TYPE} holds a private SSH key in its ${SSH_KEY_FILE} file (and optionally known_hosts).`,
         fix: `Put the private key (-----BEGIN OPENSSH PRIVATE KEY----- ...) in ${path.join(dir, SSH_KEY_FILE)}, or remove the binding.`,
       });
@@ -79,7 +83,16 @@ const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
 /** The ssh command git runs: only our keys, and host keys checked against our known_hosts file. */
 export function gitSshCommand(keyFiles: string[], knownHosts: string): string {
-  return ['ssh', ...keyFiles.flatMap((k) => ['-i', quote(k)]), '-o', 'IdentitiesOnly=yes', '-o', 'StrictHostKeyChecking=accept-new', '-o', `UserKnownHostsFile=${quote(knownHosts)}`].join(' ');
+  return [
+    'ssh',
+    ...keyFiles.flatMap((k) => ['-i', quote(k)]),
+    '-o',
+    'IdentitiesOnly=yes',
+    '-o',
+    'StrictHostKeyChecking=accept-new',
+    '-o',
+    `UserKnownHostsFile=${quote(knownHosts)}`,
+  ].join(' ');
 }
 
 /**
@@ -99,7 +112,9 @@ export async function withSshKeys<T>(bindings: SshKeyBinding[], fn: (env: Record
       return file;
     });
     const knownHosts = path.join(dir, 'known_hosts');
-    fs.writeFileSync(knownHosts, bindings.map((b) => (b.knownHosts ? fs.readFileSync(b.knownHosts, 'utf8').replace(/\n?$/, '\n') : '')).join(''), { mode: 0o600 });
+    fs.writeFileSync(knownHosts, bindings.map((b) => (b.knownHosts ? fs.readFileSync(b.knownHosts, 'utf8').replace(/\n?$/, '\n') : '')).join(''), {
+      mode: 0o600,
+    });
     return await fn({ GIT_SSH_COMMAND: gitSshCommand(keys, knownHosts) });
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
@@ -115,7 +130,9 @@ export function sshRefusedError(bindings: SshKeyBinding[], root: string, command
   const none = bindings.length === 0;
   return new UserError({
     id: 'node/ssh-key/refused',
-    title: none ? 'A git dependency over SSH needs a private key, and the build has none' : `The git host refused the SSH key of binding ${bindings.map((b) => b.name).join(', ')}`,
+    title: none
+      ? 'A git dependency over SSH needs a private key, and the build has none'
+      : `The git host refused the SSH key of binding ${bindings.map((b) => b.name).join(', ')}`,
     seen: { what: 'bindings of type ssh-key', value: none ? 'none' : bindings.map((b) => b.name).join(', '), where: root },
     rule: `Private git dependencies are fetched with a private SSH key, given to the build as a binding of type ${SSH_KEY_BINDING_TYPE} (file ${SSH_KEY_FILE}, optionally known_hosts).`,
     fix: none

@@ -16,7 +16,11 @@ function dirWith(files: Record<string, string>): string {
 
 describe('nodeConstraint (contract, node rule 6)', () => {
   it('engines.node wins over CC_NODE_VERSION', () => {
-    expect(nodeConstraint({ engines: { node: '>=22 <23' } }, { CC_NODE_VERSION: '20' })).toMatchObject({ constraint: '>=22 <23', source: 'engines.node', ignored: '20' });
+    expect(nodeConstraint({ engines: { node: '>=22 <23' } }, { CC_NODE_VERSION: '20' })).toMatchObject({
+      constraint: '>=22 <23',
+      source: 'engines.node',
+      ignored: '20',
+    });
   });
   it('CC_NODE_VERSION alone, else the latest LTS 24.15.0', () => {
     expect(nodeConstraint({}, { CC_NODE_VERSION: '22.12' })).toMatchObject({ constraint: '22.12', source: 'CC_NODE_VERSION' });
@@ -71,7 +75,7 @@ describe('package.json', () => {
     expect(text).toContain('(error id: node/package-json/parse)');
   });
   it('refuses a main that is not a string', () => {
-    expect(() => readPackageJson(dirWith({ 'package.json': '{ "main": 3 }' }))).toThrowError(/package.json cannot be used/);
+    expect(() => readPackageJson(dirWith({ 'package.json': '{ "main": 3 }' }))).toThrow(/package.json cannot be used/);
   });
   it('start method: CC_RUN_COMMAND > scripts.start > main', () => {
     expect(startMethod({ main: 'a.js', scripts: { start: 'b' } }, { CC_RUN_COMMAND: 'c' })).toEqual({ kind: 'run-command', command: 'c' });

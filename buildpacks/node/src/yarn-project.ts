@@ -27,7 +27,7 @@ import type { PackageManagerField } from '../../../lib/js-project/package-manage
  * running each release's `yarn install` in a new project; `newest` is the last release writing it.
  * A Yarn outside these ranges (a newer release, a prerelease) is not judged.
  */
-export const BERRY_LOCKFILE_VERSIONS: ReadonlyArray<{ yarn: string; lockfile: number; newest: string }> = [
+export const BERRY_LOCKFILE_VERSIONS: readonly { yarn: string; lockfile: number; newest: string }[] = [
   { yarn: '>=2.0.0 <3.1.0', lockfile: 4, newest: '3.0.2' },
   { yarn: '>=3.1.0 <3.2.0', lockfile: 5, newest: '3.1.1' },
   { yarn: '>=3.2.0 <4.0.0', lockfile: 6, newest: '3.8.7' },
@@ -104,7 +104,13 @@ export function checkedInYarn(appDir: string, runVersion: (file: string) => stri
 export function releaseVersion(file: string): string | undefined {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-yarn-version-'));
   try {
-    return execFileSync(process.execPath, [file, '--version'], { cwd: dir, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, YARN_IGNORE_PATH: '1', YARN_ENABLE_TELEMETRY: '0' }, encoding: 'utf8', timeout: 60_000, stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+    return execFileSync(process.execPath, [file, '--version'], {
+      cwd: dir,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, YARN_IGNORE_PATH: '1', YARN_ENABLE_TELEMETRY: '0' },
+      encoding: 'utf8',
+      timeout: 60_000,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }).trim();
   } catch {
     return undefined;
   } finally {
@@ -119,9 +125,11 @@ export function berryEvidence(appDir: string, pkg: { engines?: Record<string, un
   const lock = yarnLockFormat(appDir);
   if (lock?.berry) decisive.push(`yarn.lock is in Yarn Berry's format (__metadata${lock.version !== undefined ? `, lockfile version ${lock.version}` : ''})`);
   const engines = typeof pkg.engines?.yarn === 'string' ? pkg.engines.yarn.trim() : undefined;
-  if (engines && semver.validRange(engines) && !semver.satisfies(yarn1, engines)) decisive.push(`engines.yarn is "${engines}", which Yarn ${yarn1} does not satisfy`);
+  if (engines && semver.validRange(engines) && !semver.satisfies(yarn1, engines))
+    decisive.push(`engines.yarn is "${engines}", which Yarn ${yarn1} does not satisfy`);
   const pinned = yarnPathOf(appDir);
-  if (pinned && !(pinned.version && semver.major(pinned.version) < 2)) decisive.push(`.yarnrc.yml has yarnPath ${pinned.file}${pinned.version ? ` (Yarn ${pinned.version})` : ''}`);
+  if (pinned && !(pinned.version && semver.major(pinned.version) < 2))
+    decisive.push(`.yarnrc.yml has yarnPath ${pinned.file}${pinned.version ? ` (Yarn ${pinned.version})` : ''}`);
   else if (fs.existsSync(path.join(appDir, '.yarnrc.yml'))) supporting.push('.yarnrc.yml (Yarn Berry’s settings file; Yarn 1 reads .yarnrc)');
   return { decisive, supporting };
 }
@@ -145,7 +153,10 @@ export function suggestedYarn(appDir: string, pkg: { engines?: Record<string, un
   const wrote = lock?.berry && lock.version !== undefined ? writersOf(lock.version) : undefined;
   const range = engines && semver.validRange(engines) ? engines : undefined;
   if (wrote && (!range || semver.satisfies(wrote.newest, range))) return `"yarn@${wrote.newest}"`;
-  const must = [...(range ? [`matching engines.yarn "${range}"`] : []), ...(wrote && lock?.berry ? [`${wrote.shown} write yarn.lock's lockfile version ${lock.version}`] : [])];
+  const must = [
+    ...(range ? [`matching engines.yarn "${range}"`] : []),
+    ...(wrote && lock?.berry ? [`${wrote.shown} write yarn.lock's lockfile version ${lock.version}`] : []),
+  ];
   return `"yarn@<version>"${must.length ? ` (${must.join('; ')})` : ''}`;
 }
 
@@ -153,14 +164,23 @@ export function suggestedYarn(appDir: string, pkg: { engines?: Record<string, un
  * Rule 5 gave Yarn 1 (no packageManager yarn@3/4, or CC_NODE_BUILD_TOOL=yarn) to a project that
  * only Yarn Berry installs: refused before anything is downloaded, naming the evidence and the fixes.
  */
-export function checkYarn1Fits(choice: ToolChoice, pm: PackageManagerField | undefined, appDir: string, pkg: { engines?: Record<string, unknown> }, yarn1: string): void {
+export function checkYarn1Fits(
+  choice: ToolChoice,
+  pm: PackageManagerField | undefined,
+  appDir: string,
+  pkg: { engines?: Record<string, unknown> },
+  yarn1: string,
+): void {
   if (choice.manager !== 'yarn') return;
   const { decisive, supporting } = berryEvidence(appDir, pkg, yarn1);
   if (decisive.length === 0) return;
   const pinned = yarnPathOf(appDir);
   const yarn = suggestedYarn(appDir, pkg);
-  const version = yarn.match(/^"yarn@([^"]+)"/)![1]!;
-  const why = choice.because === 'CC_NODE_BUILD_TOOL' ? 'CC_NODE_BUILD_TOOL=yarn asks for Yarn 1' : 'a yarn.lock without packageManager yarn@3 or yarn@4 gets Yarn 1 (contract, node rule 5)';
+  const version = /^"yarn@([^"]+)"/.exec(yarn)![1]!;
+  const why =
+    choice.because === 'CC_NODE_BUILD_TOOL'
+      ? 'CC_NODE_BUILD_TOOL=yarn asks for Yarn 1'
+      : 'a yarn.lock without packageManager yarn@3 or yarn@4 gets Yarn 1 (contract, node rule 5)';
   throw new UserError({
     id: 'node/yarn/berry-project-on-yarn1',
     title: `This is a Yarn Berry project, but Yarn ${yarn1} would install it`,
@@ -179,7 +199,12 @@ export type YarnOrigin = 'packageManager' | 'yarnPath' | 'default';
  * Yarn Berry `yarn` will install from a yarn.lock of another lockfile version: the immutable install
  * would rewrite it, and refuses. Checked before installing, once the version that runs is known.
  */
-export function checkBerryLockfile(appDir: string, pkg: { engines?: Record<string, unknown> }, yarn: string, origin: { from: YarnOrigin; shown: string }): void {
+export function checkBerryLockfile(
+  appDir: string,
+  pkg: { engines?: Record<string, unknown> },
+  yarn: string,
+  origin: { from: YarnOrigin; shown: string },
+): void {
   const lock = yarnLockFormat(appDir);
   if (!lock?.berry || lock.version === undefined) return;
   const writes = lockfileVersionOf(yarn);
@@ -191,7 +216,11 @@ export function checkBerryLockfile(appDir: string, pkg: { engines?: Record<strin
   throw new UserError({
     id: 'node/yarn/lockfile-version',
     title: `yarn.lock was written by ${older ? 'an older' : 'a newer'} Yarn than ${yarn}, which would rewrite it`,
-    seen: { what: 'yarn.lock', value: `lockfile version ${lock.version} (${wrote.shown}); Yarn ${yarn} (${origin.shown}) writes version ${writes}`, where: appDir },
+    seen: {
+      what: 'yarn.lock',
+      value: `lockfile version ${lock.version} (${wrote.shown}); Yarn ${yarn} (${origin.shown}) writes version ${writes}`,
+      where: appDir,
+    },
     rule: 'With a lock file the install is immutable (`yarn install --immutable`): the Yarn that runs must not have to rewrite yarn.lock, and one of another lockfile version it always rewrites.',
     fix:
       `Run the Yarn that wrote it: "packageManager": ${wanted} in package.json${origin.from === 'yarnPath' ? ' (and remove yarnPath from .yarnrc.yml, or check that release in instead)' : ''}; ` +

@@ -33,7 +33,9 @@ export default async function build(ctx: BuildContext): Promise<void> {
 
   checkInstance(value(env, 'RBP_INSTANCE_SIZE'));
   const version = selectServer(env);
-  log.info(`application server ${version.server} (PHP ${version.php}, Caddy ${version.caddy})${version.selector === '8.5' ? ' selected by CC_PHP_VERSION=8.5' : ''}`);
+  log.info(
+    `application server ${version.server} (PHP ${version.php}, Caddy ${version.caddy})${version.selector === '8.5' ? ' selected by CC_PHP_VERSION=8.5' : ''}`,
+  );
   const webroot = resolveWebroot(appDir, env);
   log.info(`webroot: ${webroot.rel === '.' ? '/ (project root)' : `/${webroot.rel}`}`);
   const worker = resolveWorker(appDir, webroot, value(env, 'CC_PHPSERVER_WORKER'));
@@ -68,7 +70,15 @@ export default async function build(ctx: BuildContext): Promise<void> {
   const decision: PhpServerDecision = {
     runtime: 'phpserver',
     webroot: webroot.rel,
-    server: { id: 'frankenphp', version: server.version, php: server.php, caddy: server.caddy, path: server.path, source: server.source, variable: server.variable },
+    server: {
+      id: 'frankenphp',
+      version: server.version,
+      php: server.php,
+      caddy: server.caddy,
+      path: server.path,
+      source: server.source,
+      variable: server.variable,
+    },
     ...(worker ? { worker } : {}),
     ...(php.phprc ? { phprc: php.phprc } : {}),
   };
@@ -79,11 +89,19 @@ export default async function build(ctx: BuildContext): Promise<void> {
  * The ext-* requirements against the extensions the installed server reports. A server that cannot
  * be asked on this machine (built for another one) is said, and the requirements are left to it.
  */
-async function checkServerExtensions(reqs: ExtensionRequirement[], server: InstalledServer, env: Record<string, string | undefined>, phprc: string | undefined, log: Logger): Promise<void> {
+async function checkServerExtensions(
+  reqs: ExtensionRequirement[],
+  server: InstalledServer,
+  env: Record<string, string | undefined>,
+  phprc: string | undefined,
+  log: Logger,
+): Promise<void> {
   const names = [...new Set(reqs.map((r) => r.name))];
   const found = await serverExtensions(server.path, env, phprc);
   if ('error' in found) {
-    log.warn(`could not ask the application server for its extensions (${found.error}): the requirements on ${names.map((n) => `ext-${n}`).join(', ')} are not checked at build`);
+    log.warn(
+      `could not ask the application server for its extensions (${found.error}): the requirements on ${names.map((n) => `ext-${n}`).join(', ')} are not checked at build`,
+    );
     return;
   }
   checkExtensions(reqs, { names: found.names, label: `PHP ${found.php} (application server ${server.version})` });

@@ -15,18 +15,42 @@ describe('planPhpServer', () => {
     expect(p.env).toEqual({});
   });
   it('adds --worker in worker mode and PHPRC with php.ini', () => {
-    const p = planPhpServer({ ...decision, worker: 'public/worker.php', phprc: '/nonexistent-app' }, launchContext({ CC_PHPSERVER_PORT: '8181' }, '/nonexistent-app', 'CC_PHPSERVER_PORT'));
-    expect(p.argv).toEqual(['/layers/frankenphp/bin/frankenphp', 'php-server', '--listen', '0.0.0.0:8181', '--root', '/nonexistent-app/public', '--worker', '/nonexistent-app/public/worker.php']);
+    const p = planPhpServer(
+      { ...decision, worker: 'public/worker.php', phprc: '/nonexistent-app' },
+      launchContext({ CC_PHPSERVER_PORT: '8181' }, '/nonexistent-app', 'CC_PHPSERVER_PORT'),
+    );
+    expect(p.argv).toEqual([
+      '/layers/frankenphp/bin/frankenphp',
+      'php-server',
+      '--listen',
+      '0.0.0.0:8181',
+      '--root',
+      '/nonexistent-app/public',
+      '--worker',
+      '/nonexistent-app/public/worker.php',
+    ]);
     expect(p.env).toEqual({ PHPRC: '/nonexistent-app' });
   });
   it('listens on 9000 behind request-flow middleware', () => {
-    expect(planPhpServer(decision, launchContext({ CC_PHPSERVER_PORT: '8181', ACCESSPROXY_CHALLENGE_SECRET: 's' }, '/nonexistent-app', 'CC_PHPSERVER_PORT')).argv).toContain('0.0.0.0:9000');
+    expect(
+      planPhpServer(decision, launchContext({ CC_PHPSERVER_PORT: '8181', ACCESSPROXY_CHALLENGE_SECRET: 's' }, '/nonexistent-app', 'CC_PHPSERVER_PORT')).argv,
+    ).toContain('0.0.0.0:9000');
   });
-  it('uses the operator\'s server at launch when RBP_TOOL_FRANKENPHP is set', () => {
-    expect(planPhpServer(decision, launchContext({ RBP_TOOL_FRANKENPHP: '/opt/frankenphp' }, '/nonexistent-app', 'CC_PHPSERVER_PORT')).argv[0]).toBe('/opt/frankenphp');
+  it("uses the operator's server at launch when RBP_TOOL_FRANKENPHP is set", () => {
+    expect(planPhpServer(decision, launchContext({ RBP_TOOL_FRANKENPHP: '/opt/frankenphp' }, '/nonexistent-app', 'CC_PHPSERVER_PORT')).argv[0]).toBe(
+      '/opt/frankenphp',
+    );
   });
-  it('lets CC_RUN_COMMAND replace the whole command, exec\'d when it is a simple command', () => {
-    expect(planPhpServer(decision, launchContext({ CC_RUN_COMMAND: 'frankenphp run --config Caddyfile' }, '/a', 'CC_PHPSERVER_PORT')).argv).toEqual(['/bin/sh', '-c', 'exec frankenphp run --config Caddyfile']);
-    expect(planPhpServer(decision, launchContext({ CC_RUN_COMMAND: 'php migrate.php && frankenphp php-server' }, '/a', 'CC_PHPSERVER_PORT')).argv).toEqual(['/bin/sh', '-c', 'php migrate.php && frankenphp php-server']);
+  it("lets CC_RUN_COMMAND replace the whole command, exec'd when it is a simple command", () => {
+    expect(planPhpServer(decision, launchContext({ CC_RUN_COMMAND: 'frankenphp run --config Caddyfile' }, '/a', 'CC_PHPSERVER_PORT')).argv).toEqual([
+      '/bin/sh',
+      '-c',
+      'exec frankenphp run --config Caddyfile',
+    ]);
+    expect(planPhpServer(decision, launchContext({ CC_RUN_COMMAND: 'php migrate.php && frankenphp php-server' }, '/a', 'CC_PHPSERVER_PORT')).argv).toEqual([
+      '/bin/sh',
+      '-c',
+      'php migrate.php && frankenphp php-server',
+    ]);
   });
 });

@@ -12,7 +12,11 @@ describe('composerFlags', () => {
     expect(composerFlags({}).flags).toEqual(['--no-interaction', '--no-progress', '--no-scripts', '--no-dev']);
   });
   it('lets CC_PHP_COMPOSER_FLAGS replace the base flags', () => {
-    expect(composerFlags({ CC_PHP_COMPOSER_FLAGS: ' --no-interaction   --optimize-autoloader ' }).flags).toEqual(['--no-interaction', '--optimize-autoloader', '--no-dev']);
+    expect(composerFlags({ CC_PHP_COMPOSER_FLAGS: ' --no-interaction   --optimize-autoloader ' }).flags).toEqual([
+      '--no-interaction',
+      '--optimize-autoloader',
+      '--no-dev',
+    ]);
     expect(composerFlags({ CC_PHP_COMPOSER_FLAGS: '--no-dev --prefer-dist' }).flags).toEqual(['--no-dev', '--prefer-dist']);
   });
   it('drops --no-dev with CC_PHP_DEV_DEPENDENCIES=install, whatever the flags say', () => {
@@ -37,7 +41,11 @@ describe('readComposerProject', () => {
   it('refuses a malformed composer.json', () => {
     const d = dir({ 'composer.json': '{"require": {"a/b": "^1",}}' });
     // The JSON.parse message depends on the Node version.
-    expect(rendered(() => readComposerProject(d)).replaceAll(d, '<app>').replace(/^!   .*$/m, '!   <JSON.parse message>')).toMatchInlineSnapshot(`
+    expect(
+      rendered(() => readComposerProject(d))
+        .replaceAll(d, '<app>')
+        .replace(/^! {3}.*$/m, '!   <JSON.parse message>'),
+    ).toMatchInlineSnapshot(`
       "! ERROR composer.json is not valid JSON
       !
       ! Seen: composer.json (<app>/composer.json)

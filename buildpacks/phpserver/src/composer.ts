@@ -63,7 +63,14 @@ export async function findComposer(o: {
     o.log.info('using composer.phar from the project root');
     return { script: 'composer.phar', label: 'composer.phar (project root)' };
   }
-  const operator = await findOperatorTool({ id: 'composer', env: o.env, log: o.log, versionArgs: ['--version'], versionPattern: /Composer (?:version )?v?(\d+\.\d+\.\d+)/, sbom: { layersDir: o.layers.dir, target: 'build' } });
+  const operator = await findOperatorTool({
+    id: 'composer',
+    env: o.env,
+    log: o.log,
+    versionArgs: ['--version'],
+    versionPattern: /Composer (?:version )?v?(\d+\.\d+\.\d+)/,
+    sbom: { layersDir: o.layers.dir, target: 'build' },
+  });
   if (operator) return { script: operator.path, label: `${operator.path} (RBP_TOOL_COMPOSER)`, ...(operator.version ? { version: operator.version } : {}) };
   const tool = await installTool({
     layers: o.layers,
@@ -120,7 +127,11 @@ export async function composerInstall(o: ComposerInstallOptions): Promise<'resto
   const argv = [o.php, o.composer.script, 'install', ...o.flags.flags];
   const shown = ['php', o.composer.script === 'composer.phar' ? 'composer.phar' : 'composer', 'install', ...o.flags.flags].join(' ');
   const r = await log.step(`${shown} (${o.composer.label}; ${o.flags.origin})`, () =>
-    runStep(argv, { cwd: o.appDir, env: { ...o.env, COMPOSER_HOME: home.path, COMPOSER_CACHE_DIR: path.join(home.path, 'cache'), COMPOSER_ALLOW_SUPERUSER: '1' }, log }),
+    runStep(argv, {
+      cwd: o.appDir,
+      env: { ...o.env, COMPOSER_HOME: home.path, COMPOSER_CACHE_DIR: path.join(home.path, 'cache'), COMPOSER_ALLOW_SUPERUSER: '1' },
+      log,
+    }),
   );
   if (!r.ok) {
     o.layers.remove('vendor');

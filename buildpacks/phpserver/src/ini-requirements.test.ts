@@ -22,8 +22,13 @@ describe('extensions php.ini needs (issue 30 item 5)', () => {
   });
 
   it('a session handler in Redis or memcached needs its extension; extension= lines too', () => {
-    expect(iniExtensionRequirements(app('session.save_handler = redis\nsession.save_path = "tcp://${REDIS_HOST}:6379"\n'))).toEqual([{ name: 'redis', by: 'php.ini session.save_handler = redis' }]);
-    expect(iniExtensionRequirements(app('session.save_handler = memcached\nextension=php_igbinary.so\n')).map((r) => r.name)).toEqual(['memcached', 'igbinary']);
+    expect(iniExtensionRequirements(app('session.save_handler = redis\nsession.save_path = "tcp://${REDIS_HOST}:6379"\n'))).toEqual([
+      { name: 'redis', by: 'php.ini session.save_handler = redis' },
+    ]);
+    expect(iniExtensionRequirements(app('session.save_handler = memcached\nextension=php_igbinary.so\n')).map((r) => r.name)).toEqual([
+      'memcached',
+      'igbinary',
+    ]);
     expect(iniExtensionRequirements(app('session.save_handler = files\n'))).toEqual([]);
     expect(iniExtensionRequirements(app())).toEqual([]);
   });

@@ -13,8 +13,8 @@ import type { ExtensionRequirement } from './extensions.ts';
 const SAVE_HANDLERS: Record<string, string> = { redis: 'redis', rediscluster: 'redis', memcached: 'memcached', memcache: 'memcache' };
 
 /** `key = value` pairs of an ini text, comments and sections left out, quotes removed; later keys win as in PHP. */
-export function iniPairs(text: string): Array<[string, string]> {
-  const out: Array<[string, string]> = [];
+export function iniPairs(text: string): [string, string][] {
+  const out: [string, string][] = [];
   for (const raw of text.split(/\r?\n/)) {
     const line = raw.trim();
     if (!line || line.startsWith(';') || line.startsWith('#') || line.startsWith('[')) continue;
@@ -30,7 +30,11 @@ export function iniPairs(text: string): Array<[string, string]> {
 
 /** `redis`, `redis.so`, `php_redis.so`, `/usr/lib/php/…/redis.so` → `redis`. */
 function extensionName(value: string): string {
-  return path.basename(value).replace(/\.(so|dll)$/i, '').replace(/^php_/i, '').toLowerCase();
+  return path
+    .basename(value)
+    .replace(/\.(so|dll)$/i, '')
+    .replace(/^php_/i, '')
+    .toLowerCase();
 }
 
 /** The extensions the project's php.ini needs: its session handler's, and those it loads. */

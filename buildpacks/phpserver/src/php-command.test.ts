@@ -27,7 +27,7 @@ describe('php shim', () => {
     const seen = await execa(path.join(dir, 'env-shim'), ['PHP_BINARY'], { env, extendEnv: false, reject: false });
     expect(seen.stdout).toBe(path.join(dir, 'env-shim'));
   });
-  it('runs the PHP CLI of the server\'s build when one is beside it (no php-cli, no PHP_BINARY of ours)', async () => {
+  it("runs the PHP CLI of the server's build when one is beside it (no php-cli, no PHP_BINARY of ours)", async () => {
     const withCli = path.join(dir, 'with-cli');
     fs.mkdirSync(withCli);
     fs.symlinkSync('/bin/echo', path.join(withCli, 'frankenphp'));
@@ -39,9 +39,16 @@ describe('php shim', () => {
     const r = await execa(shim, ['x', 'y'], { env: { ...env, RBP_TOOL_PHP: '/bin/echo' }, extendEnv: false });
     expect(r.stdout).toBe('x y');
   });
-  it('takes the server of its line\'s variable at run time, and quotes a path that holds shell characters', async () => {
+  it("takes the server of its line's variable at run time, and quotes a path that holds shell characters", async () => {
     fs.writeFileSync(path.join(dir, 'shim85'), phpShim('/nonexistent/frankenphp', 'RBP_TOOL_FRANKENPHP_8_5'), { mode: 0o755 });
-    expect((await execa(path.join(dir, 'shim85'), ['z'], { env: { ...env, RBP_TOOL_FRANKENPHP_8_5: server, RBP_TOOL_FRANKENPHP: '/nonexistent' }, extendEnv: false })).stdout).toBe('php-cli z');
+    expect(
+      (
+        await execa(path.join(dir, 'shim85'), ['z'], {
+          env: { ...env, RBP_TOOL_FRANKENPHP_8_5: server, RBP_TOOL_FRANKENPHP: '/nonexistent' },
+          extendEnv: false,
+        })
+      ).stdout,
+    ).toBe('php-cli z');
     expect(phpShim('/srv/a "b" $c/frankenphp')).toContain('server="${RBP_TOOL_FRANKENPHP:-/srv/a \\"b\\" \\$c/frankenphp}"');
   });
 });

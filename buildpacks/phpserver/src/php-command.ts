@@ -37,9 +37,9 @@ function dq(s: string): string {
 export function phpShim(serverPath: string, serverVariable = 'RBP_TOOL_FRANKENPHP', front?: string): string {
   return [
     '#!/bin/sh',
-    '# php for build scripts, hooks, tasks and CC_RUN_COMMAND (rbp/phpserver): the operator\'s PHP',
-    '# (RBP_TOOL_PHP), else the PHP CLI of the application server\'s build (php beside it), else the',
-    '# server\'s php-cli sub-command, with PHP_BINARY naming this command for Composer\'s @php.',
+    "# php for build scripts, hooks, tasks and CC_RUN_COMMAND (rbp/phpserver): the operator's PHP",
+    "# (RBP_TOOL_PHP), else the PHP CLI of the application server's build (php beside it), else the",
+    "# server's php-cli sub-command, with PHP_BINARY naming this command for Composer's @php.",
     'if [ -n "${RBP_TOOL_PHP:-}" ]; then exec "$RBP_TOOL_PHP" "$@"; fi',
     `server="\${${serverVariable}:-${dq(serverPath)}}"`,
     'case $server in */*) cli="${server%/*}/php" ;; *) cli= ;; esac',
@@ -51,7 +51,12 @@ export function phpShim(serverPath: string, serverVariable = 'RBP_TOOL_FRANKENPH
 }
 
 export function serverShim(serverPath: string, serverVariable = 'RBP_TOOL_FRANKENPHP'): string {
-  return ['#!/bin/sh', `# The application server the operator provides (${serverVariable}), as \`frankenphp\`.`, `exec "\${${serverVariable}:-${dq(serverPath)}}" "$@"`, ''].join('\n');
+  return [
+    '#!/bin/sh',
+    `# The application server the operator provides (${serverVariable}), as \`frankenphp\`.`,
+    `exec "\${${serverVariable}:-${dq(serverPath)}}" "$@"`,
+    '',
+  ].join('\n');
 }
 
 export interface PhpCommand {
@@ -107,8 +112,15 @@ export async function installPhpCommand(o: {
   const env = new LayerEnv();
   if (phprc) env.default('PHPRC', phprc);
   layer.writeEnv(env);
-  const origin = operator ? `RBP_TOOL_PHP=${operator.path}` : cli ? `the PHP CLI of the server's build (${cli})` : `${o.server.path} php-cli with PHP's CLI options`;
+  const origin = operator
+    ? `RBP_TOOL_PHP=${operator.path}`
+    : cli
+      ? `the PHP CLI of the server's build (${cli})`
+      : `${o.server.path} php-cli with PHP's CLI options`;
   o.log.info(`php runs ${origin}${phprc ? '; php.ini at the project root is loaded (PHPRC)' : ''}`);
-  if (!operator && !cli) o.log.warn('the application server has no PHP CLI beside it: php runs its php-cli sub-command with PHP\'s CLI options (-v, -m, -i, -r, -d, -f, stdin) on top; -n, -c, -S and the like need a PHP CLI (RBP_TOOL_PHP)');
+  if (!operator && !cli)
+    o.log.warn(
+      "the application server has no PHP CLI beside it: php runs its php-cli sub-command with PHP's CLI options (-v, -m, -i, -r, -d, -f, stdin) on top; -n, -c, -S and the like need a PHP CLI (RBP_TOOL_PHP)",
+    );
   return { php: path.join(binDir, 'php'), binDir, version: operator?.version ?? o.server.php, origin, phprc };
 }

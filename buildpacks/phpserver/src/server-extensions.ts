@@ -30,7 +30,11 @@ const RENAMED: Record<string, string> = { 'zend opcache': 'opcache' };
  * Asks the server. Resolves with the reason when it cannot be asked (an executable for another
  * machine, a server that does not start): the caller decides what that means.
  */
-export async function serverExtensions(server: string, env: Record<string, string | undefined>, phprc: string | undefined): Promise<ServerExtensions | { error: string }> {
+export async function serverExtensions(
+  server: string,
+  env: Record<string, string | undefined>,
+  phprc: string | undefined,
+): Promise<ServerExtensions | { error: string }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-php-ext-'));
   try {
     const script = path.join(dir, 'extensions.php');
@@ -38,7 +42,10 @@ export async function serverExtensions(server: string, env: Record<string, strin
     const childEnv = { ...env, ...(phprc ? { PHPRC: phprc } : {}) };
     const r = await execa(server, ['php-cli', script], { env: childEnv, extendEnv: false, reject: false, timeout: 60_000, stdin: 'ignore', all: true });
     const line = (r.stdout ?? '').split('\n').find((l) => l.startsWith('{'));
-    if (r.exitCode !== 0 || !line) return { error: `${path.basename(server)} php-cli ${r.failed && r.exitCode === undefined ? `could not run: ${r.shortMessage}` : `exited ${r.exitCode ?? r.signal}: ${(r.all ?? '').trim().split('\n').slice(-2).join(' ') || 'no output'}`}` };
+    if (r.exitCode !== 0 || !line)
+      return {
+        error: `${path.basename(server)} php-cli ${r.failed && r.exitCode === undefined ? `could not run: ${r.shortMessage}` : `exited ${r.exitCode ?? r.signal}: ${(r.all ?? '').trim().split('\n').slice(-2).join(' ') || 'no output'}`}`,
+      };
     const parsed = JSON.parse(line) as { php: string; names: string[] };
     return { php: parsed.php, names: new Set(parsed.names.map((n) => RENAMED[n] ?? n)) };
   } finally {

@@ -42,7 +42,15 @@ export async function installServer(o: {
   // The 8.5 line's own variable first; the general one (and the download) otherwise.
   if (variable !== 'RBP_TOOL_FRANKENPHP') {
     const lineId = `${SERVER_ID}-${o.version.selector}`;
-    const own = await findOperatorTool({ id: lineId, env: o.env, log: o.log, versionArgs: VERSION_ARGS, versionPattern: VERSION_PATTERN, expected: o.version.server, sbom: { layersDir: o.layers.dir, target: 'launch' } });
+    const own = await findOperatorTool({
+      id: lineId,
+      env: o.env,
+      log: o.log,
+      versionArgs: VERSION_ARGS,
+      versionPattern: VERSION_PATTERN,
+      expected: o.version.server,
+      sbom: { layersDir: o.layers.dir, target: 'launch' },
+    });
     if (own) {
       if (fs.existsSync(o.layers.dir)) o.layers.remove(SERVER_ID);
       return checkOperatorServer({ path: own.path, version: own.version ?? 'unknown', source: 'operator', ...base }, o.version, variable, o.log);
@@ -50,7 +58,16 @@ export async function installServer(o: {
   }
   const origin = { what: 'CC_PHP_VERSION', where: 'the application environment' };
   const spec = resolveVersion(o.specs, SERVER_ID, o.version.server, undefined, origin);
-  const tool = await installTool({ layers: o.layers, layerName: SERVER_ID, spec, types: { launch: true }, env: o.env, log: o.log, versionArgs: VERSION_ARGS, versionPattern: VERSION_PATTERN });
+  const tool = await installTool({
+    layers: o.layers,
+    layerName: SERVER_ID,
+    spec,
+    types: { launch: true },
+    env: o.env,
+    log: o.log,
+    versionArgs: VERSION_ARGS,
+    versionPattern: VERSION_PATTERN,
+  });
   const installed: InstalledServer = { path: tool.path, version: tool.version ?? 'unknown', source: tool.source, ...base };
   if (tool.source !== 'operator') return installed;
   return checkOperatorServer(installed, o.version, 'RBP_TOOL_FRANKENPHP', o.log);
@@ -65,7 +82,10 @@ async function checkOperatorServer(server: InstalledServer, want: ServerVersion,
   const { output } = await readToolVersion(server.path, VERSION_ARGS, /./);
   const built = parseServerVersion(output);
   if (built.php && phpLine(built.php) !== phpLine(want.php)) throw otherLineError(want, from, server.path, built.php);
-  for (const [what, wanted, got] of [['PHP', want.php, built.php], ['Caddy', want.caddy, built.caddy]] as const) {
+  for (const [what, wanted, got] of [
+    ['PHP', want.php, built.php],
+    ['Caddy', want.caddy, built.caddy],
+  ] as const) {
     if (got && !sameLine(got, wanted)) log.warn(`${from} runs ${what} ${got}, not ${wanted} as the contract asks for the application server ${want.server}`);
   }
   return { ...server, php: built.php ?? server.php, caddy: built.caddy ?? server.caddy };

@@ -32,7 +32,7 @@ describe('selectServer', () => {
 });
 
 describe('checkInstance', () => {
-  it('refuses pico with the contract\'s reason and accepts the others', () => {
+  it("refuses pico with the contract's reason and accepts the others", () => {
     for (const s of [undefined, 'nano', 'XS', 'M']) expect(() => checkInstance(s)).not.toThrow();
     expect(rendered(() => checkInstance('pico'))).toMatchInlineSnapshot(`
       "! ERROR The phpserver runtime cannot run on a pico instance

@@ -21,7 +21,14 @@ function app(files: Record<string, string>): string {
 
 describe('resolveWebroot', () => {
   it('normalises CC_WEBROOT relative to the root', () => {
-    for (const [v, rel] of [[undefined, '.'], ['/', '.'], ['', '.'], ['public', 'public'], ['/public/', 'public'], ['./web/root', 'web/root']] as const) {
+    for (const [v, rel] of [
+      [undefined, '.'],
+      ['/', '.'],
+      ['', '.'],
+      ['public', 'public'],
+      ['/public/', 'public'],
+      ['./web/root', 'web/root'],
+    ] as const) {
       expect(resolveWebroot('/app', v).rel).toBe(rel);
     }
     expect(resolveWebroot('/app', '/public').abs).toBe('/app/public');
@@ -49,7 +56,9 @@ describe('resolveWebroot', () => {
     expect(findIndex(resolveWebroot(dir, 'public'))).toBe('index.html');
     const empty = resolveWebroot(dir, 'src');
     expect(findIndex(empty)).toBeUndefined();
-    expect(missingIndexReason(empty)).toBe(`phpserver needs index.php or index.html in the webroot, and the webroot src/ does not exist (CC_WEBROOT=src, ${dir}/src)`);
+    expect(missingIndexReason(empty)).toBe(
+      `phpserver needs index.php or index.html in the webroot, and the webroot src/ does not exist (CC_WEBROOT=src, ${dir}/src)`,
+    );
   });
 });
 

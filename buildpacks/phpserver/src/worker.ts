@@ -15,7 +15,11 @@ export function resolveWorker(appDir: string, webroot: Webroot, value: string | 
   if (raw === '') return undefined;
   const webrootShown = webroot.rel === '.' ? '/' : `/${webroot.rel}`;
   const fix = `move the script under ${webrootShown} and point CC_PHPSERVER_WORKER at it, e.g. ${path.posix.join(webrootShown, 'worker.php')}`;
-  const found = resolveSettingPath(appDir, 'CC_PHPSERVER_WORKER', raw, 'env', { kind: 'file', mustExist: true, fix: `add ${raw.replace(/^\/+/, '')} to the project, or correct CC_PHPSERVER_WORKER` });
+  const found = resolveSettingPath(appDir, 'CC_PHPSERVER_WORKER', raw, 'env', {
+    kind: 'file',
+    mustExist: true,
+    fix: `add ${raw.replace(/^\/+/, '')} to the project, or correct CC_PHPSERVER_WORKER`,
+  });
   // Both sides where symlinks lead (webroot.rel is already): a link inside the webroot may still lead out of it.
   if (webroot.rel !== '.' && !found.real.startsWith(`${webroot.rel}/`)) {
     throw new UserError({

@@ -14,7 +14,17 @@ function tree(files: string[]): string {
   }
   return dir;
 }
-const FILES = ['index.html', 'src/page.md', 'public/index.html', 'public/a/b.css', 'sws.toml', '.rbp/cache.vcl', 'Caddyfile', 'node_modules/x/index.js', 'out/index.html'];
+const FILES = [
+  'index.html',
+  'src/page.md',
+  'public/index.html',
+  'public/a/b.css',
+  'sws.toml',
+  '.rbp/cache.vcl',
+  'Caddyfile',
+  'node_modules/x/index.js',
+  'out/index.html',
+];
 const base = { autoBuild: false, webrootSet: false, webroot: '', override: undefined, configFiles: [] as string[] };
 const files = (dir: string) => fg.sync('**', { cwd: dir, dot: true }).sort();
 

@@ -60,7 +60,8 @@ export default async function build(ctx: BuildContext): Promise<void> {
   }
   for (const m of missingPaths(ctx.appDir, content.paths)) log.warn(`CC_OVERRIDE_BUILDCACHE lists ${show(m)}, which does not exist`);
   const removed = await log.step(`build cache: ${content.why}: keeping ${content.paths.map(show).join(', ')}`, () => pruneTo(ctx.appDir, content.paths));
-  if (removed.length) log.detail(`removed from the application: ${removed.slice(0, 10).map(show).join(', ')}${removed.length > 10 ? ` and ${removed.length - 10} more` : ''}`);
+  if (removed.length)
+    log.detail(`removed from the application: ${removed.slice(0, 10).map(show).join(', ')}${removed.length > 10 ? ` and ${removed.length - 10} more` : ''}`);
 
   const decision: StaticDecision = { runtime: 'static', webroot: webroot.rel, mode: server.mode, bin: server.bin };
   if (server.caddyfile) decision.caddyfile = server.caddyfile;

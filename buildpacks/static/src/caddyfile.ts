@@ -67,6 +67,9 @@ export async function validateCaddyfile(caddy: string, file: string, port: numbe
 
 /** Caddy logs JSON lines, then `Error: …`: that line is the message; else the last line. */
 export function caddyMessage(output: string): string {
-  const lines = output.split('\n').map((l) => l.trim()).filter(Boolean);
+  const lines = output
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
   return lines.find((l) => l.startsWith('Error:')) ?? lines.at(-1) ?? 'caddy validate failed without a message';
 }

@@ -23,7 +23,7 @@ const detect: DetectFn = (ctx) => {
   }
   const webroot = cfg.webroot ?? { rel: '', abs: ctx.appDir };
   const index = findIndex(webroot.abs, INDEX_FILES);
-  if (index) return { pass: true, plan: provides, reason: `${show(webroot.rel === '' ? index : `${webroot.rel}/${index}`)}` };
+  if (index) return { pass: true, plan: provides, reason: show(webroot.rel === '' ? index : `${webroot.rel}/${index}`) };
   return {
     pass: false,
     reason:

@@ -15,14 +15,20 @@ function app(files: string[]): string {
 
 // The contract's table, verbatim: the generator table must render exactly these.
 const CONTRACT: Record<string, { command: string; files: string[] }> = {
-  Astro: { command: 'npm i && npm run astro build -- --outDir <out-dir>', files: ['astro.config.mjs', 'astro.config.ts', 'astro.config.js', 'astro.config.cjs'] },
+  Astro: {
+    command: 'npm i && npm run astro build -- --outDir <out-dir>',
+    files: ['astro.config.mjs', 'astro.config.ts', 'astro.config.js', 'astro.config.cjs'],
+  },
   Docusaurus: { command: 'npm i && npm run docusaurus build -- --out-dir <out-dir>', files: ['docusaurus.config.js', 'docusaurus.config.ts'] },
   Hugo: { command: 'hugo --gc --minify --destination <out-dir>', files: ['hugo.toml', 'hugo.yaml', 'hugo.json'] },
   mdBook: { command: 'mdbook build --dest-dir <out-dir>', files: ['book.toml'] },
   MkDocs: { command: 'uvx mkdocs build --site-dir <out-dir>', files: ['mkdocs.yml'] },
   'Nuxt.js': { command: 'npm i && npm run generate && mv .output/public <out-dir>', files: ['nuxt.config.ts'] },
   Storybook: { command: 'npm i && npm run build-storybook -- --output-dir <out-dir>', files: ['.storybook/main.js', '.storybook/main.ts'] },
-  VitePress: { command: 'npm i && npm run docs:build -- --outDir <out-dir>', files: ['.vitepress/config.js', '.vitepress/config.ts', '.vitepress/config.mjs', '.vitepress/config.mts'] },
+  VitePress: {
+    command: 'npm i && npm run docs:build -- --outDir <out-dir>',
+    files: ['.vitepress/config.js', '.vitepress/config.ts', '.vitepress/config.mjs', '.vitepress/config.mts'],
+  },
   Zola: { command: 'zola build --minify --output-dir <out-dir>', files: ['config.toml'] },
 };
 

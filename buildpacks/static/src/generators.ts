@@ -136,7 +136,7 @@ const quote = (argv: string[]) => argv.map(shellWord).join(' ');
 export function renderStep(step: Step, toolPrefix: Partial<Record<ToolName, string[]>> = {}): string {
   if ('move' in step) return quote(['mv', step.move.from, step.move.to]);
   const [cmd, ...args] = step.run;
-  const prefix = (cmd && cmd in DEFAULT_TOOL_PREFIX ? (toolPrefix[cmd as ToolName] ?? DEFAULT_TOOL_PREFIX[cmd as ToolName]) : [cmd!]) as string[];
+  const prefix = cmd && cmd in DEFAULT_TOOL_PREFIX ? (toolPrefix[cmd as ToolName] ?? DEFAULT_TOOL_PREFIX[cmd as ToolName]) : [cmd!];
   return quote([...prefix, ...args]);
 }
 

@@ -56,7 +56,7 @@ export function chooseHugoVersion(requested: string | undefined, now: Date): Hug
     };
   }
   if (accepted.includes(requested)) return { version: requested, reason: `CC_HUGO_VERSION=${requested}` };
-  const listed = (HUGO_VERSIONS as readonly string[]).includes(requested);
+  const listed = HUGO_VERSIONS.includes(requested);
   throw new UserError({
     id: listed ? 'static/hugo-version/unsupported' : 'config/CC_HUGO_VERSION/invalid',
     title: listed ? `Hugo ${requested} is no longer supported` : `CC_HUGO_VERSION=${requested} is not a Hugo version this runtime offers`,

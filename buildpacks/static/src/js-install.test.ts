@@ -17,14 +17,34 @@ describe('JavaScript generator installs', () => {
     expect(installPlan(app({ 'package-lock.json': '{}' })).argv).toEqual(['npm', 'ci']);
     expect(installPlan(app({ 'pnpm-lock.yaml': '' })).argv).toEqual(['corepack', 'pnpm', 'install', '--frozen-lockfile']);
     expect(installPlan(app({ 'yarn.lock': '', 'package.json': '{}' })).argv).toEqual(['corepack', 'yarn', 'install', '--frozen-lockfile']);
-    expect(installPlan(app({ 'yarn.lock': '', 'package.json': '{"packageManager":"yarn@4.9.1"}' })).argv).toEqual(['corepack', 'yarn', 'install', '--immutable']);
+    expect(installPlan(app({ 'yarn.lock': '', 'package.json': '{"packageManager":"yarn@4.9.1"}' })).argv).toEqual([
+      'corepack',
+      'yarn',
+      'install',
+      '--immutable',
+    ]);
     expect(installPlan(app({ 'bun.lock': '' })).argv).toEqual(['bun', 'install', '--frozen-lockfile']);
   });
 
   it('tells Yarn Berry apart as node does (rule 5): packageManager yarn@2 or later, or yarnPath; not a bare .yarnrc.yml', () => {
-    expect(installPlan(app({ 'yarn.lock': '', '.yarnrc.yml': 'nodeLinker: node-modules\n', 'package.json': '{}' })).argv).toEqual(['corepack', 'yarn', 'install', '--frozen-lockfile']);
-    expect(installPlan(app({ 'yarn.lock': '', '.yarnrc.yml': 'yarnPath: .yarn/releases/yarn-4.9.1.cjs\n', 'package.json': '{}' })).argv).toEqual(['corepack', 'yarn', 'install', '--immutable']);
-    expect(installPlan(app({ 'yarn.lock': '', 'package.json': '{"packageManager":"yarn@3.8.7"}' })).argv).toEqual(['corepack', 'yarn', 'install', '--immutable']);
+    expect(installPlan(app({ 'yarn.lock': '', '.yarnrc.yml': 'nodeLinker: node-modules\n', 'package.json': '{}' })).argv).toEqual([
+      'corepack',
+      'yarn',
+      'install',
+      '--frozen-lockfile',
+    ]);
+    expect(installPlan(app({ 'yarn.lock': '', '.yarnrc.yml': 'yarnPath: .yarn/releases/yarn-4.9.1.cjs\n', 'package.json': '{}' })).argv).toEqual([
+      'corepack',
+      'yarn',
+      'install',
+      '--immutable',
+    ]);
+    expect(installPlan(app({ 'yarn.lock': '', 'package.json': '{"packageManager":"yarn@3.8.7"}' })).argv).toEqual([
+      'corepack',
+      'yarn',
+      'install',
+      '--immutable',
+    ]);
     // A packageManager node would refuse is only weighed here: corepack says what is wrong with it.
     expect(installPlan(app({ 'package-lock.json': '{}', 'package.json': '{"packageManager":"npm@^10"}' })).argv).toEqual(['npm', 'ci']);
   });

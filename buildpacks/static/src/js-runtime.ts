@@ -38,7 +38,9 @@ export async function jsRuntime(ctx: BuildContext, log: Logger): Promise<JsRunti
   const version = nodeConstraint(enginesOf(ctx.appDir), ctx.env, path.join(ctx.appDir, 'package.json'));
   const tools: ToolEnv = { layers: ctx.layers, env: ctx.env, log, npm: toolRegistryClient(ctx.env, log), types: { build: true, launch: false } };
   const node = await log.step('Node.js for the generator', () => installNode(tools, version.constraint, version.origin));
-  log.info(`Node.js ${node.version} (asked: "${version.constraint}" from ${version.source === 'default' ? 'the default (latest LTS)' : version.source}), as a node app of this project would get`);
+  log.info(
+    `Node.js ${node.version} (asked: "${version.constraint}" from ${version.source === 'default' ? 'the default (latest LTS)' : version.source}), as a node app of this project would get`,
+  );
   if (version.ignored) log.info(`CC_NODE_VERSION=${version.ignored} is ignored: engines.node in package.json takes precedence`);
   const eol = endOfLife(node.version);
   if (eol.eol) log.warn(`Node.js ${node.version} is end-of-life since ${eol.end}: it gets no security fixes`);

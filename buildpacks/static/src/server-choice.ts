@@ -55,7 +55,14 @@ export async function chooseServer(ctx: BuildContext, cfg: StaticConfig, log: Lo
   log.info(`server: Static Web Server${swsConfig ? ` with ${show(swsConfig)}` : ''} (the default)`);
   const sws = await installStaticTool(
     ctx,
-    { id: 'static-web-server', label: 'Static Web Server', constraint: SWS_VERSION, launch: true, versionArgs: ['--version'], purpose: 'Static Web Server serves the site by default' },
+    {
+      id: 'static-web-server',
+      label: 'Static Web Server',
+      constraint: SWS_VERSION,
+      launch: true,
+      versionArgs: ['--version'],
+      purpose: 'Static Web Server serves the site by default',
+    },
     log,
   );
   return { mode: 'static-web-server', bin: sws.path, ...(swsConfig ? { swsConfig } : {}), configFiles: present };
@@ -70,7 +77,7 @@ export function checkSwsToml(appDir: string, log: Logger): string | undefined {
   if (!fs.existsSync(file)) return undefined;
   let t: { general?: Record<string, unknown> };
   try {
-    t = parse(fs.readFileSync(file, 'utf8')) as typeof t;
+    t = parse(fs.readFileSync(file, 'utf8'));
   } catch (e) {
     throw new UserError({
       id: 'static/sws-toml/parse',
@@ -86,7 +93,8 @@ export function checkSwsToml(appDir: string, log: Logger): string | undefined {
     ['root', 'the webroot'],
     ['host', 'the host 0.0.0.0'],
   ] as const) {
-    if (t.general?.[key] !== undefined) log.warn(`sws.toml sets general.${key} = ${JSON.stringify(t.general[key])}: Static Web Server gives it precedence over ${instead}`);
+    if (t.general?.[key] !== undefined)
+      log.warn(`sws.toml sets general.${key} = ${JSON.stringify(t.general[key])}: Static Web Server gives it precedence over ${instead}`);
   }
   return 'sws.toml';
 }

@@ -9,11 +9,37 @@ const fileServer: StaticDecision = { runtime: 'static', webroot: 'dist', mode: '
 
 describe('the server command line', () => {
   it('Static Web Server: port 8080 by default, the webroot as root, sws.toml honoured, flags appended', () => {
-    expect(serverPlan(sws, launchContext({}, APP, 'CC_STATIC_PORT')).argv).toEqual(['/l/sws/bin/static-web-server', '--host', '0.0.0.0', '--port', '8080', '--root', '/srv/app/public', '--index-files', 'index.html,index.htm']);
-    const p = serverPlan({ ...sws, swsConfig: 'sws.toml' }, launchContext({ CC_STATIC_PORT: '8181', CC_STATIC_FLAGS: '--log-level info --page-fallback "./public/index.html"' }, APP, 'CC_STATIC_PORT'));
+    expect(serverPlan(sws, launchContext({}, APP, 'CC_STATIC_PORT')).argv).toEqual([
+      '/l/sws/bin/static-web-server',
+      '--host',
+      '0.0.0.0',
+      '--port',
+      '8080',
+      '--root',
+      '/srv/app/public',
+      '--index-files',
+      'index.html,index.htm',
+    ]);
+    const p = serverPlan(
+      { ...sws, swsConfig: 'sws.toml' },
+      launchContext({ CC_STATIC_PORT: '8181', CC_STATIC_FLAGS: '--log-level info --page-fallback "./public/index.html"' }, APP, 'CC_STATIC_PORT'),
+    );
     expect(p.argv).toEqual([
-      '/l/sws/bin/static-web-server', '--host', '0.0.0.0', '--port', '8181', '--root', '/srv/app/public', '--index-files', 'index.html,index.htm',
-      '--config-file', '/srv/app/sws.toml', '--log-level', 'info', '--page-fallback', './public/index.html',
+      '/l/sws/bin/static-web-server',
+      '--host',
+      '0.0.0.0',
+      '--port',
+      '8181',
+      '--root',
+      '/srv/app/public',
+      '--index-files',
+      'index.html,index.htm',
+      '--config-file',
+      '/srv/app/sws.toml',
+      '--log-level',
+      'info',
+      '--page-fallback',
+      './public/index.html',
     ]);
     expect(p.facts).toMatchObject({ server: 'static-web-server', webroot: '/public' });
   });
@@ -30,7 +56,15 @@ describe('the server command line', () => {
   });
 
   it('CC_STATIC_SERVER=caddy: caddy file-server with root and listen address', () => {
-    expect(serverPlan(fileServer, launchContext({ CC_STATIC_FLAGS: '--access-log' }, APP, 'CC_STATIC_PORT')).argv).toEqual(['/usr/bin/caddy', 'file-server', '--root', '/srv/app/dist', '--listen', ':8080', '--access-log']);
+    expect(serverPlan(fileServer, launchContext({ CC_STATIC_FLAGS: '--access-log' }, APP, 'CC_STATIC_PORT')).argv).toEqual([
+      '/usr/bin/caddy',
+      'file-server',
+      '--root',
+      '/srv/app/dist',
+      '--listen',
+      ':8080',
+      '--access-log',
+    ]);
   });
 
   it('CC_RUN_COMMAND takes priority over every server', () => {

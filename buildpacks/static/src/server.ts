@@ -75,7 +75,19 @@ export function serverPlan(d: StaticDecision, { env, appDir, port }: LaunchConte
       return {
         // Static Web Server's index is index.html alone unless told otherwise; the contract's webroot
         // may hold index.htm instead.
-        argv: [d.bin, '--host', '0.0.0.0', '--port', String(port), '--root', root, '--index-files', INDEX_FILES.join(','), ...(d.swsConfig ? ['--config-file', path.join(appDir, d.swsConfig)] : []), ...flags],
+        argv: [
+          d.bin,
+          '--host',
+          '0.0.0.0',
+          '--port',
+          String(port),
+          '--root',
+          root,
+          '--index-files',
+          INDEX_FILES.join(','),
+          ...(d.swsConfig ? ['--config-file', path.join(appDir, d.swsConfig)] : []),
+          ...flags,
+        ],
         env: {},
         cwd: appDir,
         facts: { ...facts, server: 'static-web-server' },

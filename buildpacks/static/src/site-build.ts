@@ -27,7 +27,9 @@ export function failed(what: string, command: string, result: Pick<StepResult, '
     title: `${what} failed${result ? ` (${result.status})` : ''}`,
     seen: { what: variable ?? 'build command', value: command },
     rule: 'the site is built in the build phase; a failing build stops the deployment',
-    fix: variable ? `fix ${variable} or the project so that the command succeeds; its output is above` : 'fix the project so that the generator succeeds; its output is above',
+    fix: variable
+      ? `fix ${variable} or the project so that the command succeeds; its output is above`
+      : 'fix the project so that the generator succeeds; its output is above',
   });
 }
 
@@ -50,15 +52,34 @@ async function toolPrefix(ctx: BuildContext, tool: ToolName, cfg: StaticConfig, 
     case 'hugo': {
       const choice = chooseHugoVersion(cfg.hugoVersion, today(ctx.env));
       log.info(`Hugo ${choice.version}: ${choice.reason}`);
-      const t = await installStaticTool(ctx, { id: 'hugo', label: 'Hugo', constraint: choice.version, launch: false, versionArgs: ['version'], purpose: 'Hugo builds sites with hugo.toml, hugo.yaml or hugo.json' }, log);
+      const t = await installStaticTool(
+        ctx,
+        {
+          id: 'hugo',
+          label: 'Hugo',
+          constraint: choice.version,
+          launch: false,
+          versionArgs: ['version'],
+          purpose: 'Hugo builds sites with hugo.toml, hugo.yaml or hugo.json',
+        },
+        log,
+      );
       return [t.path];
     }
     case 'zola': {
-      const t = await installStaticTool(ctx, { id: 'zola', label: 'Zola', constraint: '0.22', launch: false, versionArgs: ['--version'], purpose: 'Zola builds sites with config.toml' }, log);
+      const t = await installStaticTool(
+        ctx,
+        { id: 'zola', label: 'Zola', constraint: '0.22', launch: false, versionArgs: ['--version'], purpose: 'Zola builds sites with config.toml' },
+        log,
+      );
       return [t.path];
     }
     case 'mdbook': {
-      const t = await installStaticTool(ctx, { id: 'mdbook', label: 'mdBook', constraint: '0.4', launch: false, versionArgs: ['--version'], purpose: 'mdBook builds books with book.toml' }, log);
+      const t = await installStaticTool(
+        ctx,
+        { id: 'mdbook', label: 'mdBook', constraint: '0.4', launch: false, versionArgs: ['--version'], purpose: 'mdBook builds books with book.toml' },
+        log,
+      );
       return [t.path];
     }
   }
@@ -105,7 +126,14 @@ export async function runGenerator(ctx: BuildContext, d: Detection, cfg: StaticC
   }
 }
 
-async function runGeneratorStep(step: Step, appDir: string, env: Record<string, string>, prefixes: Partial<Record<ToolName, string[]>>, name: string, log: Logger): Promise<void> {
+async function runGeneratorStep(
+  step: Step,
+  appDir: string,
+  env: Record<string, string>,
+  prefixes: Partial<Record<ToolName, string[]>>,
+  name: string,
+  log: Logger,
+): Promise<void> {
   const shown = renderStep(step, prefixes);
   if ('move' in step) {
     const from = path.join(appDir, step.move.from);

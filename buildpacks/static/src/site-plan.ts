@@ -7,10 +7,7 @@ import type { StaticConfig } from './config.ts';
 import { detectGenerator, type Detection } from './generators.ts';
 import { show } from './paths.ts';
 
-export type SitePlan =
-  | { kind: 'command'; command: string }
-  | { kind: 'generator'; detection: Detection }
-  | { kind: 'none' };
+export type SitePlan = { kind: 'command'; command: string } | { kind: 'generator'; detection: Detection } | { kind: 'none' };
 
 export function planSite(cfg: StaticConfig, appDir: string): SitePlan {
   if (cfg.buildCommand) return { kind: 'command', command: cfg.buildCommand };
@@ -25,7 +22,9 @@ export function describePlan(plan: SitePlan, cfg: StaticConfig): string {
       return `CC_BUILD_COMMAND is set: running it, no generator detection`;
     case 'generator': {
       const d = plan.detection;
-      const others = d.alsoMatched.length ? ` (also found ${d.alsoMatched.map((o) => `${o.file} for ${o.name}`).join(', ')}; ${d.generator.name} comes first in the table)` : '';
+      const others = d.alsoMatched.length
+        ? ` (also found ${d.alsoMatched.map((o) => `${o.file} for ${o.name}`).join(', ')}; ${d.generator.name} comes first in the table)`
+        : '';
       return `auto-build: ${d.generator.name} detected from ${d.file}${others}, building into ${show(cfg.outDir.rel)}`;
     }
     case 'none':

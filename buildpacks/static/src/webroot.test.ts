@@ -23,7 +23,11 @@ describe('chooseWebroot (contract, static rules 2 and 3)', () => {
   });
 
   it('without CC_WEBROOT, an auto-build serves its output folder (CC_STATIC_AUTOBUILD_OUTDIR or the default)', () => {
-    expect(chooseWebroot(readConfig({}, appDir), appDir, true)).toEqual({ rel: 'cc_static_autobuilt', abs: path.join(appDir, 'cc_static_autobuilt'), why: 'the auto-build output folder' });
+    expect(chooseWebroot(readConfig({}, appDir), appDir, true)).toEqual({
+      rel: 'cc_static_autobuilt',
+      abs: path.join(appDir, 'cc_static_autobuilt'),
+      why: 'the auto-build output folder',
+    });
     expect(chooseWebroot(readConfig({ CC_STATIC_AUTOBUILD_OUTDIR: '/site' }, appDir), appDir, true).rel).toBe('site');
   });
 

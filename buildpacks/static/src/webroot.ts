@@ -27,7 +27,9 @@ export function requireIndex(webroot: RootPath & { why: string }, after: string)
     title: `The served folder ${show(webroot.rel)} has no index.html or index.htm`,
     seen: { what: 'webroot', value: show(webroot.rel), where: webroot.why },
     rule: `the served folder must hold an index.html or index.htm ${after}`,
-    details: [exists ? `${show(webroot.rel)} holds: ${fs.readdirSync(webroot.abs).slice(0, 12).join(', ') || 'nothing'}` : `${show(webroot.rel)} does not exist`],
+    details: [
+      exists ? `${show(webroot.rel)} holds: ${fs.readdirSync(webroot.abs).slice(0, 12).join(', ') || 'nothing'}` : `${show(webroot.rel)} does not exist`,
+    ],
     fix: 'add an index.html, set CC_WEBROOT to the folder that holds it, or fix the build so that it writes one',
   });
 }

@@ -36,7 +36,6 @@ export interface CacheVcl {
   problem?: AppPathProblem;
 }
 
-
 /**
  * The cache configuration: CC_CACHE_FILE (relative to the app) wins over .rbp/cache.vcl. Both are
  * resolved inside the app, symlinks followed; a file that cannot be used carries its `problem`.
@@ -68,7 +67,7 @@ export function isBlocked(env: NodeJS.ProcessEnv): boolean {
  * direct launch script (direct.ts) hands over to the Node.js launcher when one is set. The cache
  * proxy's file (.rbp/cache.vcl) and `custom` (named in CC_REQUEST_FLOW) are activated as below.
  */
-export const ACTIVATING_VARIABLES: ReadonlyArray<{ variable: string; activates?: MiddlewareKind; why: string }> = [
+export const ACTIVATING_VARIABLES: readonly { variable: string; activates?: MiddlewareKind; why: string }[] = [
   { variable: 'ACCESSPROXY_CHALLENGE_SECRET', activates: 'accessproxy', why: 'ACCESSPROXY_CHALLENGE_SECRET activates the access proxy' },
   { variable: 'CC_REDIRECTOR_PROJECT_KEY', activates: 'redirector', why: 'CC_REDIRECTOR_PROJECT_KEY activates the redirection proxy' },
   { variable: 'CC_CACHE_FILE', why: 'CC_CACHE_FILE activates the cache proxy' },

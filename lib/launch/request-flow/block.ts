@@ -34,4 +34,3 @@ export function blockMember(port: number): Member {
     },
   };
 }
-

@@ -44,7 +44,13 @@ export function planChain(env: NodeJS.ProcessEnv, appDir: string): Chain {
 
   if (items.includes(BLOCK)) {
     if (items.length > 1) {
-      throw flowError('block-not-alone', 'CC_REQUEST_FLOW mixes block with middlewares', raw, '`block` is a value on its own: it blocks public access, so no middleware can serve the public port.', 'Set CC_REQUEST_FLOW=block alone, or list only middlewares (redirector, cache, custom).');
+      throw flowError(
+        'block-not-alone',
+        'CC_REQUEST_FLOW mixes block with middlewares',
+        raw,
+        '`block` is a value on its own: it blocks public access, so no middleware can serve the public port.',
+        'Set CC_REQUEST_FLOW=block alone, or list only middlewares (redirector, cache, custom).',
+      );
     }
     return { block: true, middlewares: [], skipped: DEFAULT_ORDER.filter((k) => active.has(k)) };
   }
@@ -52,10 +58,22 @@ export function planChain(env: NodeJS.ProcessEnv, appDir: string): Chain {
   const seen = new Set<string>();
   for (const item of items) {
     if (!(NAMEABLE as readonly string[]).includes(item)) {
-      throw flowError('unknown-item', 'Unknown item in CC_REQUEST_FLOW', raw, `CC_REQUEST_FLOW is a comma-separated list of ${NAMEABLE.join(', ')}, or the single value block.`, `Remove or fix ${JSON.stringify(item)}.`);
+      throw flowError(
+        'unknown-item',
+        'Unknown item in CC_REQUEST_FLOW',
+        raw,
+        `CC_REQUEST_FLOW is a comma-separated list of ${NAMEABLE.join(', ')}, or the single value block.`,
+        `Remove or fix ${JSON.stringify(item)}.`,
+      );
     }
     if (seen.has(item)) {
-      throw flowError('duplicate-item', 'An item appears twice in CC_REQUEST_FLOW', raw, 'Each middleware appears at most once in the chain.', `Name ${item} once.`);
+      throw flowError(
+        'duplicate-item',
+        'An item appears twice in CC_REQUEST_FLOW',
+        raw,
+        'Each middleware appears at most once in the chain.',
+        `Name ${item} once.`,
+      );
     }
     seen.add(item);
     if (!active.has(item as Nameable)) {
@@ -72,7 +90,7 @@ export function planChain(env: NodeJS.ProcessEnv, appDir: string): Chain {
   const middlewares: MiddlewareKind[] = [
     ...(active.has('accessproxy') ? (['accessproxy'] as const) : []),
     ...named,
-    ...DEFAULT_ORDER.filter((k) => k !== 'accessproxy' && active.has(k) && !named.includes(k as Nameable)),
+    ...DEFAULT_ORDER.filter((k) => k !== 'accessproxy' && active.has(k) && !named.includes(k)),
   ];
   return { block: false, middlewares, skipped: [] };
 }

@@ -145,7 +145,20 @@ function cacheSpec(common: Omit<MiddlewareSpec, 'argv' | 'shown'>, hop: HopPorts
   // A fresh name no one can guess; prepareVarnishDir creates it exclusively, so it is never reused.
   const dir = path.join(os.tmpdir(), `rbp-varnish-${crypto.randomBytes(8).toString('hex')}`);
   const { wrapper, state, copy } = varnishDirFiles(dir);
-  const argv = [varnishd, '-F', '-a', hop.isPublic ? `:${hop.listen}` : `127.0.0.1:${hop.listen}`, '-f', wrapper, '-s', varnishStorage(env), '-n', state, '-T', 'none'];
+  const argv = [
+    varnishd,
+    '-F',
+    '-a',
+    hop.isPublic ? `:${hop.listen}` : `127.0.0.1:${hop.listen}`,
+    '-f',
+    wrapper,
+    '-s',
+    varnishStorage(env),
+    '-n',
+    state,
+    '-T',
+    'none',
+  ];
   return {
     ...common,
     argv,

@@ -55,7 +55,10 @@ export async function checkFlowPortsFree(flow: Pick<FlowPlan, 'publicPort' | 'ap
       title: 'A port of the request flow is already in use',
       seen: { what: 'port', value: String(port) },
       rule: `The request flow needs the public port ${flow.publicPort}, the app port ${flow.appPort} and the ports between its middlewares free at launch.`,
-      fix: port === flow.appPort ? 'Stop what listens there, or move the app with RBP_APP_PORT.' : 'Stop what listens there, or use another public port (rbp run --port).',
+      fix:
+        port === flow.appPort
+          ? 'Stop what listens there, or move the app with RBP_APP_PORT.'
+          : 'Stop what listens there, or use another public port (rbp run --port).',
     });
   }
 }

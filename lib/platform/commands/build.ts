@@ -24,7 +24,10 @@ export const run: Handler = async (ctx) => {
   if (!out) throw usage('rbp build needs --out OUT', ctx.command);
   const instance = parseInstance(str(ctx, 'instance') ?? DEFAULT_INSTANCE);
   const project = readProjectDescriptor(path.resolve(app), str(ctx, 'descriptor'));
-  if (project) log.debug(`project descriptor ${project.file} (schema ${project.schema}): ${Object.keys(project.env).length} variable(s), ${project.group.length} buildpack(s)`);
+  if (project)
+    log.debug(
+      `project descriptor ${project.file} (schema ${project.schema}): ${Object.keys(project.env).length} variable(s), ${project.group.length} buildpack(s)`,
+    );
   const userEnv = collectEnv(list(ctx, 'env-file'), list(ctx, 'env'), project?.env);
   const port = parsePort(str(ctx, 'port'));
   const timeoutMs = parseTimeout(str(ctx, 'timeout')) * 1000;
@@ -42,7 +45,9 @@ export const run: Handler = async (ctx) => {
   const writeImage = async (from: string) => {
     log.section('Image');
     const { prepareAppImage, pushImages, referenceLauncher, runImageLayout } = await packagingModule();
-    prepared = await log.step(`writing the app image ${imageDir}`, () => prepareAppImage({ out, from, image: imageDir!, tags, runImage: runImageLayout(str(ctx, 'run-image')), launcher: referenceLauncher(), log }));
+    prepared = await log.step(`writing the app image ${imageDir}`, () =>
+      prepareAppImage({ out, from, image: imageDir!, tags, runImage: runImageLayout(str(ctx, 'run-image')), launcher: referenceLauncher(), log }),
+    );
     if (imageRef) await pushImages([{ layout: prepared.staged, tag: tags?.[0] ?? 'latest', ref: imageRef }], log);
   };
   const { build } = await buildModule();
@@ -76,7 +81,13 @@ export const run: Handler = async (ctx) => {
   const { deploy } = await deployModule();
   const appOut = values.json ? streams.stderr : streams.stdout;
   return await deploy({ out, port, userEnv, instance, restart, check: Boolean(values.check), timeoutMs, log, appOut, appErr: streams.stderr }, (d) => {
-    if (values.json) writeJson(streams.stdout, { ...result, exitCode: d.error ? EXIT.healthCheckFailed : 0, deploy: { deployed: d.deployed, url: d.url, process: d.process, healthCheck: d.healthCheck }, ...(d.error ? { error: errorJson(d.error) } : {}) });
+    if (values.json)
+      writeJson(streams.stdout, {
+        ...result,
+        exitCode: d.error ? EXIT.healthCheckFailed : 0,
+        deploy: { deployed: d.deployed, url: d.url, process: d.process, healthCheck: d.healthCheck },
+        ...(d.error ? { error: errorJson(d.error) } : {}),
+      });
   });
 };
 

@@ -66,7 +66,13 @@ export function parsePort(v: string | undefined): number {
   if (v === undefined) return 8080;
   const n = Number(v);
   if (!Number.isInteger(n) || n < 1 || n > 65535) {
-    throw new UserError({ id: 'platform/port/invalid', title: 'Invalid port', seen: { what: '--port', value: v }, rule: 'A port is a whole number from 1 to 65535.', fix: 'Use for example --port 8080.' });
+    throw new UserError({
+      id: 'platform/port/invalid',
+      title: 'Invalid port',
+      seen: { what: '--port', value: v },
+      rule: 'A port is a whole number from 1 to 65535.',
+      fix: 'Use for example --port 8080.',
+    });
   }
   return n;
 }
@@ -75,7 +81,13 @@ export function parseTimeout(v: string | undefined): number {
   if (v === undefined) return 60;
   const n = Number(v);
   if (!Number.isFinite(n) || n <= 0) {
-    throw new UserError({ id: 'platform/timeout/invalid', title: 'Invalid timeout', seen: { what: '--timeout', value: v }, rule: 'The timeout is a number of seconds greater than 0.', fix: 'Use for example --timeout 120.' });
+    throw new UserError({
+      id: 'platform/timeout/invalid',
+      title: 'Invalid timeout',
+      seen: { what: '--timeout', value: v },
+      rule: 'The timeout is a number of seconds greater than 0.',
+      fix: 'Use for example --timeout 120.',
+    });
   }
   return n;
 }

@@ -17,10 +17,19 @@ export const run: Handler = async (ctx) => {
   const { log, streams, values } = ctx;
   const app = one(ctx, 'APP directory');
   if (!isDir(app)) {
-    throw new UserError({ id: 'platform/app/not-found', title: 'Application directory not found', seen: { what: 'APP', value: app }, rule: 'rbp detect takes the directory of the application source.', fix: 'Give the path of an existing directory.' });
+    throw new UserError({
+      id: 'platform/app/not-found',
+      title: 'Application directory not found',
+      seen: { what: 'APP', value: app },
+      rule: 'rbp detect takes the directory of the application source.',
+      fix: 'Give the path of an existing directory.',
+    });
   }
   const project = readProjectDescriptor(path.resolve(app), str(ctx, 'descriptor'));
-  if (project) log.debug(`project descriptor ${project.file} (schema ${project.schema}): ${Object.keys(project.env).length} variable(s), ${project.group.length} buildpack(s)`);
+  if (project)
+    log.debug(
+      `project descriptor ${project.file} (schema ${project.schema}): ${Object.keys(project.env).length} variable(s), ${project.group.length} buildpack(s)`,
+    );
   const env = collectEnv(list(ctx, 'env-file'), list(ctx, 'env'), project?.env);
   const order = await orderOf(ctx, project);
   removeOnSignals();
@@ -33,7 +42,8 @@ export const run: Handler = async (ctx) => {
     const failure = r.code === EXIT.detectError ? 'detection failed with a buildpack error' : 'no buildpack group passed detection';
     if (r.group) {
       log.info(`group: ${r.group.map(bpKey).join(', ')}`);
-      for (const e of r.entries ?? []) log.detail(`plan: ${e.requires.map((q) => q.name).join(', ')} ← ${e.providers.map((p) => p.descriptor.buildpack.id).join(', ')}`);
+      for (const e of r.entries ?? [])
+        log.detail(`plan: ${e.requires.map((q) => q.name).join(', ')} ← ${e.providers.map((p) => p.descriptor.buildpack.id).join(', ')}`);
     } else log.fail(failure);
     if (values.json) {
       writeJson(streams.stdout, {

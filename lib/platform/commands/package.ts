@@ -32,11 +32,16 @@ export const runBuilder: Handler = async (ctx) => {
   return await withScratch(str(ctx, 'out'), 'rbp-builder-', async (dir) => {
     log.section('Builder');
     const out = str(ctx, 'out') ? dir : path.join(dir, 'builder');
-    await log.step(`writing the builder ${out}`, () => writeBuilder({ out, runImage: runImageLayout(str(ctx, 'run-image')), lifecycleDir, lifecycleVersion, node: process.execPath, names, log }));
+    await log.step(`writing the builder ${out}`, () =>
+      writeBuilder({ out, runImage: runImageLayout(str(ctx, 'run-image')), lifecycleDir, lifecycleVersion, node: process.execPath, names, log }),
+    );
     if (str(ctx, 'publish')) {
       log.section('Publish');
       // The builder last: when it is there, what it names is there too.
-      await pushImages((['run', 'build', 'lifecycle', 'builder'] as const).map((k) => ({ layout: out, tag: LAYOUT_TAGS[k], ref: names[k] })), log);
+      await pushImages(
+        (['run', 'build', 'lifecycle', 'builder'] as const).map((k) => ({ layout: out, tag: LAYOUT_TAGS[k], ref: names[k] })),
+        log,
+      );
     } else for (const l of builderInstructions(out, names)) log.info(l);
     return 0;
   });

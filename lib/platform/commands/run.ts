@@ -37,7 +37,16 @@ export const run: Handler = async (ctx) => {
   const restart = restartPolicy(str(ctx, 'restart') ?? 'no', '--restart');
   const userEnv = collectEnv(list(ctx, 'env-file'), list(ctx, 'env'));
   const { checkListenPort, dryRun, execInstead, planLaunch, start } = await launcherModule();
-  const plan = planLaunch({ outDir: out, processType: str(ctx, 'process'), port: parsePort(str(ctx, 'port')), userEnv, instance, memory, args: ctx.passthrough, dryRun: Boolean(values['dry-run']) });
+  const plan = planLaunch({
+    outDir: out,
+    processType: str(ctx, 'process'),
+    port: parsePort(str(ctx, 'port')),
+    userEnv,
+    instance,
+    memory,
+    args: ctx.passthrough,
+    dryRun: Boolean(values['dry-run']),
+  });
   // Unset means no: a process that is not ours sees the environment the lifecycle would give it.
   if (restart !== 'no') plan.env[RESTART_VARIABLE] = restart;
   warnMissingBuildEnv(info?.['env-names'], userEnv, log);
@@ -63,5 +72,6 @@ export function missingBuildEnv(names: string[] | undefined, userEnv: Record<str
 
 function warnMissingBuildEnv(names: string[] | undefined, userEnv: Record<string, string>, log: Logger): void {
   const missing = missingBuildEnv(names, userEnv);
-  if (missing.length) log.warn(`set at build (rbp build --env) but not for this run: ${missing.join(', ')}; give them again with --env NAME=VALUE if the app needs them`);
+  if (missing.length)
+    log.warn(`set at build (rbp build --env) but not for this run: ${missing.join(', ')}; give them again with --env NAME=VALUE if the app needs them`);
 }
