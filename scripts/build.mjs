@@ -91,7 +91,11 @@ const DEFERRED_CA_CERTS = '_RBP_DEFERRED_NODE_EXTRA_CA_CERTS';
 // package's bin and loader are dist/rbp and dist/rbp.js, and the whole CLI stays dist/rbp.bundle.cjs.
 const DETECT_BUNDLE = 'cli-detect.bundle.cjs';
 const DETECT_BUNDLE_ARGS = ['detect', 'version', '--version', '-V', 'help', '--help', '-h', ''];
-const NOT_FOR_DETECT = ['build.ts', 'launcher.ts', 'cli-package.ts', 'deploy.ts', 'cli-prune.ts'].map((f) => path.join(root, 'lib', 'platform', f));
+// The command modules of lib/platform/commands/ that cli-commands.ts's COMMANDS table loads for the
+// other commands. A name here that no longer exists fails the build: a stale list would silently put
+// them (tar, execa, the OCI code) back into the detect CLI.
+const NOT_FOR_DETECT = ['build.ts', 'run.ts', 'package.ts', 'prune.ts'].map((f) => path.join(root, 'lib', 'platform', 'commands', f));
+for (const f of NOT_FOR_DETECT) if (!fs.existsSync(f)) throw new Error(`scripts/build.mjs: NOT_FOR_DETECT names ${path.relative(root, f)}, which does not exist`);
 const withoutCommands = {
   name: 'without-commands',
   setup(b) {
