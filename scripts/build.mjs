@@ -110,6 +110,23 @@ const withoutCommands = {
   },
 };
 
+// Two libraries `rbp detect` rarely runs are files of their own beside the detect CLI, so every
+// `rbp detect` does not read and deserialize them (~300 KiB): execa runs third-party buildpacks'
+// detects as processes (lib/platform/detect.ts imports it then; ours run in-process), tar reads
+// buildpackages named in an order (through lib/package/buildpackage.ts, loaded then).
+const DETECT_ASIDE = { execa: { file: 'cli-detect-execa.cjs', source: "export { execa } from 'execa';" }, tar: { file: 'cli-detect-tar.cjs', source: "module.exports = require('tar');" } };
+const asideLibraries = {
+  name: 'aside-libraries',
+  setup(b) {
+    b.onResolve({ filter: /^(execa|tar)$/ }, (a) => {
+      const ours = (a.kind === 'dynamic-import' && a.importer === path.join(root, 'lib', 'platform', 'detect.ts')) || (a.kind === 'require-call' && a.namespace === 'lazy');
+      return ours ? { path: a.path, namespace: 'aside' } : undefined;
+    });
+    b.onResolve({ filter: /^\.\/cli-detect-\w+\.cjs$/ }, (a) => ({ path: a.path, external: true }));
+    b.onLoad({ filter: /.*/, namespace: 'aside' }, (a) => ({ loader: 'js', contents: `module.exports = require('./${DETECT_ASIDE[a.path].file}');` }));
+  },
+};
+
 // Loading a bundle is mostly its top level: every module imported statically runs its imports.
 // Two costs there are esbuild's, not rbp's, and are taken away after the fact:
 // - each module's `import fs from 'node:fs'` becomes `__toESM(require("node:fs"), 1)`, a new object
@@ -369,9 +386,10 @@ const cli = {
 };
 await Promise.all([
   esbuild.build({ ...cli, outfile: path.join(dist, 'rbp.bundle.cjs'), plugins: [lazyImports] }),
-  esbuild.build({ ...cli, outfile: path.join(dist, DETECT_BUNDLE), plugins: [withoutCommands, lazyImports] }),
+  esbuild.build({ ...cli, outfile: path.join(dist, DETECT_BUNDLE), plugins: [withoutCommands, lazyImports, asideLibraries] }),
+  ...Object.values(DETECT_ASIDE).map((l) => esbuild.build({ ...common, stdin: { contents: l.source, resolveDir: root, loader: 'js' }, format: 'cjs', outfile: path.join(dist, l.file) })),
 ]);
-for (const f of ['rbp.bundle.cjs', DETECT_BUNDLE]) memoBuiltins(path.join(dist, f));
+for (const f of ['rbp.bundle.cjs', DETECT_BUNDLE, ...Object.values(DETECT_ASIDE).map((l) => l.file)]) memoBuiltins(path.join(dist, f));
 fs.writeFileSync(path.join(dist, 'rbp.js'), RBP_LOADER, { mode: 0o755 });
 fs.writeFileSync(path.join(dist, 'rbp'), RBP_BIN, { mode: 0o755 });
 // dist/rbp.js is CommonJS (the package is "type": "module"): no ES module loader to start.
