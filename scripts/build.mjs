@@ -91,7 +91,11 @@ const DEFERRED_CA_CERTS = '_RBP_DEFERRED_NODE_EXTRA_CA_CERTS';
 // package's bin and loader are dist/rbp and dist/rbp.js, and the whole CLI stays dist/rbp.bundle.cjs.
 const DETECT_BUNDLE = 'cli-detect.bundle.cjs';
 const DETECT_BUNDLE_ARGS = ['detect', 'version', '--version', '-V', 'help', '--help', '-h', ''];
-const NOT_FOR_DETECT = ['build.ts', 'launcher.ts', 'cli-package.ts', 'deploy.ts', 'cli-prune.ts'].map((f) => path.join(root, 'lib', 'platform', f));
+// The command modules of lib/platform/commands/ that cli-commands.ts's COMMANDS table loads for the
+// other commands. A name here that no longer exists fails the build: a stale list would silently put
+// them (tar, execa, the OCI code) back into the detect CLI.
+const NOT_FOR_DETECT = ['build.ts', 'run.ts', 'package.ts', 'prune.ts'].map((f) => path.join(root, 'lib', 'platform', 'commands', f));
+for (const f of NOT_FOR_DETECT) if (!fs.existsSync(f)) throw new Error(`scripts/build.mjs: NOT_FOR_DETECT names ${path.relative(root, f)}, which does not exist`);
 const withoutCommands = {
   name: 'without-commands',
   setup(b) {
@@ -103,6 +107,23 @@ const withoutCommands = {
       loader: 'js',
       contents: `throw new Error(${JSON.stringify(`${path.relative(root, a.path)} is not in ${DETECT_BUNDLE}: rbp.js runs only detect, version and help from it (scripts/build.mjs)`)});`,
     }));
+  },
+};
+
+// Two libraries `rbp detect` rarely runs are files of their own beside the detect CLI, so every
+// `rbp detect` does not read and deserialize them (~300 KiB): execa runs third-party buildpacks'
+// detects as processes (lib/platform/detect.ts imports it then; ours run in-process), tar reads
+// buildpackages named in an order (through lib/package/buildpackage.ts, loaded then).
+const DETECT_ASIDE = { execa: { file: 'cli-detect-execa.cjs', source: "export { execa } from 'execa';" }, tar: { file: 'cli-detect-tar.cjs', source: "module.exports = require('tar');" } };
+const asideLibraries = {
+  name: 'aside-libraries',
+  setup(b) {
+    b.onResolve({ filter: /^(execa|tar)$/ }, (a) => {
+      const ours = (a.kind === 'dynamic-import' && a.importer === path.join(root, 'lib', 'platform', 'detect.ts')) || (a.kind === 'require-call' && a.namespace === 'lazy');
+      return ours ? { path: a.path, namespace: 'aside' } : undefined;
+    });
+    b.onResolve({ filter: /^\.\/cli-detect-\w+\.cjs$/ }, (a) => ({ path: a.path, external: true }));
+    b.onLoad({ filter: /.*/, namespace: 'aside' }, (a) => ({ loader: 'js', contents: `module.exports = require('./${DETECT_ASIDE[a.path].file}');` }));
   },
 };
 
@@ -180,8 +201,10 @@ const { createRequire } = require('node:module');
 const light = ${JSON.stringify(DETECT_BUNDLE_ARGS)}.includes(process.argv[2] ?? '') && fs.existsSync(path.join(__dirname, '${DETECT_BUNDLE}'));
 const file = path.join(__dirname, light ? '${DETECT_BUNDLE}' : 'rbp.bundle.cjs');
 const cacheFile = file + '.v8cache';
-// How much of rbp a command runs: a cache made by a lower rank is replaced by a higher one's.
-const rank = { build: 2, deploy: 2 }[process.argv[2]] ?? 1;
+// How much of rbp a command runs: a cache made by a lower rank is replaced by a higher one's. detect
+// runs more of ${DETECT_BUNDLE} than --version and help do: a cache made by them (a third of the size)
+// left every later detect compiling its functions afresh.
+const rank = { build: 2, deploy: 2, detect: 1.5 }[process.argv[2]] ?? 1;
 let cachedData;
 let cachedRank = 0;
 try {
@@ -369,9 +392,10 @@ const cli = {
 };
 await Promise.all([
   esbuild.build({ ...cli, outfile: path.join(dist, 'rbp.bundle.cjs'), plugins: [lazyImports] }),
-  esbuild.build({ ...cli, outfile: path.join(dist, DETECT_BUNDLE), plugins: [withoutCommands, lazyImports] }),
+  esbuild.build({ ...cli, outfile: path.join(dist, DETECT_BUNDLE), plugins: [withoutCommands, lazyImports, asideLibraries] }),
+  ...Object.values(DETECT_ASIDE).map((l) => esbuild.build({ ...common, stdin: { contents: l.source, resolveDir: root, loader: 'js' }, format: 'cjs', outfile: path.join(dist, l.file) })),
 ]);
-for (const f of ['rbp.bundle.cjs', DETECT_BUNDLE]) memoBuiltins(path.join(dist, f));
+for (const f of ['rbp.bundle.cjs', DETECT_BUNDLE, ...Object.values(DETECT_ASIDE).map((l) => l.file)]) memoBuiltins(path.join(dist, f));
 fs.writeFileSync(path.join(dist, 'rbp.js'), RBP_LOADER, { mode: 0o755 });
 fs.writeFileSync(path.join(dist, 'rbp'), RBP_BIN, { mode: 0o755 });
 // dist/rbp.js is CommonJS (the package is "type": "module"): no ES module loader to start.

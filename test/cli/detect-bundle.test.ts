@@ -21,7 +21,7 @@ const caches = () =>
 
 beforeEach(() => {
   dir = tmpDir('rbp-detect-bundle-');
-  for (const f of ['rbp.js', 'rbp.bundle.cjs', 'cli-detect.bundle.cjs', 'package.json']) fs.copyFileSync(path.join(ROOT, 'dist', f), path.join(dir, f));
+  for (const f of ['rbp.js', 'rbp.bundle.cjs', 'cli-detect.bundle.cjs', 'cli-detect-execa.cjs', 'cli-detect-tar.cjs', 'package.json']) fs.copyFileSync(path.join(ROOT, 'dist', f), path.join(dir, f));
   fs.symlinkSync(path.join(ROOT, 'dist', 'buildpacks'), path.join(dir, 'buildpacks'));
   app = tmpDir('rbp-detect-bundle-app-');
   fs.writeFileSync(path.join(app, 'index.php'), '<?php echo "hi";\n');
@@ -31,7 +31,9 @@ describe('the detect bundle', () => {
   it('holds the CLI without the build, launch, deploy and packaging modules', () => {
     const text = fs.readFileSync(path.join(dir, 'cli-detect.bundle.cjs'), 'utf8');
     expect(text).toContain('// lib/platform/detect.ts');
-    for (const m of ['build.ts', 'launcher.ts', 'deploy.ts', 'cli-package.ts', 'cli-prune.ts']) expect(text).not.toContain(`// lib/platform/${m}\n`);
+    for (const m of ['launcher.ts', 'deploy.ts', 'commands/build.ts', 'commands/package.ts', 'commands/prune.ts']) expect(text).not.toContain(`// lib/platform/${m}\n`);
+    // execa (third-party buildpacks' detects, run as processes) and tar (buildpackages in an order) are files of their own.
+    expect(text).not.toMatch(/\/\/ node_modules\/(execa|tar)\//);
     expect(fs.statSync(path.join(dir, 'cli-detect.bundle.cjs')).size).toBeLessThan(fs.statSync(path.join(dir, 'rbp.bundle.cjs')).size / 2);
   });
 
@@ -48,5 +50,18 @@ describe('the detect bundle', () => {
     const whole = await run('detect', app);
     expect(whole.exitCode).toBe(0);
     expect(whole.stdout).toBe(d.stdout);
+  });
+
+  it("runs a third-party buildpack's bin/detect as a process, with execa from its file beside the bundle", async () => {
+    const bp = tmpDir('rbp-detect-bundle-bp-');
+    fs.mkdirSync(path.join(bp, 'bin'));
+    fs.writeFileSync(path.join(bp, 'buildpack.toml'), 'api = "0.10"\n[buildpack]\nid = "test/third-party"\nversion = "0.0.1"\n');
+    fs.writeFileSync(path.join(bp, 'bin', 'detect'), '#!/bin/sh\necho "third-party detect ran"\n', { mode: 0o755 });
+    fs.writeFileSync(path.join(bp, 'bin', 'build'), '#!/bin/sh\n', { mode: 0o755 });
+    const d = await run('detect', '-b', bp, app);
+    expect(d.exitCode).toBe(0);
+    expect(d.stdout).toContain('third-party detect ran');
+    expect(d.stdout).toMatch(/group: test\/third-party@0\.0\.1/);
+    expect(caches()).toEqual(['cli-detect.bundle.cjs.v8cache']);
   });
 });
