@@ -95,7 +95,8 @@ const DETECT_BUNDLE_ARGS = ['detect', 'version', '--version', '-V', 'help', '--h
 // other commands. A name here that no longer exists fails the build: a stale list would silently put
 // them (tar, execa, the OCI code) back into the detect CLI.
 const NOT_FOR_DETECT = ['build.ts', 'run.ts', 'package.ts', 'prune.ts'].map((f) => path.join(root, 'lib', 'platform', 'commands', f));
-for (const f of NOT_FOR_DETECT) if (!fs.existsSync(f)) throw new Error(`scripts/build.mjs: NOT_FOR_DETECT names ${path.relative(root, f)}, which does not exist`);
+for (const f of NOT_FOR_DETECT)
+  if (!fs.existsSync(f)) throw new Error(`scripts/build.mjs: NOT_FOR_DETECT names ${path.relative(root, f)}, which does not exist`);
 const withoutCommands = {
   name: 'without-commands',
   setup(b) {
@@ -114,12 +115,17 @@ const withoutCommands = {
 // `rbp detect` does not read and deserialize them (~300 KiB): execa runs third-party buildpacks'
 // detects as processes (lib/platform/detect.ts imports it then; ours run in-process), tar reads
 // buildpackages named in an order (through lib/package/buildpackage.ts, loaded then).
-const DETECT_ASIDE = { execa: { file: 'cli-detect-execa.cjs', source: "export { execa } from 'execa';" }, tar: { file: 'cli-detect-tar.cjs', source: "module.exports = require('tar');" } };
+const DETECT_ASIDE = {
+  execa: { file: 'cli-detect-execa.cjs', source: "export { execa } from 'execa';" },
+  tar: { file: 'cli-detect-tar.cjs', source: "module.exports = require('tar');" },
+};
 const asideLibraries = {
   name: 'aside-libraries',
   setup(b) {
     b.onResolve({ filter: /^(execa|tar)$/ }, (a) => {
-      const ours = (a.kind === 'dynamic-import' && a.importer === path.join(root, 'lib', 'platform', 'detect.ts')) || (a.kind === 'require-call' && a.namespace === 'lazy');
+      const ours =
+        (a.kind === 'dynamic-import' && a.importer === path.join(root, 'lib', 'platform', 'detect.ts')) ||
+        (a.kind === 'require-call' && a.namespace === 'lazy');
       return ours ? { path: a.path, namespace: 'aside' } : undefined;
     });
     b.onResolve({ filter: /^\.\/cli-detect-\w+\.cjs$/ }, (a) => ({ path: a.path, external: true }));
@@ -393,7 +399,9 @@ const cli = {
 await Promise.all([
   esbuild.build({ ...cli, outfile: path.join(dist, 'rbp.bundle.cjs'), plugins: [lazyImports] }),
   esbuild.build({ ...cli, outfile: path.join(dist, DETECT_BUNDLE), plugins: [withoutCommands, lazyImports, asideLibraries] }),
-  ...Object.values(DETECT_ASIDE).map((l) => esbuild.build({ ...common, stdin: { contents: l.source, resolveDir: root, loader: 'js' }, format: 'cjs', outfile: path.join(dist, l.file) })),
+  ...Object.values(DETECT_ASIDE).map((l) =>
+    esbuild.build({ ...common, stdin: { contents: l.source, resolveDir: root, loader: 'js' }, format: 'cjs', outfile: path.join(dist, l.file) }),
+  ),
 ]);
 for (const f of ['rbp.bundle.cjs', DETECT_BUNDLE, ...Object.values(DETECT_ASIDE).map((l) => l.file)]) memoBuiltins(path.join(dist, f));
 fs.writeFileSync(path.join(dist, 'rbp.js'), RBP_LOADER, { mode: 0o755 });

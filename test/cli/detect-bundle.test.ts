@@ -21,7 +21,8 @@ const caches = () =>
 
 beforeEach(() => {
   dir = tmpDir('rbp-detect-bundle-');
-  for (const f of ['rbp.js', 'rbp.bundle.cjs', 'cli-detect.bundle.cjs', 'cli-detect-execa.cjs', 'cli-detect-tar.cjs', 'package.json']) fs.copyFileSync(path.join(ROOT, 'dist', f), path.join(dir, f));
+  for (const f of ['rbp.js', 'rbp.bundle.cjs', 'cli-detect.bundle.cjs', 'cli-detect-execa.cjs', 'cli-detect-tar.cjs', 'package.json'])
+    fs.copyFileSync(path.join(ROOT, 'dist', f), path.join(dir, f));
   fs.symlinkSync(path.join(ROOT, 'dist', 'buildpacks'), path.join(dir, 'buildpacks'));
   app = tmpDir('rbp-detect-bundle-app-');
   fs.writeFileSync(path.join(app, 'index.php'), '<?php echo "hi";\n');
@@ -31,7 +32,8 @@ describe('the detect bundle', () => {
   it('holds the CLI without the build, launch, deploy and packaging modules', () => {
     const text = fs.readFileSync(path.join(dir, 'cli-detect.bundle.cjs'), 'utf8');
     expect(text).toContain('// lib/platform/detect.ts');
-    for (const m of ['launcher.ts', 'deploy.ts', 'commands/build.ts', 'commands/package.ts', 'commands/prune.ts']) expect(text).not.toContain(`// lib/platform/${m}\n`);
+    for (const m of ['launcher.ts', 'deploy.ts', 'commands/build.ts', 'commands/package.ts', 'commands/prune.ts'])
+      expect(text).not.toContain(`// lib/platform/${m}\n`);
     // execa (third-party buildpacks' detects, run as processes) and tar (buildpackages in an order) are files of their own.
     expect(text).not.toMatch(/\/\/ node_modules\/(execa|tar)\//);
     expect(fs.statSync(path.join(dir, 'cli-detect.bundle.cjs')).size).toBeLessThan(fs.statSync(path.join(dir, 'rbp.bundle.cjs')).size / 2);
