@@ -1,5 +1,5 @@
 // `npm run bench`: runs every scripts/bench/*.mjs (each exports `run()` returning its results) in
-// one process, one after the other, and writes bench/RESULTS.md, which the README links.
+// one process, one after the other, and writes their sections of bench/RESULTS.md, which the README links.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -16,17 +16,34 @@ const suites = fs
   .sort();
 
 const fmt = (v) => (typeof v === 'number' ? (Number.isInteger(v) ? String(v) : v.toFixed(3)) : typeof v === 'object' ? JSON.stringify(v) : String(v));
-const lines = [
+const machine = `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
+const header = [
   '# Benchmark results',
   '',
-  `Run on ${new Date().toISOString()}: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}.`,
-  'Produced by `npm run bench`; ratios compare rbp with the raw commands a user would type, in the same run.',
+  'Produced by `npm run bench` (or `node scripts/bench.mjs NAME...` for some); ratios compare rbp with the raw commands a user would type, in the same run.',
+  'Each section says when it was run and under what load; a run replaces only its own sections, so the hand-written ones (the breakdown) stay.',
   '',
 ];
+/** The sections of RESULTS.md as it is, by their "## name" title, in order. */
+function sectionsOf(text) {
+  const out = new Map();
+  const parts = text.split(/^(?=## )/m).slice(1);
+  for (const part of parts) out.set(/^## (.*)$/m.exec(part)[1].trim(), part.replace(/\n*$/, '\n'));
+  return out;
+}
+const resultsFile = path.join(root, 'bench', 'RESULTS.md');
+const sections = sectionsOf(fs.existsSync(resultsFile) ? fs.readFileSync(resultsFile, 'utf8') : '');
 let failed = 0;
 for (const name of suites) {
   process.stdout.write(`bench ${name}...\n`);
-  lines.push(`## ${name}`, '', '| measure | value |', '|---|---|');
+  const lines = [
+    `## ${name}`,
+    '',
+    `Run on ${new Date().toISOString()} (${machine}; load average ${os.loadavg()[0].toFixed(1)} at the start).`,
+    '',
+    '| measure | value |',
+    '|---|---|',
+  ];
   try {
     const mod = await import(pathToFileURL(path.join(dir, `${name}.mjs`)).href);
     const results = await mod.run();
@@ -38,9 +55,9 @@ for (const name of suites) {
     lines.push(`| error | ${String(e.message ?? e).split('\n')[0]} |`);
     console.error(`bench ${name} failed:`, e);
   }
-  lines.push('');
+  sections.set(name, `${lines.join('\n')}\n`);
 }
 fs.mkdirSync(path.join(root, 'bench'), { recursive: true });
-fs.writeFileSync(path.join(root, 'bench', 'RESULTS.md'), `${lines.join('\n')}\n`);
-console.log(`wrote bench/RESULTS.md`);
+fs.writeFileSync(resultsFile, `${header.join('\n')}\n${[...sections.values()].join('\n')}`);
+console.log(`wrote bench/RESULTS.md (${suites.join(', ')})`);
 process.exitCode = failed ? 1 : 0;
