@@ -45,7 +45,10 @@ describe('the shared download cache under concurrent builds', () => {
     for (let t = 0; t < 600 && !/- download \S+node-linux-\w+-24\.\d+\.\d+\.tgz/.test(logs[0]!); t++) await new Promise((r) => setTimeout(r, 50));
     expect(logs[0], 'build 0 reached the download').toMatch(/- download \S+node-linux/);
     const others = [1, 2, 3].map(start);
-    await new Promise((r) => setTimeout(r, 300));
+    // Killed once another build waits on its download (the event itself, not a fixed delay).
+    const waiting = () => logs.slice(1).some((l) => l.includes('another build is downloading node'));
+    for (let t = 0; t < 1200 && !waiting(); t++) await new Promise((r) => setTimeout(r, 25));
+    expect(waiting(), logs.join('\n')).toBe(true);
     // A power cut: rbp and the buildpack it runs, without a chance to clean up.
     const [pid, group] = fs.readFileSync(`${outs[0]}.rbp-lock`, 'utf8').split('\n').map(Number);
     if (group) process.kill(-group, 'SIGKILL');
