@@ -13,20 +13,14 @@ import { bp, BUILDPACKS } from '../lifecycle/helpers.ts';
 const APP = path.join(BUILDPACKS, 'apps', 'http-server');
 const FOOTER = 'If the deployment fails after this message, please update your configuration and redeploy.';
 
+/** `rbp deploy APP` through the test's node-server buildpack, into a fresh OUT, on `port`. */
+function deployArgs(app: string, port: number): string[] {
+  return ['deploy', app, '--buildpack', bp('node-server'), '--out', path.join(tmpDir('rbp-health-'), 'out'), '--port', String(port)];
+}
+
 async function deploy(env: string[], extra: string[] = ['--check']) {
   const port = await freePort();
-  const r = await rbp([
-    'deploy',
-    APP,
-    '--buildpack',
-    bp('node-server'),
-    '--out',
-    path.join(tmpDir('rbp-health-'), 'out'),
-    '--port',
-    String(port),
-    ...env.flatMap((e) => ['--env', e]),
-    ...extra,
-  ]);
+  const r = await rbp([...deployArgs(APP, port), ...env.flatMap((e) => ['--env', e]), ...extra]);
   const lines = r.stdout.split('\n');
   // The health check's own lines, in order: from the first response line on.
   const first = lines.findIndex((l) => l.startsWith('Response from GET '));
@@ -94,19 +88,7 @@ describe('deploy says why it failed, at once', () => {
     const app = appWith("console.log('starting'); console.error('Error: DATABASE_URL is not set'); process.exit(7);\n");
     const port = await freePort();
     const t0 = Date.now();
-    const r = await rbp([
-      'deploy',
-      app,
-      '--buildpack',
-      bp('node-server'),
-      '--out',
-      path.join(tmpDir('rbp-health-'), 'out'),
-      '--port',
-      String(port),
-      '--check',
-      '--timeout',
-      '60',
-    ]);
+    const r = await rbp([...deployArgs(app, port), '--check', '--timeout', '60']);
     expect(r.exitCode).toBe(3);
     expect(Date.now() - t0).toBeLessThan(30_000); // the app's exit, not the 60 s timeout
     expect(r.stderr).toContain('! ERROR The application exited (exit status 7) before the deployment was checked');
@@ -116,20 +98,7 @@ describe('deploy says why it failed, at once', () => {
 
   it('--json: the build and the deployment on stdout (the app\'s output on stderr); a failure as {"error": …}', async () => {
     const port = await freePort();
-    const ok = await rbp([
-      'deploy',
-      APP,
-      '--buildpack',
-      bp('node-server'),
-      '--out',
-      path.join(tmpDir('rbp-health-'), 'out'),
-      '--port',
-      String(port),
-      '--check',
-      '--json',
-      '--env',
-      'CC_HEALTH_CHECK_PATH=/ok',
-    ]);
+    const ok = await rbp([...deployArgs(APP, port), '--check', '--json', '--env', 'CC_HEALTH_CHECK_PATH=/ok']);
     expect(ok.exitCode, ok.stderr).toBe(0);
     const doc = JSON.parse(ok.stdout);
     expect(doc).toMatchObject({
@@ -137,20 +106,7 @@ describe('deploy says why it failed, at once', () => {
       deploy: { deployed: true, url: `http://127.0.0.1:${port}/`, process: 'web', healthCheck: [{ path: '/ok', status: '200' }] },
     });
     expect(doc.layers).toBeInstanceOf(Array);
-    const bad = await rbp([
-      'deploy',
-      APP,
-      '--buildpack',
-      bp('node-server'),
-      '--out',
-      path.join(tmpDir('rbp-health-'), 'out'),
-      '--port',
-      String(port),
-      '--check',
-      '--json',
-      '--env',
-      'CC_HEALTH_CHECK_PATH=/broken',
-    ]);
+    const bad = await rbp([...deployArgs(APP, port), '--check', '--json', '--env', 'CC_HEALTH_CHECK_PATH=/broken']);
     expect(bad.exitCode).toBe(3);
     expect(JSON.parse(bad.stdout)).toMatchObject({
       exitCode: 3,
@@ -164,16 +120,12 @@ describe('deploy says why it failed, at once', () => {
       "const http = require('node:http');\nprocess.on('SIGTERM', () => console.log('ignoring SIGTERM'));\nhttp.createServer((req, res) => res.end('ok')).listen(Number(process.env.PORT), '0.0.0.0');\n",
     );
     const port = await freePort();
-    const r = await execa(
-      'node',
-      ['--', RBP, 'deploy', app, '--buildpack', bp('node-server'), '--out', path.join(tmpDir('rbp-health-'), 'out'), '--port', String(port), '--check'],
-      {
-        reject: false,
-        all: true,
-        env: { NO_COLOR: '1', RBP_STOP_TIMEOUT: '1' },
-        timeout: 90_000,
-      },
-    );
+    const r = await execa('node', ['--', RBP, ...deployArgs(app, port), '--check'], {
+      reject: false,
+      all: true,
+      env: { NO_COLOR: '1', RBP_STOP_TIMEOUT: '1' },
+      timeout: 90_000,
+    });
     expect(r.timedOut, r.all).toBe(false);
     expect(r.exitCode, r.all).toBe(0);
     expect(r.all).toContain('- deployed: ');
@@ -187,24 +139,11 @@ describe('deploy says why it failed, at once', () => {
       "const http = require('node:http');\nhttp.createServer((req, res) => { res.end('ok'); if (req.url === '/crash') setTimeout(() => process.exit(1), 10); }).listen(Number(process.env.PORT), '0.0.0.0', () => console.log('start'));\nprocess.on('SIGTERM', () => process.exit(0));\n",
     );
     const port = await freePort();
-    const child = execa(
-      'node',
-      [
-        '--',
-        RBP,
-        'deploy',
-        app,
-        '--buildpack',
-        bp('node-server'),
-        '--out',
-        path.join(tmpDir('rbp-health-'), 'out'),
-        '--port',
-        String(port),
-        '--env',
-        'RBP_RESTART_FIRST_DELAY=0.2',
-      ],
-      { reject: false, all: true, env: { NO_COLOR: '1', RBP_RESTART_FIRST_DELAY: '0.2' } },
-    );
+    const child = execa('node', ['--', RBP, ...deployArgs(app, port), '--env', 'RBP_RESTART_FIRST_DELAY=0.2'], {
+      reject: false,
+      all: true,
+      env: { NO_COLOR: '1', RBP_RESTART_FIRST_DELAY: '0.2' },
+    });
     let all = '';
     child.all.on('data', (d: Buffer | string) => (all += d.toString()));
     const until = async (ok: () => boolean) => {
@@ -215,7 +154,7 @@ describe('deploy says why it failed, at once', () => {
     await fetch(`http://127.0.0.1:${port}/crash`).catch(() => undefined);
     await until(() => all.includes('! restarting the app in 200ms (restart 1, --restart on-failure; last exit status 1)'));
     await until(() => all.split('\nstart\n').length >= 3);
-    // The restarted app prints "start" before it listens: wait for its answer, not for the line.
+    // Its answer, asked until it comes (the line and the listening socket are not one event).
     let body = '';
     for (let i = 0; i < 300 && !body; i++) {
       body = await fetch(`http://127.0.0.1:${port}/`).then(
