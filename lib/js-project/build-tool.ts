@@ -2,16 +2,20 @@
  * The package manager of a node build (contract, node rules 4 and 5): CC_NODE_BUILD_TOOL when set
  * (CC_CUSTOM_BUILD_TOOL with `custom`), else the lock file at the app root, else npm. The values
  * CC_NODE_BUILD_TOOL accepts are declared in lib/config/variables.ts; an invalid one is its
- * `config/CC_NODE_BUILD_TOOL/invalid` error.
+ * `config/CC_NODE_BUILD_TOOL/invalid` error. Which entry of the table each value chooses, and which
+ * are deprecated, is package-managers.ts's.
  */
 import { raw, read } from '../config/read.ts';
 import { NODE_BUILD_TOOLS } from '../config/variables.ts';
 import { UserError } from '../errors.ts';
 import { detectFromLockFiles, type Manager } from './lock-files.ts';
 import type { PackageManagerField } from './package-manager-field.ts';
+import { DEFAULT_MANAGER, managerOfTool, MANAGERS, PACKAGE_MANAGERS, yarnDeprecation, type BuildTool } from './package-managers.ts';
 
-export type BuildTool = (typeof NODE_BUILD_TOOLS)[number];
-export const DEPRECATED_BUILD_TOOLS: readonly BuildTool[] = ['yarn', 'yarn2'];
+export { yarnDeprecation, type BuildTool };
+export const DEPRECATED_BUILD_TOOLS: readonly BuildTool[] = MANAGERS.flatMap((m) =>
+  PACKAGE_MANAGERS[m].buildTools.filter((t) => t.deprecated).map((t) => t.name),
+);
 export const BUILD_TOOLS: readonly BuildTool[] = NODE_BUILD_TOOLS.filter((t) => !DEPRECATED_BUILD_TOOLS.includes(t));
 
 export interface ToolChoice {
@@ -25,30 +29,15 @@ export interface ToolChoice {
   command?: string;
 }
 
-export function yarnDeprecation(version: '1.x' | '2.x'): string {
-  return `Yarn ${version} is deprecated on this platform: move to Yarn 4 (set "packageManager": "yarn@4.x.y" in package.json, or CC_NODE_BUILD_TOOL=yarn-berry)`;
-}
-
-function managerOf(tool: BuildTool): Manager {
-  switch (tool) {
-    case 'npm':
-    case 'npm-install':
-    case 'npm-ci':
-      return 'npm';
-    case 'yarn2':
-      return 'yarn-berry';
-    default:
-      return tool;
-  }
-}
-
 export function chooseTool(appDir: string, pm: PackageManagerField | undefined, env: Record<string, string | undefined>): ToolChoice {
   const asked = read<BuildTool>(env, 'CC_NODE_BUILD_TOOL');
   if (asked?.source === 'env') {
     const tool = asked.value;
-    const base: ToolChoice = { tool, manager: managerOf(tool), because: 'CC_NODE_BUILD_TOOL' };
-    if (tool === 'yarn' || tool === 'yarn2') return { ...base, deprecated: yarnDeprecation(tool === 'yarn' ? '1.x' : '2.x') };
-    if (tool !== 'custom') return base;
+    const { manager, row } = managerOfTool(tool);
+    const base: ToolChoice = { tool, manager, because: 'CC_NODE_BUILD_TOOL' };
+    if (row.deprecated) return { ...base, deprecated: row.deprecated };
+    // A manager without an install command of its own: CC_CUSTOM_BUILD_TOOL is the command.
+    if (PACKAGE_MANAGERS[manager].install) return base;
     const command = raw(env, 'CC_CUSTOM_BUILD_TOOL');
     if (!command) {
       throw new UserError({
@@ -62,11 +51,16 @@ export function chooseTool(appDir: string, pm: PackageManagerField | undefined, 
     return { ...base, command };
   }
   const found = detectFromLockFiles(appDir, pm);
-  if (!found) return { tool: 'npm', manager: 'npm', because: 'default (no yarn.lock, pnpm-lock.yaml or bun.lock)' };
+  if (!found)
+    return {
+      tool: PACKAGE_MANAGERS[DEFAULT_MANAGER].buildTools[0]!.name,
+      manager: DEFAULT_MANAGER,
+      because: 'default (no yarn.lock, pnpm-lock.yaml or bun.lock)',
+    };
   return {
     tool: found.tool,
     manager: found.manager,
     because: found.because,
-    ...(found.deprecatedYarn ? { deprecated: yarnDeprecation(found.deprecatedYarn) } : {}),
+    ...(found.deprecated ? { deprecated: found.deprecated } : {}),
   };
 }

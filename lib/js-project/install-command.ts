@@ -8,7 +8,7 @@
  */
 import { read } from '../config/read.ts';
 import type { ToolChoice } from './build-tool.ts';
-import { PACKAGE_MANAGERS, type InstallRow } from './package-managers.ts';
+import { managerOfTool, PACKAGE_MANAGERS } from './package-managers.ts';
 
 export type DevDependencies = 'install' | 'ignore' | 'unset';
 
@@ -45,15 +45,14 @@ export interface InstallOptions {
   unattended?: boolean;
 }
 
-/** `npm ci` (CC_NODE_BUILD_TOOL=npm-ci): npm's other install command; every other tool installs with its manager's row. */
-const NPM_CI: InstallRow = { argv: ['npm', 'ci'], includeDev: ['--include=dev'], locked: [], unattendedAfter: ['--no-audit', '--no-fund'] };
-
 export function installCommand(choice: ToolChoice, opts: InstallOptions = {}): InstallCommand {
-  if (choice.tool === 'custom') {
+  const entry = PACKAGE_MANAGERS[choice.manager];
+  // A build tool's own row (npm ci), else its manager's; none: CC_CUSTOM_BUILD_TOOL is the command.
+  const row = managerOfTool(choice.tool).row.install ?? entry.install;
+  if (!row) {
     const production = opts.dev?.nodeEnv === 'production';
     return { argv: ['/bin/sh', '-c', choice.command!], dev: opts.dev?.choice === 'install' || !production ? 'included' : 'excluded' };
   }
-  const row = choice.tool === 'npm-ci' ? NPM_CI : PACKAGE_MANAGERS[choice.manager].install!;
   const include = !opts.dev || opts.dev.choice === 'install';
   const production = opts.dev?.nodeEnv === 'production';
   const omit = !include && row.omitDev && (row.omitDev.when === 'always' || production);
@@ -65,8 +64,8 @@ export function installCommand(choice: ToolChoice, opts: InstallOptions = {}): I
     ...(opts.unattended ? (row.unattendedAfter ?? []) : []),
     ...(opts.locked ? row.locked : []),
   ];
-  if (choice.manager !== 'yarn-berry' || dev === 'included') return { argv, dev };
+  if (!row.pruneDev || dev === 'included') return { argv, dev };
   // Yarn 4 drops dev dependencies with `workspaces focus --production` (built in); 2 and 3 by a second install.
-  if ((opts.berryMajor ?? 4) >= 4) return { argv, then: ['yarn', 'workspaces', 'focus', '--all', '--production'], dev };
+  if ((opts.berryMajor ?? row.pruneDev.fromMajor) >= row.pruneDev.fromMajor) return { argv, then: row.pruneDev.focus, dev };
   return { argv, berryStripDev: true, dev };
 }

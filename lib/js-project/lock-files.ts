@@ -1,34 +1,24 @@
 /**
  * The lock files of a JavaScript project and what they say (contract, node rule 5): at the app
- * root, yarn.lock (Yarn Berry when packageManager names Yarn 3 or later, Yarn 2 when it names 2.x;
- * else the deprecated Yarn 1.x), then pnpm-lock.yaml, then bun.lock.
+ * root, in the order of the table's lockRank (yarn.lock, then pnpm-lock.yaml, then bun.lock); a lock
+ * file two managers read (yarn.lock: Yarn 1 and Berry) goes to the one packageManager names.
  * node and static both detect the package manager here, so a project installs the same way under
  * both runtimes.
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { PackageManagerField } from './package-manager-field.ts';
-import { LOCK_FILES, PACKAGE_MANAGERS, type Manager } from './package-managers.ts';
+import { LOCK_FILES, MANAGERS, PACKAGE_MANAGERS, type BuildTool, type CheckedInYarn, type Manager, type PackageManagerField } from './package-managers.ts';
 
-export { LOCK_FILES, type Manager };
+export { LOCK_FILES, type CheckedInYarn, type Manager };
 
 /** What the lock files decide, before any CC_NODE_BUILD_TOOL. */
 export interface LockDetection {
-  tool: 'yarn' | 'yarn2' | 'yarn-berry' | 'pnpm' | 'bun';
-  manager: Exclude<Manager, 'npm' | 'custom'>;
+  tool: BuildTool;
+  manager: Manager;
   /** The file (and field) that decided, for the log. */
   because: string;
-  /** Yarn 1.x or 2.x: deprecated on the platform. */
-  deprecatedYarn?: '1.x' | '2.x';
-}
-
-/** A Yarn release checked in at yarnPath (node's yarn-project.ts finds it): it runs instead of any installed Yarn. */
-export interface CheckedInYarn {
-  /** As .yarnrc.yml writes it (relative to the app). */
-  file: string;
-  /** Its absolute path in the app. */
-  abs: string;
-  version: string;
+  /** The deprecation warning of the tool chosen (Yarn 1.x and 2.x). */
+  deprecated?: string;
 }
 
 /** `yarnPath` in .yarnrc.yml: a Yarn release committed in the project, which any Yarn hands over to; its version when the file name says it. */
@@ -45,21 +35,35 @@ export function yarnPathOf(appDir: string): { file: string; version?: string } |
   return { file: m[1]!, ...(version ? { version } : {}) };
 }
 
-/** Node rule 5; undefined when no lock file names a manager (npm, the default). */
+/** The managers a lock file picks, lowest lockRank first. */
+const RANKED = MANAGERS.filter((m) => PACKAGE_MANAGERS[m].lockRank !== undefined).sort((a, b) => PACKAGE_MANAGERS[a].lockRank! - PACKAGE_MANAGERS[b].lockRank!);
+
+/**
+ * Node rule 5; undefined when no lock file names a manager (npm, the default). A release checked in
+ * at yarnPath does not choose the tool: it is what runs once a Yarn is chosen (node's
+ * yarn-project.ts), and node refuses a Berry project left to Yarn 1 before installing.
+ */
 export function detectFromLockFiles(appDir: string, pm: PackageManagerField | undefined): LockDetection | undefined {
   const has = (f: string) => fs.existsSync(path.join(appDir, f));
-  if (has(LOCK_FILES.yarn)) {
-    const major = pm?.name === 'yarn' ? Number(pm.version.split('.')[0]) : undefined;
-    if (major !== undefined && major >= 3) return { tool: 'yarn-berry', manager: 'yarn-berry', because: `yarn.lock and packageManager yarn@${pm!.version}` };
-    if (major === 2) return { tool: 'yarn2', manager: 'yarn-berry', because: `yarn.lock and packageManager yarn@${pm!.version}`, deprecatedYarn: '2.x' };
-    // Rule 5 as the contract states it: without packageManager yarn@3/4, the deprecated Yarn 1.x. A
-    // release checked in at yarnPath is what runs once a Yarn is chosen (node's yarn-project.ts); it
-    // does not choose the tool, and node refuses a Berry project left to Yarn 1 before installing.
-    return { tool: 'yarn', manager: 'yarn', because: LOCK_FILES.yarn, deprecatedYarn: '1.x' };
+  for (const ranked of RANKED) {
+    const lock = PACKAGE_MANAGERS[ranked].lockFiles.find(has);
+    if (!lock) continue;
+    // Another manager that reads the same lock file takes it when packageManager names it (Yarn ≥ 2 for yarn.lock).
+    const major = pm ? Number(pm.version.split('.')[0]) : NaN;
+    const named = MANAGERS.find((m) => {
+      const field = PACKAGE_MANAGERS[m].field;
+      return m !== ranked && PACKAGE_MANAGERS[m].lockFiles.includes(lock) && field !== undefined && pm?.name === field.name && field.takes(major);
+    });
+    const manager = named ?? ranked;
+    const rows = PACKAGE_MANAGERS[manager].buildTools;
+    const row = rows.find((r) => r.forMajor?.(major)) ?? rows[0]!;
+    return {
+      tool: row.name,
+      manager,
+      because: named ? `${lock} and packageManager ${pm!.name}@${pm!.version}` : lock,
+      ...(row.deprecated ? { deprecated: row.deprecated } : {}),
+    };
   }
-  if (has(LOCK_FILES.pnpm)) return { tool: 'pnpm', manager: 'pnpm', because: LOCK_FILES.pnpm };
-  if (has(LOCK_FILES.bun)) return { tool: 'bun', manager: 'bun', because: LOCK_FILES.bun };
-  if (has(LOCK_FILES.bunBinary)) return { tool: 'bun', manager: 'bun', because: LOCK_FILES.bunBinary };
   return undefined;
 }
 

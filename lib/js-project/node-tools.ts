@@ -17,16 +17,7 @@ import { ociArch } from '../cnb/descriptor.ts';
 import type { DependencySpec } from '../deps/catalog.ts';
 import { checksumFromHex, formatChecksum, type Checksum } from '../deps/checksum.ts';
 import { installTool, type InstalledTool } from '../deps/install.ts';
-import {
-  bunPackage,
-  denoPackage,
-  nodePackage,
-  NpmRegistryClient,
-  npmRegistrySource,
-  toolRegistry,
-  withRegistryCredentials,
-  type Packument,
-} from '../deps/npm.ts';
+import { nodePackage, NpmRegistryClient, npmRegistrySource, toolRegistry, withRegistryCredentials, type Packument } from '../deps/npm.ts';
 import { operatorVariable } from '../deps/operator.ts';
 import { pickVersion, type ConstraintOrigin } from '../deps/resolve.ts';
 import { UserError } from '../errors.ts';
@@ -34,7 +25,7 @@ import type { Logger } from '../log.ts';
 import { bundledNpmVersion } from './npm-version.ts';
 import { isSet } from '../config/read.ts';
 import { writeSbom } from '../cnb/sbom.ts';
-import type { CheckedInYarn } from './lock-files.ts';
+import { PACKAGE_MANAGERS, toolOf, type CheckedInYarn, type ToolId, type ToolPackage } from './package-managers.ts';
 
 export interface ToolEnv {
   layers: Layers;
@@ -160,18 +151,19 @@ export async function installNode(t: ToolEnv, constraint: string, origin: Constr
 
 /** The npm Node.js ships with; its layer remembers which Node it was chosen for. */
 export async function installNpm(t: ToolEnv, nodeVersion: string): Promise<Installed> {
-  const own = await operatorTool(t, 'npm', 'npm', '*', undefined, 'bin/npm-cli.js');
+  const npm = PACKAGE_MANAGERS.npm.tool!;
+  const own = await operatorTool(t, npm.id, npm.pkg(), '*', undefined, npm.bin(nodeVersion));
   if (own) return own;
-  const restored = t.layers.restored('npm').metadata;
-  let spec = restored?.node === nodeVersion ? cachedSpec(t, 'npm', 'npm', 'bin/npm-cli.js', () => true) : undefined;
+  const restored = t.layers.restored(npm.layer).metadata;
+  let spec = restored?.node === nodeVersion ? cachedSpec(t, npm.layer, npm.id, npm.bin(nodeVersion), () => true) : undefined;
   if (restored && 'node' in restored) {
     // `node` is ours, not lib/deps': without it the restored metadata is what installTool compares.
     const { node: _node, ...rest } = restored;
-    t.layers.writeToml('npm', {}, rest);
+    t.layers.writeToml(npm.layer, {}, rest);
   }
   if (!spec) {
     const [npmDoc, nodeDoc] = await t.log.step(`find the npm bundled with Node.js ${nodeVersion}`, () =>
-      Promise.all([t.npm.document('npm', { full: true }), t.npm.document(nodePackage(), { full: true })]),
+      Promise.all([t.npm.document(npm.pkg(), { full: true }), t.npm.document(nodePackage(), { full: true })]),
     );
     const released = nodeDoc.time?.[nodeVersion];
     const version = bundledNpmVersion(nodeVersion, npmDoc, released ? new Date(released) : undefined);
@@ -184,38 +176,31 @@ export async function installNpm(t: ToolEnv, nodeVersion: string): Promise<Insta
         fix: 'Pick another Node.js version (engines.node or CC_NODE_VERSION), or check that RBP_NPM_REGISTRY carries the npm package.',
       });
     }
-    spec = specOf(t, npmDoc, 'npm', 'npm', version, 'bin/npm-cli.js');
+    spec = specOf(t, npmDoc, npm.pkg(), npm.id, version, npm.bin(version));
   }
   const tool = await installTool({
     layers: t.layers,
-    layerName: 'npm',
+    layerName: npm.layer,
     spec,
     types: t.types ?? { build: true, launch: true },
     env: t.env,
     log: t.log,
-    command: 'npm',
+    command: npm.command,
   });
   // The layer's metadata says which Node.js this npm was chosen for, so the next build need not ask again.
-  if (tool.layer) t.layers.writeToml('npm', tool.layer.types, { ...tool.layer.metadata, node: nodeVersion });
+  if (tool.layer) t.layers.writeToml(npm.layer, tool.layer.types, { ...tool.layer.metadata, node: nodeVersion });
   return result(tool, spec.version);
 }
 
 export interface ManagerRequest {
-  id: 'pnpm' | 'yarn' | 'yarn-berry' | 'bun' | 'deno';
+  /** A manager of the table (package-managers.ts) or one of its OTHER_TOOLS (Deno). */
+  id: ToolId;
   constraint: string;
   origin: ConstraintOrigin;
   hash?: { algorithm: string; hex: string };
   /** Default build and launch; a tool only the build's commands use (Yarn beside npm) is build-only. */
   types?: { build?: boolean; launch?: boolean };
 }
-
-const MANAGER_PACKAGES: Record<ManagerRequest['id'], { pkg: () => string; layer: string; command: string; bin: (version: string) => string }> = {
-  pnpm: { pkg: () => 'pnpm', layer: 'pnpm', command: 'pnpm', bin: (v) => (semver.major(v) >= 11 ? 'bin/pnpm.mjs' : 'bin/pnpm.cjs') },
-  yarn: { pkg: () => 'yarn', layer: 'yarn', command: 'yarn', bin: () => 'bin/yarn.js' },
-  'yarn-berry': { pkg: () => '@yarnpkg/cli-dist', layer: 'yarn', command: 'yarn', bin: () => 'bin/yarn.js' },
-  bun: { pkg: () => bunPackage(), layer: 'bun', command: 'bun', bin: () => 'bin/bun' },
-  deno: { pkg: () => denoPackage(), layer: 'deno', command: 'deno', bin: () => 'deno' },
-};
 
 /**
  * The exact version installManager would install for a constraint, from the registry's document
@@ -225,26 +210,24 @@ const MANAGER_PACKAGES: Record<ManagerRequest['id'], { pkg: () => string; layer:
 export async function resolveManagerVersion(t: ToolEnv, req: Pick<ManagerRequest, 'id' | 'constraint' | 'origin'>): Promise<string> {
   const exact = semver.valid(req.constraint);
   if (exact) return exact;
-  const pkg = MANAGER_PACKAGES[req.id].pkg();
+  const pkg = toolOf(req.id).pkg();
   const doc = await t.log.step(`resolve ${req.id} "${req.constraint}" from the registry (${pkg})`, () => t.npm.document(pkg));
   return pickVersion(Object.keys(doc.versions), req.constraint, req.id, req.origin);
 }
 
 /** pnpm, Yarn, Bun or Deno, at the version packageManager (or mise.toml) asks for, else the default. */
 export async function installManager(t: ToolEnv, req: ManagerRequest): Promise<Installed> {
-  const p = MANAGER_PACKAGES[req.id];
+  const p = toolOf(req.id);
   const pkg = p.pkg();
   const exact = semver.valid(req.constraint) ?? undefined;
-  const hashChecksum = req.hash && req.id !== 'yarn-berry' ? checksumFromHex(req.hash.hex, req.hash.algorithm as Checksum['algorithm']) : undefined;
-  let spec =
-    exact && !req.hash
-      ? cachedSpec(t, p.layer, req.id === 'yarn-berry' ? 'yarn' : req.id, p.bin(exact), (md) => md.version === exact && String(md.uri).includes(`/${pkg}/-/`))
-      : undefined;
+  // A packageManager hash of the package tarball is checked by the download; one of a single file of it (Yarn ≥ 2's yarn.js) once installed.
+  const hashChecksum = req.hash && !p.hashedFile ? checksumFromHex(req.hash.hex, req.hash.algorithm as Checksum['algorithm']) : undefined;
+  let spec = exact && !req.hash ? cachedSpec(t, p.layer, p.id, p.bin(exact), (md) => md.version === exact && String(md.uri).includes(`/${pkg}/-/`)) : undefined;
   if (!spec) {
     const doc = await t.log.step(`resolve ${req.id} "${req.constraint}" from the registry (${pkg})`, () => t.npm.document(pkg));
     const version = pickVersion(Object.keys(doc.versions), req.constraint, req.id, req.origin);
-    spec = specOf(t, doc, pkg, req.id === 'yarn-berry' ? 'yarn' : req.id, version, p.bin(version), hashChecksum);
-    if (req.hash && !hashChecksum && req.id !== 'yarn-berry' && req.hash.algorithm === 'sha1' && doc.versions[version]?.dist?.shasum !== req.hash.hex) {
+    spec = specOf(t, doc, pkg, p.id, version, p.bin(version), hashChecksum);
+    if (req.hash && !hashChecksum && !p.hashedFile && req.hash.algorithm === 'sha1' && doc.versions[version]?.dist?.shasum !== req.hash.hex) {
       throw hashMismatch(req, version, `registry sha1 ${doc.versions[version]?.dist?.shasum}`);
     }
   }
@@ -257,15 +240,14 @@ export async function installManager(t: ToolEnv, req: ManagerRequest): Promise<I
     log: t.log,
     command: p.command,
   });
-  // Yarn ≥ 2: the packageManager hash covers the single yarn.js, not the package tarball.
-  if (req.id === 'yarn-berry' && req.hash && tool.layer) {
-    const file = path.join(tool.layer.path, 'bin', 'yarn.js');
+  if (p.hashedFile && req.hash && tool.layer) {
+    const file = path.join(tool.layer.path, p.hashedFile);
     const got = crypto.createHash(req.hash.algorithm).update(fs.readFileSync(file)).digest('hex');
     if (got !== req.hash.hex) {
       t.layers.remove(p.layer);
-      throw hashMismatch(req, spec.version, `yarn.js ${req.hash.algorithm} ${got}`);
+      throw hashMismatch(req, spec.version, `${path.basename(p.hashedFile)} ${req.hash.algorithm} ${got}`);
     }
-    t.log.detail(`verified yarn.js against the packageManager hash (${req.hash.algorithm})`);
+    t.log.detail(`verified ${path.basename(p.hashedFile)} against the packageManager hash (${req.hash.algorithm})`);
   }
   return result(tool, spec.version);
 }
@@ -276,7 +258,7 @@ export function hashMismatch(req: ManagerRequest, version: string, actual: strin
     title: `The packageManager hash does not match ${req.id} ${version}`,
     seen: { what: 'packageManager', value: `${req.id}@${version}+${req.hash!.algorithm}.${req.hash!.hex.slice(0, 16)}…`, where: 'package.json' },
     rule: 'the hash after + in packageManager is the digest of what the registry serves for that version',
-    fix: `check the field (corepack use ${req.id === 'yarn-berry' ? 'yarn' : req.id}@${version} writes it), or remove the hash`,
+    fix: `check the field (corepack use ${toolOf(req.id).id}@${version} writes it), or remove the hash`,
     details: [`actual: ${actual}`],
   });
 }
@@ -286,23 +268,23 @@ export function hashMismatch(req: ManagerRequest, version: string, actual: strin
  * `yarn` layer holds a `yarn` that starts that release with the Node.js on PATH, as any Yarn would
  * after reading yarnPath; its metadata records the release and its digest (SBOM, reuse).
  */
-export function installCheckedInYarn(t: ToolEnv, release: CheckedInYarn): Installed {
+export function installCheckedInYarn(t: ToolEnv, release: CheckedInYarn, yarn: ToolPackage): Installed {
   const sha256 = crypto.createHash('sha256').update(fs.readFileSync(release.abs)).digest('hex');
   const layer = t.layers.fresh(
-    'yarn',
+    yarn.layer,
     { build: true, launch: true },
-    { id: 'yarn', version: release.version, release: release.file, sha: `sha256:${sha256}`, source: 'yarnPath' },
+    { id: yarn.id, version: release.version, release: release.file, sha: `sha256:${sha256}`, source: 'yarnPath' },
   );
   const bin = path.join(layer.path, 'bin');
   fs.mkdirSync(bin, { recursive: true });
-  const shim = path.join(bin, 'yarn');
+  const shim = path.join(bin, yarn.command);
   fs.writeFileSync(
     shim,
     `#!/bin/sh\n# yarnPath in .yarnrc.yml: the release checked in with the app is the Yarn that runs.\nexec node ${shellQuote(release.abs)} "$@"\n`,
     { mode: 0o755 },
   );
-  writeSbom(t.layers.dir, 'yarn', [{ name: 'yarn', version: release.version, sha256 }]);
-  return { version: release.version, binDir: bin, tool: { id: 'yarn', path: shim, version: release.version, source: 'app', layer: undefined } };
+  writeSbom(t.layers.dir, yarn.layer, [{ name: yarn.id, version: release.version, sha256 }]);
+  return { version: release.version, binDir: bin, tool: { id: yarn.id, path: shim, version: release.version, source: 'app', layer: undefined } };
 }
 
 function shellQuote(s: string): string {

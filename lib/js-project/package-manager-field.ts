@@ -3,14 +3,14 @@
  * from it), as corepack writes it: `<name>@<exact version>`, optionally `+<algorithm>.<hex>`.
  */
 import { UserError } from '../errors.ts';
+import { MANAGERS, PACKAGE_MANAGERS, type PackageManagerField } from './package-managers.ts';
 
-export interface PackageManagerField {
-  name: 'npm' | 'pnpm' | 'yarn' | 'bun';
-  version: string;
-  hash?: { algorithm: string; hex: string };
-}
+export type { PackageManagerField };
 
-const PM_RE = /^(npm|pnpm|yarn|bun)@(\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?)(?:\+(sha1|sha224|sha256|sha384|sha512)\.([0-9a-fA-F]+))?$/;
+/** The names packageManager may give: the table's. */
+const NAMES = [...new Set(MANAGERS.flatMap((m) => (PACKAGE_MANAGERS[m].field ? [PACKAGE_MANAGERS[m].field.name] : [])))];
+
+const PM_RE = new RegExp(String.raw`^(${NAMES.join('|')})@(\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?)(?:\+(sha1|sha224|sha256|sha384|sha512)\.([0-9a-fA-F]+))?$`);
 
 /** `pnpm@10.12.1+sha512.<hex>` → its parts; undefined when the field is absent; a user error when it is not that shape. */
 export function parsePackageManager(pkg: { packageManager?: unknown }, pkgFile = 'package.json'): PackageManagerField | undefined {
@@ -22,7 +22,7 @@ export function parsePackageManager(pkg: { packageManager?: unknown }, pkgFile =
       id: 'node/package-manager/field-invalid',
       title: 'The packageManager field of package.json is not <name>@<version>',
       seen: { what: 'packageManager', value: raw, where: pkgFile },
-      rule: 'packageManager is <npm|pnpm|yarn|bun>@<exact version>, optionally followed by +<algorithm>.<hex hash>, e.g. pnpm@10.12.1.',
+      rule: `packageManager is <${NAMES.join('|')}>@<exact version>, optionally followed by +<algorithm>.<hex hash>, e.g. pnpm@10.12.1.`,
       fix: 'Write an exact version (no range, no URL), e.g. "packageManager": "pnpm@10.12.1", or remove the field.',
     });
   }

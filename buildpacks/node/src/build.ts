@@ -22,7 +22,7 @@ import { findIndex } from '../../../lib/app-path.ts';
 import { chooseTool } from '../../../lib/js-project/build-tool.ts';
 import { devDependenciesChoice, installCommand } from '../../../lib/js-project/install-command.ts';
 import { lockFileOf } from '../../../lib/js-project/lock-files.ts';
-import { PACKAGE_MANAGERS } from '../../../lib/js-project/package-managers.ts';
+import { fieldNames, PACKAGE_MANAGERS, TOOL_LAYERS, toolOf, type InstalledManager } from '../../../lib/js-project/package-managers.ts';
 import { npmBuildEnv } from '../../../lib/js-project/npm-env.ts';
 import { parsePackageManager } from '../../../lib/js-project/package-manager-field.ts';
 import { buildPathTools, managerVersion } from './package-manager.ts';
@@ -46,7 +46,8 @@ import { isSet, value } from '../../../lib/config/read.ts';
 import { adoptForeignVariables } from '../../../lib/config/foreign.ts';
 import { deferred, inParallel } from './in-parallel.ts';
 
-const TOOL_LAYERS = ['pnpm', 'yarn', 'bun', 'deno', BUN_NODE_LAYER];
+/** The layers of tools a build may install beside Node.js and npm: the table's and Bun's `node`. */
+const EXTRA_LAYERS = [...TOOL_LAYERS, BUN_NODE_LAYER];
 
 /** What the build decided before downloading anything: every setting checked, the tools chosen. */
 type Settings = ReturnType<typeof readSettings>;
@@ -69,7 +70,8 @@ export default async function build(ctx: BuildContext): Promise<void> {
   const { appDir } = ctx;
   const { pkg, start, choice, wanted, version } = s;
   const { node, managerVer, bun } = tools;
-  const yarnInfo: YarnInfo | undefined = choice.manager === 'yarn-berry' ? { version: managerVer, because: wanted?.because ?? '' } : undefined;
+  const entry = PACKAGE_MANAGERS[choice.manager];
+  const yarnInfo: YarnInfo | undefined = entry.yarn === 'berry' ? { version: managerVer, because: wanted?.because ?? '' } : undefined;
   const nodeSource = version.source === 'default' ? 'the default, the latest LTS' : version.source;
   await installAppDependencies(ctx, s, tools, (output) => ebadfInstallError(output, node.version, yarnInfo, nodeSource), log);
 
@@ -83,7 +85,7 @@ export default async function build(ctx: BuildContext): Promise<void> {
   if (pnpFlags) log.info(`Yarn Plug'n'Play: every node process of the app gets NODE_OPTIONS ${pnpFlags} (launch layer ${PNP_LAYER})`);
 
   const decision: NodeDecision = {
-    runtime: choice.manager === 'bun' ? 'bun' : 'node',
+    runtime: entry.runtime?.name ?? 'node',
     node: node.version,
     ...(bun ? { bun: bun.version, bunNode: bunNodeLayer(ctx.layers, bun.tool.path) } : {}),
     manager: `${choice.manager} ${managerVer}`,
@@ -119,16 +121,17 @@ function readSettings(ctx: BuildContext, log: Logger) {
   const choice = chooseTool(appDir, pm, env);
   // Yarn: a release checked in at yarnPath is what runs (yarn-project.ts); a Berry project left to
   // Yarn 1, or a lock file the Yarn that runs would rewrite, is refused before anything installs.
-  const release = choice.manager === 'yarn-berry' ? checkedInYarn(appDir, releaseVersion) : undefined;
+  const yarnLine = PACKAGE_MANAGERS[choice.manager].yarn;
+  const release = yarnLine === 'berry' ? checkedInYarn(appDir, releaseVersion) : undefined;
   const wanted = managerVersion(choice, pm, appDir, release);
-  if (wanted && choice.manager === 'yarn') checkYarn1Fits(choice, pm, appDir, pkg, wanted.constraint);
+  if (wanted && yarnLine === 'classic') checkYarn1Fits(choice, pm, appDir, pkg, wanted.constraint);
   const yarnOrigin = release
     ? ({ from: 'yarnPath', shown: `yarnPath ${release.file}` } as const)
-    : pm?.name === 'yarn'
-      ? ({ from: 'packageManager', shown: `packageManager yarn@${pm.version}` } as const)
+    : pm && fieldNames(pm, choice.manager)
+      ? ({ from: 'packageManager', shown: `packageManager ${pm.name}@${pm.version}` } as const)
       : ({ from: 'default', shown: wanted?.because ?? 'default' } as const);
   const lockCheck = (yarn: string) => {
-    if (choice.manager === 'yarn-berry') checkBerryLockfile(appDir, pkg, yarn, yarnOrigin);
+    if (yarnLine === 'berry') checkBerryLockfile(appDir, pkg, yarn, yarnOrigin);
   };
   if (wanted && semver.valid(wanted.constraint)) lockCheck(wanted.constraint);
   const dev = devDependenciesChoice(env);
@@ -163,8 +166,11 @@ async function installTools(ctx: BuildContext, s: Settings, log: Logger): Promis
   // The default Yarn against a Berry yarn.lock: its version is resolved first, so that a lock file it
   // would rewrite is refused before any download (not for the operator's own Yarn: nothing is fetched).
   let lockChecked = Boolean(wanted && semver.valid(wanted.constraint));
-  if (wanted && !lockChecked && choice.manager === 'yarn-berry' && yarnLockFormat(appDir)?.berry && !isSet(env, operatorVariable('yarn'))) {
-    lockCheck(await resolveManagerVersion(tools, { id: 'yarn-berry', constraint: wanted.constraint, origin: { what: 'yarn-berry' } }));
+  const entry = PACKAGE_MANAGERS[choice.manager];
+  // The manager the build installs (not npm: it comes with Node.js; not a custom command).
+  const own = wanted && entry.tool && !entry.bundled ? (choice.manager as InstalledManager) : undefined;
+  if (own && !lockChecked && entry.yarn === 'berry' && yarnLockFormat(appDir)?.berry && !isSet(env, operatorVariable(entry.tool!.id))) {
+    lockCheck(await resolveManagerVersion(tools, { id: own, constraint: wanted!.constraint, origin: { what: own } }));
     lockChecked = true;
   }
   // Node.js, npm, the package manager, the tools on the build PATH and Deno install at the same
@@ -191,13 +197,13 @@ async function installTools(ctx: BuildContext, s: Settings, log: Logger): Promis
       return npm;
     },
   ];
-  if (wanted && choice.manager !== 'npm' && choice.manager !== 'custom') {
-    const id = choice.manager;
+  if (own && wanted) {
+    const id = own;
     const checkedIn = wanted.release;
     tasks.push(async (l) => {
       const m = await l.step(id, async () =>
         checkedIn
-          ? installCheckedInYarn({ ...tools, log: l }, checkedIn)
+          ? installCheckedInYarn({ ...tools, log: l }, checkedIn, entry.tool!)
           : installManager(
               { ...tools, log: l },
               {
@@ -218,7 +224,7 @@ async function installTools(ctx: BuildContext, s: Settings, log: Logger): Promis
   // machine) is a warning, and the command that needs it says so itself.
   const extras = buildPathTools(choice, pm);
   for (const extra of extras) {
-    const toolId = extra.id === 'yarn-berry' ? 'yarn' : extra.id;
+    const toolId = PACKAGE_MANAGERS[extra.id].tool!.id;
     tasks.push(async (l) => {
       // A build image that brings its own tools (RBP_TOOL_NODE) builds offline: nothing is fetched beside them.
       if (isSet(env, operatorVariable('node')) && !isSet(env, operatorVariable(toolId))) {
@@ -253,25 +259,25 @@ async function installTools(ctx: BuildContext, s: Settings, log: Logger): Promis
   let bun: Installed | undefined;
   const used = new Set<string>();
   let next = 2;
-  if (wanted && choice.manager !== 'npm' && choice.manager !== 'custom') {
-    const id = choice.manager;
+  if (own) {
     const m = installed[next++]!;
     bins.push(m);
     managerVer = m.version;
-    used.add(PACKAGE_MANAGERS[id].layer!);
-    if (id === 'bun') bun = m;
+    used.add(entry.tool!.layer);
+    // The manager that is the app's runtime too (Bun).
+    if (entry.runtime) bun = m;
   }
   for (const extra of extras) {
     const m = installed[next++];
     if (!m) continue;
     bins.push(m);
-    used.add(PACKAGE_MANAGERS[extra.id].layer!);
+    used.add(PACKAGE_MANAGERS[extra.id].tool!.layer);
   }
   if (deno) {
     bins.push(installed[next++]!);
-    used.add('deno');
+    used.add(toolOf('deno').layer);
   }
-  for (const l of TOOL_LAYERS) if (!used.has(l) && fs.existsSync(path.join(ctx.layersDir, `${l}.toml`))) ctx.layers.remove(l);
+  for (const l of EXTRA_LAYERS) if (!used.has(l) && fs.existsSync(path.join(ctx.layersDir, `${l}.toml`))) ctx.layers.remove(l);
   // Otherwise the Yarn's version is known once installed: its lock check comes now, still before the install.
   if (wanted && !lockChecked) lockCheck(managerVer);
   return { node, bins, managerVer, ...(bun ? { bun } : {}) };
@@ -288,17 +294,19 @@ async function installAppDependencies(
   const { appDir, env } = ctx;
   const { pkg, choice, dev, nodeEnv, auth, sshKeys, bindings } = s;
   const { node, bins, managerVer, bun } = t;
-  const pnp = choice.manager === 'yarn-berry' && yarnLinker(appDir, env) === 'pnp';
+  const entry = PACKAGE_MANAGERS[choice.manager];
+  const pnp = entry.yarn === 'berry' && yarnLinker(appDir, env) === 'pnp';
   const cache = ctx.layers.get(PACKAGE_CACHE_LAYER, { cache: true }, { manager: choice.manager });
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-node-'));
   const userconfig = path.join(tmp, 'npmrc');
   fs.writeFileSync(userconfig, '');
-  const locked = choice.manager !== 'npm' && choice.manager !== 'custom' && Boolean(lockFileOf(appDir, choice.manager));
+  // With its lock file, a manager installs in its frozen mode (npm's has none: `npm ci` is its own build tool).
+  const locked = Boolean(lockFileOf(appDir, choice.manager));
   const command = installCommand(choice, {
     dev: { choice: dev, nodeEnv },
     locked,
     unattended: true,
-    ...(choice.manager === 'yarn-berry' ? { berryMajor: Number(managerVer.split('.')[0]) } : {}),
+    ...(entry.install?.pruneDev ? { berryMajor: Number(managerVer.split('.')[0]) } : {}),
   });
   log.info(`development dependencies: ${command.dev} (CC_NODE_DEV_DEPENDENCIES ${dev === 'unset' ? 'unset' : `=${dev}`}, NODE_ENV=${nodeEnv})`);
   const installEnv: Record<string, string> = {
@@ -306,7 +314,7 @@ async function installAppDependencies(
     PATH: [...new Set(bins.map((b) => b.binDir)), env.PATH ?? '/usr/local/bin:/usr/bin:/bin'].join(':'),
     NODE_ENV: nodeEnv,
     ...npmBuildEnv(userconfig),
-    ...(choice.manager === 'pnpm' ? { npm_config_package_manager_strict: 'false' } : {}),
+    ...entry.installEnv,
     ...cacheEnv(cache.path, choice, env, pnp),
   };
   try {

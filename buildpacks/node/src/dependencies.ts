@@ -19,12 +19,11 @@ import type { ToolChoice } from '../../../lib/js-project/build-tool.ts';
 import type { DevDependencies, InstallCommand } from '../../../lib/js-project/install-command.ts';
 import { keyDigest, lockDigest } from '../../../lib/js-project/lock-digest.ts';
 import { lockFileOf } from '../../../lib/js-project/lock-files.ts';
-import { PACKAGE_MANAGERS } from '../../../lib/js-project/package-managers.ts';
+import { MANAGERS, PACKAGE_MANAGERS } from '../../../lib/js-project/package-managers.ts';
 import { hideSecrets, registryRefused, registryRefusedError, withRegistryAuth, type RegistryAuth } from './registry-auth.ts';
 import { sshRefused, sshRefusedError, withSshKeys, type SshKeyBinding } from './ssh-key.ts';
 import { keepModules, placeModules } from './modules-placement.ts';
 import { keepGeneratedLocks, placeGeneratedLocks, presentLocks } from './generated-locks.ts';
-import { value } from '../../../lib/config/read.ts';
 
 export const MODULES_LAYER = 'modules';
 export const PACKAGE_CACHE_LAYER = 'package-cache';
@@ -105,13 +104,14 @@ export function installOutputs(pnp: boolean): string[] {
   return pnp ? ['.pnp.cjs', '.pnp.js', '.pnp.loader.mjs', '.pnp.data.json', '.yarn/unplugged', '.yarn/install-state.gz', '.yarn/cache'] : ['node_modules'];
 }
 
-/** Where each package manager keeps its download cache, inside the package-cache layer (package-managers.ts). */
+/**
+ * Where each package manager keeps its download cache, inside the package-cache layer
+ * (package-managers.ts): the installing manager's, and those set for every build (npm's and Bun's,
+ * which the app's scripts may call).
+ */
 export function cacheEnv(cacheDir: string, choice: ToolChoice, env: Record<string, string | undefined>, pnp: boolean): Record<string, string> {
-  return {
-    npm_config_cache: path.join(cacheDir, 'npm'),
-    ...PACKAGE_MANAGERS[choice.manager].cacheEnv?.(cacheDir, { pnp }),
-    BUN_INSTALL_CACHE_DIR: value(env, 'CC_BUN_INSTALL_CACHE_DIR') ?? path.join(cacheDir, 'bun'),
-  };
+  const entries = MANAGERS.filter((m) => m === choice.manager || PACKAGE_MANAGERS[m].cacheInEveryBuild);
+  return Object.assign({}, ...entries.map((m) => PACKAGE_MANAGERS[m].cacheEnv?.(cacheDir, { pnp, env }) ?? {})) as Record<string, string>;
 }
 
 export interface InstallRequest {
@@ -145,7 +145,7 @@ export async function installDependencies(r: InstallRequest): Promise<InstallRes
   const outputs = installOutputs(r.pnp);
   // A custom command builds as well as installs (`npm install && npm run build`): what it leaves
   // cannot be proven unchanged by the lock file, so it runs on every build.
-  const custom = r.choice.manager === 'custom';
+  const custom = !PACKAGE_MANAGERS[r.choice.manager].install;
   const layer = custom
     ? r.layers.fresh(MODULES_LAYER, { launch: true, cache: true }, r.metadata)
     : r.layers.get(MODULES_LAYER, { launch: true, cache: true }, r.metadata);
@@ -178,10 +178,9 @@ export async function installDependencies(r: InstallRequest): Promise<InstallRes
           const env = { ...r.env, ...sshEnv, ...authEnv };
           await run(r, r.command.argv, env, 'install');
           if (r.command.then) await run(r, r.command.then, env, 'install');
-          if (r.command.berryStripDev)
-            await withoutDevDependencies(appDir, r.pkg, r.log, () =>
-              run(r, ['yarn', 'install'], { ...env, YARN_ENABLE_IMMUTABLE_INSTALLS: 'false' }, 'install'),
-            );
+          const reinstall = PACKAGE_MANAGERS[r.choice.manager].install?.pruneDev?.reinstall;
+          if (r.command.berryStripDev && reinstall)
+            await withoutDevDependencies(appDir, r.pkg, r.log, () => run(r, reinstall.argv, { ...env, ...reinstall.env }, 'install'));
         },
         { credentialsIn: PACKAGE_MANAGERS[r.choice.manager].credentialsIn, userconfig: r.env.npm_config_userconfig },
       ),

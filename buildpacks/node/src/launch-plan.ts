@@ -9,10 +9,12 @@ import type { LaunchContext, RuntimePlan } from '../../../lib/launch/plan.ts';
 import { instanceMemory } from '../../../lib/launch/instance.ts';
 import { startMethod, NOTHING_TO_START_FIX, type PackageJson } from './package-json.ts';
 import { UserError } from '../../../lib/errors.ts';
+import { appRuntime, type AppRuntime } from '../../../lib/js-project/package-managers.ts';
 
 /** What the build decided, kept in the launcher layer's metadata. */
 export interface NodeDecision extends Record<string, unknown> {
-  runtime: 'node' | 'bun';
+  /** Node.js, or a package manager that is the runtime too (the table's AppRuntime: Bun). */
+  runtime: 'node' | AppRuntime['name'];
   node: string;
   bun?: string;
   manager: string;
@@ -59,7 +61,8 @@ export function planLaunch({ ctx, pkg, decision }: LaunchInput): NodePlan {
   }
   const memory = instanceMemory(env);
   const options = nodeOptions(env.NODE_OPTIONS, memory);
-  const binDirs = [...(decision.runtime === 'bun' && decision.bunNode ? [decision.bunNode] : []), path.join(appDir, 'node_modules', '.bin')];
+  const runtime = appRuntime(decision.runtime);
+  const binDirs = [...(runtime && decision.bunNode ? [decision.bunNode] : []), path.join(appDir, 'node_modules', '.bin')];
   const planEnv: Record<string, string> = {
     NODE_ENV: 'production',
     HOST: env.HOST ?? '0.0.0.0',
@@ -74,10 +77,10 @@ export function planLaunch({ ctx, pkg, decision }: LaunchInput): NodePlan {
       argv = shellCommand(start.command);
       break;
     case 'start-script':
-      if (decision.runtime === 'bun') {
+      if (runtime) {
         // Bun is the runtime too (rule 4): `bun --bun run start` runs prestart, start and poststart
         // itself, with `node` in the scripts meaning Bun.
-        argv = ['bun', '--bun', 'run', 'start'];
+        argv = runtime.startScript;
         break;
       }
       argv = shellCommand(start.command);
@@ -91,7 +94,7 @@ export function planLaunch({ ctx, pkg, decision }: LaunchInput): NodePlan {
       });
       break;
     case 'main':
-      argv = [decision.runtime === 'bun' ? 'bun' : 'node', start.file];
+      argv = [runtime?.name ?? 'node', start.file];
       break;
   }
   return {

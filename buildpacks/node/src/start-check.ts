@@ -7,10 +7,21 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Manager } from '../../../lib/js-project/lock-files.ts';
+import { MANAGERS, PACKAGE_MANAGERS } from '../../../lib/js-project/package-managers.ts';
 import type { PackageJson, StartMethod } from './package-json.ts';
 
 const BUILD_FIX =
   'build it during deployment: a "postinstall" script running your build (e.g. "postinstall": "npm run build"), or CC_NODE_BUILD_TOOL=custom with CC_CUSTOM_BUILD_TOOL="npm install && npm run build"';
+
+/** The runtimes a start command may name: Node.js (nodemon restarts it) and the managers that are runtimes too (Bun). */
+const RUNTIMES = new Map<string, string[]>([
+  ['node', []],
+  ['nodemon', []],
+  ...MANAGERS.flatMap((m) => {
+    const r = PACKAGE_MANAGERS[m].runtime;
+    return r ? [[r.name, r.scriptWords] as [string, string[]]] : [];
+  }),
+]);
 
 /** The file a `node`/`bun`/`deno run` command runs, its flags skipped. */
 export function scriptFile(command: string): string | undefined {
@@ -23,7 +34,8 @@ export function scriptFile(command: string): string | undefined {
   while (words.length && /^[A-Z_][A-Z0-9_]*=/.test(words[0]!)) words.shift();
   if (words[0] === 'exec') words.shift();
   const runtime = words.shift();
-  if (runtime !== 'node' && runtime !== 'bun' && runtime !== 'nodemon') return undefined;
+  const scriptWords = runtime === undefined ? undefined : RUNTIMES.get(runtime);
+  if (!scriptWords) return undefined;
   for (let i = 0; i < words.length; i++) {
     const w = words[i]!;
     if (w === '-r' || w === '--require' || w === '--import' || w === '--loader' || w === '--env-file') {
@@ -31,7 +43,7 @@ export function scriptFile(command: string): string | undefined {
       continue;
     }
     if (w.startsWith('-')) continue;
-    if (runtime === 'bun' && (w === 'run' || w === 'start')) return undefined;
+    if (scriptWords.includes(w)) return undefined;
     return /\.[cm]?[jt]sx?$/.test(w) || w.includes('/') ? w : undefined;
   }
   return undefined;
@@ -71,10 +83,17 @@ export function startWarnings(appDir: string, pkg: PackageJson, start: StartMeth
       );
     }
   }
-  if (/(^|[\s;&|])bun(x)?\s/.test(`${command} `) && manager !== 'bun') {
-    warnings.push(
-      `${what} calls bun (\`${command}\`) but this app is installed with ${manager}: Bun is installed only when it is the package manager; add a bun.lock or set CC_NODE_BUILD_TOOL=bun`,
-    );
+  // A runtime that is a package manager too (Bun) is installed only when it is the one that installs.
+  for (const m of MANAGERS) {
+    const rt = PACKAGE_MANAGERS[m].runtime;
+    if (!rt || m === manager) continue;
+    const calls = rt.commands.some((c) => new RegExp(`(^|[\\s;&|])${c}\\s`).test(`${command} `));
+    if (calls) {
+      const entry = PACKAGE_MANAGERS[m];
+      warnings.push(
+        `${what} calls ${rt.name} (\`${command}\`) but this app is installed with ${manager}: ${rt.label} is installed only when it is the package manager; add a ${entry.lockFiles[0]} or set CC_NODE_BUILD_TOOL=${entry.buildTools[0]!.name}`,
+      );
+    }
   }
   return warnings;
 }

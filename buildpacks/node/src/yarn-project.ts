@@ -19,6 +19,7 @@ import { UserError } from '../../../lib/errors.ts';
 import { LOCK_FILES, yarnPathOf, type CheckedInYarn } from '../../../lib/js-project/lock-files.ts';
 import type { ToolChoice } from '../../../lib/js-project/build-tool.ts';
 import type { PackageManagerField } from '../../../lib/js-project/package-manager-field.ts';
+import { fieldNames, PACKAGE_MANAGERS } from '../../../lib/js-project/package-managers.ts';
 
 /** A Yarn release committed in the app and named by yarnPath. */
 
@@ -171,7 +172,7 @@ export function checkYarn1Fits(
   pkg: { engines?: Record<string, unknown> },
   yarn1: string,
 ): void {
-  if (choice.manager !== 'yarn') return;
+  if (PACKAGE_MANAGERS[choice.manager].yarn !== 'classic') return;
   const { decisive, supporting } = berryEvidence(appDir, pkg, yarn1);
   if (decisive.length === 0) return;
   const pinned = yarnPathOf(appDir);
@@ -185,7 +186,7 @@ export function checkYarn1Fits(
     id: 'node/yarn/berry-project-on-yarn1',
     title: `This is a Yarn Berry project, but Yarn ${yarn1} would install it`,
     seen: { what: 'the project', value: [...decisive, ...supporting].join('; '), where: appDir },
-    rule: `${why}${pm?.name === 'yarn' ? ` (packageManager yarn@${pm.version})` : ''}; Yarn 1 cannot install a Yarn Berry project: it fails inside \`yarn install\`.`,
+    rule: `${why}${pm && fieldNames(pm, choice.manager) ? ` (packageManager ${pm.name}@${pm.version})` : ''}; Yarn 1 cannot install a Yarn Berry project: it fails inside \`yarn install\`.`,
     fix:
       `Name the Yarn in package.json, "packageManager": ${yarn}, ` +
       `or set CC_NODE_BUILD_TOOL=yarn-berry with the release checked in (${pinned ? `${pinned.file} is: that alone is enough` : `\`yarn set version ${version}\` writes .yarn/releases/ and yarnPath; commit them`}).`,

@@ -18,7 +18,7 @@ const detect: DetectFn = (ctx) => {
   if (plan.kind === 'command') return { pass: true, plan: provides, reason: `CC_BUILD_COMMAND: ${plan.command}` };
   if (plan.kind === 'generator') {
     const { generator: g, file } = plan.detection;
-    const install = g.runner === 'npm' ? installPlan(ctx.appDir).argv : undefined;
+    const install = g.runner === 'js' ? installPlan(ctx.appDir).argv : undefined;
     return { pass: true, plan: provides, reason: `${g.name} (${file}): ${renderCommand(g, cfg.outDir.rel, install)}` };
   }
   const webroot = cfg.webroot ?? { rel: '', abs: ctx.appDir };

@@ -3,11 +3,14 @@
  * command and where that command writes the site. Detection, the build and the log all read this
  * table; adding a generator is adding a row.
  *
- * A step is either a command (`argv[0]` is `npm` or a tool name the build resolves to an installed
- * executable) or a move done by the buildpack itself (Nuxt's `mv .output/public <out-dir>`).
+ * A step is either a command (a script run by npm, or a tool name the build resolves to an installed
+ * executable) or a move done by the buildpack itself (Nuxt's `mv .output/public <out-dir>`). The
+ * JavaScript generators run their scripts with npm, the default manager of the table, as the contract
+ * writes them, whichever lock file installed the dependencies (js-install.ts).
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { DEFAULT_MANAGER, PACKAGE_MANAGERS } from '../../../lib/js-project/package-managers.ts';
 
 export type ToolName = 'hugo' | 'mdbook' | 'mkdocs' | 'zola';
 
@@ -18,28 +21,33 @@ export interface Generator {
   name: string;
   /** At least one must exist at the project root. */
   files: readonly string[];
-  /** `npm`: installs the project's dependencies first; otherwise the tool the steps run. */
-  runner: 'npm' | ToolName;
+  /** `js`: a JavaScript project, its dependencies installed first (js-install.ts); otherwise the tool the steps run. */
+  runner: 'js' | ToolName;
   /** The build after dependencies are installed, writing the site to `out` (relative to the root). */
   steps(out: string): Step[];
 }
 
-const npmRun = (script: string, ...args: string[]): Step => ({ run: ['npm', 'run', script, '--', ...args] });
+/** How the contract's commands run a package.json script: `npm run`. */
+const RUN = PACKAGE_MANAGERS[DEFAULT_MANAGER].run!;
+/** The contract's install of a JavaScript generator's dependencies, without a lock file: `npm i`. */
+export const CONTRACT_INSTALL = [PACKAGE_MANAGERS[DEFAULT_MANAGER].tool!.command, 'i'];
+
+const npmRun = (script: string, ...args: string[]): Step => ({ run: [...RUN, script, '--', ...args] });
 
 export const GENERATORS: readonly Generator[] = [
   {
     id: 'astro',
     name: 'Astro',
     files: ['astro.config.mjs', 'astro.config.ts', 'astro.config.js', 'astro.config.cjs'],
-    runner: 'npm',
-    steps: (out) => [{ run: ['npm', 'run', 'astro', 'build', '--', '--outDir', out] }],
+    runner: 'js',
+    steps: (out) => [{ run: [...RUN, 'astro', 'build', '--', '--outDir', out] }],
   },
   {
     id: 'docusaurus',
     name: 'Docusaurus',
     files: ['docusaurus.config.js', 'docusaurus.config.ts'],
-    runner: 'npm',
-    steps: (out) => [{ run: ['npm', 'run', 'docusaurus', 'build', '--', '--out-dir', out] }],
+    runner: 'js',
+    steps: (out) => [{ run: [...RUN, 'docusaurus', 'build', '--', '--out-dir', out] }],
   },
   {
     id: 'hugo',
@@ -66,21 +74,21 @@ export const GENERATORS: readonly Generator[] = [
     id: 'nuxt',
     name: 'Nuxt.js',
     files: ['nuxt.config.ts'],
-    runner: 'npm',
-    steps: (out) => [{ run: ['npm', 'run', 'generate'] }, { move: { from: '.output/public', to: out } }],
+    runner: 'js',
+    steps: (out) => [{ run: [...RUN, 'generate'] }, { move: { from: '.output/public', to: out } }],
   },
   {
     id: 'storybook',
     name: 'Storybook',
     files: ['.storybook/main.js', '.storybook/main.ts'],
-    runner: 'npm',
+    runner: 'js',
     steps: (out) => [npmRun('build-storybook', '--output-dir', out)],
   },
   {
     id: 'vitepress',
     name: 'VitePress',
     files: ['.vitepress/config.js', '.vitepress/config.ts', '.vitepress/config.mjs', '.vitepress/config.mts'],
-    runner: 'npm',
+    runner: 'js',
     steps: (out) => [npmRun('docs:build', '--outDir', out)],
   },
   {
@@ -143,5 +151,5 @@ export function renderStep(step: Step, toolPrefix: Partial<Record<ToolName, stri
 /** The whole build command: the install (JavaScript generators) then the steps, joined with `&&`. */
 export function renderCommand(g: Generator, out: string, install?: string[], toolPrefix: Partial<Record<ToolName, string[]>> = {}): string {
   const steps = g.steps(out).map((s) => renderStep(s, toolPrefix));
-  return [...(g.runner === 'npm' ? [quote(install ?? ['npm', 'i'])] : []), ...steps].join(' && ');
+  return [...(g.runner === 'js' ? [quote(install ?? CONTRACT_INSTALL)] : []), ...steps].join(' && ');
 }

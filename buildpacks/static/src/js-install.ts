@@ -13,6 +13,8 @@ import { installCommand } from '../../../lib/js-project/install-command.ts';
 import { lockDigest } from '../../../lib/js-project/lock-digest.ts';
 import { detectFromLockFiles, lockFileOf, yarnPathOf } from '../../../lib/js-project/lock-files.ts';
 import { packageManagerIfValid } from '../../../lib/js-project/package-manager-field.ts';
+import { DEFAULT_MANAGER, PACKAGE_MANAGERS } from '../../../lib/js-project/package-managers.ts';
+import { CONTRACT_INSTALL } from './generators.ts';
 
 export interface InstallPlan {
   argv: string[];
@@ -38,14 +40,18 @@ function readJson(file: string): Record<string, unknown> | undefined {
 export function installPlan(appDir: string): InstallPlan {
   const detected = detectFromLockFiles(appDir, packageManagerIfValid(readJson(path.join(appDir, 'package.json')) ?? {}));
   // Yarn 1 (corepack's default) hands over to a release checked in at yarnPath: Berry's flags then.
-  const found = detected?.manager === 'yarn' && yarnPathOf(appDir) ? { ...detected, tool: 'yarn-berry' as const, manager: 'yarn-berry' as const } : detected;
+  const handover = detected && yarnPathOf(appDir) ? PACKAGE_MANAGERS[detected.manager].yarnPathRunsAs : undefined;
+  const found = handover ? { ...detected!, tool: PACKAGE_MANAGERS[handover].buildTools[0]!.name, manager: handover } : detected;
   if (found) {
     const { argv } = installCommand({ tool: found.tool, manager: found.manager, because: found.because }, { locked: true });
-    return { argv: found.manager === 'bun' ? argv : ['corepack', ...argv], lockFile: lockFileOf(appDir, found.manager) };
+    return { argv: PACKAGE_MANAGERS[found.manager].corepack ? ['corepack', ...argv] : argv, lockFile: lockFileOf(appDir, found.manager) };
   }
-  const npmLock = lockFileOf(appDir, 'npm');
-  if (npmLock) return { argv: installCommand({ tool: 'npm-ci', manager: 'npm', because: npmLock }, { locked: true }).argv, lockFile: npmLock };
-  return { argv: ['npm', 'i'], lockFile: undefined };
+  // No lock file that picks a manager: npm, in its clean-install mode (its last build tool, npm ci) with its own lock, else the contract's `npm i`.
+  const npm = PACKAGE_MANAGERS[DEFAULT_MANAGER];
+  const npmLock = lockFileOf(appDir, DEFAULT_MANAGER);
+  const clean = npm.buildTools.find((t) => t.install)!;
+  if (npmLock) return { argv: installCommand({ tool: clean.name, manager: DEFAULT_MANAGER, because: npmLock }, { locked: true }).argv, lockFile: npmLock };
+  return { argv: CONTRACT_INSTALL, lockFile: undefined };
 }
 
 export interface NodeModulesCache {
@@ -94,6 +100,6 @@ export function nodeModulesCache(layers: Layers, appDir: string, plan: InstallPl
 
 /** npm's download cache, kept between builds whatever changed. */
 export function npmCacheDir(layers: Layers): string {
-  const layer = layers.get('npm-cache', { cache: true }, { tool: 'npm' });
+  const layer = layers.get('npm-cache', { cache: true }, { tool: PACKAGE_MANAGERS[DEFAULT_MANAGER].tool!.id });
   return layer.path;
 }

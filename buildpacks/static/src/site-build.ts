@@ -94,7 +94,7 @@ export async function runGenerator(ctx: BuildContext, d: Detection, cfg: StaticC
   let keepNodeModules = () => {};
   let done = () => {};
   let install: string[] | undefined;
-  if (g.runner === 'npm') {
+  if (g.runner === 'js') {
     const plan = installPlan(ctx.appDir);
     install = plan.argv;
     log.info(`build command: ${renderCommand(g, out, install)}`);
