@@ -169,8 +169,9 @@ export interface PackageManager {
   runScript?: (name: string) => string[];
   /** Variables its install needs whatever the project. */
   installEnv?: Record<string, string>;
-  /** Its own download cache inside the package-cache layer; `everyBuild`: set whichever manager installs (scripts call npm and Bun too). */
+  /** Its own download cache inside the package-cache layer (node's dependencies.ts sets it). */
   cacheEnv?: (cacheDir: string, o: { pnp: boolean; env: Record<string, string | undefined> }) => Record<string, string>;
+  /** Its cache is set whichever manager installs: the app's scripts may call it (npm, Bun). */
   cacheInEveryBuild?: boolean;
   /** What its frozen install prints when the lock file no longer matches package.json, and the command that updates it. */
   staleLockfile?: { pattern: RegExp; lock: string; local: string };
