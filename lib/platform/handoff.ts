@@ -19,10 +19,18 @@ import { EXIT } from '../cnb/exit.ts';
 export const HANDOFF_VARIABLE = '_RBP_HANDOFF';
 export const HANDOFF_FD = 3;
 
-/** The wrapper's pid when rbp.js runs under dist/rbp with a channel to hand over through; else undefined. */
+/**
+ * The wrapper's pid when rbp.js runs under dist/rbp with a channel to hand over through (fd 3 a
+ * pipe); else undefined. Never a guess: in a Node.js started without it, fd 3 may be libuv's own.
+ */
 export function handoffChannel(env: NodeJS.ProcessEnv = process.env): number | undefined {
   const pid = Number(env[HANDOFF_VARIABLE]);
-  return Number.isInteger(pid) && pid > 1 ? pid : undefined;
+  if (!Number.isInteger(pid) || pid <= 1) return undefined;
+  try {
+    return fs.fstatSync(HANDOFF_FD).isFIFO() ? pid : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export interface Process {
@@ -58,27 +66,26 @@ export function handoffScript(p: Process): string {
 }
 
 /**
- * Writes the hand-over on the channel: `handed` when the wrapper will start the process; `none` when
- * fd 3 is not open (rbp.js not run by dist/rbp), and the caller starts the process itself; `gone`
- * when the wrapper is no longer there to read it (a signal stopped it while rbp.js planned), and
- * nothing is to start.
+ * Writes the hand-over on the channel (handoffChannel said there is one): `handed` when the wrapper
+ * will start the process; `gone` when the wrapper is no longer there to read it (a signal stopped it
+ * while rbp.js planned), and nothing is to start.
  */
-export function handOver(p: Process): 'handed' | 'none' | 'gone' {
+export function handOver(p: Process): 'handed' | 'gone' {
   const text = Buffer.from(handoffScript(p));
   try {
     for (let at = 0; at < text.length;) at += fs.writeSync(HANDOFF_FD, text, at);
     fs.closeSync(HANDOFF_FD);
     return 'handed';
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EBADF' ? 'none' : 'gone';
+  } catch {
+    return 'gone';
   }
 }
 
-/** Closes the channel: a process rbp starts itself must not hold the wrapper's pipe. */
+/** Closes the channel (handoffChannel said there is one): a process rbp starts itself must not hold the wrapper's pipe. */
 export function closeChannel(): void {
   try {
     fs.closeSync(HANDOFF_FD);
   } catch {
-    // not open
+    // already closed
   }
 }

@@ -24,8 +24,13 @@ import { bpArgs, launchToml, passWith, scriptedApp } from '../lifecycle/helpers.
 const BIN = path.join(ROOT, 'dist', 'rbp');
 const trust: Record<string, string> = process.env.NODE_EXTRA_CA_CERTS ? { NODE_EXTRA_CA_CERTS: process.env.NODE_EXTRA_CA_CERTS } : {};
 
+/** What `pid` runs; [] once it is gone (the app's `sleep`s come and go). */
 function cmdline(pid: number): string[] {
-  return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').slice(0, -1);
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').slice(0, -1);
+  } catch {
+    return [];
+  }
 }
 
 function environ(pid: number): Record<string, string> {
@@ -34,7 +39,11 @@ function environ(pid: number): Record<string, string> {
 }
 
 function exe(pid: number): string {
-  return fs.readlinkSync(`/proc/${pid}/exe`);
+  try {
+    return fs.readlinkSync(`/proc/${pid}/exe`);
+  } catch {
+    return '';
+  }
 }
 
 /** The pids whose parent is `pid`. */
@@ -184,6 +193,8 @@ command = ["sh", "-c", "exit 5"]`);
 
   it('the exit status is the process’s; a launch error and --dry-run are as with rbp.js', async () => {
     expect((await execa(BIN, ['run', out, '--process', 'status'], { reject: false })).exitCode).toBe(5);
+    // rbp.js with the variable but no channel on fd 3 (libuv's own fds may be there): it starts the process itself.
+    expect((await rbp(['run', out, '--process', 'status'], { env: { [HANDOFF_VARIABLE]: String(process.pid) } })).exitCode).toBe(5);
     const bad = await execa(BIN, ['run', out, '--process', 'nope'], { reject: false, env: { NO_COLOR: '1' } });
     expect(bad.exitCode).toBe(82);
     expect(bad.stderr).toContain('(error id: platform/launch/process)');

@@ -63,12 +63,10 @@ export const run: Handler = async (ctx) => {
   markInUse(out, wrapper);
   execInstead(plan);
   // No process.execve: under dist/rbp, its sh takes the process over (handoff.ts) and rbp.js ends.
-  if (wrapper !== undefined && !handoffProblem(plan)) {
-    const handed = handOver(plan);
-    if (handed === 'handed') return 0;
-    if (handed === 'gone') return EXIT.launchFailed;
+  if (wrapper !== undefined) {
+    if (!handoffProblem(plan)) return handOver(plan) === 'handed' ? 0 : EXIT.launchFailed;
+    closeChannel();
   }
-  closeChannel();
   return await start(plan).exited;
 };
 
