@@ -160,6 +160,9 @@ function memoBuiltins(file) {
 const LAZY = {
   // ~6 ms to load, with node:stream; dotenv loads it for its own encryption, which rbp never uses.
   'node:crypto': 'default',
+  // ~1 MiB resident in the Node.js launcher, which needs it only for CC_REQUEST_FLOW=block (issue
+  // 27: memory beside the app); rbp itself only for a deployment's health check.
+  'node:http': 'default',
   dotenv: 'default',
   // execa loads child_process, net and stream (~15 ms in a buildpack's build), tar the zlib and
   // file-system streams: a warm build that reuses everything runs neither.
