@@ -3,7 +3,7 @@
  * beside the process it starts. A Node.js with process.execve becomes the process itself
  * (launcher.ts execInstead); on an older Node.js (20, 22.14-) the package's bin, dist/rbp, a POSIX sh
  * wrapper (scripts/build.mjs RBP_BIN), runs rbp.js with a channel on fd 3 and its own pid in
- * HANDOFF_VARIABLE: rbp.js plans the launch as always, then writes on fd 3 the few lines of sh that
+ * HANDOFF_PID: rbp.js plans the launch as always, then writes on fd 3 the few lines of sh that
  * start the process (its folder, exactly its environment, its argv) and exits 0; the wrapper execs
  * them. The process then has the pid `rbp run` was started with, as with execve: the platform's
  * signals reach it, its exit status is the run's, and neither Node.js nor a shell of rbp is left.
@@ -15,8 +15,11 @@ import path from 'node:path';
 import { shQuote } from '../config/shell.ts';
 import { EXIT } from '../cnb/exit.ts';
 
-/** Set by dist/rbp for rbp.js: the wrapper's pid, which the process will have; the channel is fd 3. */
-export const HANDOFF_VARIABLE = '_RBP_HANDOFF';
+/**
+ * Set by dist/rbp for rbp.js: the wrapper's pid, which the process will have; the channel is fd 3.
+ * Between rbp's own two halves, as extra-ca.ts's DEFERRED_CA_CERTS: not a setting (lib/config).
+ */
+export const HANDOFF_PID = '_RBP_HANDOFF';
 export const HANDOFF_FD = 3;
 
 /**
@@ -24,7 +27,7 @@ export const HANDOFF_FD = 3;
  * pipe); else undefined. Never a guess: in a Node.js started without it, fd 3 may be libuv's own.
  */
 export function handoffChannel(env: NodeJS.ProcessEnv = process.env): number | undefined {
-  const pid = Number(env[HANDOFF_VARIABLE]);
+  const pid = Number(env[HANDOFF_PID]);
   if (!Number.isInteger(pid) || pid <= 1) return undefined;
   try {
     return fs.fstatSync(HANDOFF_FD).isFIFO() ? pid : undefined;

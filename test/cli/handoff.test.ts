@@ -16,7 +16,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { HANDOFF_VARIABLE, handoffProblem, handoffScript } from '../../lib/platform/handoff.ts';
+import { HANDOFF_PID, handoffProblem, handoffScript } from '../../lib/platform/handoff.ts';
 import { runDirOf } from '../../lib/platform/in-use.ts';
 import { copyFixture, envArgs, FIXTURES, freePort, rbp, ROOT, tmpDir } from '../helpers/rbp.ts';
 import { bpArgs, launchToml, passWith, scriptedApp } from '../lifecycle/helpers.ts';
@@ -121,7 +121,7 @@ describe('handoffScript', () => {
   });
 
   it('the bin sets the variable rbp.js reads', () => {
-    expect(fs.readFileSync(BIN, 'utf8')).toContain(`${HANDOFF_VARIABLE}=$$ node -- "$rbp_js" "$@" 3>&1`);
+    expect(fs.readFileSync(BIN, 'utf8')).toContain(`${HANDOFF_PID}=$$ node -- "$rbp_js" "$@" 3>&1`);
   });
 });
 
@@ -166,7 +166,7 @@ command = ["sh", "-c", "exit 5"]`);
       // Exactly the planned environment, as execve gives it, and not the channel's variable.
       const seen = environ(pid);
       expect(seen).toEqual(plan.env);
-      expect(seen).not.toHaveProperty(HANDOFF_VARIABLE);
+      expect(seen).not.toHaveProperty(HANDOFF_PID);
       expectNoRbp(pid);
       for (const p of tree(pid)) expect(path.basename(exe(p))).not.toMatch(/^node/);
       // rbp prune keeps OUT: it is marked in use under the process's pid.
@@ -194,7 +194,7 @@ command = ["sh", "-c", "exit 5"]`);
   it('the exit status is the process’s; a launch error and --dry-run are as with rbp.js', async () => {
     expect((await execa(BIN, ['run', out, '--process', 'status'], { reject: false })).exitCode).toBe(5);
     // rbp.js with the variable but no channel on fd 3 (libuv's own fds may be there): it starts the process itself.
-    expect((await rbp(['run', out, '--process', 'status'], { env: { [HANDOFF_VARIABLE]: String(process.pid) } })).exitCode).toBe(5);
+    expect((await rbp(['run', out, '--process', 'status'], { env: { [HANDOFF_PID]: String(process.pid) } })).exitCode).toBe(5);
     const bad = await execa(BIN, ['run', out, '--process', 'nope'], { reject: false, env: { NO_COLOR: '1' } });
     expect(bad.exitCode).toBe(82);
     expect(bad.stderr).toContain('(error id: platform/launch/process)');
@@ -218,6 +218,20 @@ describe('node-hello through dist/rbp: no Node.js of ours beside an app that nee
   it('nothing to supervise: the pid is `node server.js`, and SIGTERM ends the run with its status 0', async () => {
     const port = await freePort();
     const run = startBin(['run', out, '--port', String(port)]);
+    try {
+      await until('the app', answers(port));
+      expect(cmdline(run.child.pid!)).toEqual(['node', 'server.js']);
+      expect(tree(run.child.pid!)).toEqual([run.child.pid]);
+    } finally {
+      run.child.kill('SIGTERM');
+    }
+    expect(await run.exited).toEqual({ code: 0, signal: null });
+  });
+
+  it('the same when the node on PATH has process.execve (the runtime’s 24): the bin’s sh hands over, rbp.js does not exec under it', async () => {
+    const port = await freePort();
+    const node24 = path.join(out, 'layers/rbp_node/node/bin');
+    const run = startBin(['run', out, '--port', String(port)], { PATH: `${node24}:${process.env.PATH ?? ''}` });
     try {
       await until('the app', answers(port));
       expect(cmdline(run.child.pid!)).toEqual(['node', 'server.js']);

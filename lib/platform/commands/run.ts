@@ -61,12 +61,12 @@ export const run: Handler = async (ctx) => {
   // rbp prune keeps an OUT a running app uses (the mark stays true across execve: same pid).
   const wrapper = handoffChannel();
   markInUse(out, wrapper);
-  execInstead(plan);
-  // No process.execve: under dist/rbp, its sh takes the process over (handoff.ts) and rbp.js ends.
   if (wrapper !== undefined) {
+    // Under dist/rbp, its sh takes the process over (handoff.ts) and rbp.js ends; not execve, even
+    // where Node.js has it: the process would have rbp.js's pid, with the sh waiting above it.
     if (!handoffProblem(plan)) return handOver(plan) === 'handed' ? 0 : EXIT.launchFailed;
     closeChannel();
-  }
+  } else execInstead(plan);
   return await start(plan).exited;
 };
 
