@@ -1,8 +1,8 @@
 /**
  * `rbp run` hands its place over (issue 27, memory beside the app): nothing of rbp stays resident
- * beside the process it starts. A Node.js with process.execve becomes the process itself
- * (launcher.ts execInstead); on an older Node.js (20, 22.14-) the package's bin, dist/rbp, a POSIX sh
- * wrapper (scripts/build.mjs RBP_BIN), runs rbp.js with a channel on fd 3 and its own pid in
+ * beside the process it starts. rbp.js run directly becomes the process on a Node.js with
+ * process.execve (launcher.ts execInstead); the package's bin, dist/rbp, a POSIX sh wrapper
+ * (scripts/build.mjs RBP_BIN), whatever its Node.js, runs rbp.js with a channel on fd 3 and its pid in
  * HANDOFF_PID: rbp.js plans the launch as always, then writes on fd 3 the few lines of sh that
  * start the process (its folder, exactly its environment, its argv) and exits 0; the wrapper execs
  * them. The process then has the pid `rbp run` was started with, as with execve: the platform's
