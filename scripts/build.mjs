@@ -160,6 +160,9 @@ function memoBuiltins(file) {
 const LAZY = {
   // ~6 ms to load, with node:stream; dotenv loads it for its own encryption, which rbp never uses.
   'node:crypto': 'default',
+  // ~1 MiB resident in the Node.js launcher, which needs it only for CC_REQUEST_FLOW=block (issue
+  // 27: memory beside the app); rbp itself only for a deployment's health check.
+  'node:http': 'default',
   dotenv: 'default',
   // execa loads child_process, net and stream (~15 ms in a buildpack's build), tar the zlib and
   // file-system streams: a warm build that reuses everything runs neither.
@@ -247,6 +250,8 @@ script.runInThisContext().call(bundle.exports, bundle.exports, createRequire(fil
 // --env-file above). A shebang cannot say it everywhere: `#!/usr/bin/env -S node --` needs an env
 // that knows -S (busybox's and older coreutils' do not), and npm runs bins through their shebang.
 // POSIX sh, found through npm's symlink to it (readlink without -f: GNU, busybox and macOS have it).
+// lib/platform/handoff.ts's HANDOFF_PID (test/cli/handoff.test.ts checks they agree).
+const HANDOFF_PID = '_RBP_HANDOFF';
 const RBP_BIN = `#!/bin/sh
 # rbp (scripts/build.mjs): runs rbp.js beside this file on the node of PATH, after \`--\`: Node.js
 # reads an --env-file anywhere on its command line, even after the script's name, unless \`--\`
@@ -261,7 +266,20 @@ if ! command -v node >/dev/null 2>&1; then
   echo "! Fix:  install Node.js ${MIN_RBP_NODE_MAJOR} or newer and put it on PATH" >&2
   exit 2
 fi
-exec node -- "$(dirname "$self")/rbp.js" "$@"
+rbp_js=$(dirname "$self")/rbp.js
+# rbp run hands its place over (lib/platform/handoff.ts): rbp.js plans the launch, writes on fd 3
+# the sh that starts the process, and ends; this shell runs it, and the process, exec'd, keeps this
+# pid. Nothing of rbp stays beside it. rbp.js's own output goes where this shell's does (fd 4); with
+# stdout closed (nothing to duplicate), rbp.js runs as for any other command.
+if [ "\${1-}" = run ] && { true 5>&1; } 2>/dev/null; then
+  exec 4>&1
+  handoff=$(${HANDOFF_PID}=$$ node -- "$rbp_js" "$@" 3>&1 1>&4 4>&-)
+  status=$?
+  exec 4>&-
+  [ -n "$handoff" ] || exit "$status"
+  eval "$handoff"
+fi
+exec node -- "$rbp_js" "$@"
 `;
 
 // bin/detect and bin/build: the lifecycle runs them with the build image's PATH, which may hold no

@@ -14,15 +14,20 @@ import { identity } from './fsops.ts';
 
 export const runDirOf = (out: string) => `${path.resolve(out)}.rbp-run`;
 
-/** Marks OUT in use by this process until it exits. Never fails: a mark that cannot be written is skipped. */
-export function markInUse(out: string): void {
-  const file = path.join(runDirOf(out), String(process.pid));
+/**
+ * Marks OUT in use by this process until it exits, or by `pid`, the process rbp run hands its place
+ * to (handoff.ts): that mark stays, as one kept across execve does, and counts while the pid lives.
+ * Never fails: a mark that cannot be written is skipped.
+ */
+export function markInUse(out: string, pid = process.pid): void {
+  const file = path.join(runDirOf(out), String(pid));
   try {
     fs.mkdirSync(path.dirname(file), { recursive: true });
     fs.writeFileSync(file, `${new Date().toISOString()}\ngeneration ${identity(path.resolve(out)) ?? 'unknown'}\n`);
   } catch {
     return;
   }
+  if (pid !== process.pid) return;
   process.once('exit', () => {
     try {
       fs.rmSync(file, { force: true });

@@ -1,12 +1,14 @@
 /** `rbp run OUT`: the built app's process, as the lifecycle's launcher starts it (or its plan, --dry-run). */
 import fs from 'node:fs';
 import path from 'node:path';
+import { EXIT } from '../../cnb/exit.ts';
 import { UserError } from '../../errors.ts';
 import { DEFAULT_INSTANCE, INSTANCE_SIZES, parseInstance, parseMemory } from '../../launch/instance.ts';
 import { RESTART_VARIABLE, restartPolicy } from '../../launch/restart.ts';
 import type { Logger } from '../../log.ts';
 import { collectEnv } from '../cli-env.ts';
 import { writeJson } from '../cli-json.ts';
+import { closeChannel, handoffChannel, handoffProblem, handOver } from '../handoff.ts';
 import { markInUse } from '../in-use.ts';
 import { rbpInfoPath, readRbpInfo } from '../metadata.ts';
 import { lockHolder, recover } from '../out-transaction.ts';
@@ -57,8 +59,14 @@ export const run: Handler = async (ctx) => {
   if (values.json) throw usage('--json goes with --dry-run: a running process prints its own output', ctx.command);
   await checkListenPort(plan, parsePort(str(ctx, 'port')));
   // rbp prune keeps an OUT a running app uses (the mark stays true across execve: same pid).
-  markInUse(out);
-  execInstead(plan);
+  const wrapper = handoffChannel();
+  markInUse(out, wrapper);
+  if (wrapper !== undefined) {
+    // Under dist/rbp, its sh takes the process over (handoff.ts) and rbp.js ends; not execve, even
+    // where Node.js has it: the process would have rbp.js's pid, with the sh waiting above it.
+    if (!handoffProblem(plan)) return handOver(plan) === 'handed' ? 0 : EXIT.launchFailed;
+    closeChannel();
+  } else execInstead(plan);
   return await start(plan).exited;
 };
 

@@ -1,0 +1,174 @@
+// Memory beside the app (issue 27): what rbp keeps resident while an app runs. Each case starts the
+// app as a user does, through the package's bin (dist/rbp, the sh wrapper: `rbp run OUT`, `rbp
+// deploy APP`), waits for its first 200, lets it settle, then walks the process tree under the
+// command's pid in /proc and sums the resident memory (VmRSS; PSS beside it, shared pages split) of
+// every process that is ours: rbp's Node.js, its sh wrapper, the launch script, the Node.js launcher,
+// the shell form that supervises. The app's own processes and a middleware's are shown apart.
+// Goals: ≤ 8 MiB of ours without a Node.js middleware, ≤ 40 MiB with one middleware.
+import { execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort, untilOk } from '../bench-lib.mjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const rbpBin = path.join(root, 'dist', 'rbp');
+const rbpJs = path.join(root, 'dist', 'rbp.js');
+const GOAL_WITHOUT = 8;
+const GOAL_WITH = 40;
+
+function readProc(pid, file) {
+  try {
+    return fs.readFileSync(`/proc/${pid}/${file}`, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+/** Every process below `pid` (and itself), from /proc's parent links. */
+export function processTree(pid) {
+  const children = new Map();
+  for (const e of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(e)) continue;
+    const stat = readProc(e, 'stat');
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    if (!children.has(ppid)) children.set(ppid, []);
+    children.get(ppid).push(Number(e));
+  }
+  const out = [];
+  const walk = (p) => {
+    out.push(p);
+    for (const c of children.get(p) ?? []) walk(c);
+  };
+  walk(pid);
+  return out;
+}
+
+const kib = (text, field) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0);
+
+/** One process: what it runs, whose it is, its RSS and PSS in MiB. */
+export function describe(pid) {
+  const cmdline = readProc(pid, 'cmdline').split('\0').slice(0, -1);
+  let exe = '';
+  try {
+    exe = fs.readlinkSync(`/proc/${pid}/exe`);
+  } catch {
+    // gone
+  }
+  const text = cmdline.join(' ');
+  const isNode = path.basename(exe).startsWith('node');
+  let owner = 'app';
+  if (text.includes(rbpJs)) owner = 'rbp (Node.js)';
+  else if (text.includes(rbpBin)) owner = 'rbp (sh wrapper)';
+  else if (text.includes('/launcher/bin/launch')) owner = isNode ? 'launcher (Node.js)' : 'launch script (sh)';
+  else if (cmdline.at(-1) === 'rbp-launch') owner = 'shell form (sh)';
+  else if (text.includes('middleware.mjs')) owner = 'middleware';
+  return {
+    pid,
+    owner,
+    ours: !['app', 'middleware'].includes(owner),
+    what: text.length > 90 ? `${text.slice(0, 87)}...` : text,
+    rssMiB: kib(readProc(pid, 'status'), 'VmRSS') / 1024,
+    pssMiB: kib(readProc(pid, 'smaps_rollup'), 'Pss') / 1024,
+  };
+}
+
+const sum = (xs, k) => xs.reduce((a, x) => a + x[k], 0);
+const r1 = (x) => Math.round(x * 10) / 10;
+
+/** Starts `args` through the bin, measures the tree once the app answers, stops it (SIGTERM) and checks its status. */
+async function measure(args, port, env, settleMs = 1000) {
+  const child = spawn(rbpBin, args, { stdio: 'ignore', env: { ...process.env, NO_COLOR: '1', ...env } });
+  const exited = new Promise((r) => child.once('exit', (code, signal) => r(code ?? signal)));
+  try {
+    await untilOk(port, performance.now(), 120_000);
+    await new Promise((r) => setTimeout(r, settleMs));
+    const procs = processTree(child.pid).map(describe);
+    const ours = procs.filter((p) => p.ours);
+    return {
+      oursRss: r1(sum(ours, 'rssMiB')),
+      oursPss: r1(sum(ours, 'pssMiB')),
+      appRss: r1(sum(procs.filter((p) => p.owner === 'app'), 'rssMiB')),
+      middlewareRss: r1(sum(procs.filter((p) => p.owner === 'middleware'), 'rssMiB')),
+      tree: procs.map((p) => `${p.owner}: ${p.what} ${r1(p.rssMiB)}`).join('; '),
+    };
+  } finally {
+    child.kill('SIGTERM');
+    const status = await exited;
+    if (status !== 0) console.error(`bench memory: ${args.join(' ')} ended with ${status} after SIGTERM (expected 0)`);
+  }
+}
+
+export async function run() {
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-bench-memory-'));
+  const env = { ...process.env, NO_COLOR: '1' };
+  const results = {};
+  const show = (name, m) => {
+    results[`${name}: ours, RSS (MiB)`] = m.oursRss;
+    results[`${name}: ours, PSS (MiB)`] = m.oursPss;
+    results[`${name}: the app's RSS (MiB)`] = m.appRss;
+    if (m.middlewareRss) results[`${name}: the middleware's RSS (MiB)`] = m.middlewareRss;
+    results[`${name}: processes (owner: command RSS MiB)`] = m.tree;
+  };
+  try {
+    // A static site served by caddy (its direct launch script: no Node.js in the image).
+    const caddy = process.env.RBP_TOOL_CADDY ?? execFileSync('sh', ['-c', 'command -v caddy || true']).toString().trim();
+    if (caddy) {
+      const out = path.join(work, 'static');
+      const cEnv = { RBP_TOOL_CADDY: caddy };
+      execFileSync(rbpBin, ['build', path.join(root, 'fixtures', 'static-caddy-forced'), '--type', 'static', '--out', out, '--env', 'CC_STATIC_SERVER=caddy'], {
+        env: { ...env, ...cEnv },
+        stdio: 'ignore',
+      });
+      for (const restart of ['no', 'on-failure']) {
+        const port = await freePort();
+        show(`static (caddy), rbp run --restart ${restart}`, await measure(['run', out, '--port', String(port), '--restart', restart], port, cEnv));
+      }
+    } else results['static (caddy)'] = 'skipped: no caddy (RBP_TOOL_CADDY or apt-get install caddy)';
+
+    // A node app (node-hello, with fixtures/flow-app's pass-through middleware beside it for the flow case).
+    const app = path.join(work, 'node-app');
+    fs.cpSync(path.join(root, 'fixtures', 'node-hello'), app, { recursive: true });
+    fs.copyFileSync(path.join(root, 'fixtures', 'flow-app', 'middleware.mjs'), path.join(app, 'middleware.mjs'));
+    const out = path.join(work, 'node');
+    const trust = process.env.NODE_EXTRA_CA_CERTS ? ['--env', `NODE_EXTRA_CA_CERTS=${process.env.NODE_EXTRA_CA_CERTS}`] : [];
+    execFileSync(rbpBin, ['build', app, '--type', 'node', '--out', out, ...trust], { env, stdio: 'ignore' });
+    for (const restart of ['no', 'on-failure']) {
+      const port = await freePort();
+      show(`node, no middleware, rbp run --restart ${restart}`, await measure(['run', out, '--port', String(port), '--restart', restart], port, {}));
+    }
+    {
+      const port = await freePort();
+      const appPort = await freePort();
+      const flow = ['--env', 'CC_REQUEST_FLOW=custom', '--env', 'CC_REQUEST_FLOW_CUSTOM=node middleware.mjs custom @@LISTEN_PORT@@ @@FORWARD_PORT@@'];
+      show('node, one middleware (custom), rbp run', await measure(['run', out, '--port', String(port), ...flow], port, { RBP_APP_PORT: String(appPort) }));
+    }
+    {
+      // rbp deploy: the build (warm), the start, the health check, then it stays as the app's supervisor.
+      const port = await freePort();
+      const dOut = path.join(work, 'deploy');
+      show('node, no middleware, rbp deploy', await measure(['deploy', app, '--type', 'node', '--out', dOut, '--port', String(port), ...trust], port, {}, 1500));
+    }
+    {
+      // The floor of any Node.js supervisor: the same Node.js, idle, running nothing of ours.
+      const idle = spawn(path.join(out, 'layers', 'rbp_node', 'node', 'bin', 'node'), ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+      await new Promise((r) => setTimeout(r, 1000));
+      const d = describe(idle.pid);
+      results["floor: an idle Node.js, the launcher's own (node -e), RSS / PSS (MiB)"] = `${r1(d.rssMiB)} / ${r1(d.pssMiB)}`;
+      idle.kill('SIGTERM');
+      await new Promise((r) => idle.once('exit', r));
+    }
+    const key = (name) => results[`${name}: ours, RSS (MiB)`];
+    const without = ['static (caddy), rbp run --restart no', 'static (caddy), rbp run --restart on-failure', 'node, no middleware, rbp run --restart no', 'node, no middleware, rbp run --restart on-failure']
+      .map(key)
+      .filter((x) => x !== undefined);
+    results[`goal: ours ≤ ${GOAL_WITHOUT} MiB without a Node.js middleware (rbp run), met`] = without.every((x) => x <= GOAL_WITHOUT);
+    results[`goal: ours ≤ ${GOAL_WITH} MiB with one middleware (rbp run), met`] = key('node, one middleware (custom), rbp run') <= GOAL_WITH;
+    results[`the same, counting the pages it shares with the app's and the middleware's Node.js once (PSS), met`] =
+      results['node, one middleware (custom), rbp run: ours, PSS (MiB)'] <= GOAL_WITH;
+    return results;
+  } finally {
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+}
