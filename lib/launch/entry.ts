@@ -19,7 +19,7 @@ import { isExecutableFile } from '../fsx.ts';
 import { formatDuration, Logger } from '../log.ts';
 import { DIRECT_EXEC, DIRECT_LAUNCH_VARIABLE, DIRECT_SUPERVISE } from './direct.ts';
 import { chooseMode, execveOf, execveProblem, resolveCommand, RESTART_WHY, stepAside, type LaunchMode } from './exec.ts';
-import { INIT_SHELL, isPid1, underInit } from './pid1.ts';
+import { INIT_SHELL, initNote, isPid1, underInit } from './pid1.ts';
 import { planJson, planLaunch, type LaunchPlan, type RuntimeLaunch, type Supervisor } from './plan.ts';
 import { checkPortFree } from './ports.ts';
 import { blockMember } from './request-flow/block.ts';
@@ -160,7 +160,7 @@ export async function runLaunch(runtime: RuntimeLaunch | (() => RuntimeLaunch)):
       appEnv,
       plan.cwd,
       execve,
-      `- exec ${plan.argv[0]} under a minimal init (the launch is PID 1: ${INIT_SHELL} forwards stop signals to it and reaps children)\n`,
+      `${initNote(plan.argv[0] ?? '')}\n`,
     );
     log.warn(`could not start the init (${e.message}): supervising the app instead`);
   } else if (mode.mode === 'exec' && execve) {
