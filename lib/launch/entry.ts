@@ -41,7 +41,7 @@ function appEnvironment(plan: LaunchPlan, env: NodeJS.ProcessEnv): Record<string
 /** How the app starts; `direct` is the direct launch script's word (direct.ts) when it handed over. */
 function launchMode(plan: LaunchPlan, appEnv: Record<string, string>, direct: string | undefined): LaunchMode {
   if (direct === DIRECT_EXEC)
-    return { mode: 'exec', file: plan.argv[0]!, why: `nothing to supervise: the launch script starts ${plan.argv[0]} itself (no Node.js)` };
+    return { mode: 'exec', file: plan.argv[0]!, why: `nothing to supervise: the launch script starts ${plan.argv[0]} itself (no Node.js launcher)` };
   if (direct === DIRECT_SUPERVISE) return { mode: 'supervise', why: RESTART_WHY };
   return chooseMode({
     restart: plan.restart.policy,
@@ -58,7 +58,7 @@ function launchMode(plan: LaunchPlan, appEnv: Record<string, string>, direct: st
 /** Who stays beside the app when it is supervised: the shell form, unless only this Node.js can. */
 function supervisorOf(plan: LaunchPlan, mode: LaunchMode, appEnv: Record<string, string>, direct: string | undefined): Supervisor | undefined {
   if (mode.mode !== 'supervise') return undefined;
-  if (direct === DIRECT_SUPERVISE) return { by: 'shell', why: 'the launch script supervises the app itself (no Node.js)' };
+  if (direct === DIRECT_SUPERVISE) return { by: 'shell', why: 'the launch script supervises the app itself (no Node.js launcher)' };
   if (plan.requestFlow)
     return {
       by: 'node',

@@ -12,7 +12,10 @@ import { shQuote } from '../config/shell.ts';
 export type RunEnvRule =
   /** The run environment's value when it is set (even empty), else `fallback`: HOST. */
   | { kind: 'default'; name: string; fallback: string }
-  /** `dirs`, then the run environment's value (else `fallback`), joined with ':': PATH. */
+  /**
+   * `dirs`, then the run environment's value (else `fallback`), joined with ':': PATH. (A launch always
+   * has a PATH; a shell started without one makes up its own, which then stands for `fallback`.)
+   */
   | { kind: 'prepend'; name: string; dirs: string[]; fallback: string }
   /**
    * The run environment's value with `<flag>=<MiB>` appended (`numerator/denominator` of the instance

@@ -116,7 +116,7 @@ describe('a node app with nothing to supervise (the runtime’s Node.js 24)', ()
     expect(d.argv).toEqual([path.join(out, 'layers/rbp_node/launcher/bin/launch')]);
     expect(d.launch.argv).toEqual(['/bin/sh', '-c', 'exec node server.js']);
     expect(d.launch.mode).toBe('exec');
-    expect(d.launch.modeWhy).toBe('nothing to supervise: the launch script starts /bin/sh itself (no Node.js)');
+    expect(d.launch.modeWhy).toBe('nothing to supervise: the launch script starts /bin/sh itself (no Node.js launcher)');
   });
 
   it('rbp’s child is the app itself, with the environment the spawned app would get', async () => {
@@ -262,7 +262,7 @@ describe.skipIf(!caddy)('a static site: the direct launch script starts caddy it
     expect(d.argv).toEqual([path.join(out, 'layers/rbp_static/launcher/bin/launch')]);
     expect(d.launch.argv[0]).toBe(caddy);
     expect(d.launch.mode).toBe('exec');
-    expect(d.launch.modeWhy).toBe(`nothing to supervise: the launch script starts ${caddy} itself (no Node.js)`);
+    expect(d.launch.modeWhy).toBe(`nothing to supervise: the launch script starts ${caddy} itself (no Node.js launcher)`);
   });
 
   it('serves; rbp’s child is caddy itself, started as the dry run says, and SIGTERM stops it with status 0', async () => {
