@@ -154,14 +154,7 @@ export async function runLaunch(runtime: RuntimeLaunch | (() => RuntimeLaunch)):
   if (pre !== 0) process.exit(pre);
   if (mode.mode === 'exec' && execve && isPid1() && isExecutableFile(INIT_SHELL)) {
     // PID 1 (an app image): the app runs under the minimal init, which forwards SIGTERM to it (pid1.ts).
-    const e = stepAside(
-      INIT_SHELL,
-      underInit(plan.argv),
-      appEnv,
-      plan.cwd,
-      execve,
-      `${initNote(plan.argv[0] ?? '')}\n`,
-    );
+    const e = stepAside(INIT_SHELL, underInit(plan.argv), appEnv, plan.cwd, execve, `${initNote(plan.argv[0] ?? '')}\n`);
     log.warn(`could not start the init (${e.message}): supervising the app instead`);
   } else if (mode.mode === 'exec' && execve) {
     // Returns only when Node.js refused before replacing anything.

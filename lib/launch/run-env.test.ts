@@ -7,7 +7,7 @@ import { NODE_OPTIONS_RULE } from '../../buildpacks/node/src/launch-plan.ts';
 const MiB = 1024 * 1024;
 const rules: RunEnvRule[] = [
   { kind: 'default', name: 'HOST', fallback: '0.0.0.0' },
-  { kind: 'prepend', name: 'PATH', dirs: ["/app dir/node_modules/.bin", "/it's/bin"], fallback: '/usr/local/bin:/usr/bin:/bin' },
+  { kind: 'prepend', name: 'PATH', dirs: ['/app dir/node_modules/.bin', "/it's/bin"], fallback: '/usr/local/bin:/usr/bin:/bin' },
   NODE_OPTIONS_RULE,
 ];
 const NAMES = ['HOST', 'PATH', 'NODE_OPTIONS'];
@@ -54,7 +54,11 @@ describe('run-time rules: the Node.js launcher and the launch script derive the 
   }
 
   it('the values are the contract’s (node rules 1 and 2)', () => {
-    expect(inSh(P, 1024 * MiB)).toEqual({ HOST: '0.0.0.0', PATH: "/app dir/node_modules/.bin:/it's/bin:/usr/bin:/bin", NODE_OPTIONS: '--max-old-space-size=768' });
+    expect(inSh(P, 1024 * MiB)).toEqual({
+      HOST: '0.0.0.0',
+      PATH: "/app dir/node_modules/.bin:/it's/bin:/usr/bin:/bin",
+      NODE_OPTIONS: '--max-old-space-size=768',
+    });
     expect(inJs({}, undefined).PATH).toBe("/app dir/node_modules/.bin:/it's/bin:/usr/local/bin:/usr/bin:/bin");
     // Without a PATH the shell's own comes after the app's folders.
     expect(inSh({}, undefined).PATH).toMatch(/^\/app dir\/node_modules\/\.bin:\/it's\/bin:\/.*\/usr\/bin/);

@@ -28,7 +28,11 @@ export type RunEnvRule =
 const MiB = 1024 * 1024;
 
 /** The memory-flag rule's value, for a current value and the instance memory (bytes). */
-export function withMemoryFlag(rule: Extract<RunEnvRule, { kind: 'memory-flag' }>, current: string | undefined, memoryBytes: number | undefined): string | undefined {
+export function withMemoryFlag(
+  rule: Extract<RunEnvRule, { kind: 'memory-flag' }>,
+  current: string | undefined,
+  memoryBytes: number | undefined,
+): string | undefined {
   if (current && new RegExp(rule.pattern).test(current)) return current;
   if (!memoryBytes) return current;
   const flag = `${rule.flag}=${Math.floor((memoryBytes * rule.numerator) / rule.denominator / MiB)}`;

@@ -11,7 +11,18 @@ import { escapeId, type BuildpackRef } from '../cnb/descriptor.ts';
 import { readLayerToml } from '../cnb/layers.ts';
 import { writeToml } from '../cnb/toml.ts';
 import type { Logger } from '../log.ts';
-import { checkTree, foldersDigest, IN_OUT, movedStamps, readCacheRecord, STAMP_SETTLE_MS, takeStamps, treeDamage, type Stamps, type TreeScan } from '../cache-check.ts';
+import {
+  checkTree,
+  foldersDigest,
+  IN_OUT,
+  movedStamps,
+  readCacheRecord,
+  STAMP_SETTLE_MS,
+  takeStamps,
+  treeDamage,
+  type Stamps,
+  type TreeScan,
+} from '../cache-check.ts';
 import { bpKey } from './detect.ts';
 import { identity, isDir, rmrf } from './fsops.ts';
 import { CACHE_MARKER, type OutTransaction } from './out-transaction.ts';
@@ -96,7 +107,9 @@ export function restore(o: { group: BuildpackRef[]; layersRoot: string; tx: OutT
   const cacheSrc = o.clearCache || !isDir(tx.cacheDir) ? undefined : tx.cacheDir;
   if (o.clearCache) log.info('cache cleared (--clear-cache): nothing restored');
   const prevRoot = tx.previous;
-  const { trees, folders } = cacheSrc ? readCacheRecord(path.join(cacheSrc, CACHE_MARKER)) : { trees: new Map<string, string>(), folders: new Map<string, string>() };
+  const { trees, folders } = cacheSrc
+    ? readCacheRecord(path.join(cacheSrc, CACHE_MARKER))
+    : { trees: new Map<string, string>(), folders: new Map<string, string>() };
   for (const bp of o.group) {
     const esc = escapeId(bp.descriptor.buildpack.id);
     const dir = path.join(o.layersRoot, esc);

@@ -81,7 +81,22 @@ describe('the sh reader agrees with the reader', () => {
   });
 
   it('bytes: the same number, the same refusals; handed over when too long to be sure of', () => {
-    const values = ['', ' ', '1073741824', ' 536870912 ', '0001024', '0', '000', '-1', '1.5', '1G', '12 34', '999999999999999', '9007199254740993', '99999999999999999999'];
+    const values = [
+      '',
+      ' ',
+      '1073741824',
+      ' 536870912 ',
+      '0001024',
+      '0',
+      '000',
+      '-1',
+      '1.5',
+      '1G',
+      '12 34',
+      '999999999999999',
+      '9007199254740993',
+      '99999999999999999999',
+    ];
     const sh = shReadAll('RBP_INSTANCE_MEMORY', values);
     values.forEach((v, i) => {
       const ts = tsRead('RBP_INSTANCE_MEMORY', v);

@@ -152,7 +152,11 @@ describe('a node app with nothing to supervise (the runtime’s Node.js 24)', ()
       expect(cmdline(pid)).toEqual(['node', 'server.js']);
       expect(childrenOf(pid)).toEqual([]);
       // The script hands over before it sets anything: PATH holds node_modules/.bin once.
-      expect(environ(pid).PATH!.split(':').filter((d) => d.endsWith('node_modules/.bin') && d.startsWith(out))).toHaveLength(1);
+      expect(
+        environ(pid)
+          .PATH!.split(':')
+          .filter((d) => d.endsWith('node_modules/.bin') && d.startsWith(out)),
+      ).toHaveLength(1);
       expect(run.output()).toContain('- exec /bin/sh (the launcher steps aside: nothing to supervise)\n');
     } finally {
       run.rbp.kill('SIGTERM');
