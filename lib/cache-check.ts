@@ -140,21 +140,49 @@ export function sameStamps(root: string, stamps: Stamps): boolean {
 export const STAMP_SETTLE_MS = 25;
 
 /**
- * The digests of a cache's layer folders, `<escaped id>/<layer>` → digest, kept in the cache's
- * marker file (so that buildpack folders in the cache hold only what the lifecycle puts there).
+ * What a cache's marker file records of its layer folders, `<escaped id>/<layer>` → value:
+ * - `trees`: the digest of each folder's files (scanTree), checked before a layer is trusted;
+ * - `folders`: for a launch+cache folder of an explicit --cache, the digest of its folders' stamps
+ *   (foldersDigest) as export left it. Its files are the same files (hard links) as the spare a
+ *   restore walks in full, so a spare found intact and folder stamps unchanged prove the cached
+ *   copy intact too: a file truncated or rewritten shows in the spare's walk (same inode), and a
+ *   name added, removed or replaced changes its folder's stamp. One walk of the files per layer
+ *   instead of two.
+ * Kept in the marker so that buildpack folders in the cache hold only what the lifecycle puts there.
  * A marker that does not parse counts as no record.
  */
-export function readTrees(markerFile: string): Map<string, string> {
+export interface CacheRecord {
+  trees: Map<string, string>;
+  folders: Map<string, string>;
+}
+
+function stringTable(t: unknown): Map<string, string> {
+  if (typeof t !== 'object' || t === null) return new Map();
+  return new Map(Object.entries(t).filter((e): e is [string, string] => typeof e[1] === 'string'));
+}
+
+export function readCacheRecord(markerFile: string): CacheRecord {
   try {
-    const t = parse(fs.readFileSync(markerFile, 'utf8')) as { trees?: Record<string, unknown> };
-    return new Map(Object.entries(t.trees ?? {}).filter((e): e is [string, string] => typeof e[1] === 'string'));
+    const t = parse(fs.readFileSync(markerFile, 'utf8'));
+    return { trees: stringTable(t.trees), folders: stringTable(t.folders) };
   } catch {
-    return new Map();
+    return { trees: new Map(), folders: new Map() };
   }
 }
 
-export function writeTrees(markerFile: string, trees: Map<string, string>): void {
-  fs.writeFileSync(markerFile, `# This folder is an rbp layer cache: rbp build replaces it.\n${stringify({ trees: Object.fromEntries(trees) })}\n`);
+export function writeCacheRecord(markerFile: string, record: CacheRecord): void {
+  const t = { trees: Object.fromEntries(record.trees), ...(record.folders.size ? { folders: Object.fromEntries(record.folders) } : {}) };
+  fs.writeFileSync(markerFile, `# This folder is an rbp layer cache: rbp build replaces it.\n${stringify(t)}\n`);
+}
+
+/**
+ * The digest of the stamps (stampOf: inode and modification time) of `dirs` under `root`, in the
+ * order given; a folder that is gone or no folder stamps as ''. A lstat per folder, no readdir.
+ */
+export function foldersDigest(root: string, dirs: Iterable<string>): string {
+  const lines: string[] = [];
+  for (const d of dirs) lines.push(`${d}\0${stampOf(d ? `${root}/${d}` : root) ?? ''}\n`);
+  return crypto.createHash('sha256').update(lines.join('')).digest('hex');
 }
 
 /**

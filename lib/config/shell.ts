@@ -42,7 +42,7 @@ export const SH_READ_HELPERS = [
 
 /**
  * sh that reads `name` into `$target` by its kind: unset (or whitespace) gives the declared default
- * (`''` without one). Kinds: port (a number), enum (the text), seconds (microseconds).
+ * (`''` without one). Kinds: port (a number), enum (the text), seconds (microseconds), bytes (a number).
  */
 export function shRead(name: string, target: string): string[] {
   const s = spec(name);
@@ -69,6 +69,15 @@ export function shRead(name: string, target: string): string[] {
       );
       return lines;
     }
+    case 'bytes':
+      // Digits only and more than 0; a number too long to be sure it is a safe integer in sh goes to the Node.js launcher.
+      lines.push(
+        `case $t in '') ${target}= ;; *[!0-9]*) ${bad(name)} ;; *)`,
+        '  unzero "$t"',
+        `  if [ \${#z} -gt 15 ]; then hand "${name}=$t: the launch script reads numbers of up to 15 digits"; elif [ "$z" -gt 0 ]; then ${target}=$z; else ${bad(name)}; fi ;;`,
+        'esac',
+      );
+      return lines;
     default:
       throw new Error(`lib/config/shell.ts: no sh reader for ${name} (kind ${k.type})`);
   }

@@ -27,6 +27,7 @@ import { KEEPS_CHILDREN_WHY, shellKeepsChildren } from './exec.ts';
 import { planEnv, superviseReason, type RuntimeLaunch, type RuntimePlan } from './plan.ts';
 import { portChain, PUBLIC_PORT } from './ports.ts';
 import { ACTIVATING_VARIABLES, CACHE_VCL, MIDDLEWARE_SECRETS } from './request-flow/activation.ts';
+import { MEMORY_LINES, runEnvLines } from './run-env.ts';
 import { exportLines, staticSettings, SUPERVISOR_LIB } from './shell.ts';
 
 /** Set by the script for the Node.js launcher: `exec` or `supervise` when it would start the server itself, else why not. */
@@ -121,6 +122,8 @@ function portLines(portVariable: string | undefined): string[] {
 function script(runtime: RuntimeLaunch, plan: RuntimePlan, inputs: readonly (readonly [string, string])[], node: string | undefined): string {
   const portVar = runtime.portVariable;
   const { env } = planEnv(plan.env, PORT_REF, portVar, false);
+  const rules = plan.runEnv ?? [];
+  const memory = rules.some((r) => r.kind === 'memory-flag');
   const execNote = `- exec ${plan.argv[0]} (the launch script starts it directly: nothing to supervise)`;
   const lines: string[] = [
     '#!/bin/sh',
@@ -145,6 +148,7 @@ function script(runtime: RuntimeLaunch, plan: RuntimePlan, inputs: readonly (rea
         `trim "\${${name}-}"; [ "$t" = ${word(value)} ] || hand ${word(`${name} differs from its value at build, which the command was planned with`)}`,
     ),
     ...portLines(portVar),
+    ...(memory ? ['# The instance memory (lib/launch/instance.ts), for the rules below.', ...shRead('RBP_INSTANCE_MEMORY', 'mem')] : []),
     '[ -z "$bad" ] || hand "$badWhy"',
     ...(runtime.serverOverride
       ? [
@@ -153,15 +157,24 @@ function script(runtime: RuntimeLaunch, plan: RuntimePlan, inputs: readonly (rea
         ]
       : []),
     SUPERVISOR_LIB,
-    ...staticSettings({ ...plan, env, hooks: plan.hooks ?? {} }, word, execNote),
+    // The rules' variables are the plan's too (set at run time, below).
+    ...staticSettings({ ...plan, env: { ...env, ...Object.fromEntries(rules.map((r) => [r.name, ''])) }, hooks: plan.hooks ?? {} }, word, execNote),
     `rbp_app() { rbp_do=$1; set -- ${plan.argv.map(word).join(' ')}; "$rbp_do" "$@"; }`,
+    // Only once the script starts the app itself: the Node.js launcher it hands over to (a dry run
+    // too) derives them from the same environment, and a PATH prefixed twice would show.
+    '# The variables the plan derives from the run environment (lib/launch/run-env.ts).',
+    'rbp_derive() {',
+    ...(memory ? MEMORY_LINES : []).map((l) => `  ${l}`),
+    ...runEnvLines(rules, word).map((l) => `  ${l}`),
+    '  :',
+    '}',
     'if [ -z "$why" ]; then',
     '  app=$(pwd -P)',
     ...exportLines(env, word).map((l) => `  ${l}`),
     '  case ${RBP_DRY_RUN-} in',
     '    1) why=exec; [ "$restart" != on-failure ] || why=supervise ;;',
-    '    shell) rbp_app rbp_account; exit 0 ;;',
-    '    *) rbp_app rbp_start ;;',
+    '    shell) rbp_derive; rbp_app rbp_account; exit 0 ;;',
+    '    *) rbp_derive; rbp_app rbp_start ;;',
     '  esac',
     'fi',
     `if [ -n "$node" ] && [ -x "$node" ]; then`,
@@ -170,7 +183,7 @@ function script(runtime: RuntimeLaunch, plan: RuntimePlan, inputs: readonly (rea
     'fi',
   ];
   // No Node.js: an invalid variable as its own user error, else what needs the launcher.
-  for (const v of ['RBP_RESTART', ...portChain(portVar)]) lines.push(...invalidLines(v));
+  for (const v of ['RBP_RESTART', ...portChain(portVar), ...(memory ? ['RBP_INSTANCE_MEMORY'] : [])]) lines.push(...invalidLines(v));
   const [before, after] = renderedAround((value) =>
     renderUserError({
       id: 'launch/direct/needs-node',

@@ -19,7 +19,7 @@ import { isExecutableFile } from '../fsx.ts';
 import { formatDuration, Logger } from '../log.ts';
 import { DIRECT_EXEC, DIRECT_LAUNCH_VARIABLE, DIRECT_SUPERVISE } from './direct.ts';
 import { chooseMode, execveOf, execveProblem, resolveCommand, RESTART_WHY, stepAside, type LaunchMode } from './exec.ts';
-import { INIT_SHELL, isPid1, underInit } from './pid1.ts';
+import { INIT_SHELL, initNote, isPid1, underInit } from './pid1.ts';
 import { planJson, planLaunch, type LaunchPlan, type RuntimeLaunch, type Supervisor } from './plan.ts';
 import { checkPortFree } from './ports.ts';
 import { blockMember } from './request-flow/block.ts';
@@ -41,7 +41,7 @@ function appEnvironment(plan: LaunchPlan, env: NodeJS.ProcessEnv): Record<string
 /** How the app starts; `direct` is the direct launch script's word (direct.ts) when it handed over. */
 function launchMode(plan: LaunchPlan, appEnv: Record<string, string>, direct: string | undefined): LaunchMode {
   if (direct === DIRECT_EXEC)
-    return { mode: 'exec', file: plan.argv[0]!, why: `nothing to supervise: the launch script starts ${plan.argv[0]} itself (no Node.js)` };
+    return { mode: 'exec', file: plan.argv[0]!, why: `nothing to supervise: the launch script starts ${plan.argv[0]} itself (no Node.js launcher)` };
   if (direct === DIRECT_SUPERVISE) return { mode: 'supervise', why: RESTART_WHY };
   return chooseMode({
     restart: plan.restart.policy,
@@ -58,7 +58,7 @@ function launchMode(plan: LaunchPlan, appEnv: Record<string, string>, direct: st
 /** Who stays beside the app when it is supervised: the shell form, unless only this Node.js can. */
 function supervisorOf(plan: LaunchPlan, mode: LaunchMode, appEnv: Record<string, string>, direct: string | undefined): Supervisor | undefined {
   if (mode.mode !== 'supervise') return undefined;
-  if (direct === DIRECT_SUPERVISE) return { by: 'shell', why: 'the launch script supervises the app itself (no Node.js)' };
+  if (direct === DIRECT_SUPERVISE) return { by: 'shell', why: 'the launch script supervises the app itself (no Node.js launcher)' };
   if (plan.requestFlow)
     return {
       by: 'node',
@@ -154,14 +154,7 @@ export async function runLaunch(runtime: RuntimeLaunch | (() => RuntimeLaunch)):
   if (pre !== 0) process.exit(pre);
   if (mode.mode === 'exec' && execve && isPid1() && isExecutableFile(INIT_SHELL)) {
     // PID 1 (an app image): the app runs under the minimal init, which forwards SIGTERM to it (pid1.ts).
-    const e = stepAside(
-      INIT_SHELL,
-      underInit(plan.argv),
-      appEnv,
-      plan.cwd,
-      execve,
-      `- exec ${plan.argv[0]} under a minimal init (the launch is PID 1: ${INIT_SHELL} forwards stop signals to it and reaps children)\n`,
-    );
+    const e = stepAside(INIT_SHELL, underInit(plan.argv), appEnv, plan.cwd, execve, `${initNote(plan.argv[0] ?? '')}\n`);
     log.warn(`could not start the init (${e.message}): supervising the app instead`);
   } else if (mode.mode === 'exec' && execve) {
     // Returns only when Node.js refused before replacing anything.

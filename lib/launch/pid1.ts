@@ -48,6 +48,11 @@ export const INIT_SCRIPT = [
 export const INIT_NAME = 'rbp-init';
 
 /** argv that runs `app` under the init. */
+/** The log line of a launch that execs its app under the minimal init: the Node.js launcher's and the shell form's. */
+export function initNote(argv0: string): string {
+  return `- exec ${argv0} under a minimal init (the launch is PID 1: ${INIT_SHELL} forwards stop signals to it and reaps children)`;
+}
+
 export function underInit(app: readonly string[]): string[] {
   return [INIT_SHELL, '-c', INIT_SCRIPT, INIT_NAME, ...app];
 }

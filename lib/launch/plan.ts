@@ -19,6 +19,8 @@ import { appPort, publicPort } from './ports.ts';
 import type { FlowPlan } from './request-flow/plan.ts';
 import { planFlow } from './request-flow/plan.ts';
 import { restartPlan, type RestartPlan } from './restart.ts';
+import { instanceMemory } from './instance.ts';
+import { applyRunEnv, type RunEnvRule } from './run-env.ts';
 
 export interface LaunchContext {
   /** The launch environment. */
@@ -47,6 +49,11 @@ export interface RuntimePlan {
   /** Why the app is always supervised, whatever the run environment (poststart runs after it ends). */
   supervise?: string;
   hooks?: Hooks;
+  /**
+   * Variables derived from the run environment by rules (run-env.ts), set on top of `env`: what
+   * the plan may not read from the environment itself if it is to be written as a launch script.
+   */
+  runEnv?: RunEnvRule[];
 }
 
 /** What a runtime gives the launch: its own port variable, and how it plans its command. */
@@ -160,7 +167,10 @@ export async function planLaunch(runtime: RuntimeLaunch, env: NodeJS.ProcessEnv,
   const requestFlow = await planFlow(env, appDir);
   const port = appPort(env, runtime.portVariable, appDir);
   const planned = await runtime.plan({ env, appDir, port: port.port });
-  const { env: vars, envSources } = planEnv(planned.env, port.port, runtime.portVariable, requestFlow !== undefined);
+  // The instance memory, read only for a plan whose rules use it (and then one of its facts).
+  const memory = planned.runEnv?.some((r) => r.kind === 'memory-flag') ? instanceMemory(env) : undefined;
+  const runtimeEnv = { ...planned.env, ...applyRunEnv(planned.runEnv ?? [], env, memory) };
+  const { env: vars, envSources } = planEnv(runtimeEnv, port.port, runtime.portVariable, requestFlow !== undefined);
   const pub = publicPort(env);
   return {
     argv: planned.argv,
@@ -176,7 +186,7 @@ export async function planLaunch(runtime: RuntimeLaunch, env: NodeJS.ProcessEnv,
     healthCheck: { port: pub, paths: healthCheckPaths(env) },
     hooks: planned.hooks ?? {},
     ...(superviseReason(planned) ? { supervise: superviseReason(planned) } : {}),
-    facts: planned.facts,
+    facts: { ...planned.facts, ...(memory ? { memory } : {}) },
   };
 }
 

@@ -22,7 +22,7 @@
 import { SH_READ_HELPERS, shQuote } from '../config/shell.ts';
 import { redactUrl } from '../errors.ts';
 import { KEEPS_CHILDREN_WHY, RESTART_WHY, shellKeepsChildren } from './exec.ts';
-import { INIT_NAME, INIT_SCRIPT } from './pid1.ts';
+import { INIT_NAME, INIT_SCRIPT, initNote } from './pid1.ts';
 import { superviseReason, type LaunchPlan } from './plan.ts';
 import { RESTART_VARIABLE } from './restart.ts';
 
@@ -37,7 +37,7 @@ export const SHELL_SUPERVISOR_NOTE = '(as /bin/sh: no Node.js beside the app)';
  * restart (no|on-failure), first_us, max_us, healthy_us, stop_us (microseconds), restart_by (the
  * restart line's reason), pre_why and post_why (the reasons to supervise that do not depend on the
  * run environment), prestart and poststart (commands, or empty), shown (the command for the log),
- * exec_note (printed before an exec), and the plan's variable names in plan_vars.
+ * exec_note (printed before an exec), init_note (before an exec under the minimal init, as PID 1), and the plan's variable names in plan_vars.
  */
 export const SUPERVISOR_LIB = `rbp_init=${shQuote(INIT_SCRIPT)}
 nl='
@@ -128,8 +128,8 @@ rbp_start() {
   rbp_why
   [ -z "$why" ] || rbp_supervise "$@"
   exec 3<&-
+  if [ "$$" = 1 ]; then printf '%s\\n' "$init_note"; exec /bin/sh -c "$rbp_init" ${INIT_NAME} "$@"; fi
   printf '%s\\n' "$exec_note"
-  [ "$$" != 1 ] || exec /bin/sh -c "$rbp_init" ${INIT_NAME} "$@"
   exec "$@"
 }
 rbp_supervise() {
@@ -202,7 +202,7 @@ rbp_account() {
   out='{"form":"shell","argv":['; sep=
   for a in "$@"; do rbp_json "$a"; out=$out$sep$j; sep=,; done
   rbp_json "$(pwd -P)"; out=$out'],"cwd":'$j',"env":{'; sep=
-  for v in $plan_vars; do eval "x=\\\${$v-}"; rbp_json "$x"; out=$out$sep$dq$v$dq:$j; sep=,; done
+  for v in $plan_vars; do eval "isset=\\\${$v+1} x=\\\${$v-}"; [ -n "$isset" ] || continue; rbp_json "$x"; out=$out$sep$dq$v$dq:$j; sep=,; done
   rbp_json "$restart"; out=$out'},"port":'$port',"restart":{"policy":'$j
   rbp_ms "$first_us"; out=$out',"firstDelayMs":'$j; rbp_ms "$max_us"; out=$out',"maxDelayMs":'$j
   rbp_ms "$healthy_us"; out=$out',"healthyRunMs":'$j'}'; rbp_ms "$stop_us"; out=$out',"stopTimeoutMs":'$j
@@ -237,6 +237,7 @@ export function staticSettings(
     `prestart=${shQuote(plan.hooks.prestart ?? '')} poststart=${shQuote(plan.hooks.poststart ?? '')}`,
     `shown=${word(plan.argv.map(redactUrl).join(' '))}`,
     `exec_note=${word(execNote ?? `- exec ${plan.argv[0]} (the launch's shell form starts it: nothing to supervise)`)}`,
+    `init_note=${word(initNote(plan.argv[0] ?? ''))}`,
     `plan_vars=${shQuote(Object.keys(plan.env).join(' '))}`,
   ];
 }

@@ -13,7 +13,7 @@ import { readLayerToml } from '../cnb/layers.ts';
 import { writeToml } from '../cnb/toml.ts';
 import type { Logger } from '../log.ts';
 import type { Built } from './build-phase.ts';
-import { IN_OUT, sameStamps, scanTree, treeDigest, writeTrees } from '../cache-check.ts';
+import { foldersDigest, IN_OUT, sameStamps, scanTree, treeDigest, writeCacheRecord } from '../cache-check.ts';
 import { identity, isDir, moveTree, rmrf } from './fsops.ts';
 import { checkpoint } from './checkpoint.ts';
 import { writeLaunchMetadata, writeRbpInfo, type LaunchMetadata } from './metadata.ts';
@@ -68,6 +68,7 @@ export function exportPhase(o: ExportOptions): { layers: ExportedLayer[]; metada
     path.join(newCache, CACHE_SBOM_DIR),
   );
   const trees = new Map<string, string>();
+  const folders = new Map<string, string>();
   for (const bp of o.group) {
     const esc = escapeId(bp.descriptor.buildpack.id);
     const dir = path.join(o.layersRoot, esc);
@@ -108,11 +109,17 @@ export function exportPhase(o: ExportOptions): { layers: ExportedLayer[]; metada
           } else if (t.types.launch) {
             // An explicit --cache keeps its own names for the files: the folder this build linked
             // from moves on whole when the layer is unchanged, else a new tree of links (one walk).
+            // Either way the folders' stamps are recorded, for the next restore (readCacheRecord).
             if (same?.source && isDir(same.source)) {
               tx.carryCached(same.source, dst);
               trees.set(key, same.digest);
+              folders.set(key, foldersDigest(dst, same.stamps.keys()));
               tx.keepAsSpare(key);
-            } else trees.set(key, scanTree(layerDir, dst).digest);
+            } else {
+              const scan = scanTree(layerDir, dst);
+              trees.set(key, scan.digest);
+              folders.set(key, foldersDigest(dst, scan.dirs));
+            }
           } else {
             moveTree(layerDir, dst);
             trees.set(key, treeDigest(dst));
@@ -130,7 +137,7 @@ export function exportPhase(o: ExportOptions): { layers: ExportedLayer[]; metada
       if (f.endsWith('.ignore') || f === 'launch.toml' || f === 'build.toml' || f.startsWith('build.sbom.')) rmrf(path.join(dir, f));
     }
   }
-  writeTrees(path.join(newCache, CACHE_MARKER), trees);
+  writeCacheRecord(path.join(newCache, CACHE_MARKER), { trees, folders });
   const metadata: LaunchMetadata = {
     ...(defaultType ? { 'buildpack-default-process-type': defaultType } : {}),
     buildpacks: o.group.map((g) => ({ id: g.descriptor.buildpack.id, version: g.descriptor.buildpack.version, api: g.descriptor.api })),

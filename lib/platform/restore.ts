@@ -11,7 +11,18 @@ import { escapeId, type BuildpackRef } from '../cnb/descriptor.ts';
 import { readLayerToml } from '../cnb/layers.ts';
 import { writeToml } from '../cnb/toml.ts';
 import type { Logger } from '../log.ts';
-import { checkTree, IN_OUT, movedStamps, readTrees, STAMP_SETTLE_MS, takeStamps, treeDamage, type Stamps, type TreeScan } from '../cache-check.ts';
+import {
+  checkTree,
+  foldersDigest,
+  IN_OUT,
+  movedStamps,
+  readCacheRecord,
+  STAMP_SETTLE_MS,
+  takeStamps,
+  treeDamage,
+  type Stamps,
+  type TreeScan,
+} from '../cache-check.ts';
 import { bpKey } from './detect.ts';
 import { identity, isDir, rmrf } from './fsops.ts';
 import { CACHE_MARKER, type OutTransaction } from './out-transaction.ts';
@@ -96,7 +107,9 @@ export function restore(o: { group: BuildpackRef[]; layersRoot: string; tx: OutT
   const cacheSrc = o.clearCache || !isDir(tx.cacheDir) ? undefined : tx.cacheDir;
   if (o.clearCache) log.info('cache cleared (--clear-cache): nothing restored');
   const prevRoot = tx.previous;
-  const trees = cacheSrc ? readTrees(path.join(cacheSrc, CACHE_MARKER)) : new Map<string, string>();
+  const { trees, folders } = cacheSrc
+    ? readCacheRecord(path.join(cacheSrc, CACHE_MARKER))
+    : { trees: new Map<string, string>(), folders: new Map<string, string>() };
   for (const bp of o.group) {
     const esc = escapeId(bp.descriptor.buildpack.id);
     const dir = path.join(o.layersRoot, esc);
@@ -161,8 +174,12 @@ export function restore(o: { group: BuildpackRef[]; layersRoot: string; tx: OutT
         if (!scan) continue;
         writeToml(path.join(dir, `${name}.toml`), { metadata: t.metadata });
         ids.set(`${esc}/${name}`, identity(dst));
-        // Export moves the cached folder on whole only when it was checked too (a stat per file).
-        const cachedIntact = !spared || !checkTree(cached, recorded).damage;
+        // Export moves the cached folder on whole only when it was checked too: by its folders'
+        // stamps when export recorded them (its files are the spare's, just walked: readCacheRecord),
+        // else by a walk of its own.
+        const stampsRecorded = folders.get(`${esc}/${name}`);
+        const cachedIntact =
+          !spared || (stampsRecorded !== undefined ? foldersDigest(cached, spared.dirs) === stampsRecorded : !checkTree(cached, recorded).damage);
         keep(`${esc}/${name}`, dst, scan, Boolean(spared), cachedIntact ? cached : undefined);
         restoredHere.push(name);
         continue;

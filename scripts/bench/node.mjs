@@ -5,7 +5,7 @@
 //   an empty npm cache;
 // - warm rebuild (same cache, nothing changed: every layer reused) vs. the cold build.
 // rbp builds with its default cache (beside OUT), as `rbp build APP --out OUT` does; an explicit
-// --cache keeps a second name for each cached file, one more walk per build.
+// --cache keeps a second name for each cached file (checked by its folders' stamps, not a second walk).
 // Rounds alternate raw and rbp so neither always meets a colder network path; medians of the rounds
 // count (the machine is shared: a best round flatters whichever side met a quiet moment), and each
 // ratio is printed with its goal (issue 14). The warm rebuild's phases (rbp.toml timings) and a bare

@@ -79,4 +79,35 @@ describe('the sh reader agrees with the reader', () => {
     // The plain decimals the platform writes are all read in sh.
     expect(sh.slice(0, 9).every((r) => 'value' in r)).toBe(true);
   });
+
+  it('bytes: the same number, the same refusals; handed over when too long to be sure of', () => {
+    const values = [
+      '',
+      ' ',
+      '1073741824',
+      ' 536870912 ',
+      '0001024',
+      '0',
+      '000',
+      '-1',
+      '1.5',
+      '1G',
+      '12 34',
+      '999999999999999',
+      '9007199254740993',
+      '99999999999999999999',
+    ];
+    const sh = shReadAll('RBP_INSTANCE_MEMORY', values);
+    values.forEach((v, i) => {
+      const ts = tsRead('RBP_INSTANCE_MEMORY', v);
+      const r = sh[i]!;
+      if ('handed' in r) {
+        expect(r.handed, v).toBe(`RBP_INSTANCE_MEMORY=${v.trim()}: the launch script reads numbers of up to 15 digits`);
+        expect(v.trim().length, v).toBeGreaterThan(15);
+      } else if ('error' in ts) expect(r, v).toEqual({ bad: v.trim(), why: 'RBP_INSTANCE_MEMORY is not a number of bytes greater than 0' });
+      else expect(r, v).toEqual({ value: ts.value === undefined ? '' : String(ts.value) });
+    });
+    // What rbp sets (--instance, --memory) is read in sh.
+    expect(sh.slice(0, 5).every((r) => 'value' in r)).toBe(true);
+  });
 });

@@ -47,8 +47,8 @@ interface Run {
 }
 
 /** `rbp run OUT --port P` in the background, answering HTTP. */
-async function startRun(out: string, port: number, extraEnv: Record<string, string> = {}): Promise<Run> {
-  const child = spawn('node', [RBP, 'run', out, '--port', String(port)], {
+async function startRun(out: string, port: number, extraEnv: Record<string, string> = {}, args: string[] = []): Promise<Run> {
+  const child = spawn('node', [RBP, 'run', out, '--port', String(port), ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, NO_COLOR: '1', ...extraEnv },
   });
@@ -111,12 +111,12 @@ describe('a node app with nothing to supervise (the runtime’s Node.js 24)', ()
     node24 = path.join(out, 'layers/rbp_node/node/bin/node');
   }, 300_000);
 
-  it('dry run: mode exec, and why', async () => {
+  it('dry run: mode exec, by the direct launch script (issue 27: no Node.js launcher in front)', async () => {
     const d = await dryRun(out, await freePort());
-    expect(d.argv[1]).toBe(path.join(out, 'layers/rbp_node/launcher/bin/launch'));
+    expect(d.argv).toEqual([path.join(out, 'layers/rbp_node/launcher/bin/launch')]);
     expect(d.launch.argv).toEqual(['/bin/sh', '-c', 'exec node server.js']);
     expect(d.launch.mode).toBe('exec');
-    expect(d.launch.modeWhy).toBe('nothing to supervise: the launcher replaces itself with /bin/sh (process.execve)');
+    expect(d.launch.modeWhy).toBe('nothing to supervise: the launch script starts /bin/sh itself (no Node.js launcher)');
   });
 
   it('rbp’s child is the app itself, with the environment the spawned app would get', async () => {
@@ -134,13 +134,33 @@ describe('a node app with nothing to supervise (the runtime’s Node.js 24)', ()
       const { PWD, ...seen } = environ(pid);
       expect(PWD).toBe(path.join(out, 'workspace'));
       expect(seen).toEqual({ ...plan.env, ...plan.launch.env });
-      expect(run.output()).toContain('- exec /bin/sh (the launcher steps aside: nothing to supervise)\n');
+      expect(run.output()).toContain('- exec /bin/sh (the launch script starts it directly: nothing to supervise)\n');
       expect(run.output()).not.toContain('starting app');
       expect(await (await fetch(`http://127.0.0.1:${port}/`)).text()).toMatch(/^hello from node v24\.\d+\.\d+ \(production\)/);
     } finally {
       run.rbp.kill('SIGTERM');
     }
     // SIGTERM to rbp reaches the app, which closes its server and exits 0: rbp's status.
+    expect(await run.exited).toBe(0);
+  });
+
+  it('a variable the command was planned with, changed at run: the Node.js launcher plans anew, then steps aside (process.execve)', async () => {
+    const port = await freePort();
+    const run = await startRun(out, port, {}, ['--env', 'CC_RUN_COMMAND=node server.js']);
+    try {
+      const pid = rbpChild(run);
+      expect(cmdline(pid)).toEqual(['node', 'server.js']);
+      expect(childrenOf(pid)).toEqual([]);
+      // The script hands over before it sets anything: PATH holds node_modules/.bin once.
+      expect(
+        environ(pid)
+          .PATH!.split(':')
+          .filter((d) => d.endsWith('node_modules/.bin') && d.startsWith(out)),
+      ).toHaveLength(1);
+      expect(run.output()).toContain('- exec /bin/sh (the launcher steps aside: nothing to supervise)\n');
+    } finally {
+      run.rbp.kill('SIGTERM');
+    }
     expect(await run.exited).toBe(0);
   });
 
@@ -246,7 +266,7 @@ describe.skipIf(!caddy)('a static site: the direct launch script starts caddy it
     expect(d.argv).toEqual([path.join(out, 'layers/rbp_static/launcher/bin/launch')]);
     expect(d.launch.argv[0]).toBe(caddy);
     expect(d.launch.mode).toBe('exec');
-    expect(d.launch.modeWhy).toBe(`nothing to supervise: the launch script starts ${caddy} itself (no Node.js)`);
+    expect(d.launch.modeWhy).toBe(`nothing to supervise: the launch script starts ${caddy} itself (no Node.js launcher)`);
   });
 
   it('serves; rbp’s child is caddy itself, started as the dry run says, and SIGTERM stops it with status 0', async () => {

@@ -305,4 +305,34 @@ describe('with an explicit --cache, the spare is used too (issue 14)', () => {
     expect(treeDigest(path.join(cache, 'test_a', 'tool'))).toBe(treeDigest(layer));
     expect(fs.statSync(path.join(cache, 'test_a', 'tool', 'bin', 'tool')).size).toBe(4096);
   });
+
+  // The cached folder is checked by its folders' stamps, not by a second walk of its files: its
+  // files are the spare's, which restore walks. The stamps catch a name replaced by another file,
+  // even one of the same size, which a walk of sizes would not.
+  it('records the cached folder’s stamps, and a file replaced by another of the same size is not moved on', async () => {
+    const { cache, layer } = await thrice((c) => {
+      const file = path.join(c, 'bin', 'tool');
+      fs.writeFileSync(`${file}.new`, Buffer.alloc(4096, 1));
+      fs.renameSync(`${file}.new`, file);
+    });
+    expect(fs.readFileSync(path.join(cache, '.rbp-cache'), 'utf8')).toMatch(/\[folders\]\n"test_a\/tool" = "[0-9a-f]{64}"/);
+    const cachedTool = path.join(cache, 'test_a', 'tool', 'bin', 'tool');
+    expect(fs.statSync(cachedTool).ino).toBe(fs.statSync(path.join(layer, 'bin', 'tool')).ino);
+    expect(fs.readFileSync(cachedTool).equals(Buffer.alloc(4096))).toBe(true);
+  });
+
+  it('a file truncated in the cache, the spare’s too, is caught: the layer is built again', async () => {
+    const app = scriptedApp({ 'a/detect': passWith(), 'a/build': BUILD });
+    const out = path.join(tmpDir('rbp-out-'), 'out');
+    const cache = path.join(tmpDir('rbp-cache-'), 'cache');
+    for (let i = 0; i < 2; i++) expect((await rbp(['build', app, '--out', out, ...bpArgs('a'), '--cache', cache])).exitCode).toBe(0);
+    // The same file in the spare, the cache and OUT: a build that reads OUT still sees it whole
+    // until this truncation, which all three names show.
+    fs.truncateSync(path.join(cache, 'test_a', 'tool', 'bin', 'tool'), 100);
+    const r = await rbp(['build', app, '--out', out, ...bpArgs('a'), '--cache', cache]);
+    expect(r.exitCode).toBe(0);
+    expect(r.all).toMatch(/test_a\/tool .*damaged/);
+    expect(r.all).toContain('tool: none');
+    expect(fs.statSync(path.join(out, 'layers', 'test_a', 'tool', 'bin', 'tool')).size).toBe(4096);
+  });
 });

@@ -12,7 +12,7 @@ import { isUserError, UserError } from '../../../lib/errors.ts';
 import { installLaunch } from '../../../lib/launch/install.ts';
 import { Logger } from '../../../lib/log.ts';
 import { cacheEnv, installDependencies, modulesMetadata, PACKAGE_CACHE_LAYER, yarnLinker } from './dependencies.ts';
-import type { NodeDecision } from './launch-plan.ts';
+import { nodeRuntime, type NodeDecision } from './launch-plan.ts';
 import { denoFromMise } from './mise.ts';
 import { startWarnings } from './start-check.ts';
 import { BUN_NODE_LAYER, bunNodeLayer } from './bun-node.ts';
@@ -92,7 +92,12 @@ export default async function build(ctx: BuildContext): Promise<void> {
     tool: choice.tool,
     ...(pnpFiles ? { pnp: true } : {}),
   };
-  await installLaunch(ctx, decision, { node: { path: node.tool.path, version: node.version }, processes: procfileProcesses(appDir, start, log) });
+  // The direct launch script starts the app itself when nothing needs the Node.js launcher in front.
+  await installLaunch(ctx, decision, {
+    node: { path: node.tool.path, version: node.version },
+    direct: nodeRuntime(decision, appDir),
+    processes: procfileProcesses(appDir, start, log),
+  });
   writeProcfileEnv(ctx.layers, appDir, start);
 }
 

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { launchContext, portEnv } from '../../../lib/launch/plan.ts';
+import { instanceMemory } from '../../../lib/launch/instance.ts';
+import { launchContext, portEnv, type LaunchContext, type RuntimePlan } from '../../../lib/launch/plan.ts';
+import { applyRunEnv } from '../../../lib/launch/run-env.ts';
 import { execCommand, nodeOptions, planLaunch, type NodeDecision } from './launch-plan.ts';
 
 const GiB = 1024 ** 3;
@@ -35,6 +37,11 @@ describe('execCommand', () => {
   });
 });
 
+/** The variables the app gets from the runtime's plan: its own, and its rules applied to the run environment (lib/launch/plan.ts does this). */
+function appEnv(p: RuntimePlan, ctx: LaunchContext): Record<string, string> {
+  return { ...p.env, ...applyRunEnv(p.runEnv ?? [], ctx.env, instanceMemory(ctx.env)) };
+}
+
 describe('planLaunch', () => {
   const base = { decision };
   const at = (env: NodeJS.ProcessEnv) => launchContext(env, '/workspace', undefined);
@@ -53,9 +60,11 @@ describe('planLaunch', () => {
     expect(p.supervise).toBeUndefined();
   });
   it("NODE_ENV=production, HOST 0.0.0.0, heap from the instance memory; PORT is the launch's (8080, 9000 behind middleware)", () => {
-    const p = planLaunch({ ...base, pkg: { main: 'a.js' }, ctx: at({ RBP_INSTANCE_MEMORY: String(GiB) }) });
-    expect(p.env).toMatchObject({ NODE_ENV: 'production', HOST: '0.0.0.0', NODE_OPTIONS: '--max-old-space-size=768' });
-    expect(p.env.PORT).toBeUndefined();
+    const ctx = at({ RBP_INSTANCE_MEMORY: String(GiB) });
+    const p = planLaunch({ ...base, pkg: { main: 'a.js' }, ctx });
+    expect(appEnv(p, ctx)).toMatchObject({ NODE_ENV: 'production', HOST: '0.0.0.0', NODE_OPTIONS: '--max-old-space-size=768' });
+    expect(appEnv(p, at({ HOST: '127.0.0.1', PATH: '/opt/bin' }))).toMatchObject({ HOST: '127.0.0.1', PATH: '/workspace/node_modules/.bin:/opt/bin' });
+    expect(appEnv(p, ctx).PORT).toBeUndefined();
     expect(at({}).port).toBe(8080);
     expect(at({ CC_REDIRECTOR_PROJECT_KEY: 'k' }).port).toBe(9000);
     expect(portEnv('9000', undefined, true)).toEqual({ PORT: '9000' });
@@ -68,13 +77,9 @@ describe('planLaunch', () => {
     expect(planLaunch({ ...base, pkg, ctx: at({ CC_RUN_COMMAND: 'node b.js' }) }).hooks).toEqual({});
   });
   it('keeps the Plug-n-Play flags the pnp launch layer appended to NODE_OPTIONS, and adds the memory flag after them', () => {
-    const p = planLaunch({
-      ...base,
-      decision: { ...decision, pnp: true },
-      pkg: { main: 'a.js' },
-      ctx: at({ NODE_OPTIONS: '--require /workspace/.pnp.cjs', RBP_INSTANCE_MEMORY: String(1024 * 1024 * 1024) }),
-    });
-    expect(p.env.NODE_OPTIONS).toBe('--require /workspace/.pnp.cjs --max-old-space-size=768');
+    const ctx = at({ NODE_OPTIONS: '--require /workspace/.pnp.cjs', RBP_INSTANCE_MEMORY: String(1024 * 1024 * 1024) });
+    const p = planLaunch({ ...base, decision: { ...decision, pnp: true }, pkg: { main: 'a.js' }, ctx });
+    expect(appEnv(p, ctx).NODE_OPTIONS).toBe('--require /workspace/.pnp.cjs --max-old-space-size=768');
     expect(p.facts.pnp).toBe(true);
   });
   it('fails clearly when there is nothing to start', () => {

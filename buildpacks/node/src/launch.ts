@@ -5,8 +5,7 @@
  */
 import { readDecision } from '../../../lib/launch/decision.ts';
 import { runLaunch } from '../../../lib/launch/entry.ts';
-import { planLaunch, type NodeDecision } from './launch-plan.ts';
-import { readPackageJson } from './package-json.ts';
+import { nodeRuntime, type NodeDecision } from './launch-plan.ts';
 
 // Node.js apps read PORT (contract, node rule 1): the runtime has no port variable of its own.
-void runLaunch({ plan: (ctx) => planLaunch({ ctx, pkg: readPackageJson(ctx.appDir) ?? {}, decision: readDecision<NodeDecision>() }) });
+void runLaunch(() => nodeRuntime(readDecision<NodeDecision>()));
