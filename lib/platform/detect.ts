@@ -13,8 +13,9 @@ import type { EnvMap } from '../cnb/env.ts';
 import { EXIT } from '../cnb/exit.ts';
 import type { Logger } from '../log.ts';
 import { resolvePlan, type PlanEntry } from './resolve.ts';
-import { ourBuildpacksDir, RUNTIMES, type GroupEntry, type Order } from './order.ts';
-import type { DetectExit } from '../cnb/context.ts';
+import { ourBuildpacksDir, RUNTIMES, type GroupEntry, type Order, type Runtime } from './order.ts';
+import { detectExit, type DetectExit } from '../cnb/context.ts';
+import { BUILD_ID, OUR_DETECTS } from './our-detects.ts';
 import { orderTrials, type GroupOutcome } from './expand.ts';
 import { buildProcessEnv } from './env.ts';
 import { buildpackTargets, machineTarget, targetEnv, targetMatches } from './target.ts';
@@ -66,35 +67,48 @@ function isOurs(dir: string): boolean {
 
 /**
  * The first line of a lib/detect.cjs that exports detectExit (scripts/build.mjs): one built by an
- * older rbp runs its detect as a program when loaded, exit included, so it is never required.
+ * older rbp runs its detect as a program when loaded, exit included, so it is never required. The
+ * line goes on with the id of the build that made it (`; build <id>`), which rbp compares with its
+ * own (our-detects.ts).
  */
 const DETECT_API_MARK = '// rbp-detect-api: 1';
 
-function startsWith(file: string, text: string): boolean {
+/** The first line of `file` (at most 200 bytes), or undefined when it cannot be read. */
+function firstLine(file: string): string | undefined {
   let fd: number | undefined;
   try {
     fd = fs.openSync(file, 'r');
-    const buf = Buffer.alloc(text.length);
-    return fs.readSync(fd, buf, 0, buf.length, 0) === buf.length && buf.toString('utf8') === text;
+    const buf = Buffer.alloc(200);
+    const text = buf.toString('utf8', 0, fs.readSync(fd, buf, 0, buf.length, 0));
+    const nl = text.indexOf('\n');
+    return nl < 0 ? text : text.slice(0, nl);
   } catch {
-    return false;
+    return undefined;
   } finally {
     if (fd !== undefined) fs.closeSync(fd);
   }
 }
 
 /**
- * Our own buildpacks' detect, loaded into rbp: their lib/detect.cjs is the very program bin/detect
- * runs, and exports it as detectExit(env, cwd) (scripts/build.mjs). It reads only the environment and
- * directory it is given, writes the plan to that environment's CNB_BUILD_PLAN_PATH, and returns what
- * bin/detect would print and its exit code: the CNB contract of a detect, without a Node.js start
- * (~50–70 ms each, three per automatic detect). Anything else runs as bin/detect: another buildpack,
- * and ours when NODE_OPTIONS is set for it (it would change the Node.js that bin/detect starts).
+ * Our own buildpacks' detect, run in rbp's process: the CNB contract of a detect (the environment and
+ * directory it is given; the plan written to CNB_BUILD_PLAN_PATH; what bin/detect would print and its
+ * exit code), without a Node.js start (~50–70 ms each, three per automatic detect). When the
+ * folder's lib/detect.cjs comes from the build that made this rbp, its detect is the one compiled
+ * into rbp (our-detects.ts): nothing to read or compile. Another build of ours (an older or newer
+ * dist/buildpacks, RBP_BUILDPACKS_DIR) is loaded: its lib/detect.cjs is the very program bin/detect
+ * runs, and exports it as detectExit(env, cwd) (scripts/build.mjs). Anything else runs as
+ * bin/detect: another buildpack, and ours when NODE_OPTIONS is set for it (it would change the
+ * Node.js that bin/detect starts).
  */
 function inProcessDetect(ref: BuildpackRef, env: EnvMap, allowed: boolean): InProcessDetect | undefined {
   if (!allowed || env.NODE_OPTIONS || !isOurs(ref.dir)) return undefined;
   const lib = path.join(ref.dir, 'lib', 'detect.cjs');
-  if (!fs.existsSync(path.join(ref.dir, 'bin', 'detect')) || !startsWith(lib, DETECT_API_MARK)) return undefined;
+  const head = fs.existsSync(path.join(ref.dir, 'bin', 'detect')) ? firstLine(lib) : undefined;
+  if (!head?.startsWith(DETECT_API_MARK)) return undefined;
+  if (BUILD_ID && head === `${DETECT_API_MARK}; build ${BUILD_ID}`) {
+    const fn = OUR_DETECTS[path.basename(ref.dir) as Runtime];
+    return (e, cwd) => detectExit(fn, e, cwd);
+  }
   const mod = createRequire(import.meta.url)(lib) as { rbpDetectApi?: number; detectExit?: InProcessDetect };
   return mod.rbpDetectApi === 1 && typeof mod.detectExit === 'function' ? mod.detectExit : undefined;
 }
