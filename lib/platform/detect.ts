@@ -14,7 +14,7 @@ import { EXIT } from '../cnb/exit.ts';
 import type { Logger } from '../log.ts';
 import { resolvePlan, type PlanEntry } from './resolve.ts';
 import { ourBuildpacksDir, RUNTIMES, type GroupEntry, type Order, type Runtime } from './order.ts';
-import { detectExit, type DetectExit } from '../cnb/context.ts';
+import { detectExit, type DetectExit, type DetectFn } from '../cnb/context.ts';
 import { BUILD_ID, OUR_DETECTS } from './our-detects.ts';
 import { orderTrials, type GroupOutcome } from './expand.ts';
 import { buildProcessEnv } from './env.ts';
@@ -100,39 +100,52 @@ function firstLine(file: string): string | undefined {
  * bin/detect: another buildpack, and ours when NODE_OPTIONS is set for it (it would change the
  * Node.js that bin/detect starts).
  */
-function inProcessDetect(ref: BuildpackRef, env: EnvMap, allowed: boolean): InProcessDetect | undefined {
+type InProcess = { compiled: DetectFn } | { loaded: InProcessDetect };
+
+function inProcessDetect(ref: BuildpackRef, env: EnvMap, allowed: boolean): InProcess | undefined {
   if (!allowed || env.NODE_OPTIONS || !isOurs(ref.dir)) return undefined;
   const lib = path.join(ref.dir, 'lib', 'detect.cjs');
   const head = fs.existsSync(path.join(ref.dir, 'bin', 'detect')) ? firstLine(lib) : undefined;
   if (!head?.startsWith(DETECT_API_MARK)) return undefined;
-  if (BUILD_ID && head === `${DETECT_API_MARK}; build ${BUILD_ID}`) {
-    const fn = OUR_DETECTS[path.basename(ref.dir) as Runtime];
-    return (e, cwd) => detectExit(fn, e, cwd);
-  }
+  if (BUILD_ID && head === `${DETECT_API_MARK}; build ${BUILD_ID}`) return { compiled: OUR_DETECTS[path.basename(ref.dir) as Runtime] };
   const mod = createRequire(import.meta.url)(lib) as { rbpDetectApi?: number; detectExit?: InProcessDetect };
-  return mod.rbpDetectApi === 1 && typeof mod.detectExit === 'function' ? mod.detectExit : undefined;
+  return mod.rbpDetectApi === 1 && typeof mod.detectExit === 'function' ? { loaded: mod.detectExit } : undefined;
 }
 
-async function runDetect(ref: BuildpackRef, appDir: string, penv: PhaseEnv, tmp: string): Promise<DetectRun> {
-  const planPath = path.join(tmp, `${escapeId(ref.descriptor.buildpack.id)}-plan.toml`);
+const printed = (r: DetectExit): string => r.output.map((o) => o.text).join('');
+
+/**
+ * One buildpack's detect. `plans` gives the folder of plan files, made at its first use: a detect
+ * compiled into rbp hands its plan back and needs none.
+ */
+async function runDetect(ref: BuildpackRef, appDir: string, penv: PhaseEnv, plans: () => string): Promise<DetectRun> {
+  const envWith = (planPath: string | undefined) =>
+    buildProcessEnv({
+      base: penv.base,
+      user: penv.user,
+      operator: penv.operator,
+      clearEnv: ref.descriptor.buildpack['clear-env'] === true,
+      cnb: detectCnbEnv(ref, penv.platformDir, planPath),
+    });
+  const noPlanFile = envWith(undefined);
+  const inProcess = inProcessDetect(ref, noPlanFile, penv.inProcess !== false);
+  // As a child process started in appDir sees it: getcwd() is the physical path.
+  if (inProcess && 'compiled' in inProcess) {
+    let plan: BuildPlan | undefined;
+    const r = await detectExit(inProcess.compiled, noPlanFile, fs.realpathSync(appDir), (p) => (plan = p));
+    return { code: r.code, output: printed(r), ...(r.code === 0 ? { plan: plan ?? {} } : {}) };
+  }
+  const planPath = path.join(plans(), `${escapeId(ref.descriptor.buildpack.id)}-plan.toml`);
   fs.writeFileSync(planPath, '', { mode: 0o600 });
-  const bin = path.join(ref.dir, 'bin', 'detect');
-  const env = buildProcessEnv({
-    base: penv.base,
-    user: penv.user,
-    operator: penv.operator,
-    clearEnv: ref.descriptor.buildpack['clear-env'] === true,
-    cnb: detectCnbEnv(ref, penv.platformDir, planPath),
-  });
-  const inProcess = inProcessDetect(ref, env, penv.inProcess !== false);
+  const env = envWith(planPath);
   let run: DetectRun;
   if (inProcess) {
-    // As a child process started in appDir sees it: getcwd() is the physical path.
-    const r = await inProcess(env, fs.realpathSync(appDir));
-    run = { code: r.code, output: r.output.map((o) => o.text).join('') };
+    const r = await inProcess.loaded(env, fs.realpathSync(appDir));
+    run = { code: r.code, output: printed(r) };
   } else {
     // execa loads when a buildpack runs as a process: our own detects in-process need none of it.
     const { execa } = await import('execa');
+    const bin = path.join(ref.dir, 'bin', 'detect');
     const r = await execa(bin, [penv.platformDir, planPath], { cwd: appDir, env, extendEnv: false, reject: false, all: true, stdin: 'ignore' });
     run = { code: typeof r.exitCode === 'number' ? r.exitCode : -1, output: (r.all ?? '').toString() };
     if (r.failed && r.exitCode === undefined) run.error = r.shortMessage;
@@ -152,13 +165,14 @@ async function runDetect(ref: BuildpackRef, appDir: string, penv: PhaseEnv, tmp:
 /**
  * The CNB_* variables of bin/detect, by the buildpack's API (lifecycle buildpack/detect.go):
  * CNB_BUILDPACK_DIR always; CNB_PLATFORM_DIR and CNB_BUILD_PLAN_PATH from 0.8 (a 0.7 buildpack
- * reads its positional arguments); CNB_TARGET_* from 0.10.
+ * reads its positional arguments); CNB_TARGET_* from 0.10. A detect compiled into rbp has no plan
+ * file (it hands its plan back).
  */
-function detectCnbEnv(ref: BuildpackRef, platformDir: string, planPath: string): EnvMap {
+function detectCnbEnv(ref: BuildpackRef, platformDir: string, planPath: string | undefined): EnvMap {
   const api = ref.descriptor.api;
   return {
     CNB_BUILDPACK_DIR: ref.dir,
-    ...(apiAtLeast(api, '0.8') ? { CNB_PLATFORM_DIR: platformDir, CNB_BUILD_PLAN_PATH: planPath } : {}),
+    ...(apiAtLeast(api, '0.8') ? { CNB_PLATFORM_DIR: platformDir, ...(planPath ? { CNB_BUILD_PLAN_PATH: planPath } : {}) } : {}),
     ...(apiAtLeast(api, '0.10') ? targetEnv() : {}),
   };
 }
@@ -175,7 +189,8 @@ export async function detect(order: Order, appDir: string, penv: PhaseEnv, log: 
   // As the lifecycle's detector when it starts: every buildpack the order names (a composite, not
   // its components) must be of a Buildpack API it supports, else exit 12 before any detect runs.
   for (const group of order) for (const e of group) verifyBuildpackApi(e.ref);
-  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-detect-'));
+  let tmp: string | undefined;
+  const plans = () => (tmp ??= fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-detect-')));
   const runs = new Map<string, Promise<DetectRun>>();
   const here = machineTarget();
   // With composites the groups tried are not the ones written: say which one each result is for.
@@ -195,7 +210,7 @@ export async function detect(order: Order, appDir: string, penv: PhaseEnv, log: 
       if (!e.optional && !targetMatches(targets, here)) {
         const error = `unable to satisfy target os/arch constraints; this machine: ${JSON.stringify(here)}, buildpack: ${JSON.stringify(targets)}`;
         runs.set(bpKey(e.ref), Promise.resolve({ code: -1, output: '', error }));
-      } else runs.set(bpKey(e.ref), runDetect(e.ref, appDir, penv, tmp));
+      } else runs.set(bpKey(e.ref), runDetect(e.ref, appDir, penv, plans));
     }
     const results = await Promise.all(group.map((e) => runs.get(bpKey(e.ref))!));
     let ok = true;
@@ -237,7 +252,7 @@ export async function detect(order: Order, appDir: string, penv: PhaseEnv, log: 
     if (step.value === 'pass' && found) return found;
     return { code: step.value === 'error' ? EXIT.detectError : EXIT.detectNoGroup };
   } finally {
-    fs.rmSync(tmp, { recursive: true, force: true });
+    if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
   }
 }
 

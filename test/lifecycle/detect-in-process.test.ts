@@ -146,6 +146,32 @@ describe('our detects compiled into rbp, and a buildpack folder of another build
     expect(r.stdout).not.toContain("the folder's copy");
   }, 60_000);
 
+  it.each([
+    ['node-hello', []],
+    ['node-bad-package-json', []],
+    ['static-hugo', []],
+    ['php-webroot', ['--env', 'CC_WEBROOT=public']],
+    ['php-index-php', ['--env', 'CC_WEBROOT=../../etc']],
+  ])(
+    'the detects compiled into rbp agree with bin/detect (%s)',
+    async (fixture, flags) => {
+      const app = copyFixture(fixture);
+      // A folder with no rbp-detect-api mark (as an older build's): rbp runs its bin/detect.
+      const asProcess = tmpDir('rbp-inproc-process-');
+      fs.cpSync(path.join(ROOT, 'dist', 'buildpacks'), asProcess, { recursive: true });
+      for (const n of ['node', 'static', 'phpserver']) {
+        const f = path.join(asProcess, n, 'lib', 'detect.cjs');
+        fs.writeFileSync(f, fs.readFileSync(f, 'utf8').replace(/^\/\/ rbp-detect-api[^\n]*\n/, ''));
+      }
+      const compiled = await rbp(['detect', app, '--json', '--verbose', ...flags]);
+      const processes = await rbp(['detect', app, '--json', '--verbose', ...flags], { env: { RBP_BUILDPACKS_DIR: asProcess } });
+      expect(compiled.exitCode).toBe(processes.exitCode);
+      expect(JSON.parse(compiled.stdout)).toEqual(JSON.parse(processes.stdout));
+      expect(compiled.stderr).toBe(processes.stderr);
+    },
+    60_000,
+  );
+
   it("loads a folder's own lib/detect.cjs, in rbp's process, when it names another build", async () => {
     const r = await detectWithoutNode(changedBuildpacks(true));
     expect(r.exitCode, r.all).toBe(0);
