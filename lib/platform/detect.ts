@@ -59,7 +59,9 @@ type InProcessDetect = (env: EnvMap, cwd: string) => Promise<DetectExit>;
 /** Whether `dir` is one of our built buildpacks (dist/buildpacks/<runtime>), whose code rbp knows. */
 function isOurs(dir: string): boolean {
   try {
-    return (RUNTIMES as readonly string[]).includes(path.basename(dir)) && fs.realpathSync(path.dirname(dir)) === fs.realpathSync(ourBuildpacksDir());
+    return (
+      (RUNTIMES as readonly string[]).includes(path.basename(dir)) && fs.realpathSync.native(path.dirname(dir)) === fs.realpathSync.native(ourBuildpacksDir())
+    );
   } catch {
     return false;
   }
