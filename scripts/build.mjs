@@ -14,10 +14,11 @@ import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
+import { isDeepStrictEqual, promisify } from 'node:util';
 import { builtinModules } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
+import { parse as parseToml } from 'smol-toml';
 
 const execFileAsync = promisify(execFile);
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -402,6 +403,20 @@ for (const n of [...names].sort())
 const BUILD_ID = idHash.digest('hex').slice(0, 24);
 for (const n of names) fs.writeFileSync(path.join(dist, 'buildpacks', n, 'lib', 'detect.cjs'), PROGRAM.detect(BUILD_ID));
 
+// Our buildpacks' buildpack.toml, parsed now for rbp (lib/cnb/parsed-at-build.ts): keyed by the
+// exact text, kept only when its value survives JSON unchanged (no dates, no big integers), read
+// back as rbp reads it (asToml, run here from its source with esbuild's transform).
+const { asToml } = await import(
+  `data:text/javascript;base64,${Buffer.from((await esbuild.transform(fs.readFileSync(path.join(root, 'lib', 'cnb', 'parsed-at-build.ts'), 'utf8'), { loader: 'ts', format: 'esm' })).code).toString('base64')}`
+);
+const parsedToml = {};
+for (const n of names) {
+  const text = fs.readFileSync(path.join(buildpacksDir, n, 'buildpack.toml'), 'utf8');
+  const value = parseToml(text);
+  if (isDeepStrictEqual(asToml(JSON.stringify(value)), value)) parsedToml[text] = JSON.stringify(value);
+  else console.log(`buildpacks/${n}/buildpack.toml: parsed by rbp at each detect (its value is not JSON's)`);
+}
+
 const { version } = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
 // The CLI: one CommonJS bundle, dist/rbp.bundle.cjs, that dist/rbp.js runs with V8's code cache
 // (RBP_LOADER). A command's own code (build, run, packaging) is still evaluated only when the command
@@ -409,7 +424,12 @@ const { version } = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 
 const cli = {
   ...common,
   // import.meta.url names the bundle (rbp finds dist/buildpacks beside it).
-  define: { __RBP_VERSION__: JSON.stringify(version), __RBP_BUILD_ID__: JSON.stringify(BUILD_ID), 'import.meta.url': '__rbpUrl' },
+  define: {
+    __RBP_VERSION__: JSON.stringify(version),
+    __RBP_BUILD_ID__: JSON.stringify(BUILD_ID),
+    __RBP_PARSED_TOML__: JSON.stringify(JSON.stringify(parsedToml)),
+    'import.meta.url': '__rbpUrl',
+  },
   banner: { js: "const __rbpUrl = require('node:url').pathToFileURL(__filename).href;" },
   entryPoints: [path.join(root, 'scripts', 'rbp.ts')],
   format: 'cjs',

@@ -172,6 +172,20 @@ describe('our detects compiled into rbp, and a buildpack folder of another build
     60_000,
   );
 
+  it('reads an edited buildpack.toml as written, not as rbp parsed it at build time', async () => {
+    const dir = tmpDir('rbp-inproc-toml-');
+    fs.cpSync(path.join(ROOT, 'dist', 'buildpacks'), dir, { recursive: true });
+    const toml = path.join(dir, 'phpserver', 'buildpack.toml');
+    const text = fs.readFileSync(toml, 'utf8');
+    expect(text).toMatch(/^version = "[^"]+"$/m);
+    const built = await rbp(['detect', copyFixture('php-index-php')], { env: { RBP_BUILDPACKS_DIR: dir } });
+    expect(built.stdout).toMatch(/group: rbp\/phpserver@\d/);
+    fs.writeFileSync(toml, text.replace(/^version = "[^"]+"$/m, 'version = "9.9.9-edited"'));
+    const edited = await rbp(['detect', copyFixture('php-index-php')], { env: { RBP_BUILDPACKS_DIR: dir } });
+    expect(edited.exitCode, edited.all).toBe(0);
+    expect(edited.stdout).toContain('group: rbp/phpserver@9.9.9-edited');
+  }, 60_000);
+
   it("loads a folder's own lib/detect.cjs, in rbp's process, when it names another build", async () => {
     const r = await detectWithoutNode(changedBuildpacks(true));
     expect(r.exitCode, r.all).toBe(0);
