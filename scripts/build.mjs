@@ -390,8 +390,8 @@ await Promise.all(
 );
 
 // The build id: which detects this build made. rbp compiles our three detects into itself
-// (lib/platform/our-detects.ts) and runs them for a buildpack folder whose lib/detect.cjs names the
-// same id; a folder of another build (older, newer, edited) has its own lib/detect.cjs loaded. The
+// (scripts/rbp.ts, lib/platform/detect.ts) and runs them for a buildpack folder whose lib/detect.cjs
+// names the same id; a folder of another build (older, newer, edited) has its lib/detect.cjs loaded. The
 // id is a digest of the detect bundles: the same sources give the same id, and any change to what a
 // detect runs changes it.
 const idHash = createHash('sha256');

@@ -15,7 +15,6 @@ import type { Logger } from '../log.ts';
 import { resolvePlan, type PlanEntry } from './resolve.ts';
 import { ourBuildpacksDir, RUNTIMES, type GroupEntry, type Order, type Runtime } from './order.ts';
 import { detectExit, type DetectExit, type DetectFn } from '../cnb/context.ts';
-import { BUILD_ID, OUR_DETECTS } from './our-detects.ts';
 import { orderTrials, type GroupOutcome } from './expand.ts';
 import { buildProcessEnv } from './env.ts';
 import { buildpackTargets, machineTarget, targetEnv, targetMatches } from './target.ts';
@@ -56,6 +55,24 @@ export interface PhaseEnv {
 
 type InProcessDetect = (env: EnvMap, cwd: string) => Promise<DetectExit>;
 
+/**
+ * Our three buildpacks' detects compiled into rbp, and the id of the build that made them and the
+ * buildpack folders beside it (scripts/build.mjs). The program gives them (scripts/rbp.ts: lib/ may
+ * not import the buildpacks); rbp run from source has none. rbp runs one of these in place of a
+ * folder's own detect only when that folder's lib/detect.cjs names the same build: the code is
+ * then the same, and rbp spares reading and compiling the folder's copy (and its own copies of lib/
+ * and smol-toml), ~3 ms per buildpack on every detect.
+ */
+export interface CompiledDetects {
+  buildId: string;
+  detects: Readonly<Record<Runtime, DetectFn>>;
+}
+let compiled: CompiledDetects | undefined;
+
+export function useCompiledDetects(c: CompiledDetects): void {
+  compiled = c;
+}
+
 /** Whether `dir` is one of our built buildpacks (dist/buildpacks/<runtime>), whose code rbp knows. */
 function isOurs(dir: string): boolean {
   try {
@@ -71,7 +88,7 @@ function isOurs(dir: string): boolean {
  * The first line of a lib/detect.cjs that exports detectExit (scripts/build.mjs): one built by an
  * older rbp runs its detect as a program when loaded, exit included, so it is never required. The
  * line goes on with the id of the build that made it (`; build <id>`), which rbp compares with its
- * own (our-detects.ts).
+ * own (CompiledDetects).
  */
 const DETECT_API_MARK = '// rbp-detect-api: 1';
 
@@ -96,7 +113,7 @@ function firstLine(file: string): string | undefined {
  * directory it is given; the plan written to CNB_BUILD_PLAN_PATH; what bin/detect would print and its
  * exit code), without a Node.js start (~50–70 ms each, three per automatic detect). When the
  * folder's lib/detect.cjs comes from the build that made this rbp, its detect is the one compiled
- * into rbp (our-detects.ts): nothing to read or compile. Another build of ours (an older or newer
+ * into rbp (CompiledDetects): nothing to read or compile. Another build of ours (an older or newer
  * dist/buildpacks, RBP_BUILDPACKS_DIR) is loaded: its lib/detect.cjs is the very program bin/detect
  * runs, and exports it as detectExit(env, cwd) (scripts/build.mjs). Anything else runs as
  * bin/detect: another buildpack, and ours when NODE_OPTIONS is set for it (it would change the
@@ -109,7 +126,7 @@ function inProcessDetect(ref: BuildpackRef, env: EnvMap, allowed: boolean): InPr
   const lib = path.join(ref.dir, 'lib', 'detect.cjs');
   const head = fs.existsSync(path.join(ref.dir, 'bin', 'detect')) ? firstLine(lib) : undefined;
   if (!head?.startsWith(DETECT_API_MARK)) return undefined;
-  if (BUILD_ID && head === `${DETECT_API_MARK}; build ${BUILD_ID}`) return { compiled: OUR_DETECTS[path.basename(ref.dir) as Runtime] };
+  if (compiled && head === `${DETECT_API_MARK}; build ${compiled.buildId}`) return { compiled: compiled.detects[path.basename(ref.dir) as Runtime] };
   const mod = createRequire(import.meta.url)(lib) as { rbpDetectApi?: number; detectExit?: InProcessDetect };
   return mod.rbpDetectApi === 1 && typeof mod.detectExit === 'function' ? { loaded: mod.detectExit } : undefined;
 }
