@@ -64,7 +64,8 @@ export interface Activity {
  */
 export function isLive(out: Writable, env: NodeJS.ProcessEnv = process.env): boolean {
   if ((out as { isTTY?: boolean }).isTTY) return true;
-  return out === process.stdout && raw(env, 'RBP_LOG_LIVE') === '1';
+  // rbp's stdout, asked by its descriptor: reading process.stdout would make the stream (cli-output.ts).
+  return (out as { fd?: number }).fd === 1 && raw(env, 'RBP_LOG_LIVE') === '1';
 }
 
 export class Logger {

@@ -11,12 +11,14 @@
 //   node scripts/build.mjs --with-node      # also carry this Node.js (process.execPath) in each buildpack
 //   node scripts/build.mjs --with-node=/path/to/node --out DIR
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
+import { isDeepStrictEqual, promisify } from 'node:util';
 import { builtinModules } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
+import { parse as parseToml } from 'smol-toml';
 
 const execFileAsync = promisify(execFile);
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -326,7 +328,9 @@ exec "$node" "$bp/lib/${entry}.cjs" "$@"
 // a Node.js start per buildpack: it requires lib/detect.cjs, which exports the bundle's exports
 // when it is not the program.
 // The first line of such a lib/detect.cjs: rbp requires only one that starts with it (an older one
-// would run as a program inside rbp). lib/platform/detect.ts checks the same text.
+// would run as a program inside rbp). lib/platform/detect.ts checks the same text. The line goes on
+// with the build id (BUILD_ID below): rbp runs the detect compiled into it instead of requiring the
+// file when the ids agree.
 const DETECT_API_MARK = '// rbp-detect-api: 1';
 const contextTs = JSON.stringify(path.join(root, 'lib', 'cnb', 'context.ts'));
 const bundleEntry = (entry, file) => ({
@@ -345,7 +349,7 @@ module.exports = { main: () => runBuild(build) };
 `,
 });
 const PROGRAM = {
-  detect: `${DETECT_API_MARK}
+  detect: (buildId) => `${DETECT_API_MARK}; build ${buildId}
 'use strict';
 // bin/detect's program (scripts/build.mjs); rbp requires it to run the detect in its own process.
 ${LOAD}
@@ -395,12 +399,41 @@ await Promise.all(
       const outfile = path.join(out, 'lib', `${entry}.bundle.cjs`);
       await esbuild.build({ ...common, stdin: bundleEntry(entry, file), outfile, format: 'cjs', plugins: [lazyImports] });
       memoBuiltins(outfile);
-      fs.writeFileSync(path.join(out, 'lib', `${entry}.cjs`), PROGRAM[entry]);
+      // lib/detect.cjs names the build id, known once every detect bundle is built (below).
+      if (entry === 'build') fs.writeFileSync(path.join(out, 'lib', `${entry}.cjs`), PROGRAM[entry]);
       await execFileAsync(carriedNode ?? process.execPath, ['-e', MAKE_CACHE, outfile, path.join(finalDist, path.relative(dist, outfile))]);
       fs.writeFileSync(path.join(out, 'bin', entry), BOOTSTRAP(entry), { mode: 0o755 });
     });
   }),
 );
+
+// The build id: which detects this build made. rbp compiles our three detects into itself
+// (scripts/rbp.ts, lib/platform/detect.ts) and runs them for a buildpack folder whose lib/detect.cjs
+// names the same id; a folder of another build (older, newer, edited) has its lib/detect.cjs loaded. The
+// id is a digest of the detect bundles: the same sources give the same id, and any change to what a
+// detect runs changes it.
+const idHash = createHash('sha256');
+for (const n of [...names].sort())
+  idHash
+    .update(`${n}\0`)
+    .update(fs.readFileSync(path.join(dist, 'buildpacks', n, 'lib', 'detect.bundle.cjs')))
+    .update('\0');
+const BUILD_ID = idHash.digest('hex').slice(0, 24);
+for (const n of names) fs.writeFileSync(path.join(dist, 'buildpacks', n, 'lib', 'detect.cjs'), PROGRAM.detect(BUILD_ID));
+
+// Our buildpacks' buildpack.toml, parsed now for rbp (lib/cnb/parsed-at-build.ts): keyed by the
+// exact text, kept only when its value survives JSON unchanged (no dates, no big integers), read
+// back as rbp reads it (asToml, run here from its source with esbuild's transform).
+const { asToml } = await import(
+  `data:text/javascript;base64,${Buffer.from((await esbuild.transform(fs.readFileSync(path.join(root, 'lib', 'cnb', 'parsed-at-build.ts'), 'utf8'), { loader: 'ts', format: 'esm' })).code).toString('base64')}`
+);
+const parsedToml = {};
+for (const n of names) {
+  const text = fs.readFileSync(path.join(buildpacksDir, n, 'buildpack.toml'), 'utf8');
+  const value = parseToml(text);
+  if (isDeepStrictEqual(asToml(JSON.stringify(value)), value)) parsedToml[text] = JSON.stringify(value);
+  else console.log(`buildpacks/${n}/buildpack.toml: parsed by rbp at each detect (its value is not JSON's)`);
+}
 
 const { version } = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
 // The CLI: one CommonJS bundle, dist/rbp.bundle.cjs, that dist/rbp.js runs with V8's code cache
@@ -409,7 +442,12 @@ const { version } = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 
 const cli = {
   ...common,
   // import.meta.url names the bundle (rbp finds dist/buildpacks beside it).
-  define: { __RBP_VERSION__: JSON.stringify(version), 'import.meta.url': '__rbpUrl' },
+  define: {
+    __RBP_VERSION__: JSON.stringify(version),
+    __RBP_BUILD_ID__: JSON.stringify(BUILD_ID),
+    __RBP_PARSED_TOML__: JSON.stringify(JSON.stringify(parsedToml)),
+    'import.meta.url': '__rbpUrl',
+  },
   banner: { js: "const __rbpUrl = require('node:url').pathToFileURL(__filename).href;" },
   entryPoints: [path.join(root, 'scripts', 'rbp.ts')],
   format: 'cjs',

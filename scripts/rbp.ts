@@ -1,17 +1,41 @@
 // rbp's program, bundled into dist/rbp.bundle.cjs, which dist/rbp.js runs (scripts/build.mjs).
+import type { Writable } from 'node:stream';
 import { EXIT } from '../lib/cnb/exit.ts';
 import { main } from '../lib/platform/cli.ts';
+import { directOutput } from '../lib/platform/cli-output.ts';
+import { useCompiledDetects } from '../lib/platform/detect.ts';
+import nodeDetect from '../buildpacks/node/src/detect.ts';
+import phpserverDetect from '../buildpacks/phpserver/src/detect.ts';
+import staticDetect from '../buildpacks/static/src/detect.ts';
+
+declare const __RBP_BUILD_ID__: string | undefined;
+
+// Our buildpacks' detects, compiled into rbp: run for a buildpack folder of the same build
+// (scripts/build.mjs gives the id; lib/platform/detect.ts checks it).
+if (typeof __RBP_BUILD_ID__ === 'string')
+  useCompiledDetects({ buildId: __RBP_BUILD_ID__, detects: { node: nodeDetect, static: staticDetect, phpserver: phpserverDetect } });
 
 // A closed pipe (`rbp run --dry-run | head`) is how a reader says it has seen enough: stop writing
 // there, quietly. Any other stream error is a bug and goes on to the handler below.
-for (const stream of [process.stdout, process.stderr]) {
+const quietOnEpipe = (stream: Writable): Writable =>
   stream.on('error', (e: NodeJS.ErrnoException) => {
     if (e.code === 'EPIPE' || e.code === 'ERR_STREAM_DESTROYED') return;
     throw e;
   });
-}
+let stdout: Writable | undefined;
+let stderr: Writable | undefined;
+const stdoutStream = () => (stdout ??= quietOnEpipe(process.stdout));
+const stderrStream = () => (stderr ??= quietOnEpipe(process.stderr));
 
-main(process.argv.slice(2)).then(
+// The commands that only print (a platform runs `rbp detect` on every build) write to a pipe or a
+// file directly, without the cost of Node.js's streams for it (lib/platform/cli-output.ts).
+const argv = process.argv.slice(2);
+const printing = [undefined, 'detect', 'version', '--version', '-V', 'help', '--help', '-h'].includes(argv[0]);
+const streams = printing
+  ? { stdout: directOutput(1, stdoutStream), stderr: directOutput(2, stderrStream) }
+  : { stdout: stdoutStream(), stderr: stderrStream() };
+
+main(argv, streams).then(
   (code) => {
     process.exitCode = code;
   },

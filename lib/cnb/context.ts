@@ -4,7 +4,7 @@
  */
 import { readDescriptor, type BuildpackDescriptor } from './descriptor.ts';
 import { readPlatformEnv, type EnvMap } from './env.ts';
-import { readBuildpackPlan, writeBuildPlan, type BuildPlan, type BuildpackPlan } from './plan.ts';
+import { readBuildpackPlan, validateBuildPlan, writeBuildPlan, type BuildPlan, type BuildpackPlan } from './plan.ts';
 import { Layers } from './layers.ts';
 import { EXIT, exitCodeFor } from './exit.ts';
 import { isUserError, renderUserError } from '../errors.ts';
@@ -86,14 +86,22 @@ export interface DetectExit {
  * (plan written to CNB_BUILD_PLAN_PATH), 100 not this runtime (reason on stdout), other: an error
  * (on stderr). bin/detect is this with the process's own environment, cwd, streams and exit code;
  * rbp calls it in-process for its own buildpacks (lib/platform/detect.ts), so both are one code.
+ * With `keepPlan`, the plan is checked as writing it checks it, then handed to keepPlan, not written
+ * (rbp's detects compiled into it: no plan file to write and parse back, no CNB_BUILD_PLAN_PATH).
  */
-export async function detectExit(fn: DetectFn, processEnv: Record<string, string | undefined>, cwd: string): Promise<DetectExit> {
+export async function detectExit(
+  fn: DetectFn,
+  processEnv: Record<string, string | undefined>,
+  cwd: string,
+  keepPlan?: (plan: BuildPlan) => void,
+): Promise<DetectExit> {
   const output: DetectExit['output'] = [];
   try {
-    const ctx = detectContext(processEnv, cwd);
+    const ctx = keepPlan ? Object.assign(baseContext(processEnv, cwd), { planPath: '' }) : detectContext(processEnv, cwd);
     const r = await fn(ctx);
     if (r.pass) {
-      if (r.plan) writeBuildPlan(ctx.planPath, r.plan);
+      if (r.plan && keepPlan) keepPlan(validateBuildPlan(r.plan));
+      else if (r.plan) writeBuildPlan(ctx.planPath, r.plan);
       if (r.reason) output.push({ stream: 'stdout', text: `${r.reason}\n` });
       return { code: EXIT.ok, output };
     }

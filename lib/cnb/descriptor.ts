@@ -10,6 +10,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parse } from 'smol-toml';
+import { parsedAtBuild } from './parsed-at-build.ts';
 import { UserError } from '../errors.ts';
 import { EXIT, PhaseFailure } from './exit.ts';
 
@@ -114,7 +115,7 @@ export function readDescriptor(dir: string): BuildpackRef {
   const text = fs.readFileSync(file, 'utf8');
   let d: Record<string, unknown>;
   try {
-    d = parse(text);
+    d = parsedAtBuild(text) ?? parse(text);
   } catch (e) {
     const err = e as Error & { line?: number; column?: number };
     throw descriptorError(file, {

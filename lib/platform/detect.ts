@@ -13,8 +13,8 @@ import type { EnvMap } from '../cnb/env.ts';
 import { EXIT } from '../cnb/exit.ts';
 import type { Logger } from '../log.ts';
 import { resolvePlan, type PlanEntry } from './resolve.ts';
-import { ourBuildpacksDir, RUNTIMES, type GroupEntry, type Order } from './order.ts';
-import type { DetectExit } from '../cnb/context.ts';
+import { ourBuildpacksDir, RUNTIMES, type GroupEntry, type Order, type Runtime } from './order.ts';
+import { detectExit, type DetectExit, type DetectFn } from '../cnb/context.ts';
 import { orderTrials, type GroupOutcome } from './expand.ts';
 import { buildProcessEnv } from './env.ts';
 import { buildpackTargets, machineTarget, targetEnv, targetMatches } from './target.ts';
@@ -55,10 +55,30 @@ export interface PhaseEnv {
 
 type InProcessDetect = (env: EnvMap, cwd: string) => Promise<DetectExit>;
 
+/**
+ * Our three buildpacks' detects compiled into rbp, and the id of the build that made them and the
+ * buildpack folders beside it (scripts/build.mjs). The program gives them (scripts/rbp.ts: lib/ may
+ * not import the buildpacks); rbp run from source has none. rbp runs one of these in place of a
+ * folder's own detect only when that folder's lib/detect.cjs names the same build: the code is
+ * then the same, and rbp spares reading and compiling the folder's copy (and its own copies of lib/
+ * and smol-toml), ~3 ms per buildpack on every detect.
+ */
+export interface CompiledDetects {
+  buildId: string;
+  detects: Readonly<Record<Runtime, DetectFn>>;
+}
+let compiled: CompiledDetects | undefined;
+
+export function useCompiledDetects(c: CompiledDetects): void {
+  compiled = c;
+}
+
 /** Whether `dir` is one of our built buildpacks (dist/buildpacks/<runtime>), whose code rbp knows. */
 function isOurs(dir: string): boolean {
   try {
-    return (RUNTIMES as readonly string[]).includes(path.basename(dir)) && fs.realpathSync(path.dirname(dir)) === fs.realpathSync(ourBuildpacksDir());
+    return (
+      (RUNTIMES as readonly string[]).includes(path.basename(dir)) && fs.realpathSync.native(path.dirname(dir)) === fs.realpathSync.native(ourBuildpacksDir())
+    );
   } catch {
     return false;
   }
@@ -66,59 +86,85 @@ function isOurs(dir: string): boolean {
 
 /**
  * The first line of a lib/detect.cjs that exports detectExit (scripts/build.mjs): one built by an
- * older rbp runs its detect as a program when loaded, exit included, so it is never required.
+ * older rbp runs its detect as a program when loaded, exit included, so it is never required. The
+ * line goes on with the id of the build that made it (`; build <id>`), which rbp compares with its
+ * own (CompiledDetects).
  */
 const DETECT_API_MARK = '// rbp-detect-api: 1';
 
-function startsWith(file: string, text: string): boolean {
+/** The first line of `file` (at most 200 bytes), or undefined when it cannot be read. */
+function firstLine(file: string): string | undefined {
   let fd: number | undefined;
   try {
     fd = fs.openSync(file, 'r');
-    const buf = Buffer.alloc(text.length);
-    return fs.readSync(fd, buf, 0, buf.length, 0) === buf.length && buf.toString('utf8') === text;
+    const buf = Buffer.alloc(200);
+    const text = buf.toString('utf8', 0, fs.readSync(fd, buf, 0, buf.length, 0));
+    const nl = text.indexOf('\n');
+    return nl < 0 ? text : text.slice(0, nl);
   } catch {
-    return false;
+    return undefined;
   } finally {
     if (fd !== undefined) fs.closeSync(fd);
   }
 }
 
 /**
- * Our own buildpacks' detect, loaded into rbp: their lib/detect.cjs is the very program bin/detect
- * runs, and exports it as detectExit(env, cwd) (scripts/build.mjs). It reads only the environment and
- * directory it is given, writes the plan to that environment's CNB_BUILD_PLAN_PATH, and returns what
- * bin/detect would print and its exit code: the CNB contract of a detect, without a Node.js start
- * (~50–70 ms each, three per automatic detect). Anything else runs as bin/detect: another buildpack,
- * and ours when NODE_OPTIONS is set for it (it would change the Node.js that bin/detect starts).
+ * Our own buildpacks' detect, run in rbp's process: the CNB contract of a detect (the environment and
+ * directory it is given; the plan written to CNB_BUILD_PLAN_PATH; what bin/detect would print and its
+ * exit code), without a Node.js start (~50–70 ms each, three per automatic detect). When the
+ * folder's lib/detect.cjs comes from the build that made this rbp, its detect is the one compiled
+ * into rbp (CompiledDetects): nothing to read or compile. Another build of ours (an older or newer
+ * dist/buildpacks, RBP_BUILDPACKS_DIR) is loaded: its lib/detect.cjs is the very program bin/detect
+ * runs, and exports it as detectExit(env, cwd) (scripts/build.mjs). Anything else runs as
+ * bin/detect: another buildpack, and ours when NODE_OPTIONS is set for it (it would change the
+ * Node.js that bin/detect starts).
  */
-function inProcessDetect(ref: BuildpackRef, env: EnvMap, allowed: boolean): InProcessDetect | undefined {
+type InProcess = { compiled: DetectFn } | { loaded: InProcessDetect };
+
+function inProcessDetect(ref: BuildpackRef, env: EnvMap, allowed: boolean): InProcess | undefined {
   if (!allowed || env.NODE_OPTIONS || !isOurs(ref.dir)) return undefined;
   const lib = path.join(ref.dir, 'lib', 'detect.cjs');
-  if (!fs.existsSync(path.join(ref.dir, 'bin', 'detect')) || !startsWith(lib, DETECT_API_MARK)) return undefined;
+  const head = fs.existsSync(path.join(ref.dir, 'bin', 'detect')) ? firstLine(lib) : undefined;
+  if (!head?.startsWith(DETECT_API_MARK)) return undefined;
+  if (compiled && head === `${DETECT_API_MARK}; build ${compiled.buildId}`) return { compiled: compiled.detects[path.basename(ref.dir) as Runtime] };
   const mod = createRequire(import.meta.url)(lib) as { rbpDetectApi?: number; detectExit?: InProcessDetect };
-  return mod.rbpDetectApi === 1 && typeof mod.detectExit === 'function' ? mod.detectExit : undefined;
+  return mod.rbpDetectApi === 1 && typeof mod.detectExit === 'function' ? { loaded: mod.detectExit } : undefined;
 }
 
-async function runDetect(ref: BuildpackRef, appDir: string, penv: PhaseEnv, tmp: string): Promise<DetectRun> {
-  const planPath = path.join(tmp, `${escapeId(ref.descriptor.buildpack.id)}-plan.toml`);
+const printed = (r: DetectExit): string => r.output.map((o) => o.text).join('');
+
+/**
+ * One buildpack's detect. `plans` gives the folder of plan files, made at its first use: a detect
+ * compiled into rbp hands its plan back and needs none.
+ */
+async function runDetect(ref: BuildpackRef, appDir: string, penv: PhaseEnv, plans: () => string): Promise<DetectRun> {
+  const envWith = (planPath: string | undefined) =>
+    buildProcessEnv({
+      base: penv.base,
+      user: penv.user,
+      operator: penv.operator,
+      clearEnv: ref.descriptor.buildpack['clear-env'] === true,
+      cnb: detectCnbEnv(ref, penv.platformDir, planPath),
+    });
+  const noPlanFile = envWith(undefined);
+  const inProcess = inProcessDetect(ref, noPlanFile, penv.inProcess !== false);
+  // As a child process started in appDir sees it: getcwd() is the physical path.
+  if (inProcess && 'compiled' in inProcess) {
+    let plan: BuildPlan | undefined;
+    const r = await detectExit(inProcess.compiled, noPlanFile, fs.realpathSync(appDir), (p) => (plan = p));
+    return { code: r.code, output: printed(r), ...(r.code === 0 ? { plan: plan ?? {} } : {}) };
+  }
+  const planPath = path.join(plans(), `${escapeId(ref.descriptor.buildpack.id)}-plan.toml`);
   fs.writeFileSync(planPath, '', { mode: 0o600 });
-  const bin = path.join(ref.dir, 'bin', 'detect');
-  const env = buildProcessEnv({
-    base: penv.base,
-    user: penv.user,
-    operator: penv.operator,
-    clearEnv: ref.descriptor.buildpack['clear-env'] === true,
-    cnb: detectCnbEnv(ref, penv.platformDir, planPath),
-  });
-  const inProcess = inProcessDetect(ref, env, penv.inProcess !== false);
+  const env = envWith(planPath);
   let run: DetectRun;
   if (inProcess) {
-    // As a child process started in appDir sees it: getcwd() is the physical path.
-    const r = await inProcess(env, fs.realpathSync(appDir));
-    run = { code: r.code, output: r.output.map((o) => o.text).join('') };
+    const r = await inProcess.loaded(env, fs.realpathSync(appDir));
+    run = { code: r.code, output: printed(r) };
   } else {
     // execa loads when a buildpack runs as a process: our own detects in-process need none of it.
     const { execa } = await import('execa');
+    const bin = path.join(ref.dir, 'bin', 'detect');
     const r = await execa(bin, [penv.platformDir, planPath], { cwd: appDir, env, extendEnv: false, reject: false, all: true, stdin: 'ignore' });
     run = { code: typeof r.exitCode === 'number' ? r.exitCode : -1, output: (r.all ?? '').toString() };
     if (r.failed && r.exitCode === undefined) run.error = r.shortMessage;
@@ -138,13 +184,14 @@ async function runDetect(ref: BuildpackRef, appDir: string, penv: PhaseEnv, tmp:
 /**
  * The CNB_* variables of bin/detect, by the buildpack's API (lifecycle buildpack/detect.go):
  * CNB_BUILDPACK_DIR always; CNB_PLATFORM_DIR and CNB_BUILD_PLAN_PATH from 0.8 (a 0.7 buildpack
- * reads its positional arguments); CNB_TARGET_* from 0.10.
+ * reads its positional arguments); CNB_TARGET_* from 0.10. A detect compiled into rbp has no plan
+ * file (it hands its plan back).
  */
-function detectCnbEnv(ref: BuildpackRef, platformDir: string, planPath: string): EnvMap {
+function detectCnbEnv(ref: BuildpackRef, platformDir: string, planPath: string | undefined): EnvMap {
   const api = ref.descriptor.api;
   return {
     CNB_BUILDPACK_DIR: ref.dir,
-    ...(apiAtLeast(api, '0.8') ? { CNB_PLATFORM_DIR: platformDir, CNB_BUILD_PLAN_PATH: planPath } : {}),
+    ...(apiAtLeast(api, '0.8') ? { CNB_PLATFORM_DIR: platformDir, ...(planPath ? { CNB_BUILD_PLAN_PATH: planPath } : {}) } : {}),
     ...(apiAtLeast(api, '0.10') ? targetEnv() : {}),
   };
 }
@@ -161,7 +208,8 @@ export async function detect(order: Order, appDir: string, penv: PhaseEnv, log: 
   // As the lifecycle's detector when it starts: every buildpack the order names (a composite, not
   // its components) must be of a Buildpack API it supports, else exit 12 before any detect runs.
   for (const group of order) for (const e of group) verifyBuildpackApi(e.ref);
-  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-detect-'));
+  let tmp: string | undefined;
+  const plans = () => (tmp ??= fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-detect-')));
   const runs = new Map<string, Promise<DetectRun>>();
   const here = machineTarget();
   // With composites the groups tried are not the ones written: say which one each result is for.
@@ -181,7 +229,7 @@ export async function detect(order: Order, appDir: string, penv: PhaseEnv, log: 
       if (!e.optional && !targetMatches(targets, here)) {
         const error = `unable to satisfy target os/arch constraints; this machine: ${JSON.stringify(here)}, buildpack: ${JSON.stringify(targets)}`;
         runs.set(bpKey(e.ref), Promise.resolve({ code: -1, output: '', error }));
-      } else runs.set(bpKey(e.ref), runDetect(e.ref, appDir, penv, tmp));
+      } else runs.set(bpKey(e.ref), runDetect(e.ref, appDir, penv, plans));
     }
     const results = await Promise.all(group.map((e) => runs.get(bpKey(e.ref))!));
     let ok = true;
@@ -223,7 +271,7 @@ export async function detect(order: Order, appDir: string, penv: PhaseEnv, log: 
     if (step.value === 'pass' && found) return found;
     return { code: step.value === 'error' ? EXIT.detectError : EXIT.detectNoGroup };
   } finally {
-    fs.rmSync(tmp, { recursive: true, force: true });
+    if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
   }
 }
 

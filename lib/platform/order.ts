@@ -43,13 +43,17 @@ export interface GroupEntry {
 }
 export type Order = GroupEntry[][];
 
+let besideRbp: string | undefined;
+
 /** Where our built buildpacks live: `dist/buildpacks/` beside the bundled CLI. */
 export function ourBuildpacksDir(): string {
   const dir = value(process.env, 'RBP_BUILDPACKS_DIR');
   if (dir) return dir;
+  // Asked several times per buildpack on every detect: found once (a folder not there yet is looked for again).
+  if (besideRbp) return besideRbp;
   const here = path.dirname(fileURLToPath(import.meta.url));
   for (const candidate of [path.join(here, 'buildpacks'), path.resolve(here, '../../dist/buildpacks')]) {
-    if (fs.existsSync(candidate)) return candidate;
+    if (fs.existsSync(candidate)) return (besideRbp = candidate);
   }
   return path.join(here, 'buildpacks');
 }

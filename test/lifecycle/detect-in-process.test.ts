@@ -1,18 +1,20 @@
 /**
- * rbp runs our own buildpacks' detect in its own process (lib/platform/detect.ts: the lib/detect.cjs
- * that bin/detect runs, loaded with require and given the same environment and directory). It must
+ * rbp runs our own buildpacks' detect in its own process (lib/platform/detect.ts): the detect compiled
+ * into rbp when the buildpack folder comes from the same build, else the folder's lib/detect.cjs that
+ * bin/detect runs, loaded with require; either is given the same environment and directory. It must
  * be indistinguishable from running bin/detect as the lifecycle does: same exit codes, output, plan
  * and group, for apps each buildpack passes, declines and rejects as broken input.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
+import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { Logger } from '../../lib/log.ts';
 import { detect, type PhaseEnv } from '../../lib/platform/detect.ts';
 import { filteredHostEnv } from '../../lib/platform/env.ts';
 import { resolveOrder } from '../../lib/platform/order.ts';
-import { copyFixture, rbp, ROOT, tmpDir } from '../helpers/rbp.ts';
+import { copyFixture, rbp, RBP, ROOT, tmpDir } from '../helpers/rbp.ts';
 
 async function detectWith(app: string, user: Record<string, string>, inProcess: boolean, base = filteredHostEnv()) {
   const platformDir = tmpDir('rbp-inproc-platform-');
@@ -109,5 +111,84 @@ describe('our detects in-process agree with their bin/detect', () => {
     const r = await detectWith(app, { NODE_OPTIONS: '--require /nonexistent/rbp-preload.cjs' }, true);
     expect(r.code).toBe(21);
     expect(r.log).toContain('/nonexistent/rbp-preload.cjs');
+  }, 60_000);
+});
+
+describe('our detects compiled into rbp, and a buildpack folder of another build', () => {
+  /**
+   * A copy of dist/buildpacks whose phpserver detect bundle says "the folder's copy found index.php"
+   * where the built one says "found index.php"; with `otherBuild`, its lib/detect.cjs also names
+   * another build id, as a folder built by another rbp (older, newer, edited) does.
+   */
+  function changedBuildpacks(otherBuild: boolean): string {
+    const dir = tmpDir('rbp-inproc-changed-');
+    fs.cpSync(path.join(ROOT, 'dist', 'buildpacks'), dir, { recursive: true });
+    const lib = path.join(dir, 'phpserver', 'lib');
+    const bundle = fs.readFileSync(path.join(lib, 'detect.bundle.cjs'), 'utf8');
+    expect(bundle).toContain('`found ${');
+    fs.writeFileSync(path.join(lib, 'detect.bundle.cjs'), bundle.replace('`found ${', "`the folder's copy found ${"));
+    const program = fs.readFileSync(path.join(lib, 'detect.cjs'), 'utf8');
+    expect(program.split('\n')[0]).toMatch(/^\/\/ rbp-detect-api: 1; build [0-9a-f]{24}$/);
+    if (otherBuild) fs.writeFileSync(path.join(lib, 'detect.cjs'), program.replace(/; build [0-9a-f]+\n/, '; build 0123456789abcdef01234567\n'));
+    return dir;
+  }
+
+  /** rbp detect (the detect CLI) with no node on PATH: a bin/detect cannot start, only in-process detects pass. */
+  async function detectWithoutNode(buildpacks: string) {
+    const env = { PATH: pathWithoutNode(), HOME: process.env.HOME ?? '/root', NO_COLOR: '1', RBP_BUILDPACKS_DIR: buildpacks };
+    return await execa(process.execPath, ['--', RBP, 'detect', copyFixture('php-index-php')], { reject: false, all: true, env, extendEnv: false });
+  }
+
+  it("runs the detect compiled into rbp for a folder of its own build: the folder's detect code is not run", async () => {
+    const r = await detectWithoutNode(changedBuildpacks(false));
+    expect(r.exitCode, r.all).toBe(0);
+    expect(r.stdout).toMatch(/pass: rbp\/phpserver@.*\n\s+found index\.php/);
+    expect(r.stdout).not.toContain("the folder's copy");
+  }, 60_000);
+
+  it.each([
+    ['node-hello', []],
+    ['node-bad-package-json', []],
+    ['static-hugo', []],
+    ['php-webroot', ['--env', 'CC_WEBROOT=public']],
+    ['php-index-php', ['--env', 'CC_WEBROOT=../../etc']],
+  ])(
+    'the detects compiled into rbp agree with bin/detect (%s)',
+    async (fixture, flags) => {
+      const app = copyFixture(fixture);
+      // A folder with no rbp-detect-api mark (as an older build's): rbp runs its bin/detect.
+      const asProcess = tmpDir('rbp-inproc-process-');
+      fs.cpSync(path.join(ROOT, 'dist', 'buildpacks'), asProcess, { recursive: true });
+      for (const n of ['node', 'static', 'phpserver']) {
+        const f = path.join(asProcess, n, 'lib', 'detect.cjs');
+        fs.writeFileSync(f, fs.readFileSync(f, 'utf8').replace(/^\/\/ rbp-detect-api[^\n]*\n/, ''));
+      }
+      const compiled = await rbp(['detect', app, '--json', '--verbose', ...flags]);
+      const processes = await rbp(['detect', app, '--json', '--verbose', ...flags], { env: { RBP_BUILDPACKS_DIR: asProcess } });
+      expect(compiled.exitCode).toBe(processes.exitCode);
+      expect(JSON.parse(compiled.stdout)).toEqual(JSON.parse(processes.stdout));
+      expect(compiled.stderr).toBe(processes.stderr);
+    },
+    60_000,
+  );
+
+  it('reads an edited buildpack.toml as written, not as rbp parsed it at build time', async () => {
+    const dir = tmpDir('rbp-inproc-toml-');
+    fs.cpSync(path.join(ROOT, 'dist', 'buildpacks'), dir, { recursive: true });
+    const toml = path.join(dir, 'phpserver', 'buildpack.toml');
+    const text = fs.readFileSync(toml, 'utf8');
+    expect(text).toMatch(/^version = "[^"]+"$/m);
+    const built = await rbp(['detect', copyFixture('php-index-php')], { env: { RBP_BUILDPACKS_DIR: dir } });
+    expect(built.stdout).toMatch(/group: rbp\/phpserver@\d/);
+    fs.writeFileSync(toml, text.replace(/^version = "[^"]+"$/m, 'version = "9.9.9-edited"'));
+    const edited = await rbp(['detect', copyFixture('php-index-php')], { env: { RBP_BUILDPACKS_DIR: dir } });
+    expect(edited.exitCode, edited.all).toBe(0);
+    expect(edited.stdout).toContain('group: rbp/phpserver@9.9.9-edited');
+  }, 60_000);
+
+  it("loads a folder's own lib/detect.cjs, in rbp's process, when it names another build", async () => {
+    const r = await detectWithoutNode(changedBuildpacks(true));
+    expect(r.exitCode, r.all).toBe(0);
+    expect(r.stdout).toMatch(/pass: rbp\/phpserver@.*\n\s+the folder's copy found index\.php/);
   }, 60_000);
 });

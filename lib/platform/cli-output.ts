@@ -1,0 +1,54 @@
+/**
+ * rbp's stdout and stderr for the commands that only print (detect, --version, help). Node.js makes
+ * process.stdout, for a pipe or a socket, a net.Socket: its first use loads net and the streams
+ * (~5 ms of CPU, a sixth of Node.js's own start, on every `rbp detect` a platform runs). When the
+ * descriptor is a pipe, a socket or a file, these commands write to it directly instead, with
+ * fs.writeSync: what process.stdout does there too on Linux (its writes to pipes and files are
+ * synchronous). A terminal, /dev/null or anything else gets Node.js's own stream.
+ */
+import fs from 'node:fs';
+import type { Writable } from 'node:stream';
+
+/**
+ * The output on descriptor `fd`; `stream` gives Node.js's stream for it (made only when needed).
+ * Only `write` is meant to be called, and the log's questions answered (isTTY, fd): what Logger and
+ * the printing commands use. A descriptor that cannot take a write now (EAGAIN: a non-blocking pipe
+ * that is full) hands this and every later write to the stream, which waits for it, in order; a
+ * reader that has gone (EPIPE) ends the writing quietly, as rbp does for its streams.
+ */
+export function directOutput(fd: 1 | 2, stream: () => Writable): Writable {
+  let direct: boolean;
+  try {
+    const st = fs.fstatSync(fd);
+    direct = st.isFIFO() || st.isSocket() || st.isFile();
+  } catch {
+    direct = false;
+  }
+  if (!direct) return stream();
+  let closed = false;
+  let handedOver = false;
+  const write = (chunk: string | Uint8Array): boolean => {
+    if (closed) return false;
+    if (handedOver) return stream().write(chunk);
+    let rest = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    while (rest.length) {
+      try {
+        rest = rest.subarray(fs.writeSync(fd, rest));
+      } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code;
+        if (code === 'EAGAIN') {
+          handedOver = true;
+          return stream().write(rest);
+        }
+        if (code === 'EPIPE') {
+          closed = true;
+          return false;
+        }
+        throw e;
+      }
+    }
+    return true;
+  };
+  // Not a Writable: the commands given it call write() alone (lib/platform/cli.ts, commands/detect.ts, version.ts).
+  return { fd, isTTY: false, write } as unknown as Writable;
+}
