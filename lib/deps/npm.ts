@@ -25,12 +25,8 @@ export const NPM_ACCEPT = 'application/vnd.npm.install-v1+json';
 export function nodePackage(arch = ociArch()): string {
   return `node-linux-${arch === 'arm64' ? 'arm64' : 'x64'}`;
 }
-export function bunPackage(arch = ociArch()): string {
-  return `@oven/bun-linux-${arch === 'arm64' ? 'aarch64' : 'x64'}`;
-}
-export function denoPackage(arch = ociArch()): string {
-  return `@deno/linux-${arch === 'arm64' ? 'arm64' : 'x64'}-glibc`;
-}
+// The names live apart from the registry client: the package-manager table (and so detect) needs them.
+export { bunPackage, denoPackage } from './npm-packages.ts';
 
 /** RBP_NPM_REGISTRY, the operator's registry for tool packages; undefined: the public one. */
 export function toolRegistry(env: Record<string, string | undefined>): string | undefined {

@@ -13,10 +13,9 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import semver from 'semver';
 import { value } from '../config/read.ts';
 import type { NODE_BUILD_TOOLS } from '../config/variables.ts';
-import { bunPackage, denoPackage } from '../deps/npm.ts';
+import { bunPackage, denoPackage } from '../deps/npm-packages.ts';
 
 /** The values CC_NODE_BUILD_TOOL accepts (lib/config/variables.ts declares them; each is one entry's below). */
 export type BuildTool = (typeof NODE_BUILD_TOOLS)[number];
@@ -273,7 +272,8 @@ export const PACKAGE_MANAGERS: Record<Manager, PackageManager> = {
     tool: npmRegistryTool(
       'pnpm',
       () => 'pnpm',
-      (v) => (semver.major(v) >= 11 ? 'bin/pnpm.mjs' : 'bin/pnpm.cjs'),
+      // v is the exact version installed; a plain parse, so that detect (which reads this table) needs no semver.
+      (v) => (Number.parseInt(v, 10) >= 11 ? 'bin/pnpm.mjs' : 'bin/pnpm.cjs'),
     ),
     install: { argv: ['pnpm', 'install'], includeDev: ['--prod', 'false'], omitDev: { flags: ['--prod'], when: 'production' }, locked: ['--frozen-lockfile'] },
     run: ['pnpm', 'run'],
