@@ -36,6 +36,9 @@ describe('the detect bundle', () => {
       expect(text).not.toContain(`// lib/platform/${m}\n`);
     // execa (third-party buildpacks' detects, run as processes) and tar (buildpackages in an order) are files of their own.
     expect(text).not.toMatch(/\/\/ node_modules\/(execa|tar)\//);
+    // Nor the registry client and semver, which the package-manager table's detect-time use does not need.
+    expect(text).not.toMatch(/\/\/ node_modules\/semver\//);
+    expect(text).not.toContain('// lib/deps/npm.ts\n');
     expect(fs.statSync(path.join(dir, 'cli-detect.bundle.cjs')).size).toBeLessThan(fs.statSync(path.join(dir, 'rbp.bundle.cjs')).size / 2);
   });
 
