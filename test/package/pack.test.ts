@@ -17,6 +17,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
+import { finished } from '../../lib/child-result.ts';
 import { parse } from 'smol-toml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { referenceLauncher, runImageLayout } from '../../lib/package/app-image.ts';
@@ -66,8 +67,8 @@ afterAll(async () => {
   // What pack pulled into podman's store (the builder, run and lifecycle images) and its cache volumes.
   // Every image named after this test's registry (its port is this test's own), untagged ones included.
   if (registry) {
-    const listed = await execa('podman', ['images', '--format', '{{.Repository}} {{.ID}}'], { reject: false });
-    for (const line of String(listed.stdout ?? '').split('\n')) if (line.startsWith(`${registry.host}/`)) forgetImage(line.split(' ')[1]!);
+    const listed = finished(await execa('podman', ['images', '--format', '{{.Repository}} {{.ID}}'], { reject: false }));
+    for (const line of (listed.stdout ?? '').split('\n')) if (line.startsWith(`${registry.host}/`)) forgetImage(line.split(' ')[1]!);
   }
   await cleanupPodman();
   for (const v of await volumes().catch(() => new Set<string>()))
