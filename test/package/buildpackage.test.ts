@@ -33,7 +33,7 @@ beforeAll(async () => {
 }, 120_000);
 
 function labels(file: string): Record<string, string> {
-  return readLayout(extract(file)).config.config.Labels ?? {};
+  return readLayout(extract(file)).config.config?.Labels ?? {};
 }
 
 describe('rbp package --out DIR', () => {

@@ -268,7 +268,7 @@ async function installTools(ctx: BuildContext, s: Settings, log: Logger): Promis
     used.add(PACKAGE_MANAGERS[extra.id].layer!);
   }
   if (deno) {
-    bins.push(installed[next++]!);
+    bins.push(installed[next]!);
     used.add('deno');
   }
   for (const l of TOOL_LAYERS) if (!used.has(l) && fs.existsSync(path.join(ctx.layersDir, `${l}.toml`))) ctx.layers.remove(l);
