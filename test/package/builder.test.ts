@@ -101,7 +101,7 @@ async function create(fixture: string, operatorEnv: Record<string, string>, moun
     ],
     { timeout: 600_000 },
   );
-  return { ...r, image: path.join(repo, 'index.docker.io', 'library', 'app', 'latest') };
+  return { exitCode: r.exitCode, all: r.all, image: path.join(repo, 'index.docker.io', 'library', 'app', 'latest') };
 }
 
 /**
