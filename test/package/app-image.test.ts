@@ -24,7 +24,7 @@ const missing = [
   ...(fs.existsSync(path.join(runImage, 'index.json')) ? [] : [`the run image at ${runImage} (scripts/tools/run-image.sh)`]),
   ...(fs.existsSync(launcher) ? [] : [`the reference launcher at ${launcher} (scripts/tools/lifecycle.sh)`]),
 ];
-const image = requirementOfAll(missing, 'app-image.test.ts');
+const imageTools = requirementOfAll(missing, 'app-image.test.ts');
 const sws = process.env.RBP_TOOL_STATIC_WEB_SERVER;
 const swsTool = realTool('RBP_TOOL_STATIC_WEB_SERVER', 'app-image.test.ts (the static site case)');
 const root = requirement(process.getuid?.() === 0, {
@@ -34,7 +34,7 @@ const root = requirement(process.getuid?.() === 0, {
 });
 afterAll(cleanupPodman);
 
-describeNeeding(image, 'rbp build --image DIR', () => {
+describeNeeding(imageTools, 'rbp build --image DIR', () => {
   it('CI has everything the app image needs', () => {
     expect(missing).toEqual([]);
   });

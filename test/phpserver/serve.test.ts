@@ -62,13 +62,14 @@ describe('the real application server', () => {
     // some reach Caddy while FrankenPHP is still making its PHP threads (the window the patch of
     // scripts/tools/patches/frankenphp-1.11.1-request-during-init.patch closes).
     const answers: Promise<number>[] = [];
-    const served = { yet: false }; // a field: set by the probes, read between them
+    let served = false;
+    const servedYet = () => served; // read through a call: the probes set it between two reads
     const probe = () =>
       fetch(`http://127.0.0.1:${port}/`, { headers: { connection: 'close' }, signal: AbortSignal.timeout(20_000) }).then(
-        async (r) => (await r.text(), (served.yet = true), r.status),
+        async (r) => (await r.text(), (served = true), r.status),
         (e: unknown) => ((e as Error).name === 'TimeoutError' ? -1 : 0), // 0: refused (not listening yet), -1: accepted and never answered
       );
-    for (let i = 0; i < 20000 && !served.yet && !exited(); i++) {
+    for (let i = 0; i < 20000 && !servedYet() && !exited(); i++) {
       answers.push(probe());
       await new Promise((r) => setTimeout(r, 2));
     }
