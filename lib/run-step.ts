@@ -50,8 +50,8 @@ export async function runStep(argv: string[], o: StepOptions): Promise<StepResul
   const shown = argv[0] === '/bin/sh' && argv[1] === '-c' ? argv[2]! : argv.map((a) => (/\s/.test(a) ? JSON.stringify(a) : a)).join(' ');
   const activity = o.log.track(o.title ?? maskSecrets(shown, o.env));
   const child = execa(argv[0]!, argv.slice(1), { cwd: o.cwd, env: o.env, extendEnv: false, reject: false, stdin: 'ignore', buffer: false });
-  child.stdout?.on('data', (d: Buffer) => out.write(d));
-  child.stderr?.on('data', (d: Buffer) => err.write(d));
+  child.stdout.on('data', (d: Buffer) => out.write(d));
+  child.stderr.on('data', (d: Buffer) => err.write(d));
   const r = await child;
   activity.end();
   for (const w of [out, err]) {

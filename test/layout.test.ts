@@ -21,6 +21,7 @@ const BASE = [
   'lib/json-depth.ts',
   'lib/memory-temp.ts',
   'lib/run-step.ts',
+  'lib/child-result.ts',
   'lib/cache-check.ts',
   'lib/types',
 ];

@@ -13,7 +13,7 @@ import { realTool, TOOL_VARIABLES, type ToolVariable } from './helpers/tool-cach
  */
 async function reportedVersion(t: ToolVariable, exe: string): Promise<string> {
   const r = await execa(exe, t.versionArgs, { all: true, timeout: 30_000 });
-  return /\bv?(\d+\.\d+\.\d+)\b/.exec(String(r.all))?.[1] ?? String(r.all);
+  return /\bv?(\d+\.\d+\.\d+)\b/.exec(r.all)?.[1] ?? r.all;
 }
 
 const tools = TOOL_VARIABLES.map((t) => ({ t, tool: realTool(t.variable, `tools test (${t.variable})`) }));

@@ -79,7 +79,7 @@ export function verifyBuildpackApi(ref: BuildpackRef): void {
     title: api === undefined ? `Buildpack ${id}@${version} names no Buildpack API` : `Buildpack ${id}@${version} asks for a Buildpack API rbp does not run`,
     seen: {
       what: api === undefined ? 'api (missing)' : parseApi(api) ? 'api' : 'api (not a version)',
-      ...(api !== undefined ? { value: String(api) } : {}),
+      ...(api !== undefined ? { value: api } : {}),
       where: `${file}${line ? `:${line}` : ''}`,
     },
     rule: `rbp runs the Buildpack APIs the reference lifecycle 0.20.8 supports: ${SUPPORTED_BUILDPACK_APIS.join(', ')} (api = "<major>.<minor>" at the top of buildpack.toml).`,

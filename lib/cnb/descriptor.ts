@@ -22,15 +22,16 @@ export interface Target {
   distros?: { name?: string; version?: string }[];
 }
 
+/** An [[order.group]] entry as written: order.ts checks its fields' types when it resolves the order. */
 export interface OrderEntry {
-  id: string;
-  version?: string;
-  optional?: boolean;
+  id?: unknown;
+  version?: unknown;
+  optional?: unknown;
 }
 
 export interface BuildpackDescriptor {
   /** The Buildpack API; absent or unsupported is refused before the buildpack runs (api.ts). */
-  api: string;
+  api?: string;
   buildpack: {
     id: string;
     version: string;
@@ -41,8 +42,10 @@ export interface BuildpackDescriptor {
     'sbom-formats'?: string[];
   };
   targets?: Target[];
-  stacks?: { id: string }[];
-  order?: { group: OrderEntry[] }[];
+  /** Tables, as checked below; their fields are not (a stack without an id is one that matches nothing). */
+  stacks?: { id?: unknown }[];
+  /** Tables, as checked below; order.ts checks what they hold. */
+  order?: { group?: OrderEntry[] }[];
   metadata?: Record<string, unknown>;
 }
 
@@ -148,7 +151,7 @@ export function readDescriptor(dir: string): BuildpackRef {
       title: 'Invalid buildpack.toml',
       line,
       // The line as written (a parsed float 0.10 would show as 0.1).
-      value: line ? text.split('\n')[line - 1]!.trim() : (JSON.stringify(v) ?? String(v)),
+      value: line ? text.split('\n')[line - 1]!.trim() : JSON.stringify(v),
       rule: `${name} is ${f.want}.`,
       fix: `In ${file}, write ${name} as ${f.want}.`,
     });

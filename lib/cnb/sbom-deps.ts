@@ -163,7 +163,8 @@ export function composerComponents(vendorDir: string): SbomComponent[] {
  * archive, not of the package, so no hash is given.
  */
 export function yarnBerryLockComponents(lockFile: string): SbomComponent[] {
-  let doc: Record<string, { resolution?: string }>;
+  // An empty file parses to null, an entry without fields to null.
+  let doc: Record<string, { resolution?: string } | null> | null;
   try {
     doc = parseYaml(fs.readFileSync(lockFile, 'utf8')) as typeof doc;
   } catch {

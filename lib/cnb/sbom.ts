@@ -70,31 +70,35 @@ export function cycloneDx(components: SbomComponent[]): object {
   };
 }
 
+/** A component as componentJson() writes it. */
+interface WrittenComponent {
+  type?: SbomComponent['type'];
+  group?: string;
+  name: string;
+  version?: string;
+  purl?: string;
+  hashes?: SbomComponent['hashes'];
+  licenses?: { expression?: string; license?: { id?: string; name?: string } }[];
+  properties?: { name: string; value: string }[];
+}
+
 /** Components of an SBOM file this module wrote, back as SbomComponent (for appending). */
 function readComponents(file: string): SbomComponent[] {
-  let doc: { components?: Record<string, unknown>[] };
+  let doc: { components?: WrittenComponent[] };
   try {
     doc = JSON.parse(fs.readFileSync(file, 'utf8')) as typeof doc;
   } catch {
     return [];
   }
   return (doc.components ?? []).map((c) => ({
-    name: String(c.name),
-    ...(c.version !== undefined ? { version: String(c.version) } : {}),
-    ...(c.type ? { type: c.type as SbomComponent['type'] } : {}),
-    ...(c.group ? { group: String(c.group) } : {}),
-    ...(c.purl ? { purl: String(c.purl) } : {}),
-    ...(Array.isArray(c.hashes) ? { hashes: c.hashes as SbomComponent['hashes'] } : {}),
-    ...(Array.isArray(c.licenses)
-      ? {
-          licenses: (c.licenses as { expression?: string; license?: { id?: string; name?: string } }[])
-            .map((l) => l.expression ?? l.license?.id ?? l.license?.name ?? '')
-            .filter(Boolean),
-        }
-      : {}),
-    ...(Array.isArray(c.properties)
-      ? { properties: Object.fromEntries((c.properties as { name: string; value: string }[]).map((p) => [p.name, p.value])) }
-      : {}),
+    name: c.name,
+    ...(c.version !== undefined ? { version: c.version } : {}),
+    ...(c.type ? { type: c.type } : {}),
+    ...(c.group ? { group: c.group } : {}),
+    ...(c.purl ? { purl: c.purl } : {}),
+    ...(Array.isArray(c.hashes) ? { hashes: c.hashes } : {}),
+    ...(Array.isArray(c.licenses) ? { licenses: c.licenses.map((l) => l.expression ?? l.license?.id ?? l.license?.name ?? '').filter(Boolean) } : {}),
+    ...(Array.isArray(c.properties) ? { properties: Object.fromEntries(c.properties.map((p) => [p.name, p.value])) } : {}),
   }));
 }
 

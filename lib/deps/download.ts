@@ -56,7 +56,7 @@ export function isRetryable(e: unknown): boolean {
 export function describeError(e: unknown): string {
   if (!(e instanceof Error)) return String(e);
   const cause = e.cause as { code?: string; message?: string } | undefined;
-  const extra = cause ? `: ${cause.code ?? cause.message ?? String(cause)}` : '';
+  const extra = cause ? `: ${cause.code ?? cause.message ?? String(e.cause)}` : '';
   return redact(`${e.message}${extra}`);
 }
 
@@ -77,7 +77,7 @@ export async function withRetry<T>(fn: (attempt: number) => Promise<T>, opts: Ne
 }
 
 function isNotFound(e: unknown): boolean {
-  return (e instanceof HttpStatusError && e.status === 404) || (e as NodeJS.ErrnoException)?.code === 'ENOENT';
+  return (e instanceof HttpStatusError && e.status === 404) || (e as NodeJS.ErrnoException | null | undefined)?.code === 'ENOENT';
 }
 
 const PROXY_VARS = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy', 'NO_PROXY', 'no_proxy'] as const;

@@ -149,8 +149,8 @@ export async function installTool(o: InstallToolOptions): Promise<InstalledTool>
     log.info(`installing ${id} ${spec.version} (cached layer is incomplete)`);
   } else {
     // A new version also changes the uri and checksum: name only the change that explains the others.
-    const reason =
-      before?.version !== undefined && before.version !== spec.version ? `version changed (${String(before.version)} → ${spec.version})` : layer.reason;
+    const was = before?.version;
+    const reason = typeof was === 'string' && was !== spec.version ? `version changed (${was} → ${spec.version})` : layer.reason;
     log.info(`installing ${id} ${spec.version} (${reason})`);
   }
 

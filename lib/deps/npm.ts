@@ -124,10 +124,12 @@ export class NpmRegistryClient {
       ...(full ? {} : { accept: NPM_ACCEPT }),
       fix: 'check that this machine can reach the npm registry, or that the registry URL (RBP_NPM_REGISTRY) is right',
     });
-    let doc: Packument;
+    // Any JSON may come back; a document of a package whose versions were all unpublished has no versions.
+    let doc: Omit<Packument, 'versions'> & { versions?: Packument['versions'] };
     try {
-      doc = JSON.parse(text ?? '') as Packument;
-      if (!doc || typeof doc !== 'object') throw new Error('not a JSON object');
+      const parsed: unknown = JSON.parse(text ?? '');
+      if (!parsed || typeof parsed !== 'object') throw new Error('not a JSON object');
+      doc = parsed;
     } catch (e) {
       throw new UserError({
         id: 'deps/npm-document-invalid',

@@ -32,7 +32,7 @@ export async function privateLibraries(exe: string): Promise<{ soname: string; f
   const r = await execa('ldd', [exe], { reject: false, all: true, timeout: 30_000, stdin: 'ignore' });
   if (r.exitCode !== 0) return []; // a static executable ("not a dynamic executable"), or no ldd: nothing to add
   const out: { soname: string; file: string }[] = [];
-  for (const line of String(r.stdout).split('\n')) {
+  for (const line of r.stdout.split('\n')) {
     const m = /^\s*(\S+)\s+=>\s+(\/\S+)\s+\(0x[0-9a-f]+\)/.exec(line);
     if (!m) continue;
     const file = fs.realpathSync(m[2]!);

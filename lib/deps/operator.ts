@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
+import { finished } from '../child-result.ts';
 import { appendSbom } from '../cnb/sbom.ts';
 import semver from 'semver';
 import { raw } from '../config/read.ts';
@@ -42,7 +43,7 @@ export interface OperatorTool {
 
 /** Runs the tool to learn its version. */
 export async function readToolVersion(file: string, args: string[], pattern = /\bv?(\d+\.\d+\.\d+)\b/): Promise<{ version?: string; output: string }> {
-  const r = await execa(file, args, { reject: false, all: true, timeout: 15_000, stdin: 'ignore' });
+  const r = finished(await execa(file, args, { reject: false, all: true, timeout: 15_000, stdin: 'ignore' }));
   const output = r.all ?? '';
   const m = pattern.exec(output);
   const version = m ? (m[1] ?? m[0]) : undefined;

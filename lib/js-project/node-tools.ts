@@ -47,7 +47,7 @@ export function toolRegistryClient(env: Record<string, string | undefined>, log:
 export function specOf(t: ToolEnv, doc: Packument, pkg: string, id: string, version: string, bin: string, pinned?: Checksum): DependencySpec {
   const spec = t.npm.spec(doc, pkg, version, { id, bin });
   const registry = spec.checksum;
-  if (pinned && registry && pinned.algorithm === registry.algorithm && pinned.hex !== registry.hex) {
+  if (pinned && pinned.algorithm === registry?.algorithm && pinned.hex !== registry.hex) {
     throw new UserError({
       id: 'node/package-manager/hash-mismatch',
       title: `The packageManager hash does not match ${pkg}@${version}`,

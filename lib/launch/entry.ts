@@ -11,9 +11,8 @@
  *   supervises the app and the chain itself (supervisor.ts), restarting the app as the plan says.
  */
 import { spawnSync } from 'node:child_process';
-import os from 'node:os';
 import { raw } from '../config/read.ts';
-import { exitCodeFor } from '../cnb/exit.ts';
+import { exitCodeFor, signalNumber } from '../cnb/exit.ts';
 import { isUserError, redactUrl, renderUserError } from '../errors.ts';
 import { isExecutableFile } from '../fsx.ts';
 import { formatDuration, Logger } from '../log.ts';
@@ -218,7 +217,7 @@ async function superviseHere(plan: LaunchPlan, appEnv: Record<string, string>, l
     const sig = await waitOrSignal(next.delayMs);
     if (sig) {
       log.info(`${sig} while waiting to restart: stopping`);
-      process.exit(128 + (os.constants.signals[sig] ?? 0));
+      process.exit(128 + (signalNumber(sig) ?? 0));
     }
   }
 }

@@ -11,6 +11,7 @@
  */
 import { raw } from '../config/read.ts';
 import { spawnSync } from 'node:child_process';
+import { finished } from '../child-result.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Layers } from '../cnb/layers.ts';
@@ -64,7 +65,7 @@ export function probeNode(file: string): NodeProbe {
     return { ok: false, problem: stat ? `${file} is not executable` : `${file} does not exist` };
   }
   if (!stat.isFile()) return { ok: false, problem: `${file} is not a file` };
-  const r = spawnSync(file, ['--version'], { encoding: 'utf8', timeout: 15_000, stdio: ['ignore', 'pipe', 'pipe'] });
+  const r = finished(spawnSync(file, ['--version'], { encoding: 'utf8', timeout: 15_000, stdio: ['ignore', 'pipe', 'pipe'] }));
   const out = (r.stdout ?? '').trim();
   const m = /^v(\d+)\.\d+\.\d+/.exec(out);
   if (r.error || r.status !== 0 || !m) {

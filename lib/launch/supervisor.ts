@@ -7,9 +7,9 @@
  * (`/bin/sh -c`, `npm start`) never leaves its children behind.
  */
 import { spawn } from 'node:child_process';
-import os from 'node:os';
 import type { Logger } from '../log.ts';
 import { formatDuration } from '../log.ts';
+import { signalNumber } from '../cnb/exit.ts';
 import { listening } from './request-flow/allocate.ts';
 
 export interface Exit {
@@ -62,7 +62,7 @@ const SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
 
 export function exitStatus(exit: Exit): number {
   if (exit.code !== null) return exit.code;
-  return 128 + (exit.signal ? (os.constants.signals[exit.signal] ?? 0) : 0);
+  return 128 + (exit.signal ? (signalNumber(exit.signal) ?? 0) : 0);
 }
 
 function describeExit(exit: Exit): string {
@@ -151,7 +151,7 @@ export async function supervise(members: Member[], opts: SuperviseOptions): Prom
     await stopAll();
     for (const [s, h] of handlers) process.off(s, h);
     const primary = started.find((s) => s.member.name === opts.primary);
-    return primary?.exit ? exitStatus(primary.exit) : 128 + (os.constants.signals[sig] ?? 0);
+    return primary?.exit ? exitStatus(primary.exit) : 128 + (signalNumber(sig) ?? 0);
   };
 
   const t0 = performance.now();

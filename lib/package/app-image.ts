@@ -89,7 +89,8 @@ interface ExportRecord {
 
 function readRecord(image: string): ExportRecord['layers'] {
   try {
-    const r = JSON.parse(fs.readFileSync(path.join(image, EXPORT_RECORD), 'utf8')) as ExportRecord;
+    // A record another version of rbp wrote may be of another version.
+    const r = JSON.parse(fs.readFileSync(path.join(image, EXPORT_RECORD), 'utf8')) as Omit<ExportRecord, 'version'> & { version: unknown };
     return r.version === 1 ? r.layers : {};
   } catch {
     return {};

@@ -199,7 +199,7 @@ export async function writeBuilder(o: BuilderOptions): Promise<{ layout: string 
     const lcLayer = await add(builder, lcRoot, `rbp: the reference lifecycle ${o.lifecycleVersion} at /cnb/lifecycle`);
 
     // One layer per buildpack, as a buildpackage has them.
-    const bpLayers: Record<string, Record<string, { api: string; targets?: unknown; layerDiffID: string; homepage?: string; name?: string }>> = {};
+    const bpLayers: Record<string, Record<string, { api?: string; targets?: unknown; layerDiffID: string; homepage?: string; name?: string }>> = {};
     for (const ref of members) {
       const d = ref.descriptor;
       const root = stage(`bp-${escapeId(d.buildpack.id)}`);

@@ -22,9 +22,10 @@ export const DISTRIBUTION_API_LABEL = 'io.buildpacks.distribution.api';
 export const DISTRIBUTION_API = '0.3';
 
 interface LayerInfo {
-  api: string;
+  /** As buildpack.toml gives it (none when it names none: JSON leaves the key out). */
+  api?: string;
   targets?: BuildpackDescriptor['targets'];
-  order?: { group: { id: string; version?: string; optional?: boolean }[] }[];
+  order?: BuildpackDescriptor['order'];
   layerDiffID: string;
   homepage?: string;
   name?: string;

@@ -41,14 +41,16 @@ export interface ImageConfig {
   architecture: string;
   os: string;
   created?: string;
-  config: { Labels?: Record<string, string>; Env?: string[]; Entrypoint?: string[]; Cmd?: string[]; WorkingDir?: string; User?: string };
+  /** Optional in the OCI image spec: an image read from a layout may have none. */
+  config?: { Labels?: Record<string, string>; Env?: string[]; Entrypoint?: string[]; Cmd?: string[]; WorkingDir?: string; User?: string };
   rootfs: { type: 'layers'; diff_ids: string[] };
   history?: History[];
 }
 
 export interface Manifest {
   schemaVersion: 2;
-  mediaType: string;
+  /** Optional in the OCI image spec (a SHOULD): a manifest read from a layout may have none. */
+  mediaType?: string;
   config: Descriptor;
   layers: Descriptor[];
 }

@@ -102,7 +102,7 @@ async function askHelper(helper: string, server: string, file: string): Promise<
     return undefined;
   }
   try {
-    const out = JSON.parse(String(r.stdout)) as { Username?: string; Secret?: string };
+    const out = JSON.parse(r.stdout) as { Username?: string; Secret?: string };
     if (!out.Secret) return undefined;
     return out.Username === '<token>' ? { identityToken: out.Secret } : { username: out.Username ?? '', password: out.Secret };
   } catch {

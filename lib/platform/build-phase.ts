@@ -140,8 +140,8 @@ export async function buildPhase(o: BuildPhaseOptions): Promise<Built> {
       log.raw(d);
       tail = (tail + d.toString()).slice(-16_384);
     };
-    child.stdout?.on('data', shown);
-    child.stderr?.on('data', shown);
+    child.stdout.on('data', shown);
+    child.stderr.on('data', shown);
     const r = await child;
     o.interrupt.untrack(child.pid);
     o.onGroup?.(undefined);

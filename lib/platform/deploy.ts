@@ -132,10 +132,11 @@ export async function deploy(o: DeployOptions, report: (r: DeployReport) => void
     return running;
   };
   const running = launch();
-  let alive = true;
-  void running.exited.then(() => (alive = false));
+  // Cleared when the app ends, read after awaits: a field, which TypeScript does not narrow to the `true` it starts as.
+  const app = { alive: true };
+  void running.exited.then(() => (app.alive = false));
   const stop = async () => {
-    if (alive) running.stop('SIGTERM');
+    if (app.alive) running.stop('SIGTERM');
     return running.exited;
   };
   const failed = async (e: UserError, healthCheck: DeployReport['healthCheck'] = []): Promise<number> => {
@@ -148,9 +149,9 @@ export async function deploy(o: DeployOptions, report: (r: DeployReport) => void
   try {
     const { healthCheck, healthCheckPaths, waitForPort } = await import('./health.ts');
     try {
-      await waitForPort(o.port, { timeoutMs: o.timeoutMs, alive: () => alive });
+      await waitForPort(o.port, { timeoutMs: o.timeoutMs, alive: () => app.alive });
     } catch {
-      if (!alive) return await failed(crashedError(plan.process, await running.exited, tail.last()));
+      if (!app.alive) return await failed(crashedError(plan.process, await running.exited, tail.last()));
       return await failed(notListeningError(o.port, o.timeoutMs));
     }
     const paths = healthCheckPaths(o.userEnv);
@@ -159,10 +160,10 @@ export async function deploy(o: DeployOptions, report: (r: DeployReport) => void
     const blocked = isBlocked(o.userEnv);
     const checkPort = blocked ? appListenPort(plan.env, undefined, plan.cwd) : o.port;
     if (blocked) log.info(`CC_REQUEST_FLOW=block: public access is blocked, so the health check goes to the application's port ${checkPort}`);
-    if (blocked) await waitForPort(checkPort, { timeoutMs: o.timeoutMs, alive: () => alive }).catch(() => undefined);
+    if (blocked) await waitForPort(checkPort, { timeoutMs: o.timeoutMs, alive: () => app.alive }).catch(() => undefined);
     const r = await healthCheck(checkPort, paths);
     for (const l of r.lines) log.line(l);
-    if (!alive) return await failed(crashedError(plan.process, await running.exited, tail.last()), r.results);
+    if (!app.alive) return await failed(crashedError(plan.process, await running.exited, tail.last()), r.results);
     if (!r.ok) return await failed(healthCheckError(r.results.filter((x) => x.status !== '200')), r.results);
     log.info(`deployed: ${url} answers on ${paths.length} health-check path(s)`);
     report({ deployed: true, url, process: plan.process, healthCheck: r.results });
@@ -183,10 +184,11 @@ export async function deploy(o: DeployOptions, report: (r: DeployReport) => void
  * ends the run: the status is the app's.
  */
 async function keepRunning(first: Running, launch: () => Running, plan: LaunchPlan, o: DeployOptions): Promise<number> {
-  let stopping = false;
+  // Set by a signal while the app runs or waits to restart: a field, which TypeScript does not narrow to the `false` it starts as.
+  const asked = { stop: false };
   let wake = () => {};
   const onSignal = () => {
-    stopping = true;
+    asked.stop = true;
     wake();
   };
   const sigs = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
@@ -197,18 +199,19 @@ async function keepRunning(first: Running, launch: () => Running, plan: LaunchPl
     for (;;) {
       const t0 = performance.now();
       const status = await running.exited;
-      if (o.restart !== 'on-failure' || status === 0 || stopping) return status;
+      if (o.restart !== 'on-failure' || status === 0 || asked.stop) return status;
       attempt = performance.now() - t0 >= HEALTHY_RUN_MS ? 1 : attempt + 1;
       const delay = restartDelay(attempt, read<number>(plan.env, 'RBP_RESTART_FIRST_DELAY')!.value * 1000);
       o.log.line(`! restarting the app in ${formatDuration(delay)} (restart ${attempt}, --restart on-failure; last ${statusText(status)})`);
-      await new Promise<void>((r) => {
-        const timer = setTimeout(r, delay);
+      // The wait ends on its timer, or early on a stop asked meanwhile (nothing above awaits, so none came between).
+      const woke = await new Promise<'timer' | 'stop'>((r) => {
+        const timer = setTimeout(() => r('timer'), delay);
         wake = () => {
           clearTimeout(timer);
-          r();
+          r('stop');
         };
       });
-      if (stopping) return status;
+      if (woke === 'stop') return status;
       running = launch();
     }
   } finally {

@@ -12,6 +12,7 @@ import { readBuildPlan, type BuildPlan, type BuildpackPlanEntry } from '../cnb/p
 import type { EnvMap } from '../cnb/env.ts';
 import { EXIT } from '../cnb/exit.ts';
 import type { Logger } from '../log.ts';
+import { finished } from '../child-result.ts';
 import { resolvePlan, type PlanEntry } from './resolve.ts';
 import { ourBuildpacksDir, RUNTIMES, type GroupEntry, type Order, type Runtime } from './order.ts';
 import { detectExit, type DetectExit, type DetectFn } from '../cnb/context.ts';
@@ -165,8 +166,8 @@ async function runDetect(ref: BuildpackRef, appDir: string, penv: PhaseEnv, plan
     // execa loads when a buildpack runs as a process: our own detects in-process need none of it.
     const { execa } = await import('execa');
     const bin = path.join(ref.dir, 'bin', 'detect');
-    const r = await execa(bin, [penv.platformDir, planPath], { cwd: appDir, env, extendEnv: false, reject: false, all: true, stdin: 'ignore' });
-    run = { code: typeof r.exitCode === 'number' ? r.exitCode : -1, output: (r.all ?? '').toString() };
+    const r = finished(await execa(bin, [penv.platformDir, planPath], { cwd: appDir, env, extendEnv: false, reject: false, all: true, stdin: 'ignore' }));
+    run = { code: typeof r.exitCode === 'number' ? r.exitCode : -1, output: r.all ?? '' };
     if (r.failed && r.exitCode === undefined) run.error = r.shortMessage;
   }
   const code = run.code;

@@ -6,6 +6,7 @@
  * call's number for this machine's architecture.
  */
 import { spawnSync } from 'node:child_process';
+import { finished } from '../child-result.ts';
 import os from 'node:os';
 import { findOnPath } from '../fsx.ts';
 
@@ -27,7 +28,7 @@ export function exchange(a: string, b: string, pathVar = process.env.PATH): stri
   if (os.platform() !== 'linux' || nr === undefined) return `no renameat2 for ${os.platform()}/${os.arch()}`;
   if (!perl) return 'neither exch (util-linux 2.40+) nor perl is on PATH';
   const script = `syscall(${nr}, ${AT_FDCWD}, $ARGV[0], ${AT_FDCWD}, $ARGV[1], ${RENAME_EXCHANGE}) == 0 or die "renameat2: $!\\n"`;
-  const r = spawnSync(perl, ['-e', script, a, b], { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
+  const r = finished(spawnSync(perl, ['-e', script, a, b], { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' }));
   if (r.status === 0) return undefined;
   return (r.stderr ?? '').trim().split('\n')[0] || (r.error ? r.error.message : `exit ${r.status ?? r.signal}`);
 }

@@ -140,7 +140,8 @@ export function exportPhase(o: ExportOptions): { layers: ExportedLayer[]; metada
   writeCacheRecord(path.join(newCache, CACHE_MARKER), { trees, folders });
   const metadata: LaunchMetadata = {
     ...(defaultType ? { 'buildpack-default-process-type': defaultType } : {}),
-    buildpacks: o.group.map((g) => ({ id: g.descriptor.buildpack.id, version: g.descriptor.buildpack.version, api: g.descriptor.api })),
+    // api: checked present and supported before the build (verifyBuildpackApi).
+    buildpacks: o.group.map((g) => ({ id: g.descriptor.buildpack.id, version: g.descriptor.buildpack.version, api: g.descriptor.api! })),
     processes: [...processes.values()].sort((a, b) => (a.type < b.type ? -1 : a.type > b.type ? 1 : 0)), // byte order, as the lifecycle
     labels: [...built.labels.values()],
   };

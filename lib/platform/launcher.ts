@@ -83,7 +83,7 @@ function runExecD(dir: string, env: EnvMap, cwd: string, stdout: 1 | 2): void {
 }
 
 /** The launcher's check of metadata.toml's buildpacks (exit 12, as lifecycle cmd/launcher). */
-function verifyLaunchApi(bp: { id: string; api: string }, out: string): void {
+function verifyLaunchApi(bp: { id: string; api?: unknown }, out: string): void {
   if (isSupportedApi(bp.api)) return;
   const e = new UserError({
     id: 'platform/launch/api-unsupported',

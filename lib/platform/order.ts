@@ -17,7 +17,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { escapeId, readDescriptor, type BuildpackRef, type OrderEntry } from '../cnb/descriptor.ts';
+import { escapeId, readDescriptor, type BuildpackRef } from '../cnb/descriptor.ts';
 import { value } from '../config/read.ts';
 import { readToml } from '../cnb/toml.ts';
 import { UserError } from '../errors.ts';
@@ -229,7 +229,7 @@ function inSiblings(dir: string, id: string, version: string | undefined, tried:
   return undefined;
 }
 
-function findComponent(e: OrderEntry, composite: BuildpackRef, pool: Pool): BuildpackRef {
+function findComponent(e: { id: string; version: string | undefined }, composite: BuildpackRef, pool: Pool): BuildpackRef {
   const tried = pool.given.map((r) => `--buildpack ${r.dir}`);
   let found = pool.given.find((r) => matches(r, e.id, e.version));
   found ??= inLayout(layoutRoots(composite), e.id, e.version, tried);
@@ -281,11 +281,11 @@ function resolveEntry(ref: BuildpackRef, optional: boolean, pool: Pool, path_: s
   let order = memo.get(k);
   if (!order) {
     order = ref.descriptor.order!.map((g, i) => {
-      if (!g || !Array.isArray(g.group)) throw badOrder(ref, `[[order]] #${i + 1} has no [[order.group]] list`);
-      return g.group.map((e) => {
-        if (typeof e?.id !== 'string') throw badOrder(ref, `an entry of [[order]] #${i + 1} has no id`);
-        if (e.version !== undefined && typeof e.version !== 'string') throw badOrder(ref, `${e.id}: version must be a string`);
-        return resolveEntry(findComponent(e, ref, pool), e.optional === true, pool, [...path_, k], memo);
+      if (!Array.isArray(g.group)) throw badOrder(ref, `[[order]] #${i + 1} has no [[order.group]] list`);
+      return g.group.map(({ id, version, optional }) => {
+        if (typeof id !== 'string') throw badOrder(ref, `an entry of [[order]] #${i + 1} has no id`);
+        if (version !== undefined && typeof version !== 'string') throw badOrder(ref, `${id}: version must be a string`);
+        return resolveEntry(findComponent({ id, version }, ref, pool), optional === true, pool, [...path_, k], memo);
       });
     });
     memo.set(k, order);
@@ -300,10 +300,22 @@ export interface OrderFileEntry {
   optional?: boolean;
 }
 
+/** [[order]] tables, each with an [[order.group]] list or none (the entries are checked as they are resolved). */
+function isOrderTables(v: unknown): v is { group?: OrderFileEntry[] }[] {
+  return (
+    Array.isArray(v) &&
+    v.every((g: unknown) => {
+      if (g === null || typeof g !== 'object') return false;
+      const group = (g as { group?: unknown }).group;
+      return group === undefined || Array.isArray(group);
+    })
+  );
+}
+
 export async function orderFromFile(file: string, known: BuildpackRef[]): Promise<Order> {
-  let t: { order?: { group?: OrderFileEntry[] }[] };
+  let t: { order?: unknown };
   try {
-    t = readToml<{ order?: { group?: OrderFileEntry[] }[] }>(file);
+    t = readToml<{ order?: unknown }>(file);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     throw new UserError({
@@ -314,7 +326,7 @@ export async function orderFromFile(file: string, known: BuildpackRef[]): Promis
       fix: code ? 'Check the path.' : `Fix the TOML (${(e as Error).message.split('\n')[0]}).`,
     });
   }
-  if (!Array.isArray(t.order) || t.order.some((g) => !g || typeof g !== 'object' || (g.group !== undefined && !Array.isArray(g.group)))) {
+  if (!isOrderTables(t.order)) {
     throw new UserError({
       id: 'platform/order/file',
       title: 'Order file has no [[order]] groups',
@@ -324,7 +336,7 @@ export async function orderFromFile(file: string, known: BuildpackRef[]): Promis
     });
   }
   return await orderFromGroups(
-    (t.order ?? []).map((g) => g.group ?? []),
+    t.order.map((g) => g.group ?? []),
     path.dirname(path.resolve(file)),
     known,
     file,

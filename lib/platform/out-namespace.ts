@@ -14,6 +14,7 @@
  * at OUT itself as before, and rbp says so (out-transaction.ts).
  */
 import { spawnSync } from 'node:child_process';
+import { finished } from '../child-result.ts';
 import { findOnPath } from '../fsx.ts';
 
 /** The shell step inside the namespace: mount, move to the working folder, become the command. */
@@ -57,7 +58,7 @@ export function probeOutNamespace(at: string, shown: string, pathVar = process.e
   for (const userns of tries) {
     const ns = namespaceOf(unshare, mount, sh, userns);
     const { file, args } = ns.wrap(at, shown, shown, sh, ['-c', '[ "$1" -ef "$2" ]', 'probe', '.', at]);
-    const r = spawnSync(file, args, { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8', timeout: 10_000 });
+    const r = finished(spawnSync(file, args, { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8', timeout: 10_000 }));
     if (r.status === 0) return { ns, why: '' };
     const said =
       (r.stderr ?? '')

@@ -29,14 +29,15 @@ export interface ProjectDescriptor {
   filter?: (rel: string, isDir: boolean) => boolean;
 }
 
+/** Entries as written in project.toml: their fields' types are checked below. */
 interface BuildpackEntry {
-  id?: string;
-  version?: string;
-  uri?: string;
+  id?: unknown;
+  version?: unknown;
+  uri?: unknown;
 }
 interface EnvEntry {
-  name?: string;
-  value?: string;
+  name?: unknown;
+  value?: unknown;
 }
 interface Section {
   include?: string[];
@@ -46,6 +47,11 @@ interface Section {
 }
 
 const NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** A value of project.toml as text: a string itself, any other value as JSON (a table is not `[object Object]`). */
+function text(v: unknown): string {
+  return typeof v === 'string' ? v : JSON.stringify(v);
+}
 
 function invalid(file: string, what: string, value: string | undefined, rule: string, fix: string): UserError {
   return new UserError({
@@ -84,13 +90,13 @@ export function readProjectDescriptor(appDir: string, given?: string): ProjectDe
       'Fix the TOML syntax there.',
     );
   }
-  const underscore = doc._ as { 'schema-version'?: string } | undefined;
+  const underscore = doc._ as { 'schema-version'?: unknown } | undefined;
   const schema = underscore?.['schema-version'] === '0.2' ? '0.2' : '0.1';
   if (underscore?.['schema-version'] !== undefined && underscore['schema-version'] !== '0.2') {
     throw invalid(
       file,
       '[_] schema-version',
-      String(underscore['schema-version']),
+      text(underscore['schema-version']),
       'rbp reads project descriptors of schema 0.2 (with [_]) and 0.1 (without).',
       'Set schema-version = "0.2".',
     );
@@ -131,7 +137,7 @@ export function readProjectDescriptor(appDir: string, given?: string): ProjectDe
   const base = path.dirname(file);
   const group: OrderFileEntry[] = (sec.group ?? []).map((b) => {
     if (b.uri !== undefined) {
-      const uri = String(b.uri);
+      const uri = text(b.uri);
       let dir: string | undefined;
       if (uri.startsWith('file://')) dir = fileURLToPath(uri);
       else if (!/^[a-z][a-z0-9+.-]*:/i.test(uri)) dir = path.resolve(base, uri);
@@ -153,7 +159,7 @@ export function readProjectDescriptor(appDir: string, given?: string): ProjectDe
         'Each buildpack entry has an id (and optional version) or a uri.',
         'Add id = "rbp/node" or uri = "path/to/buildpack".',
       );
-    return { id: b.id, ...(b.version ? { version: String(b.version) } : {}) };
+    return { id: b.id, ...(b.version ? { version: text(b.version) } : {}) };
   });
 
   const inc = sec.include ?? [];

@@ -52,9 +52,9 @@ export function buildpackTargets(d: Pick<BuildpackDescriptor, 'api' | 'targets' 
   if (d.targets?.length) return d.targets;
   const out: Target[] = [];
   for (const s of d.stacks ?? []) {
-    if (s?.id === 'io.buildpacks.stacks.bionic') {
+    if (s.id === 'io.buildpacks.stacks.bionic') {
       if (apiAtLeast(d.api, '0.10') || d.stacks!.length === 1) out.push({ os: 'linux', arch: 'amd64', distros: [{ name: 'ubuntu', version: '18.04' }] });
-    } else if (s?.id === '*') out.push({});
+    } else if (s.id === '*') out.push({});
   }
   return out.length ? out : undefined;
 }

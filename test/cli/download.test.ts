@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
-import { Writable } from 'node:stream';
+import { Writable, type Duplex } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { downloadFile, fetchText, proxyFor } from '../../lib/deps/download.ts';
 import { Logger } from '../../lib/log.ts';
@@ -29,7 +29,7 @@ let origin: string;
 let proxy: http.Server;
 let proxyUrl: string;
 const tunnels: string[] = [];
-const sockets = new Set<net.Socket>();
+const sockets = new Set<Duplex>();
 
 beforeAll(async () => {
   server = http.createServer((req, res) => {
@@ -66,7 +66,7 @@ beforeAll(async () => {
     });
     upstream.on('error', () => client.destroy());
     client.on('error', () => upstream.destroy());
-    sockets.add(client as net.Socket).add(upstream);
+    sockets.add(client).add(upstream);
   });
   await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
   proxyUrl = `http://127.0.0.1:${(proxy.address() as net.AddressInfo).port}`;

@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa, type Options } from 'execa';
+import { settledFlag } from './settled.ts';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const RBP = path.join(ROOT, 'dist', 'rbp.js');
@@ -126,23 +127,20 @@ export async function serve(out: string, env: Record<string, string>, checks: (p
   let output = '';
   child.stdout.on('data', (d: Buffer | string) => (output += d.toString()));
   child.stderr.on('data', (d: Buffer | string) => (output += d.toString()));
-  let alive = true;
   const exited = new Promise<{ status: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.on('exit', (status, signal) => {
-      alive = false;
-      resolve({ status, signal });
-    }),
+    child.on('exit', (status, signal) => resolve({ status, signal })),
   );
+  const ended = settledFlag(exited);
   try {
-    await waitForHttp(port, () => alive).catch((e: Error) => {
-      throw new Error(`${e.message}\n${output}`);
+    await waitForHttp(port, () => !ended()).catch((e: unknown) => {
+      throw new Error(`${(e as Error).message}\n${output}`);
     });
-    await checks(port).catch((e: Error) => {
-      e.message = `${e.message}\n--- rbp run's output:\n${output}`;
+    await checks(port).catch((e: unknown) => {
+      (e as Error).message = `${(e as Error).message}\n--- rbp run's output:\n${output}`;
       throw e;
     });
   } finally {
-    if (alive) child.kill('SIGTERM');
+    if (!ended()) child.kill('SIGTERM');
   }
   return { ...(await exited), output };
 }

@@ -31,6 +31,14 @@ export function requirement<T>(found: T | undefined | false | null, o: { what: s
   };
 }
 
+/**
+ * Several things a suite needs at once, each named with how to get it ("skopeo (apt-get install
+ * skopeo)"): present when `missing` is empty.
+ */
+export function requirementOfAll(missing: string[], who: string): Requirement<true> {
+  return requirement(missing.length === 0, { what: missing.join(', '), how: 'each as said; .ci/run installs them all', who });
+}
+
 /** varnishd (the cache proxy): RBP_TOOL_VARNISHD, else on PATH or in /usr/sbin. */
 export function varnishdRequirement(who: string): Requirement<string> {
   return requirement(findVarnishd(), { what: 'varnishd', how: 'apt-get install varnish, or RBP_TOOL_VARNISHD naming one', who });

@@ -7,6 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import { findOnPath } from '../../lib/fsx.ts';
 import { freePort } from './rbp.ts';
+import { settledFlag } from './settled.ts';
 
 export const SERVICES = {
   redis: { command: 'redis-server', env: 'REDIS', argv: (port: number) => ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'] },
@@ -50,15 +51,14 @@ export async function startService(name: ServiceName): Promise<RunningService> {
   child.stdout?.on('data', (d: Buffer | string) => (output += d.toString()));
   child.stderr?.on('data', (d: Buffer | string) => (output += d.toString()));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  let alive = true;
-  void exited.then(() => (alive = false));
+  const ended = settledFlag(exited);
   const stop = async () => {
-    if (alive && child.pid) child.kill('SIGTERM');
+    if (!ended() && child.pid) child.kill('SIGTERM');
     await exited;
   };
   for (let i = 0; i < 100; i++) {
     if (await accepting(port)) return { env: { [`${svc.env}_HOST`]: '127.0.0.1', [`${svc.env}_PORT`]: String(port) }, stop };
-    if (!alive) break;
+    if (ended()) break;
     await new Promise((r) => setTimeout(r, 100));
   }
   await stop();

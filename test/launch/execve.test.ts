@@ -14,6 +14,7 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { chooseMode, execveProblem, resolveCommand } from '../../lib/launch/exec.ts';
 import { copyFixture, envArgs, FIXTURES, freePort, RBP, rbp, ROOT, tmpDir } from '../helpers/rbp.ts';
+import { settledFlag } from '../helpers/settled.ts';
 import { caddyTool } from '../static/helpers.ts';
 
 const trust: Record<string, string> = process.env.NODE_EXTRA_CA_CERTS ? { NODE_EXTRA_CA_CERTS: process.env.NODE_EXTRA_CA_CERTS } : {};
@@ -55,16 +56,11 @@ async function startRun(out: string, port: number, extraEnv: Record<string, stri
   let output = '';
   child.stdout.on('data', (d: Buffer | string) => (output += d.toString()));
   child.stderr.on('data', (d: Buffer | string) => (output += d.toString()));
-  let alive = true;
-  const exited = new Promise<number | null>((r) =>
-    child.on('exit', (code) => {
-      alive = false;
-      r(code);
-    }),
-  );
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  const ended = settledFlag(exited);
   const t0 = Date.now();
   for (;;) {
-    if (!alive) throw new Error(`rbp run exited before the app listened:\n${output}`);
+    if (ended()) throw new Error(`rbp run exited before the app listened:\n${output}`);
     if (Date.now() - t0 > 30_000) throw new Error(`nothing answered on ${port}:\n${output}`);
     try {
       await fetch(`http://127.0.0.1:${port}/`);

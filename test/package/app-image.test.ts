@@ -10,9 +10,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, expect, it } from 'vitest';
 import { referenceLauncher, runImageLayout } from '../../lib/package/app-image.ts';
 import { FIXTURES, freePort, have, rbp, tmpDir } from '../helpers/rbp.ts';
+import { describeNeeding, requirement, requirementOfAll } from '../helpers/requirement.ts';
+import { realTool } from '../helpers/tool-cache.ts';
 import { body200, cleanupPodman, logs, lowerTmp, runDetached, stop } from './podman.ts';
 
 const runImage = runImageLayout();
@@ -22,12 +24,17 @@ const missing = [
   ...(fs.existsSync(path.join(runImage, 'index.json')) ? [] : [`the run image at ${runImage} (scripts/tools/run-image.sh)`]),
   ...(fs.existsSync(launcher) ? [] : [`the reference launcher at ${launcher} (scripts/tools/lifecycle.sh)`]),
 ];
-const inCi = Boolean(process.env.CI);
+const imageTools = requirementOfAll(missing, 'app-image.test.ts');
 const sws = process.env.RBP_TOOL_STATIC_WEB_SERVER;
-if (missing.length && !inCi) console.warn(`app-image.test.ts skipped: missing ${missing.join(', ')}`);
+const swsTool = realTool('RBP_TOOL_STATIC_WEB_SERVER', 'app-image.test.ts (the static site case)');
+const root = requirement(process.getuid?.() === 0, {
+  what: 'root',
+  how: 'the full-disk case mounts a small tmpfs: run the tests as root, as .ci/run does',
+  who: 'app-image.test.ts (the full-disk case)',
+});
 afterAll(cleanupPodman);
 
-describe.skipIf(missing.length > 0 && !inCi)('rbp build --image DIR', () => {
+describeNeeding(imageTools, 'rbp build --image DIR', () => {
   it('CI has everything the app image needs', () => {
     expect(missing).toEqual([]);
   });
@@ -60,9 +67,10 @@ describe.skipIf(missing.length > 0 && !inCi)('rbp build --image DIR', () => {
     expect(await stop(id)).toBe('0');
   }, 300_000);
 
-  it.skipIf(!sws && !inCi)(
+  it.skipIf(swsTool.skip)(
     'a static site: its launch script starts the server with no Node.js in the image, and the image holds the server the operator gave (no mount)',
     async () => {
+      swsTool.path();
       expect(sws, 'RBP_TOOL_STATIC_WEB_SERVER (scripts/tools/static-web-server.sh)').toBeTruthy();
       const image = path.join(lowerTmp('rbp-image-'), 'image');
       const out = path.join(tmpDir('rbp-image-'), 'out');
@@ -116,9 +124,10 @@ describe.skipIf(missing.length > 0 && !inCi)('rbp build --image DIR', () => {
     expect(Number(ch?.[2]), changed.stdout).toBe(1);
   }, 600_000);
 
-  it.skipIf(process.getuid?.() !== 0 && !inCi)(
+  it.skipIf(root.skip)(
     'a full disk: one clear error, exit 62, and the previous image and OUT as they were',
     async () => {
+      root.value();
       expect(process.getuid?.(), 'this test mounts a small tmpfs (root)').toBe(0);
       const mnt = tmpDir('rbp-full-disk-');
       await execa('mount', ['-t', 'tmpfs', '-o', 'size=160m', 'tmpfs', mnt]);

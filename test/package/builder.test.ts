@@ -15,11 +15,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { referenceLauncher, runImageLayout } from '../../lib/package/app-image.ts';
 import * as tar from 'tar';
 import { readLayout } from '../../lib/package/oci-layout.ts';
 import { FIXTURES, freePort, have, rbp, tmpDir } from '../helpers/rbp.ts';
+import { describeNeeding, requirementOfAll } from '../helpers/requirement.ts';
+import { realTool } from '../helpers/tool-cache.ts';
 import { body200, cleanupPodman, forgetImage, logs, lowerTmp, podman, podmanEnv, runDetached, stop } from './podman.ts';
 
 const runImage = runImageLayout();
@@ -29,18 +31,16 @@ const missing = [
   ...(fs.existsSync(path.join(runImage, 'index.json')) ? [] : [`the run image at ${runImage} (scripts/tools/run-image.sh)`]),
   ...(fs.existsSync(launcher) ? [] : [`the reference lifecycle at ${path.dirname(launcher)} (scripts/tools/lifecycle.sh)`]),
 ];
-const inCi = Boolean(process.env.CI);
-if (missing.length && !inCi) console.warn(`builder.test.ts skipped: missing ${missing.join(', ')}`);
-const sws = process.env.RBP_TOOL_STATIC_WEB_SERVER;
-const frankenphp = process.env.RBP_TOOL_FRANKENPHP;
-if (!frankenphp && !inCi) console.warn('builder.test.ts: RBP_TOOL_FRANKENPHP is not set (scripts/tools/frankenphp.sh): the PHP case is skipped');
-if (!sws && !inCi) console.warn('builder.test.ts: RBP_TOOL_STATIC_WEB_SERVER is not set (scripts/tools/static-web-server.sh): the static case is skipped');
+const tools = requirementOfAll(missing, 'builder.test.ts');
+const sws = realTool('RBP_TOOL_STATIC_WEB_SERVER', 'builder.test.ts (the static case)');
+const frankenphp = realTool('RBP_TOOL_FRANKENPHP', 'builder.test.ts (the PHP case)');
 
 let dir: string;
 let builderOutput = '';
 const RUN_NAME = 'localhost:5000/rbp-run:bookworm';
 beforeAll(async () => {
-  if (missing.length && !inCi) return;
+  if (tools.skip) return;
+  tools.value();
   dir = path.join(lowerTmp('rbp-builder-'), 'builder');
   const r = await rbp(['builder', '--out', dir]);
   expect(r.exitCode, r.all).toBe(0);
@@ -101,7 +101,7 @@ async function create(fixture: string, operatorEnv: Record<string, string>, moun
     ],
     { timeout: 600_000 },
   );
-  return { ...r, image: path.join(repo, 'index.docker.io', 'library', 'app', 'latest') };
+  return { exitCode: r.exitCode, all: r.all, image: path.join(repo, 'index.docker.io', 'library', 'app', 'latest') };
 }
 
 /**
@@ -132,7 +132,7 @@ async function expectNoNodeInImage(image: string, buildpack: string, server: str
   expect(added).toBeLessThan(20e6);
 }
 
-describe.skipIf(missing.length > 0 && !inCi)('rbp builder --out DIR', () => {
+describeNeeding(tools, 'rbp builder --out DIR', () => {
   it('CI has everything the builder needs', () => {
     expect(missing).toEqual([]);
   });
@@ -280,22 +280,22 @@ describe.skipIf(missing.length > 0 && !inCi)('rbp builder --out DIR', () => {
     expect(await stop(id)).toBe('0');
   }
 
-  it.skipIf(!sws && !inCi)(
+  it.skipIf(sws.skip)(
     'and a static site served by the Static Web Server the operator gave',
     async () => {
-      await withOperatorServer('static-index-html', 'rbp/static', 'RBP_TOOL_STATIC_WEB_SERVER', sws!, 'sws', 'static-web-server', /<html/i);
+      await withOperatorServer('static-index-html', 'rbp/static', 'RBP_TOOL_STATIC_WEB_SERVER', sws.path(), 'sws', 'static-web-server', /<html/i);
     },
     600_000,
   );
 
-  it.skipIf(!frankenphp && !inCi)(
+  it.skipIf(frankenphp.skip)(
     'and a PHP app served by the FrankenPHP the operator gave (lib/libphp.so beside bin/)',
     async () => {
       await withOperatorServer(
         'php-index-php',
         'rbp/phpserver',
         'RBP_TOOL_FRANKENPHP',
-        frankenphp!,
+        frankenphp.path(),
         'frankenphp',
         'frankenphp',
         /^hello from index\.php on PHP \d+\.\d+\.\d+$/m,

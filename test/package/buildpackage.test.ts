@@ -13,17 +13,11 @@ import { writeBuildpackage } from '../../lib/package/buildpackage.ts';
 import { readLayout } from '../../lib/package/oci-layout.ts';
 import { FIXTURES, freePort, have, rbp, tmpDir } from '../helpers/rbp.ts';
 import { bp, BUILDPACKS } from '../lifecycle/helpers.ts';
+import { requirement } from '../helpers/requirement.ts';
 
 const NAMES = ['node', 'static', 'phpserver', 'auto'];
-const hasSkopeo = await have('skopeo');
-const hasUmoci = await have('umoci');
-const inCi = Boolean(process.env.CI);
-for (const [tool, ok] of [
-  ['skopeo', hasSkopeo],
-  ['umoci', hasUmoci],
-] as const) {
-  if (!ok && !inCi) console.warn(`buildpackage.test.ts: ${tool} is not installed (apt-get install ${tool}): its checks are skipped`);
-}
+const skopeo = requirement(await have('skopeo'), { what: 'skopeo', how: 'apt-get install skopeo', who: 'buildpackage.test.ts (its skopeo check)' });
+const umoci = requirement(await have('umoci'), { what: 'umoci', how: 'apt-get install umoci', who: 'buildpackage.test.ts (its umoci check)' });
 
 let out: string;
 beforeAll(async () => {
@@ -33,7 +27,7 @@ beforeAll(async () => {
 }, 120_000);
 
 function labels(file: string): Record<string, string> {
-  return readLayout(extract(file)).config.config.Labels ?? {};
+  return readLayout(extract(file)).config.config?.Labels ?? {};
 }
 
 describe('rbp package --out DIR', () => {
@@ -72,7 +66,8 @@ describe('rbp package --out DIR', () => {
     }
   }, 120_000);
 
-  it.skipIf(!hasSkopeo && !inCi)('skopeo reads each archive as an OCI image with the buildpackage labels', async () => {
+  it.skipIf(skopeo.skip)('skopeo reads each archive as an OCI image with the buildpackage labels', async () => {
+    skopeo.value();
     for (const n of NAMES) {
       const r = await execa('skopeo', ['inspect', `oci-archive:${path.join(out, `rbp-${n}.cnb`)}`]);
       const info = JSON.parse(r.stdout) as { Labels: Record<string, string>; Layers: string[]; Os: string };
@@ -82,7 +77,8 @@ describe('rbp package --out DIR', () => {
     }
   });
 
-  it.skipIf(!hasUmoci && !inCi)('umoci unpacks rbp-auto.cnb to /cnb/buildpacks/<escaped id>/<version>/ with executable entrypoints', async () => {
+  it.skipIf(umoci.skip)('umoci unpacks rbp-auto.cnb to /cnb/buildpacks/<escaped id>/<version>/ with executable entrypoints', async () => {
+    umoci.value();
     const layout = extract(path.join(out, 'rbp-auto.cnb'));
     const bundle = path.join(tmpDir('rbp-umoci-'), 'bundle');
     await execa('umoci', ['unpack', '--rootless', '--image', `${layout}:latest`, bundle]);

@@ -17,13 +17,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
+import { finished } from '../../lib/child-result.ts';
 import { parse } from 'smol-toml';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { referenceLauncher, runImageLayout } from '../../lib/package/app-image.ts';
 import { FIXTURES, freePort, have, RBP, ROOT, tmpDir } from '../helpers/rbp.ts';
 import { body200, cleanupPodman, forgetImage, logs, runDetached } from './podman.ts';
 import { startPodmanService, type PodmanService } from './podman-service.ts';
 import { registryMissing, startRegistry, type Registry } from './registry-server.ts';
+import { describeNeeding, requirementOfAll } from '../helpers/requirement.ts';
 
 const pack = process.env.RBP_TEST_PACK;
 const sws = process.env.RBP_TOOL_STATIC_WEB_SERVER;
@@ -37,12 +39,11 @@ const missing = [
   ...(sws ? [] : ['RBP_TOOL_STATIC_WEB_SERVER (scripts/tools/static-web-server.sh)']),
   ...(frankenphp ? [] : ['RBP_TOOL_FRANKENPHP (scripts/tools/frankenphp.sh)']),
 ];
-const inCi = Boolean(process.env.CI);
-if (missing.length && !inCi) console.warn(`pack.test.ts skipped: missing ${missing.join(', ')}`);
-const skip = missing.length > 0 && !inCi;
+const tools = requirementOfAll(missing, 'pack.test.ts');
 
-let registry: Registry;
-let svc: PodmanService;
+// Started before the tests when the tools are there (none when they are skipped, or fail to start).
+let registry: Registry | undefined;
+let svc: PodmanService | undefined;
 let work: string;
 /** Where README's commands run; its rbp-builder folder is the next test's too. */
 let readmeDir: string;
@@ -54,7 +55,8 @@ let volumesBefore = new Set<string>();
 const volumes = async () => new Set((await execa('podman', ['volume', 'ls', '-q'])).stdout.split('\n').filter(Boolean));
 
 beforeAll(async () => {
-  if (skip) return;
+  if (tools.skip) return;
+  tools.value();
   volumesBefore = await volumes();
   registry = await startRegistry();
   svc = await startPodmanService([registry.host]);
@@ -66,8 +68,8 @@ afterAll(async () => {
   // What pack pulled into podman's store (the builder, run and lifecycle images) and its cache volumes.
   // Every image named after this test's registry (its port is this test's own), untagged ones included.
   if (registry) {
-    const listed = await execa('podman', ['images', '--format', '{{.Repository}} {{.ID}}'], { reject: false });
-    for (const line of String(listed.stdout ?? '').split('\n')) if (line.startsWith(`${registry.host}/`)) forgetImage(line.split(' ')[1]!);
+    const listed = finished(await execa('podman', ['images', '--format', '{{.Repository}} {{.ID}}'], { reject: false }));
+    for (const line of (listed.stdout ?? '').split('\n')) if (line.startsWith(`${registry.host}/`)) forgetImage(line.split(' ')[1]!);
   }
   await cleanupPodman();
   for (const v of await volumes().catch(() => new Set<string>()))
@@ -94,12 +96,12 @@ function trustFlags(): string[] {
 async function serves(image: string, body: RegExp, extra: string[] = []): Promise<void> {
   forgetImage(image);
   const port = await freePort();
-  const id = await runDetached(image, [...(image.startsWith(registry.host) ? ['--tls-verify=false'] : []), '-e', `RBP_PUBLIC_PORT=${port}`, ...extra]);
+  const id = await runDetached(image, [...(image.startsWith(registry!.host) ? ['--tls-verify=false'] : []), '-e', `RBP_PUBLIC_PORT=${port}`, ...extra]);
   const got = await body200(port);
   expect(got, await logs(id)).toMatch(body);
 }
 
-describe.skipIf(skip)('pack with our builder, through podman’s Docker API', () => {
+describeNeeding(tools, 'pack with our builder, through podman’s Docker API', () => {
   it('CI has pack, podman, the registry and the tools', () => {
     expect(missing).toEqual([]);
   });
@@ -116,7 +118,7 @@ describe.skipIf(skip)('pack with our builder, through podman’s Docker API', ()
     fs.cpSync(path.join(FIXTURES, 'node-hello'), path.join(cwd, 'fixtures', 'node-hello'), { recursive: true });
     const r = await execa('bash', ['-euo', 'pipefail', '-c', script], {
       cwd,
-      env: { ...svc.env, REGISTRY: registry.host, PATH: userPath(), NO_COLOR: '1' },
+      env: { ...svc!.env, REGISTRY: registry!.host, PATH: userPath(), NO_COLOR: '1' },
       reject: false,
       all: true,
       timeout: 900_000,
@@ -126,10 +128,10 @@ describe.skipIf(skip)('pack with our builder, through podman’s Docker API', ()
     expect(r.all).toMatch(/Successfully built image '?.*hello/);
     forgetImage('hello');
     // Trusted, published: pulled from the registry. Untrusted, in podman's store.
-    await serves(`${registry.host}/hello`, /hello from node v24\.15\.0 \(production\)/);
+    await serves(`${registry!.host}/hello`, /hello from node v24\.15\.0 \(production\)/);
     await serves('hello', /hello from node v24\.15\.0 \(production\)/);
     // pack builder create read our builder.toml: the builder it made runs the same lifecycle and order.
-    const created = JSON.parse((await execa('skopeo', ['inspect', '--tls-verify=false', `docker://${registry.host}/my-builder`])).stdout) as {
+    const created = JSON.parse((await execa('skopeo', ['inspect', '--tls-verify=false', `docker://${registry!.host}/my-builder`])).stdout) as {
       Labels: Record<string, string>;
     };
     expect(JSON.parse(created.Labels['io.buildpacks.builder.metadata']!).lifecycle.version).toBe('0.20.8');
@@ -150,9 +152,9 @@ describe.skipIf(skip)('pack with our builder, through podman’s Docker API', ()
     expect(fs.existsSync(path.join(layout, toml.lifecycle.uri!))).toBe(true);
     // Offline: any request that leaves this machine goes to a proxy that is not there.
     const offline = { HTTPS_PROXY: 'http://127.0.0.1:9', HTTP_PROXY: 'http://127.0.0.1:9', NO_PROXY: '127.0.0.1,localhost' };
-    const builder = `${registry.host}/php-builder`;
+    const builder = `${registry!.host}/php-builder`;
     const create = await execa(pack!, ['builder', 'create', builder, '--config', path.join(layout, 'builder.toml'), '--publish'], {
-      env: { ...svc.env, ...offline },
+      env: { ...svc!.env, ...offline },
       reject: false,
       all: true,
     });
@@ -179,7 +181,7 @@ describe.skipIf(skip)('pack with our builder, through podman’s Docker API', ()
         'RBP_TOOL_FRANKENPHP=/opt/frankenphp/bin/frankenphp',
         ...trustFlags(),
       ],
-      { env: svc.env, reject: false, all: true, timeout: 600_000 },
+      { env: svc!.env, reject: false, all: true, timeout: 600_000 },
     );
     expect(r.exitCode, r.all).toBe(0);
     // Copied, or reused from the image of the same name an earlier run left in the store.
@@ -199,9 +201,9 @@ describe.skipIf(skip)('pack with our builder, through podman’s Docker API', ()
         '--path',
         path.join(FIXTURES, 'static-index-html'),
         '--builder',
-        `${registry.host}/rbp:bookworm`,
+        `${registry!.host}/rbp:bookworm`,
         '--lifecycle-image',
-        `${registry.host}/rbp-lifecycle:0.20.8`,
+        `${registry!.host}/rbp-lifecycle:0.20.8`,
         '--docker-host=inherit',
         '--network',
         'host',
@@ -211,7 +213,7 @@ describe.skipIf(skip)('pack with our builder, through podman’s Docker API', ()
         'RBP_TOOL_STATIC_WEB_SERVER=/opt/sws/bin/static-web-server',
         ...trustFlags(),
       ],
-      { env: svc.env, reject: false, all: true, timeout: 600_000 },
+      { env: svc!.env, reject: false, all: true, timeout: 600_000 },
     );
     expect(r.exitCode, r.all).toBe(0);
     expect(r.all).toContain('===> ANALYZING');

@@ -6,7 +6,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { execa, type ResultPromise } from 'execa';
+import { execa } from 'execa';
+import { finished } from '../../lib/child-result.ts';
 import { tmpDir } from '../helpers/rbp.ts';
 import { podmanEnv } from './podman.ts';
 
@@ -28,7 +29,7 @@ export async function startPodmanService(insecureRegistries: string[]): Promise<
   );
   const env = { ...podmanEnv, CONTAINERS_REGISTRIES_CONF: registries } as Record<string, string>;
   // --time=0: no idle timeout (pack's long builds); ended below by its pid.
-  const child: ResultPromise = execa('podman', ['--runtime', 'runc', 'system', 'service', '--time=0', `unix://${sock}`], {
+  const child = execa('podman', ['--runtime', 'runc', 'system', 'service', '--time=0', `unix://${sock}`], {
     env,
     reject: false,
     all: true,
@@ -37,7 +38,7 @@ export async function startPodmanService(insecureRegistries: string[]): Promise<
   for (let i = 0; !fs.existsSync(sock); i++) {
     if (i > 150 || child.exitCode !== null) {
       child.kill();
-      throw new Error(`podman system service did not start:\n${(await child).all}`);
+      throw new Error(`podman system service did not start:\n${finished(await child).all ?? ''}`);
     }
     await new Promise((r) => setTimeout(r, 100));
   }

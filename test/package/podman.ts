@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
+import { finished } from '../../lib/child-result.ts';
 import { tmpDir } from '../helpers/rbp.ts';
 
 const conf = path.join(tmpDir('rbp-podman-'), 'containers.conf');
@@ -60,7 +61,7 @@ export async function stop(id: string): Promise<string> {
 }
 
 export async function logs(id: string): Promise<string> {
-  return (await podman(['logs', id])).all ?? '';
+  return finished(await podman(['logs', id])).all ?? '';
 }
 
 /** Removes the containers started here and the images they ran. */

@@ -6,7 +6,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { execa, type ResultPromise } from 'execa';
+import { execa } from 'execa';
+import { finished } from '../../lib/child-result.ts';
 import { freePort, have, tmpDir } from '../helpers/rbp.ts';
 
 export interface Registry {
@@ -36,7 +37,7 @@ export async function startRegistry(opts: { user?: { name: string; password: str
   }
   const config = path.join(dir, 'config.yml');
   fs.writeFileSync(config, `${lines.join('\n')}\n`);
-  const child: ResultPromise = execa('docker-registry', ['serve', config], { reject: false, all: true, buffer: true });
+  const child = execa('docker-registry', ['serve', config], { reject: false, all: true, buffer: true });
   const host = `127.0.0.1:${port}`;
   for (let i = 0; ; i++) {
     const up = await fetch(`http://${host}/v2/`).then(
@@ -46,7 +47,7 @@ export async function startRegistry(opts: { user?: { name: string; password: str
     if (up) break;
     if (i > 100 || child.exitCode !== null) {
       child.kill();
-      throw new Error(`docker-registry did not start on ${host}:\n${(await child).all}`);
+      throw new Error(`docker-registry did not start on ${host}:\n${finished(await child).all ?? ''}`);
     }
     await new Promise((r) => setTimeout(r, 100));
   }

@@ -10,20 +10,20 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { LIFECYCLE_APIS } from '../../lib/package/lifecycle.ts';
 import { referenceLauncher, runImageLayout } from '../../lib/package/app-image.ts';
 import { FIXTURES, have, rbp, tmpDir } from '../helpers/rbp.ts';
 import { dockerConfig, registryMissing, startRegistry, type Registry } from './registry-server.ts';
+import { describeNeeding, requirementOfAll } from '../helpers/requirement.ts';
 
-const inCi = Boolean(process.env.CI);
 const missing = [...(await registryMissing()), ...((await have('skopeo')) ? [] : ['skopeo (apt-get install skopeo)'])];
 const imageMissing = [
   ...(fs.existsSync(path.join(runImageLayout(), 'index.json')) ? [] : [`the run image at ${runImageLayout()} (scripts/tools/run-image.sh)`]),
   ...(fs.existsSync(referenceLauncher()) ? [] : [`the reference launcher at ${referenceLauncher()} (scripts/tools/lifecycle.sh)`]),
 ];
-if (missing.length && !inCi) console.warn(`registry.test.ts skipped: missing ${missing.join(', ')}`);
-if (imageMissing.length && !inCi) console.warn(`registry.test.ts: the app image case is skipped: missing ${imageMissing.join(', ')}`);
+const registries = requirementOfAll(missing, 'registry.test.ts');
+const imageParts = requirementOfAll(imageMissing, 'registry.test.ts (the app image case)');
 
 const USER = { name: 'rbp', password: 'pushes-only-here' };
 let open: Registry;
@@ -31,7 +31,8 @@ let withLogin: Registry;
 let readOnly: Registry;
 let broken: Registry;
 beforeAll(async () => {
-  if (missing.length && !inCi) return;
+  if (registries.skip) return;
+  registries.value();
   [open, withLogin, readOnly, broken] = await Promise.all([
     startRegistry(),
     startRegistry({ user: USER }),
@@ -53,7 +54,7 @@ function block(text: string, dirs: Record<string, string> = {}): string {
   return t.replace(/127\.0\.0\.1:\d+/g, '127.0.0.1:<port>');
 }
 
-describe.skipIf(missing.length > 0 && !inCi)('publishing to a registry', () => {
+describeNeeding(registries, 'publishing to a registry', () => {
   it('CI has the registry and skopeo', () => {
     expect(missing).toEqual([]);
   });
@@ -122,9 +123,10 @@ describe.skipIf(missing.length > 0 && !inCi)('publishing to a registry', () => {
     expect(block(r.all).replace(/sha256:[0-9a-f]{12}…/, 'sha256:<digest>…')).toMatchSnapshot();
   }, 60_000);
 
-  it.skipIf(imageMissing.length > 0 && !inCi)(
+  it.skipIf(imageParts.skip)(
     'rbp build --image REF --publish: pushed, and a warm rebuild sends only what changed; a refusal leaves OUT as it was',
     async () => {
+      imageParts.value();
       const ref = `${open.host}/apps/hello:1`;
       const out = path.join(tmpDir('rbp-publish-'), 'out');
       const cold = await rbp(['build', path.join(FIXTURES, 'node-hello'), '--out', out, '--image', ref, '--publish']);

@@ -64,7 +64,7 @@ beforeAll(async () => {
         redis = p;
         break;
       }
-      if (p.exitCode !== null && p.exitCode !== undefined) break;
+      if (p.exitCode !== null) break;
       await new Promise((r) => setTimeout(r, 100));
     }
     if (!redis) p.kill('SIGTERM');

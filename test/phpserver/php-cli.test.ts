@@ -53,7 +53,7 @@ afterAll(() => {
 /** `command` as the app's CC_RUN_COMMAND: its output and exit status, as rbp run passes them on. */
 async function run(command: string, built = out, server = SERVER!): Promise<{ code: number; out: string; err: string }> {
   const r = await rbp(['run', built, ...envArgs({ CC_RUN_COMMAND: command })], { env: { RBP_TOOL_PHP: '', RBP_TOOL_FRANKENPHP: server } });
-  return { code: r.exitCode ?? -1, out: r.stdout, err: r.stderr };
+  return { code: r.exitCode, out: r.stdout, err: r.stderr };
 }
 
 describe("php in hooks, tasks and CC_RUN_COMMAND is the PHP CLI of the server's build", () => {

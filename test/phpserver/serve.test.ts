@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { copyFixture, FIXTURES, freePort, rbp, tmpDir } from '../helpers/rbp.ts';
+import { settledFlag } from '../helpers/settled.ts';
 import { get, startRun, waitHttp, waitOutput } from '../request-flow/helpers.ts';
 import { describeNeeding, varnishdRequirement } from '../helpers/requirement.ts';
 import { SERVER, envArgs, itWithServer, makeMirror, operatorEnv } from './support.ts';
@@ -56,19 +57,19 @@ describe('the real application server', () => {
     const out = await build('php-index-php');
     const port = await freePort();
     const run = startRun(out, port);
-    let exited = false;
-    void run.exited.then(() => (exited = true));
+    const exited = settledFlag(run.exited);
     // A probe every 2 ms from the start, each on its own connection and left to wait for its answer:
     // some reach Caddy while FrankenPHP is still making its PHP threads (the window the patch of
     // scripts/tools/patches/frankenphp-1.11.1-request-during-init.patch closes).
     const answers: Promise<number>[] = [];
     let served = false;
+    const servedYet = () => served; // read through a call: the probes set it between two reads
     const probe = () =>
       fetch(`http://127.0.0.1:${port}/`, { headers: { connection: 'close' }, signal: AbortSignal.timeout(20_000) }).then(
         async (r) => (await r.text(), (served = true), r.status),
-        (e: Error) => (e.name === 'TimeoutError' ? -1 : 0), // 0: refused (not listening yet), -1: accepted and never answered
+        (e: unknown) => ((e as Error).name === 'TimeoutError' ? -1 : 0), // 0: refused (not listening yet), -1: accepted and never answered
       );
-    for (let i = 0; i < 20000 && !served && !exited; i++) {
+    for (let i = 0; i < 20000 && !servedYet() && !exited(); i++) {
       answers.push(probe());
       await new Promise((r) => setTimeout(r, 2));
     }

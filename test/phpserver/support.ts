@@ -15,6 +15,7 @@ import { it, type TestFunction } from 'vitest';
 import { envArgs, tmpDir } from '../helpers/rbp.ts';
 import { requirement } from '../helpers/requirement.ts';
 import { execaSync } from 'execa';
+import { finished } from '../../lib/child-result.ts';
 
 /** The real application server, when the operator environment names one. */
 export const SERVER = process.env.RBP_TOOL_FRANKENPHP?.trim() || undefined;
@@ -36,13 +37,8 @@ let loaded: Set<string> | undefined;
 /** The extensions the real server's PHP loads (`php-cli`), asked once. */
 export function serverExtensions(): Set<string> {
   if (!loaded) {
-    const r = execaSync(SERVER!, ['php-cli', '-r', 'echo implode(",", get_loaded_extensions());'], { reject: false });
-    loaded = new Set(
-      String(r.stdout ?? '')
-        .toLowerCase()
-        .split(',')
-        .filter(Boolean),
-    );
+    const r = finished(execaSync(SERVER!, ['php-cli', '-r', 'echo implode(",", get_loaded_extensions());'], { reject: false }));
+    loaded = new Set((r.stdout ?? '').toLowerCase().split(',').filter(Boolean));
   }
   return loaded;
 }

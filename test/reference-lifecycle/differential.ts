@@ -13,6 +13,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { execa } from 'execa';
+import { finished } from '../../lib/child-result.ts';
 import { parse } from 'smol-toml';
 import { expect } from 'vitest';
 import { PhaseFailure } from '../../lib/cnb/exit.ts';
@@ -202,12 +203,14 @@ async function rbpRun(
   layers: string,
   ws: string,
 ): Promise<{ code: number; stdout: string; stderr: string }> {
-  const r = await execa('node', [RBP, 'run', out, ...(l.type ? ['--process', l.type] : []), ...envArgs(runEnv), '--', ...(l.args ?? [])], {
-    reject: false,
-    env: { ...BASE_ENV, XDG_CACHE_HOME: RBP_DIRS.XDG_CACHE_HOME },
-    extendEnv: false,
-  });
-  return { code: r.exitCode ?? -1, stdout: dropLines(normalize(String(r.stdout), layers, ws)), stderr: String(r.stderr) };
+  const r = finished(
+    await execa('node', [RBP, 'run', out, ...(l.type ? ['--process', l.type] : []), ...envArgs(runEnv), '--', ...(l.args ?? [])], {
+      reject: false,
+      env: { ...BASE_ENV, XDG_CACHE_HOME: RBP_DIRS.XDG_CACHE_HOME },
+      extendEnv: false,
+    }),
+  );
+  return { code: r.exitCode ?? -1, stdout: dropLines(normalize(r.stdout ?? '', layers, ws)), stderr: r.stderr ?? '' };
 }
 
 export async function viaRbp(s: Scenario): Promise<Observed> {
@@ -233,7 +236,7 @@ export async function viaRbp(s: Scenario): Promise<Observed> {
     env: { ...BASE_ENV, ...RBP_DIRS, RBP_LAUNCHER_NODE: OPERATOR.RBP_LAUNCHER_NODE, ...s.operatorEnv, NO_COLOR: '1' },
     extendEnv: false,
   });
-  obs.log = String(b.all);
+  obs.log = finished(b).all ?? '';
   const layers = path.join(out, 'layers');
   const ws = path.join(out, 'workspace');
   // A failed build leaves OUT as it was (nothing): what the scripts observed is in the build's app copy, gone too.
@@ -273,7 +276,7 @@ export async function viaLifecycle(s: Scenario): Promise<Observed & { layout: La
   if (a.code !== 0) throw new Error(`analyzer failed:\n${a.output}`);
   const d = await detector(l);
   const plan = (d.plan?.entries ?? []) as PlanOut;
-  const obs: Observed & { layout: Layout } = {
+  const obs: Observed & { layout: Layout; log: string } = {
     layout: l,
     sourceChanged: false,
     log: d.output,
@@ -361,7 +364,7 @@ export async function rebuildViaRbp(r: Rebuild): Promise<RebuildObserved> {
     observed: b2.exitCode === 0 ? readObserved(ws, layers) : {},
     layers: b2.exitCode === 0 ? layerTable(layers, true) : {},
     exported: b2.exitCode === 0 ? exportedDirs(layers) : [],
-    log: String(b2.all),
+    log: finished(b2).all ?? '',
   };
 }
 

@@ -31,6 +31,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
+import { finished } from '../../lib/child-result.ts';
 import { parse } from 'smol-toml';
 import * as tar from 'tar';
 import { tmpDir } from '../helpers/rbp.ts';
@@ -192,8 +193,8 @@ function unprivileged(argv: string[]): string[] {
 
 async function phase(name: string, l: Layout, flags: string[], extraEnv: Record<string, string> = {}): Promise<PhaseResult> {
   const [cmd, ...args] = unprivileged([path.join(lc(), name), ...flags]);
-  const r = await execa(cmd!, args, { reject: false, all: true, env: phaseEnv(l, extraEnv), extendEnv: false, cwd: l.root });
-  return { code: r.exitCode ?? -1, output: String(r.all ?? '') };
+  const r = finished(await execa(cmd!, args, { reject: false, all: true, env: phaseEnv(l, extraEnv), extendEnv: false, cwd: l.root }));
+  return { code: r.exitCode ?? -1, output: r.all ?? '' };
 }
 
 const common = (l: Layout) => [
@@ -275,8 +276,8 @@ export function launcherCommand(l: Layout, o: LaunchOptions = {}): { argv: strin
 /** Runs the launcher to completion (a task, a process that exits). */
 export async function launch(l: Layout, o: LaunchOptions = {}): Promise<PhaseResult & { stdout: string }> {
   const { argv, env } = launcherCommand(l, o);
-  const r = await execa(argv[0]!, argv.slice(1), { reject: false, all: true, env, extendEnv: false, cwd: l.app });
-  return { code: r.exitCode ?? -1, output: String(r.all ?? ''), stdout: String(r.stdout ?? '') };
+  const r = finished(await execa(argv[0]!, argv.slice(1), { reject: false, all: true, env, extendEnv: false, cwd: l.app }));
+  return { code: r.exitCode ?? -1, output: r.all ?? '', stdout: r.stdout ?? '' };
 }
 
 /** Starts the launcher in the background (a server). */

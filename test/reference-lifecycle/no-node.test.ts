@@ -92,8 +92,8 @@ describe.skipIf(skip)('the buildpacks on a build image without Node.js', () => {
       const port = await freePort();
       const s = startLauncher(l, { env: { PATH: noNodePath, PORT: String(port), RBP_PUBLIC_PORT: String(port) } });
       try {
-        await waitForHttp(port, s.alive, 60_000).catch((e: Error) => {
-          throw new Error(`${e.message}\n${s.output()}`);
+        await waitForHttp(port, s.alive, 60_000).catch((e: unknown) => {
+          throw new Error(`${(e as Error).message}\n${s.output()}`);
         });
         const res = await fetch(`http://127.0.0.1:${port}/`);
         expect(res.status).toBe(200);

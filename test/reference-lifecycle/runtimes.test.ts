@@ -93,8 +93,8 @@ async function serveDefault(l: Layout, runEnv: Record<string, string>, contains:
   // The public port is 8080 in an image; RBP_PUBLIC_PORT moves it, as `rbp run --port` does.
   const s = startLauncher(l, { env: { ...runEnv, PORT: String(port), RBP_PUBLIC_PORT: String(port) } });
   try {
-    await waitForHttp(port, s.alive, 60_000).catch((e: Error) => {
-      throw new Error(`${e.message}\n${s.output()}`);
+    await waitForHttp(port, s.alive, 60_000).catch((e: unknown) => {
+      throw new Error(`${(e as Error).message}\n${s.output()}`);
     });
     const res = await fetch(`http://127.0.0.1:${port}/`);
     const body = await res.text();

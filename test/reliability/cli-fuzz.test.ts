@@ -13,6 +13,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { execa } from 'execa';
+import { finished } from '../../lib/child-result.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rng } from '../helpers/rng.ts';
 import { main } from '../../lib/platform/cli.ts';
@@ -235,15 +236,17 @@ describe(`command-line fuzzing (seed ${SEED})`, () => {
         batch.map(async (k) => {
           const argv = commandLine(rng(SEED * 7919 + k));
           const none = argv[0] === 'package' || argv[0] === 'builder' ? { RBP_BUILDPACKS_DIR: path.join(work, 'no-buildpacks') } : {};
-          const r = await execa(bin, argv, {
-            reject: false,
-            all: true,
-            timeout: CASE_TIMEOUT_MS,
-            stdin: 'ignore',
-            cwd: work,
-            env: { ...process.env, ...none },
-          });
-          const o: Outcome = { code: r.exitCode, output: String(r.all ?? ''), timedOut: Boolean(r.timedOut) };
+          const r = finished(
+            await execa(bin, argv, {
+              reject: false,
+              all: true,
+              timeout: CASE_TIMEOUT_MS,
+              stdin: 'ignore',
+              cwd: work,
+              env: { ...process.env, ...none },
+            }),
+          );
+          const o: Outcome = { code: r.exitCode, output: r.all ?? '', timedOut: r.timedOut };
           const d = defects(o);
           return d.length ? `bin case ${k}: ${d.join('; ')}\n  argv: ${show(argv)}\n  output:\n${o.output.slice(0, 2000)}` : undefined;
         }),

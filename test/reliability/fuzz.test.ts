@@ -11,6 +11,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
+import { finished } from '../../lib/child-result.ts';
 import { describe, expect, it } from 'vitest';
 import { rng } from '../helpers/rng.ts';
 import { RBP, tmpDir } from '../helpers/rbp.ts';
@@ -243,8 +244,10 @@ interface Outcome {
 }
 
 async function rbpRun(args: string[], env: Record<string, string> = {}): Promise<Outcome> {
-  const r = await execa('node', [RBP, ...args], { reject: false, all: true, timeout: CASE_TIMEOUT_MS, env: { NO_COLOR: '1', ...env }, stdin: 'ignore' });
-  return { code: r.exitCode, output: String(r.all ?? ''), timedOut: Boolean(r.timedOut) };
+  const r = finished(
+    await execa('node', [RBP, ...args], { reject: false, all: true, timeout: CASE_TIMEOUT_MS, env: { NO_COLOR: '1', ...env }, stdin: 'ignore' }),
+  );
+  return { code: r.exitCode, output: r.all ?? '', timedOut: r.timedOut };
 }
 
 /** What makes a case fail: each is a bug whatever the input. */

@@ -16,6 +16,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
+import { finished } from '../../lib/child-result.ts';
 import { describe, expect, it } from 'vitest';
 import { CHECKPOINTS } from '../../lib/platform/checkpoint.ts';
 import { RBP, rbp, serve, tmpDir } from '../helpers/rbp.ts';
@@ -138,8 +139,8 @@ async function buildTo(app: string, out: string, marks: string, gen: string, env
   fs.writeFileSync(path.join(app, 'gen.txt'), `${gen}\n`);
   const args = ['build', app, '--out', out, ...bpArgs('a', 'b'), '--env', 'STOP_IN=', '--env', `MARKS=${marks}`];
   if (as.length === 0) return rbp(args, { env });
-  const r = await execa(as[0]!, [...as.slice(1), 'node', '--', RBP, ...args], { reject: false, all: true, env: { ...env, NO_COLOR: '1' } });
-  return { exitCode: r.exitCode ?? -1, all: String(r.all ?? '') };
+  const r = finished(await execa(as[0]!, [...as.slice(1), 'node', '--', RBP, ...args], { reject: false, all: true, env: { ...env, NO_COLOR: '1' } }));
+  return { exitCode: r.exitCode ?? -1, all: r.all ?? '' };
 }
 
 /**

@@ -89,7 +89,7 @@ describe('secrets', () => {
     const d = await dryRun(out, port, env, { RBP_APP_PORT: String(appPort), ...OPERATOR });
     expect(d.result.exitCode).toBe(0);
     for (const v of Object.values(SECRETS)) expect(d.result.all).not.toContain(v);
-    expect(d.launch.processes.map((p: { name: string; secrets?: string[] }) => [p.name, p.secrets])).toEqual([
+    expect(d.launch!.processes.map((p: { name: string; secrets?: string[] }) => [p.name, p.secrets])).toEqual([
       ['accessproxy', ['ACCESSPROXY_CHALLENGE_SECRET']],
       // Named first (custom), then the active, unnamed redirector.
       ['custom', []],
@@ -214,14 +214,14 @@ describe('ports for each runtime', () => {
 
   it.each(['node', 'static', 'phpserver'])('%s without middleware: the public port, or its port variable', async (runtime) => {
     const d = await dryRun(outs[runtime]!, 18123);
-    expect(d.launch.argv).toEqual(['node', 'server.js', '18123']);
-    expect(d.launch.requestFlow).toMatchObject({ chain: [], block: false, appPort: 18123 });
-    expect(d.launch.processes).toEqual([expect.objectContaining({ name: 'app', listen: 18123 })]);
+    expect(d.launch!.argv).toEqual(['node', 'server.js', '18123']);
+    expect(d.launch!.requestFlow).toMatchObject({ chain: [], block: false, appPort: 18123 });
+    expect(d.launch!.processes).toEqual([expect.objectContaining({ name: 'app', listen: 18123 })]);
     const v = VAR[runtime];
     if (v) {
       const own = await dryRun(outs[runtime]!, 18123, { [v]: '8181' });
-      expect(own.launch.argv).toEqual(['node', 'server.js', '8181']);
-      expect(own.launch.processes.at(-1).listen).toBe(8181);
+      expect(own.launch!.argv).toEqual(['node', 'server.js', '8181']);
+      expect(own.launch!.processes.at(-1)!.listen).toBe(8181);
     }
   });
 
@@ -229,10 +229,10 @@ describe('ports for each runtime', () => {
     const v = VAR[runtime];
     const env = { CC_REQUEST_FLOW: 'custom', CC_REQUEST_FLOW_CUSTOM: MW('custom'), ...(v ? { [v]: '8181' } : {}) };
     const d = await dryRun(outs[runtime]!, 18123, env);
-    expect(d.launch.argv).toEqual(['node', 'server.js', '9000']);
-    expect(d.launch.env.PORT).toBe('9000');
-    if (v) expect(d.launch.env[v]).toBe('9000');
-    expect(d.launch.processes.map((p: { name: string; listen: number; forward?: number }) => [p.name, p.listen, p.forward])).toEqual([
+    expect(d.launch!.argv).toEqual(['node', 'server.js', '9000']);
+    expect(d.launch!.env.PORT).toBe('9000');
+    if (v) expect(d.launch!.env[v]).toBe('9000');
+    expect(d.launch!.processes.map((p: { name: string; listen: number; forward?: number }) => [p.name, p.listen, p.forward])).toEqual([
       ['custom', 18123, 9000],
       ['app', 9000, undefined],
     ]);

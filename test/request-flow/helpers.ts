@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import * as esbuild from 'esbuild';
 import { envArgs, FIXTURES, RBP, rbp, tmpDir, type RbpResult } from '../helpers/rbp.ts';
+import { settledFlag } from '../helpers/settled.ts';
 
 let bundled: Promise<string> | undefined;
 
@@ -50,13 +51,21 @@ export async function buildFlowApp(
   return { out, result };
 }
 
-/** `rbp run --dry-run`: the launch entrypoint's own plan. */
+/** What these tests read of the plan `rbp run --dry-run` prints (lib/launch/plan.ts, planJson). */
+export interface DryRunLaunch {
+  argv: string[];
+  env: Record<string, string>;
+  requestFlow: unknown;
+  processes: { name: string; listen: number; forward?: number; secrets?: string[] }[];
+}
+
+/** `rbp run --dry-run`: the launch entrypoint's own plan (none when rbp failed). */
 export async function dryRun(
   out: string,
   port: number,
   env: Record<string, string> = {},
   operator: Record<string, string> = {},
-): Promise<{ result: RbpResult; launch: any }> {
+): Promise<{ result: RbpResult; launch: DryRunLaunch | undefined }> {
   const result = await rbp(['run', out, '--port', String(port), '--dry-run', ...envArgs(env)], { env: operator });
   return { result, launch: result.exitCode === 0 ? JSON.parse(result.stdout).launch : undefined };
 }
@@ -81,7 +90,7 @@ export function startRun(out: string, port: number, env: Record<string, string> 
     forceKillAfterDelay: false,
   });
   let text = '';
-  proc.all?.on('data', (d: Buffer) => (text += d.toString()));
+  proc.all.on('data', (d: Buffer) => (text += d.toString()));
   const exited = proc.then((r) => r.exitCode ?? -1);
   return {
     proc,
@@ -97,10 +106,9 @@ export function startRun(out: string, port: number, env: Record<string, string> 
 /** GET until the port answers (or the process ends, or the time runs out). */
 export async function waitHttp(port: number, run: Running, path_ = '/', timeoutMs = 30_000): Promise<Response> {
   const deadline = Date.now() + timeoutMs;
-  let done = false;
-  void run.exited.then(() => (done = true));
+  const done = settledFlag(run.exited);
   for (;;) {
-    if (done) throw new Error(`rbp run exited before port ${port} answered:\n${run.output()}`);
+    if (done()) throw new Error(`rbp run exited before port ${port} answered:\n${run.output()}`);
     try {
       return await fetch(`http://127.0.0.1:${port}${path_}`);
     } catch {

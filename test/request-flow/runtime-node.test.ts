@@ -31,8 +31,8 @@ describeNeeding(varnishd, 'node runtime behind custom → cache', () => {
   it('dry run: the node runtime’s app on 9000, the chain from the public port', async () => {
     const d = await dryRun(out, 18124, FLOW);
     expect(d.result.exitCode, d.result.all).toBe(0);
-    expect(d.launch.env.PORT).toBe('9000');
-    expect(d.launch.processes.map((p: { name: string; listen: number }) => [p.name, p.listen])).toEqual([
+    expect(d.launch!.env.PORT).toBe('9000');
+    expect(d.launch!.processes.map((p: { name: string; listen: number }) => [p.name, p.listen])).toEqual([
       ['custom', 18124],
       ['cache', expect.any(Number)],
       ['app', 9000],

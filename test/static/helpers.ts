@@ -13,6 +13,7 @@ import fg from 'fast-glob';
 import * as tar from 'tar';
 import { ociArch } from '../../lib/cnb/descriptor.ts';
 import { envArgs, RBP, rbp, tmpDir, type RbpResult } from '../helpers/rbp.ts';
+import { settledFlag } from '../helpers/settled.ts';
 import { readFixture, type Case, type HttpCheck } from '../helpers/fixture-spec.ts';
 import { realTool, type RealTool } from '../helpers/tool-cache.ts';
 
@@ -139,15 +140,14 @@ export interface Served {
 export async function serve(out: string, port: number, env: Record<string, string> = {}, timeoutMs = 30_000): Promise<Served> {
   const child = execa('node', [RBP, 'run', out, '--port', String(port), ...envArgs(env)], { reject: false, all: true, env: { NO_COLOR: '1' } });
   let all = '';
-  child.all?.on('data', (d: Buffer) => (all += d.toString()));
-  let exited = false;
-  void child.then(() => (exited = true));
+  child.all.on('data', (d: Buffer) => (all += d.toString()));
+  const exited = settledFlag(child);
   const get = async (p: string) => {
     const r = await fetch(`http://127.0.0.1:${port}${p}`, { redirect: 'manual' });
     return { status: r.status, body: await r.text(), headers: r.headers };
   };
   const stop = async () => {
-    if (!exited) child.kill('SIGTERM');
+    if (!exited()) child.kill('SIGTERM');
     await child;
   };
   const deadline = Date.now() + timeoutMs;
@@ -156,7 +156,7 @@ export async function serve(out: string, port: number, env: Record<string, strin
       await get('/');
       break;
     } catch {
-      if (exited || Date.now() > deadline) {
+      if (exited() || Date.now() > deadline) {
         await stop();
         throw new Error(`the app did not answer on port ${port}:\n${all}`);
       }

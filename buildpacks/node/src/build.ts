@@ -279,7 +279,7 @@ async function installTools(ctx: BuildContext, s: Settings, log: Logger): Promis
     used.add(PACKAGE_MANAGERS[extra.id].tool!.layer);
   }
   if (deno) {
-    bins.push(installed[next++]!);
+    bins.push(installed[next]!);
     used.add(toolOf('deno').layer);
   }
   for (const l of EXTRA_LAYERS) if (!used.has(l) && fs.existsSync(path.join(ctx.layersDir, `${l}.toml`))) ctx.layers.remove(l);

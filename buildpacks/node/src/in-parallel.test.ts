@@ -19,7 +19,7 @@ describe('inParallel', () => {
     const { log, text } = capture();
     const started: string[] = [];
     // a ends only once b has ended: the order is the tasks' own, whatever the machine's speed.
-    const bEnded = deferred<void>();
+    const bEnded = deferred<undefined>();
     const [a, b] = await inParallel<[number, number]>(log, [
       async (l) => {
         started.push('a');
@@ -30,7 +30,7 @@ describe('inParallel', () => {
       async (l) => {
         started.push('b');
         l.info('b done');
-        bEnded.resolve();
+        bEnded.resolve(undefined);
         return 2;
       },
     ]);
@@ -58,7 +58,7 @@ describe('inParallel', () => {
         l.info('third');
         return 'ok';
       },
-    ]).catch((e: Error) => e);
+    ]).catch((e: unknown) => e);
     expect((err as Error).message).toBe('no version');
     expect(text()).toBe('- first\n');
   });

@@ -12,7 +12,7 @@ import { Logger, useColor } from '../../../lib/log.ts';
 export type Task<T> = (log: Logger) => Promise<T>;
 
 export async function inParallel<T extends unknown[]>(log: Logger, tasks: { [K in keyof T]: Task<T[K]> }): Promise<T> {
-  const buffers: (Buffer | string)[][] = [];
+  const buffers: ((Buffer | string)[] | undefined)[] = []; // none for the first task, which logs directly
   const loggers = (tasks as Task<unknown>[]).map((_, i) => {
     if (i === 0 || log.level === 'quiet') return log;
     const chunks: (Buffer | string)[] = [];

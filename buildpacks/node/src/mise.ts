@@ -29,7 +29,7 @@ export function denoFromMise(appDir: string): { constraint: string; file: string
     }
     const entry = doc.tools?.deno;
     if (entry === undefined) continue;
-    const value = typeof entry === 'string' ? entry : Array.isArray(entry) ? entry[0] : (entry as { version?: unknown })?.version;
+    const value: unknown = typeof entry === 'string' ? entry : Array.isArray(entry) ? entry[0] : (entry as { version?: unknown }).version;
     if (typeof value !== 'string' || value.trim() === '') {
       throw new UserError({
         id: 'node/mise/deno-version',

@@ -65,7 +65,9 @@ export function keepModules(appDir: string, layerPath: string): PlacementRecord 
     moveAcross(src, dst);
     for (const e of fs.readdirSync(dst, { recursive: true, withFileTypes: true })) {
       if (!e.isSymbolicLink()) continue;
-      const inLayer = path.join((e as fs.Dirent & { path?: string }).parentPath ?? (e as { path?: string }).path ?? dst, e.name);
+      // The entry's folder: `parentPath` from Node.js 20.12, `path` before it (and neither in 20.0), whatever @types/node says.
+      const at: { parentPath?: string; path?: string } = e;
+      const inLayer = path.join(at.parentPath ?? at.path ?? dst, e.name);
       const sub = path.relative(dst, inLayer);
       const target = fs.readlinkSync(inLayer);
       if (path.isAbsolute(target)) continue;

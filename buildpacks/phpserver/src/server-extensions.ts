@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
+import { finished } from '../../../lib/child-result.ts';
 
 export interface ServerExtensions {
   /** PHP_VERSION as the server reports it. */
@@ -40,7 +41,9 @@ export async function serverExtensions(
     const script = path.join(dir, 'extensions.php');
     fs.writeFileSync(script, SCRIPT);
     const childEnv = { ...env, ...(phprc ? { PHPRC: phprc } : {}) };
-    const r = await execa(server, ['php-cli', script], { env: childEnv, extendEnv: false, reject: false, timeout: 60_000, stdin: 'ignore', all: true });
+    const r = finished(
+      await execa(server, ['php-cli', script], { env: childEnv, extendEnv: false, reject: false, timeout: 60_000, stdin: 'ignore', all: true }),
+    );
     const line = (r.stdout ?? '').split('\n').find((l) => l.startsWith('{'));
     if (r.exitCode !== 0 || !line)
       return {

@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
+import { finished } from '../../../lib/child-result.ts';
 import { UserError } from '../../../lib/errors.ts';
 import { DEFAULT_CADDYFILE, type StaticConfig } from './config.ts';
 import { resolveSettingPath } from '../../../lib/config/read.ts';
@@ -59,7 +60,7 @@ export async function validateCaddyfile(caddy: string, file: string, port: numbe
       timeout: 60_000,
     });
     if (r.exitCode === 0) return { valid: true };
-    return { valid: false, message: caddyMessage(String(r.all ?? r.shortMessage ?? '')) };
+    return { valid: false, message: caddyMessage(finished(r).all ?? r.shortMessage ?? '') };
   } finally {
     fs.rmSync(home, { recursive: true, force: true });
   }

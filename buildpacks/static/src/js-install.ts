@@ -59,7 +59,7 @@ export interface NodeModulesCache {
   restored: boolean;
   reason: string;
   /** Moves the app's node_modules into the cache layer for the next build. */
-  keep(): void;
+  keep: () => void;
 }
 
 /**

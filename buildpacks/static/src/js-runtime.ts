@@ -21,13 +21,13 @@ export interface JsRuntime {
   /** PATH (Node.js and npm first) and npm's settings, for the install and the generator's commands. */
   env: Record<string, string>;
   /** Removes the empty user config put in place of ~/.npmrc. */
-  done(): void;
+  done: () => void;
 }
 
 /** engines.node when it is a string: any other value is no constraint (the generator's own check decides). */
 function enginesOf(appDir: string): EnginesField {
   try {
-    const pkg = JSON.parse(fs.readFileSync(path.join(appDir, 'package.json'), 'utf8')) as { engines?: { node?: unknown } };
+    const pkg = JSON.parse(fs.readFileSync(path.join(appDir, 'package.json'), 'utf8')) as { engines?: { node?: unknown } } | null;
     return typeof pkg?.engines?.node === 'string' ? { engines: { node: pkg.engines.node } } : {};
   } catch {
     return {};

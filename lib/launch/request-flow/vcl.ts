@@ -116,7 +116,7 @@ export function checkVcl(vcl: CacheVcl, log: Logger, env: NodeJS.ProcessEnv = pr
         seen: { what: vcl.source, value: vcl.shown, where: vcl.path },
         rule: 'The cache proxy runs Varnish with this VCL; the launcher declares the backend `default` (the next hop of the request flow) and includes the file, so it must compile and must not declare a default backend of its own.',
         fix: `Fix ${vcl.shown} as Varnish's compiler says below.`,
-        details: compilerMessage(r.stderr ?? '', tmp, vcl.shown),
+        details: compilerMessage(r.stderr, tmp, vcl.shown),
       });
     }
     log.detail(`valid (${formatDuration(performance.now() - t0)})`);
