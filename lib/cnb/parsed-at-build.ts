@@ -12,10 +12,9 @@ let known: Map<string, string> | undefined;
 
 /** The value of JSON `json` with its tables made as smol-toml makes them (objects without a prototype). */
 export function asToml(json: string): Record<string, unknown> {
-  return JSON.parse(json, (_, v: unknown) => (v && typeof v === 'object' && !Array.isArray(v) ? Object.assign(Object.create(null), v) : v)) as Record<
-    string,
-    unknown
-  >;
+  return JSON.parse(json, (_, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v) ? Object.assign(Object.create(null) as Record<string, unknown>, v) : v,
+  ) as Record<string, unknown>;
 }
 
 /** The value of TOML `text` when it is one parsed at build time, else undefined. */

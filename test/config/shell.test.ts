@@ -105,7 +105,7 @@ describe('the sh reader agrees with the reader', () => {
         expect(r.handed, v).toBe(`RBP_INSTANCE_MEMORY=${v.trim()}: the launch script reads numbers of up to 15 digits`);
         expect(v.trim().length, v).toBeGreaterThan(15);
       } else if ('error' in ts) expect(r, v).toEqual({ bad: v.trim(), why: 'RBP_INSTANCE_MEMORY is not a number of bytes greater than 0' });
-      else expect(r, v).toEqual({ value: ts.value === undefined ? '' : String(ts.value) });
+      else expect(r, v).toEqual({ value: ts.value === undefined ? '' : String(ts.value as number) });
     });
     // What rbp sets (--instance, --memory) is read in sh.
     expect(sh.slice(0, 5).every((r) => 'value' in r)).toBe(true);
