@@ -15,6 +15,7 @@ import { referenceLauncher, runImageLayout } from '../../lib/package/app-image.t
 import { underInit } from '../../lib/launch/pid1.ts';
 import { FIXTURES, freePort, have, rbp, tmpDir } from '../helpers/rbp.ts';
 import { body200, cleanupPodman, logs, lowerTmp, podman, runDetached } from '../package/podman.ts';
+import { describeNeeding, requirementOfAll } from '../helpers/requirement.ts';
 
 const runImage = runImageLayout();
 const launcher = referenceLauncher();
@@ -23,8 +24,7 @@ const missing = [
   ...(fs.existsSync(path.join(runImage, 'index.json')) ? [] : [`the run image at ${runImage} (scripts/tools/run-image.sh)`]),
   ...(fs.existsSync(launcher) ? [] : [`the reference launcher at ${launcher} (scripts/tools/lifecycle.sh)`]),
 ];
-const inCi = Boolean(process.env.CI);
-if (missing.length && !inCi) console.warn(`pid1-stop.test.ts skipped: missing ${missing.join(', ')}`);
+const appImage = requirementOfAll(missing, 'pid1-stop.test.ts (podman stop on an app image)');
 afterAll(cleanupPodman);
 
 describe('the minimal init', () => {
@@ -51,7 +51,7 @@ describe('the minimal init', () => {
   });
 });
 
-describe.skipIf(missing.length > 0 && !inCi)('podman stop on an app image whose app has no SIGTERM handler', () => {
+describeNeeding(appImage, 'podman stop on an app image whose app has no SIGTERM handler', () => {
   it('CI has everything the app image needs', () => {
     expect(missing).toEqual([]);
   });

@@ -11,14 +11,14 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { execa, type ResultPromise } from 'execa';
-import { afterAll, beforeAll, describe, expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { FIXTURES, freePort, rbp, tmpDir } from '../helpers/rbp.ts';
+import { describeNeeding, requirement } from '../helpers/requirement.ts';
 import { get, startRun, waitHttp } from '../request-flow/helpers.ts';
 import { SERVER, envArgs, itWithServer, makeMirror, operatorEnv } from './support.ts';
 
 const REDIS = ['/usr/bin/redis-server', '/usr/sbin/redis-server'].find((f) => fs.existsSync(f));
-const inCi = Boolean(process.env.CI);
-if (!REDIS && !inCi) console.warn('kv-addon.test.ts: redis-server is not installed (apt-get install redis-server): skipped');
+const redisServer = requirement(REDIS, { what: 'redis-server', how: 'apt-get install redis-server', who: 'kv-addon.test.ts' });
 
 let mirror: string;
 let work: string;
@@ -92,7 +92,7 @@ async function build(fixture: string, env: Record<string, string>): Promise<stri
   return out;
 }
 
-describe.skipIf(!REDIS && !inCi)('the key-value add-on through the redis extension', () => {
+describeNeeding(redisServer, 'the key-value add-on through the redis extension', () => {
   itWithServer(
     "a PHP page stores and reads a key with a TTL, with the add-on's host, port 6378 and token",
     async () => {
