@@ -215,9 +215,10 @@ describe('node-hello through dist/rbp: no Node.js of ours beside an app that nee
     expect(r.exitCode, r.all).toBe(0);
   }, 300_000);
 
-  it('nothing to supervise: the pid is `node server.js`, and SIGTERM ends the run with its status 0', async () => {
+  /** `rbp run` through the bin, with `env` for rbp: the pid is `node server.js` alone, and SIGTERM ends the run with its status 0. */
+  async function runsAsTheApp(env: Record<string, string> = {}) {
     const port = await freePort();
-    const run = startBin(['run', out, '--port', String(port)]);
+    const run = startBin(['run', out, '--port', String(port)], env);
     try {
       await until('the app', answers(port));
       expect(cmdline(run.child.pid!)).toEqual(['node', 'server.js']);
@@ -226,20 +227,14 @@ describe('node-hello through dist/rbp: no Node.js of ours beside an app that nee
       run.child.kill('SIGTERM');
     }
     expect(await run.exited).toEqual({ code: 0, signal: null });
+  }
+
+  it('nothing to supervise: the pid is `node server.js`, and SIGTERM ends the run with its status 0', async () => {
+    await runsAsTheApp();
   });
 
   it('the same when the node on PATH has process.execve (the runtime’s 24): the bin’s sh hands over, rbp.js does not exec under it', async () => {
-    const port = await freePort();
-    const node24 = path.join(out, 'layers/rbp_node/node/bin');
-    const run = startBin(['run', out, '--port', String(port)], { PATH: `${node24}:${process.env.PATH ?? ''}` });
-    try {
-      await until('the app', answers(port));
-      expect(cmdline(run.child.pid!)).toEqual(['node', 'server.js']);
-      expect(tree(run.child.pid!)).toEqual([run.child.pid]);
-    } finally {
-      run.child.kill('SIGTERM');
-    }
-    expect(await run.exited).toEqual({ code: 0, signal: null });
+    await runsAsTheApp({ PATH: `${path.join(out, 'layers/rbp_node/node/bin')}:${process.env.PATH ?? ''}` });
   });
 
   it('--restart on-failure: the launch script (sh, not Node.js) supervises and starts the app again after a crash', async () => {
