@@ -4,7 +4,7 @@
  * to the next runtime.
  */
 import type { DetectFn } from '../../../lib/cnb/context.ts';
-import { bareEntryFile, NOTHING_TO_START_FIX, readPackageJson, startMethod } from './package-json.ts';
+import { bareEntryFile, NOTHING_TO_START_FIX, readPackageJson, START_SOURCE, startMethod } from './package-json.ts';
 
 // The build (scripts/build.mjs) makes this bin/detect's program, and the module rbp runs in-process.
 const detect: DetectFn = (ctx) => {
@@ -22,14 +22,7 @@ const detect: DetectFn = (ctx) => {
   }
   const start = startMethod(pkg, ctx.env, ctx.appDir);
   if (!start) return { pass: false, reason: `rbp/node: package.json has nothing to start. ${NOTHING_TO_START_FIX}` };
-  const how =
-    start.kind === 'run-command'
-      ? 'CC_RUN_COMMAND'
-      : start.kind === 'start-script'
-        ? 'scripts.start'
-        : start.kind === 'procfile'
-          ? "the Procfile's web"
-          : `main (${start.file})`;
+  const how = start.kind === 'main' ? `main (${start.file})` : START_SOURCE[start.kind];
   return { pass: true, reason: `rbp/node: package.json, started by ${how}`, plan: { provides: [{ name: 'node' }], requires: [{ name: 'node' }] } };
 };
 export default detect;

@@ -108,6 +108,14 @@ export type StartMethod =
   | { kind: 'procfile'; command: string; procfile: Procfile }
   | { kind: 'main'; file: string };
 
+/** Where the start command came from, as the log names it. */
+export const START_SOURCE: Record<StartMethod['kind'], string> = {
+  'run-command': 'CC_RUN_COMMAND',
+  'start-script': 'scripts.start',
+  procfile: "the Procfile's web",
+  main: 'main',
+};
+
 /**
  * Contract: CC_RUN_COMMAND takes priority over all other start methods, then scripts.start; then,
  * as on Heroku, the Procfile's `web` (procfile.ts, read only when it decides); then main.

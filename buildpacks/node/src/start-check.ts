@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Manager } from '../../../lib/js-project/lock-files.ts';
 import { MANAGERS, PACKAGE_MANAGERS } from '../../../lib/js-project/package-managers.ts';
-import type { PackageJson, StartMethod } from './package-json.ts';
+import { START_SOURCE, type PackageJson, type StartMethod } from './package-json.ts';
 
 const BUILD_FIX =
   'build it during deployment: a "postinstall" script running your build (e.g. "postinstall": "npm run build"), or CC_NODE_BUILD_TOOL=custom with CC_CUSTOM_BUILD_TOOL="npm install && npm run build"';
@@ -58,14 +58,7 @@ export function startWarnings(appDir: string, pkg: PackageJson, start: StartMeth
   if (!start) return [];
   const warnings: string[] = [];
   const exists = (f: string) => fs.existsSync(path.join(appDir, f));
-  const what =
-    start.kind === 'run-command'
-      ? 'CC_RUN_COMMAND'
-      : start.kind === 'start-script'
-        ? 'scripts.start'
-        : start.kind === 'procfile'
-          ? "the Procfile's web"
-          : 'main';
+  const what = START_SOURCE[start.kind];
   if (start.kind === 'main') {
     if (!exists(start.file)) warnings.push(`main is ${start.file}, which does not exist after the build: nothing runs scripts.build; ${BUILD_FIX}`);
     return warnings;
