@@ -5,6 +5,7 @@
  *   OUT/layers/<bp>/<layer>(.toml) launch layers (CNB_LAYERS_DIR), store.toml
  *   OUT/layers/config/metadata.toml processes and buildpacks
  *   OUT/rbp.toml                  task, instance size, layer states, timings
+ *   OUT/.rbp-reuse.json           rbp deploy: what the build was made from (build-reuse.ts)
  *   <OUT>.rbp-cache/<bp>/<layer>(.toml) cache=true layers (or --cache DIR)
  * The buildpacks build at OUT's own path (in a private mount namespace that shows them the new
  * generation there, out-namespace.ts), so absolute paths written by buildpacks stay true at launch,
@@ -34,6 +35,8 @@ import { privateTemp, type PrivateTemp } from './temp.ts';
 import { downloadCacheSetting } from './rbp-dirs.ts';
 import { recordOut } from './out-registry.ts';
 import { checkpoint } from './checkpoint.ts';
+import { reusableBuild, writeReuseRecord, type TakenInputs } from './build-reuse.ts';
+import { sleepSync } from './fsops.ts';
 
 export interface BuildOptions {
   appDir: string;
@@ -60,6 +63,11 @@ export interface BuildOptions {
    * stays the previous build.
    */
   beforeCommit?: (built: string) => Promise<void>;
+  /**
+   * rbp deploy: record what the build was made from (build-reuse.ts), and with `check`, reuse the
+   * build OUT holds when nothing changed since it was made, instead of building.
+   */
+  reuse?: { check: boolean };
   log: Logger;
 }
 
@@ -71,6 +79,8 @@ export interface BuildResult {
   phases: Record<string, number>;
   /** Why it failed, when it did (for --json). */
   error?: UserErrorData;
+  /** When the build OUT holds was reused (nothing changed): when it was made. */
+  reused?: string;
 }
 
 export async function build(opts: BuildOptions): Promise<BuildResult> {
@@ -98,6 +108,24 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
       fix: 'Give the path of an existing directory.',
     });
   }
+  // rbp's own Node.js is the launcher's unless the operator names another (operatorEnv, even empty:
+  // none known) or the build becomes an image, which does not hold rbp's.
+  // Without an image the app runs here, where the operator's tools (RBP_TOOL_*) are: they are used
+  // in place, not copied into a layer (said only when there are some: the build env stays the
+  // lifecycle's otherwise). The shared download cache too: the operator's RBP_DOWNLOAD_CACHE, else
+  // rbp's own folder. RBP_LOG_LIVE: rbp shows the buildpacks' output on a terminal, so they draw
+  // live progress lines.
+  const ops = operatorEnv();
+  const inPlace = !opts.forImage && Object.keys(ops).some((k) => k.startsWith('RBP_TOOL_'));
+  const operator = {
+    RBP_LAUNCHER_NODE: opts.forImage ? '' : process.execPath,
+    ...(inPlace ? { RBP_OPERATOR_TOOLS: 'in-place' } : {}),
+    ...ops,
+    RBP_DOWNLOAD_CACHE: downloadCacheSetting(),
+    ...(log.live ? { RBP_LOG_LIVE: '1' } : {}),
+    RBP_INSTANCE_SIZE: opts.instance,
+    RBP_INSTANCE_MEMORY: String(opts.instanceMemory),
+  };
   // Checks OUT and the cache (nothing is touched when they are refused) and takes OUT's lock.
   const tx = new OutTransaction({
     appDir,
@@ -105,6 +133,15 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
     cacheDir: opts.cacheDir ? path.resolve(opts.cacheDir) : defaultCacheDir(out),
     explicitCache: Boolean(opts.cacheDir),
   });
+  // rbp deploy: the build OUT holds stands when nothing changed since it was made (build-reuse.ts).
+  const reuse = opts.reuse ? checkReuse(opts, out, tx, operator, log) : undefined;
+  if (reuse?.builtAt) {
+    tx.release();
+    phases.check = reuse.ms;
+    log.info(`time: check ${formatDuration(reuse.ms)}`);
+    return { ...result, group: reuse.group, reused: reuse.builtAt };
+  }
+  const taken = reuse?.taken;
   const interrupt = new Interrupt();
   let tmp: PrivateTemp | undefined;
   try {
@@ -114,24 +151,6 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
     const platformDir = path.join(tmpDir, 'platform');
     writePlatformEnv(platformDir, opts.userEnv);
     linkBindings(platformDir, opts.bindings ?? []);
-    // rbp's own Node.js is the launcher's unless the operator names another (operatorEnv, even empty:
-    // none known) or the build becomes an image, which does not hold rbp's.
-    // Without an image the app runs here, where the operator's tools (RBP_TOOL_*) are: they are used
-    // in place, not copied into a layer (said only when there are some: the build env stays the
-    // lifecycle's otherwise). The shared download cache too: the operator's RBP_DOWNLOAD_CACHE, else
-    // rbp's own folder. RBP_LOG_LIVE: rbp shows the buildpacks' output on a terminal, so they draw
-    // live progress lines.
-    const ops = operatorEnv();
-    const inPlace = !opts.forImage && Object.keys(ops).some((k) => k.startsWith('RBP_TOOL_'));
-    const operator = {
-      RBP_LAUNCHER_NODE: opts.forImage ? '' : process.execPath,
-      ...(inPlace ? { RBP_OPERATOR_TOOLS: 'in-place' } : {}),
-      ...ops,
-      RBP_DOWNLOAD_CACHE: downloadCacheSetting(),
-      ...(log.live ? { RBP_LOG_LIVE: '1' } : {}),
-      RBP_INSTANCE_SIZE: opts.instance,
-      RBP_INSTANCE_MEMORY: String(opts.instanceMemory),
-    };
     const penv: PhaseEnv = { base: filteredHostEnv(), user: opts.userEnv, operator, platformDir };
 
     for (const w of tx.begin()) log.warn(w);
@@ -208,6 +227,8 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
           `process ${p.type}${p.type === x.metadata['buildpack-default-process-type'] ? ' (default)' : ''}: ${[...p.command, ...(p.args ?? [])].join(' ')}`,
         );
     });
+    // rbp deploy's build: what it was made from, so that the next deploy may reuse it.
+    const settled = taken ? writeReuseRecord(tx.root, taken, result.group) : 0;
     if (opts.beforeCommit) {
       try {
         await opts.beforeCommit(tx.root);
@@ -221,6 +242,8 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
     for (const w of tx.commit()) log.warn(w);
     recordOut({ out, app: appDir, cache: tx.cacheDir, cacheBeside: !opts.cacheDir, built: new Date().toISOString() });
     summarize(result, log);
+    // The app deployed next may write into OUT: not in the clock tick of the record's newest stamp.
+    sleepSync(settled - Date.now());
     return result;
   } catch (e) {
     const problems = tx.rollback();
@@ -240,6 +263,44 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
     tx.release();
     interrupt.dispose();
   }
+}
+
+/**
+ * Whether the build OUT holds can stand for this one (logged either way), and the inputs taken,
+ * which the new build records when it cannot.
+ */
+function checkReuse(
+  opts: BuildOptions,
+  out: string,
+  tx: OutTransaction,
+  operator: Record<string, string>,
+  log: Logger,
+): { builtAt?: string; group?: string[]; taken: TakenInputs; ms: number } {
+  const t0 = performance.now();
+  // How the buildpacks draw their progress is no input of the build.
+  const { RBP_LOG_LIVE: _drawnLive, ...operatorInputs } = operator;
+  const found = reusableBuild(out, {
+    appDir: opts.appDir,
+    skip: [out, tx.prev, tx.next, tx.cacheDir, tx.newCache],
+    appFilter: opts.appFilter,
+    userEnv: opts.userEnv,
+    order: opts.order,
+    buildEnv: { ...filteredHostEnv(), ...operatorInputs },
+    bindings: opts.bindings ?? [],
+    options: { task: opts.task, instance: opts.instance, cache: tx.cacheDir, image: Boolean(opts.forImage) },
+  });
+  const ms = performance.now() - t0;
+  const check = opts.reuse?.check && !opts.clearCache;
+  if (found.reuse && check) {
+    log.section('Build');
+    log.info(
+      `nothing changed since the build of ${found.builtAt}: the app's files, its variables, the buildpacks, rbp and the build options are the same, and OUT is as it left it`,
+    );
+    log.info(`reused as it is: group ${found.group.join(', ')} (rbp deploy --rebuild builds again)`);
+    return { builtAt: found.builtAt, group: found.group, taken: found.taken, ms };
+  }
+  if (!found.reuse && found.why && check) log.info(`building: ${found.why}`);
+  return { taken: found.taken, ms };
 }
 
 /**

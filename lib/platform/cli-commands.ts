@@ -151,11 +151,18 @@ export const COMMANDS: Command[] = [
     load: () => import('./commands/build.ts').then((m) => m.run),
     synopsis: 'rbp deploy APP [flags]',
     summary: 'Build APP, start its default process and run the deployment health check.',
-    notes: ['Exit codes: 3 the health check failed; otherwise as build, then the process status.'],
+    notes: [
+      "When nothing changed since OUT's last deploy (the app's files, variables, buildpacks, rbp, options) and OUT is as that build left it, the build is reused as it is: no detect, restore, build or export.",
+      'Exit codes: 3 the health check failed; otherwise as build, then the process status.',
+    ],
     flags: [
       { name: 'out', short: 'o', arg: 'OUT', help: 'The build directory (default under $XDG_CACHE_HOME/rbp/deploy/).' },
       { name: 'port', arg: 'PORT', help: 'The public port (default 8080).' },
       { name: 'check', help: 'Stop the app once the health check passed.' },
+      {
+        name: 'rebuild',
+        help: "Build even when nothing changed since OUT's last deploy (the app's files, variables, buildpacks, rbp, options: that build is reused otherwise).",
+      },
       { name: 'timeout', arg: 'SECONDS', help: 'How long to wait for the app to listen (default 60).' },
       { name: 'restart', arg: 'no|on-failure', help: 'Whether a crashed app is started again, with back-off (default on-failure, as the platform does).' },
       ...selection,

@@ -20,6 +20,7 @@ export function buildJson(r: BuildResult, out: string, image: string | undefined
     layers: r.layers,
     timings: Object.fromEntries(Object.entries(r.phases).map(([k, ms]) => [k, Math.round(ms)])),
     image: image ?? null,
+    ...(r.reused ? { reused: { builtAt: r.reused } } : {}),
     ...(r.error ? { error: errorJson(r.error) } : {}),
   };
 }

@@ -50,6 +50,11 @@ export function rmrf(p: string): void {
 
 export { isDir, linkFile } from '../fsx.ts';
 
+/** Blocks the thread for `ms` (a wait for the file system's clock to tick: at most a few milliseconds). */
+export function sleepSync(ms: number): void {
+  if (ms > 0) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
 /**
  * Which folder this is: inode and birth time, since a folder removed and made again often gets the
  * same inode number back.

@@ -7,6 +7,7 @@
  * On disk:
  *   OUT/.rbp-out         written first into a new generation: this folder is rbp's to replace
  *   OUT/rbp.toml         written last by export: the build is complete
+ *   OUT/.rbp-reuse.json  then, by a deploy's build: what it was made from (build-reuse.ts)
  *   OUT.rbp-next         the generation a build fills; its buildpacks see it at OUT's own path
  *                        (out-namespace.ts); switched in with one exchange of names (out-generations.ts)
  *   OUT.rbp-old/         earlier generations an app started by rbp run or deploy still runs from

@@ -24,7 +24,7 @@ import {
   type TreeScan,
 } from '../cache-check.ts';
 import { bpKey } from './detect.ts';
-import { identity, isDir, rmrf } from './fsops.ts';
+import { identity, isDir, rmrf, sleepSync } from './fsops.ts';
 import { CACHE_MARKER, type OutTransaction } from './out-transaction.ts';
 
 const NOT_LAYERS = new Set(['launch.toml', 'build.toml', 'store.toml']);
@@ -85,11 +85,6 @@ function restoreLayerSboms(bpDir: string, sources: (string | false | undefined)[
     }
   }
   return [...got].sort();
-}
-
-/** Blocks the thread for `ms` (restore is synchronous; this is at most a few milliseconds). */
-function sleepSync(ms: number): void {
-  if (ms > 0) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
 export function restore(o: { group: BuildpackRef[]; layersRoot: string; tx: OutTransaction; clearCache: boolean; log: Logger }): Restored {

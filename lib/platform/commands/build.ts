@@ -65,6 +65,8 @@ export const run: Handler = async (ctx) => {
     instanceMemory: INSTANCE_SIZES[instance]!,
     forImage: Boolean(imageArg),
     ...(imageDir ? { beforeCommit: writeImage } : {}),
+    // A deploy reuses the build OUT holds when nothing changed (build-reuse.ts), unless told to build.
+    ...(name === 'deploy' ? { reuse: { check: !values.rebuild } } : {}),
     log,
   });
   if (r.code !== 0) log.flushHeld();
