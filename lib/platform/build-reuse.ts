@@ -11,9 +11,9 @@
  * - and OUT is as that build left it: every folder of its layers and every file and folder of its
  *   workspace has the inode and modification time recorded (an app that wrote into its workspace
  *   while it ran gets a fresh one, as from an image).
- * The record is OUT/.rbp-reuse.json, written by the build of a deploy (or `rbp build` never reads
- * it); its check is a stat per recorded path, no walk of a layer's files. `rbp deploy --rebuild`
- * builds anyway.
+ * The record is OUT/.rbp-reuse.json, written by a deploy's build (`rbp build` neither writes nor
+ * reads it); its check is a stat per recorded path, no walk of a layer's files. `rbp deploy
+ * --rebuild` builds anyway.
  *
  * Timestamps come from a clock that ticks every few milliseconds: a change in the same tick as the
  * stamp taken would not show. So an app file changed less than STAMP_SETTLE_MS before the walk is
