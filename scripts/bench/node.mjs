@@ -3,7 +3,10 @@
 //   dependencies installed) vs. the raw commands a user would type for the same result: download and
 //   unpack the Node.js 24.15.0 and npm 11.12.1 tarballs of the registry, then `npm ci` with them, with
 //   an empty npm cache;
-// - warm rebuild (same cache, nothing changed: every layer reused) vs. the cold build.
+// - warm rebuild (same cache, nothing changed: every layer reused) vs. the cold build;
+// - and, for what a user's redeploy of this app costs, `rbp deploy --check` of it with nothing
+//   changed: the build OUT holds is reused (lib/platform/build-reuse.ts), then the app is started,
+//   checked and stopped; the first deploy after `rbp build` builds (rbp build records no inputs).
 // rbp builds with its default cache (beside OUT), as `rbp build APP --out OUT` does; an explicit
 // --cache keeps a second name for each cached file (checked by its folders' stamps, not a second walk).
 // Rounds alternate raw and rbp so neither always meets a colder network path; medians of the rounds
@@ -15,7 +18,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'smol-toml';
-import { median, sh } from '../bench-lib.mjs';
+import { freePort, median, sh } from '../bench-lib.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const rbp = path.join(root, 'dist', 'rbp.js');
@@ -23,6 +26,12 @@ const fixture = path.join(root, 'fixtures', 'node-bench');
 const NODE = '24.15.0';
 const NPM = '11.12.1';
 const arch = os.arch() === 'arm64' ? 'arm64' : 'x64';
+
+function rbpDeploy(out, port) {
+  const r = sh('node', [rbp, 'deploy', fixture, '--out', out, '--type', 'node', '--port', String(port), '--check'], { env: { ...process.env, NO_COLOR: '1' } });
+  if (!/- deployed: /.test(r.stdout)) throw new Error(`rbp deploy did not pass its health check:\n${r.stdout}`);
+  return r;
+}
 
 function rbpBuild(out) {
   const r = sh('node', [rbp, 'build', fixture, '--out', out, '--type', 'node'], { env: { ...process.env, NO_COLOR: '1' } });
@@ -66,6 +75,8 @@ export async function run({ rounds = 5 } = {}) {
   const warmPhases = [];
   const againMs = [];
   const againPhases = [];
+  const redeployMs = [];
+  const port = await freePort();
   try {
     for (let i = 0; i < rounds; i++) {
       const dir = path.join(work, `round-${i}`);
@@ -89,6 +100,10 @@ export async function run({ rounds = 5 } = {}) {
         if (!/dependencies reused/.test(again.stdout)) throw new Error(`the second warm rebuild did not reuse the dependencies:\n${again.stdout}`);
         againMs.push(again.ms);
         againPhases.push(phases(out, again.ms));
+        rbpDeploy(out, port);
+        const redeploy = rbpDeploy(out, port);
+        if (!/- nothing changed since the build of /.test(redeploy.stdout)) throw new Error(`the redeploy did not reuse the build:\n${redeploy.stdout}`);
+        redeployMs.push(redeploy.ms);
       }
       fs.rmSync(dir, { recursive: true, force: true });
     }
@@ -113,7 +128,9 @@ export async function run({ rounds = 5 } = {}) {
     'second warm rebuild, nothing changed (s, median)': again / 1000,
     'second warm rebuild / cold build (goal ≤ 0.03, issue 27)': again / cold,
     'second warm rebuild phases, median (ms)': Object.fromEntries(['detect', 'restore', 'build', 'export'].map((k) => [k, Math.round(phase(k, againPhases))])),
+    'rbp deploy --check, nothing changed: the build reused, the app started, checked, stopped (s, median)': median(redeployMs) / 1000,
+    'that redeploy / cold build': median(redeployMs) / cold,
     'bare `node -e 0` (ms, median; a warm rebuild starts Node.js twice: rbp, then the buildpack’s build; detect runs inside rbp)': nodeStart,
-    'all rounds (ms)': { raw: rawMs.map(Math.round), cold: coldMs.map(Math.round), warm: warmMs.map(Math.round), again: againMs.map(Math.round) },
+    'all rounds (ms)': { raw: rawMs.map(Math.round), cold: coldMs.map(Math.round), warm: warmMs.map(Math.round), again: againMs.map(Math.round), redeploy: redeployMs.map(Math.round) },
   };
 }
