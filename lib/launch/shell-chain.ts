@@ -176,18 +176,12 @@ rbp_chain() {
   while :; do
     rbp_now; t0=$now
     rbp_chain_run
-    if [ "$restart" != on-failure ] || [ "$cause" != failure ]; then ( rbp_appenv; rbp_hook poststart "$poststart" ); exit "$cst"; fi
-    rbp_now
-    if [ $((now - t0)) -ge "$healthy_us" ]; then attempt=1; else attempt=$((attempt + 1)); fi
-    rbp_delay "$attempt"; rbp_dur "$delay"
-    printf '%s\\n' "! restarting the app in $dur (restart $attempt, $restart_by; last status $cst)"
-    rbp_sleep "$delay"
-    if [ -n "$stopping" ]; then
-      printf '%s\\n' "- $stopping while waiting to restart: stopping"
-      ( rbp_appenv; rbp_hook poststart "$poststart" ); rbp_signum "\${stopping#SIG}"; exit $((128 + n))
-    fi
+    if [ "$restart" != on-failure ] || [ "$cause" != failure ]; then rbp_poststart; exit "$cst"; fi
+    rbp_restart_wait "$cst"
   done
 }
+# poststart in the app's environment (this form runs in the launch environment).
+rbp_poststart() { ( rbp_appenv; rbp_hook poststart "$poststart" ); }
 # What this form would run, as JSON (RBP_DRY_RUN=shell).
 rbp_chain_account() {
   out='{"form":"shell","members":['; sep=
