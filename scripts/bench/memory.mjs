@@ -60,7 +60,8 @@ export function describe(pid) {
   } catch {
     // gone
   }
-  const text = cmdline.join(' ');
+  // The shell forms are whole programs given to sh -c: named, not printed.
+  const text = (cmdline.at(-1) === 'rbp-launch' ? [cmdline[0], '-c', '<shell form>', 'rbp-launch'] : cmdline).join(' ').replace(/\s+/g, ' ');
   const isNode = path.basename(exe).startsWith('node');
   let owner = 'app';
   if (text.includes(rbpJs)) owner = 'rbp (Node.js)';
