@@ -13,7 +13,9 @@
  *   RBP_STOP_TIMEOUT), and the launch exits with the status that names it (request-flow/middlewares.ts
  *   FAILURE_STATUS), the app's own status for the app; under RBP_RESTART=on-failure the whole chain
  *   starts again after the wait of restart.ts;
- * - SIGTERM, SIGINT and SIGHUP go to every member's group, and the launch exits with the app's status.
+ * - SIGTERM, SIGINT and SIGHUP go to every member's group, and the launch exits with the app's status;
+ *   QUIT, USR1 and USR2 go to the app's group (the Node.js launcher would have ended, or opened its
+ *   inspector, leaving the chain unwatched).
  * A cache proxy's folder (its VCL) is written before each start and removed after each stop, as
  * vcl.ts prepareVarnishDir does. Only `block`, an HTTP server inside the launcher, needs Node.js.
  */
@@ -55,6 +57,8 @@ rbp_cstop() {
   printf '%s\\n' "- SIG$1: stopping $cnames"
   for ci in $started; do eval "cv=\\$done_$ci cp=\\$pid_$ci"; [ -n "$cv" ] || rbp_kill "$1" "$cp"; done
 }
+# QUIT, USR1 and USR2 go to the app's group as they are (the app's own signals), as the app's shell form does.
+rbp_cpass() { got=1; eval "cv=\\$done_0 cp=\\$pid_0"; [ -n "$cv" ] || rbp_kill "$1" "$cp"; }
 # The members that ended since the last look: their status read (wait), the first in ended.
 rbp_reap() {
   ended=
@@ -77,7 +81,7 @@ rbp_left() { left=; for i in $started; do rbp_f done "$i"; [ -n "$v" ] || left="
 rbp_tick() {
   rbp_alive "$tk" && return 0
   [ -z "$tk" ] || wait "$tk" 2>/dev/null
-  sleep 10 >/dev/null 2>&1 & tk=$!
+  sleep 10 >/dev/null 2>&1 3<&- & tk=$!
 }
 # Stops every started member: SIGTERM to each group, SIGKILL after the stop timeout, then the clean-up.
 rbp_stopall() {
@@ -171,6 +175,7 @@ rbp_chain() {
   ! env --default-signal=INT,QUIT true 2>/dev/null || run="$run env --default-signal=INT,QUIT"
   sp= wd= tk= stopping= chain_on= started= attempt=0
   for s in TERM INT HUP; do trap "rbp_cstop $s" "$s"; done
+  for s in QUIT USR1 USR2; do trap "rbp_cpass $s" "$s"; done
   trap 'got=1 timed=1' ALRM
   trap 'got=1' CHLD
   while :; do

@@ -137,6 +137,16 @@ describe('the chain shell form', () => {
     expect(await r.exited).toBe(0);
   });
 
+  it('SIGUSR2 goes to the app as it is: the app, which does not handle it, ends, and so does the chain', async () => {
+    const p = plan(appDir(), await ports());
+    const r = run(p);
+    await r.until('- request flow ready');
+    r.child.kill('SIGUSR2');
+    expect(await r.exited).toBe(128 + 12);
+    expect(r.output()).toContain('! app (node server.js) was killed by SIGUSR2; stopping the others\n! launch exits with status 140: app failed');
+    expect(await listening(p.publicPort)).toBe(false);
+  });
+
   it('a member that outlives SIGTERM gets SIGKILL after the stop timeout, named', async () => {
     const dir = appDir();
     // The sh ignores SIGTERM, and so does the sleep it becomes; the proxy it started handles it itself.
