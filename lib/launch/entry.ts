@@ -7,8 +7,11 @@
  *   minimal init when it is PID 1 (pid1.ts);
  * - the app to supervise (a restart policy, poststart, a shell that keeps children) and no request
  *   flow: it replaces itself with the plan's shell form (shell.ts), a POSIX sh supervisor;
- * - a request-flow chain or the block in front of the app, or a Node.js with no process.execve: it
- *   supervises the app and the chain itself (supervisor.ts), restarting the app as the plan says.
+ * - a request-flow chain of processes in front of the app: it replaces itself with the chain's shell
+ *   form (shell-chain.ts), which starts, watches and restarts the app and the middlewares;
+ * - the block in front of the app (a 403 server inside this process), or a Node.js with no
+ *   process.execve: it supervises the app and the chain itself (supervisor.ts), restarting the app
+ *   as the plan says.
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
