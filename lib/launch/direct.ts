@@ -10,7 +10,8 @@
  * chain of ports.ts, the declarations of lib/config rendered in sh), and execs the server, or
  * supervises it when RBP_RESTART=on-failure. What the script cannot do itself goes to the Node.js
  * launcher (entry.ts), when the image has one:
- * - a request-flow middleware or the block (the launcher starts and watches them);
+ * - a request-flow middleware or the block (the launcher plans the chain, then hands a chain of
+ *   processes to its shell form, shell-chain.ts, and serves the block itself);
  * - a dry run (RBP_DRY_RUN=1, `rbp run --dry-run`): the launcher prints the plan, told by the script
  *   (RBP_DIRECT_LAUNCH) whether it would have started the server itself (`exec`) or supervised it;
  * - a launch variable that is not valid (the launcher reports it as the variable's user error);

@@ -7,10 +7,14 @@
  *   minimal init when it is PID 1 (pid1.ts);
  * - the app to supervise (a restart policy, poststart, a shell that keeps children) and no request
  *   flow: it replaces itself with the plan's shell form (shell.ts), a POSIX sh supervisor;
- * - a request-flow chain or the block in front of the app, or a Node.js with no process.execve: it
- *   supervises the app and the chain itself (supervisor.ts), restarting the app as the plan says.
+ * - a request-flow chain of processes in front of the app: it replaces itself with the chain's shell
+ *   form (shell-chain.ts), which starts, watches and restarts the app and the middlewares;
+ * - the block in front of the app (a 403 server inside this process), or a Node.js with no
+ *   process.execve: it supervises the app and the chain itself (supervisor.ts), restarting the app
+ *   as the plan says.
  */
 import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
 import { raw } from '../config/read.ts';
 import { exitCodeFor, signalNumber } from '../cnb/exit.ts';
 import { isUserError, redactUrl, renderUserError } from '../errors.ts';
@@ -26,16 +30,23 @@ import { APP_NOT_LISTENING_STATUS, envWithoutOthersSecrets, FAILURE_STATUS, LABE
 import { checkFlowPortsFree } from './request-flow/plan.ts';
 import { nextRestart, RESTART_VARIABLE } from './restart.ts';
 import { shellForm, SHELL_NAME } from './shell.ts';
+import { chainForm, chainFormProblem } from './shell-chain.ts';
 import { exitStatus, spawnMember, supervise, type Member } from './supervisor.ts';
 
 export { readDecision, type LaunchDecision } from './decision.ts';
 
+/** The launch environment without the direct launch script's word to this launcher (not part of any process's). */
+function launchEnvironment(env: NodeJS.ProcessEnv): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[0] !== DIRECT_LAUNCH_VARIABLE && e[1] !== undefined));
+}
+
 /** The app's whole environment, as it is started: no secret of a middleware reaches it. */
 function appEnvironment(plan: LaunchPlan, env: NodeJS.ProcessEnv): Record<string, string> {
-  // The direct launch script's word to this launcher is not part of the app's environment.
-  const own = Object.fromEntries(Object.entries(env).filter(([k]) => k !== DIRECT_LAUNCH_VARIABLE));
-  return envWithoutOthersSecrets({ ...own, ...plan.env });
+  return envWithoutOthersSecrets({ ...launchEnvironment(env), ...plan.env });
 }
+
+/** Whether the kernel's port table is there, which the shell form of a request flow watches. */
+const procNet = (): boolean => fs.existsSync('/proc/net/tcp');
 
 /** How the app starts; `direct` is the direct launch script's word (direct.ts) when it handed over. */
 function launchMode(plan: LaunchPlan, appEnv: Record<string, string>, direct: string | undefined): LaunchMode {
@@ -58,13 +69,21 @@ function launchMode(plan: LaunchPlan, appEnv: Record<string, string>, direct: st
 function supervisorOf(plan: LaunchPlan, mode: LaunchMode, appEnv: Record<string, string>, direct: string | undefined): Supervisor | undefined {
   if (mode.mode !== 'supervise') return undefined;
   if (direct === DIRECT_SUPERVISE) return { by: 'shell', why: 'the launch script supervises the app itself (no Node.js launcher)' };
-  if (plan.requestFlow)
+  if (plan.requestFlow) {
+    // A chain of processes is the shell form's to run (shell-chain.ts); the block is an HTTP server in this Node.js.
+    const problem = chainFormProblem(plan, procNet());
+    if (problem) return { by: 'node', why: problem };
+    if (execveOf())
+      return {
+        by: 'shell',
+        why: "the launcher replaces itself with the plan's shell form (/bin/sh), which runs the request-flow chain and the app: no Node.js stays beside them",
+      };
     return {
       by: 'node',
-      why: plan.requestFlow.block
-        ? 'the Node.js launcher answers 403 in front of the app'
-        : 'the Node.js launcher runs the request-flow chain in front of the app',
+      // The mode's reasons say why: this Node.js has no process.execve to hand over with.
+      why: 'the Node.js launcher runs the request-flow chain in front of the app',
     };
+  }
   if (!execveOf())
     return {
       by: 'node',
@@ -131,20 +150,26 @@ export async function runLaunch(runtime: RuntimeLaunch | (() => RuntimeLaunch)):
   }
   if (dryRun === 'shell') {
     // What the shell form of this plan would run, as the form itself says (shell.ts rbp_account).
-    if (plan.requestFlow) return void process.stdout.write(`${JSON.stringify({ form: 'node', why: supervisor?.why })}\n`);
-    const r = spawnSync('/bin/sh', ['-c', shellForm(plan), SHELL_NAME], { stdio: 'inherit', cwd: plan.cwd, env: { ...appEnv, RBP_DRY_RUN: 'shell' } });
+    if (plan.requestFlow && supervisor?.by !== 'shell') return void process.stdout.write(`${JSON.stringify({ form: 'node', why: supervisor?.why })}\n`);
+    const [form, formEnv] = plan.requestFlow ? [chainForm(plan, env, mode.why), launchEnvironment(env)] : [shellForm(plan), appEnv];
+    const r = spawnSync('/bin/sh', ['-c', form, SHELL_NAME], { stdio: 'inherit', cwd: plan.cwd, env: { ...formEnv, RBP_DRY_RUN: 'shell' } });
     process.exit(r.status ?? 1);
   }
   const log = new Logger();
   if (direct && direct !== DIRECT_EXEC && direct !== DIRECT_SUPERVISE) log.info(`the launch script handed over to the Node.js launcher: ${direct}`);
   try {
-    // A busy port is reported before anything starts (with middleware, checkFlowPortsFree does it for every port).
-    if (!plan.requestFlow && env.PORT !== undefined) await checkPortFree(plan.port);
+    // A busy port is reported before anything starts: with middleware, every port of the flow.
+    if (plan.requestFlow) await checkFlowPortsFree(plan.requestFlow);
+    else if (env.PORT !== undefined) await checkPortFree(plan.port);
   } catch (e) {
     fail(e);
   }
   const execve = execveOf();
-  if (supervisor?.by === 'shell' && execve) {
+  if (supervisor?.by === 'shell' && execve && plan.requestFlow) {
+    // The chain's shell form runs in the launch environment: it gives each member its own (shell-chain.ts).
+    const e = stepAside('/bin/sh', ['/bin/sh', '-c', chainForm(plan, env, mode.why), SHELL_NAME], launchEnvironment(env), plan.cwd, execve, '');
+    log.warn(`could not hand over to the shell form (${e.message}): supervising the request flow here`);
+  } else if (supervisor?.by === 'shell' && execve) {
     // Returns only when Node.js refused before replacing anything: this launcher then supervises.
     const e = stepAside('/bin/sh', ['/bin/sh', '-c', shellForm(plan), SHELL_NAME], appEnv, plan.cwd, execve, '');
     log.warn(`could not hand over to the shell form (${e.message}): supervising the app here`);
@@ -177,11 +202,6 @@ async function superviseHere(plan: LaunchPlan, appEnv: Record<string, string>, l
   };
   let members: Member[] = [app];
   if (flow) {
-    try {
-      await checkFlowPortsFree(flow);
-    } catch (e) {
-      fail(e);
-    }
     if (flow.skipped.length) log.info(`public access blocked: not starting ${flow.skipped.map((k) => LABEL[k]).join(', ')}`);
     Object.assign(app, {
       listen: flow.appPort,

@@ -167,16 +167,21 @@ rbp_supervise() {
     if [ "$st" -gt 128 ] && name=$(kill -l "$st" 2>/dev/null) && [ -n "$name" ]; then desc="was killed by SIG$name"; else desc="exited with status $st"; fi
     printf '%s\\n' "! app ($shown) $desc"
     if [ "$restart" != on-failure ]; then printf '%s\\n' "! launch exits with status $st: app failed"; rbp_hook poststart "$poststart"; exit "$st"; fi
-    rbp_now
-    if [ $((now - t0)) -ge "$healthy_us" ]; then attempt=1; else attempt=$((attempt + 1)); fi
-    rbp_delay "$attempt"; rbp_dur "$delay"
-    printf '%s\\n' "! restarting the app in $dur (restart $attempt, $restart_by; last status $st)"
-    rbp_sleep "$delay"
-    if [ -n "$stopping" ]; then
-      printf '%s\\n' "- $stopping while waiting to restart: stopping"
-      rbp_hook poststart "$poststart"; rbp_signum "\${stopping#SIG}"; exit $((128 + n))
-    fi
+    rbp_restart_wait "$st"
   done
+}
+rbp_poststart() { rbp_hook poststart "$poststart"; }
+# After a crash under on-failure ($1 the last status, t0 the run's start, attempt the restarts so
+# far): the wait of restart.ts, with its line; a stop signal while waiting ends the launch.
+rbp_restart_wait() {
+  rbp_now
+  if [ $((now - t0)) -ge "$healthy_us" ]; then attempt=1; else attempt=$((attempt + 1)); fi
+  rbp_delay "$attempt"; rbp_dur "$delay"
+  printf '%s\\n' "! restarting the app in $dur (restart $attempt, $restart_by; last status $1)"
+  rbp_sleep "$delay"
+  [ -n "$stopping" ] || return 0
+  printf '%s\\n' "- $stopping while waiting to restart: stopping"
+  rbp_poststart; rbp_signum "\${stopping#SIG}"; exit $((128 + n))
 }
 # $1 as a JSON string, in j.
 rbp_json() {

@@ -31,8 +31,7 @@ export function processTree(pid) {
   const children = new Map();
   for (const e of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(e)) continue;
-    const stat = readProc(e, 'stat');
-    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    const ppid = parentOf(e);
     if (!children.has(ppid)) children.set(ppid, []);
     children.get(ppid).push(Number(e));
   }
@@ -43,6 +42,11 @@ export function processTree(pid) {
   };
   walk(pid);
   return out;
+}
+
+function parentOf(pid) {
+  const stat = readProc(pid, 'stat');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
 }
 
 const kib = (text, field) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0);
@@ -56,13 +60,16 @@ export function describe(pid) {
   } catch {
     // gone
   }
-  const text = cmdline.join(' ');
+  // The shell forms are whole programs given to sh -c: named, not printed.
+  const text = (cmdline.at(-1) === 'rbp-launch' ? [cmdline[0], '-c', '<shell form>', 'rbp-launch'] : cmdline).join(' ').replace(/\s+/g, ' ');
   const isNode = path.basename(exe).startsWith('node');
   let owner = 'app';
   if (text.includes(rbpJs)) owner = 'rbp (Node.js)';
   else if (text.includes(rbpBin)) owner = 'rbp (sh wrapper)';
   else if (text.includes('/launcher/bin/launch')) owner = isNode ? 'launcher (Node.js)' : 'launch script (sh)';
   else if (cmdline.at(-1) === 'rbp-launch') owner = 'shell form (sh)';
+  // The shell form's own sleep between two looks at a request-flow chain (lib/launch/shell-chain.ts rbp_tick).
+  else if (cmdline[0] === 'sleep' && readProc(parentOf(pid), 'cmdline').split('\0').at(-2) === 'rbp-launch') owner = 'shell form (sleep)';
   else if (text.includes('middleware.mjs')) owner = 'middleware';
   return {
     pid,

@@ -257,7 +257,7 @@ describe('node-hello through dist/rbp: no Node.js of ours beside an app that nee
     expect(await run.exited).toEqual({ code: 0, signal: null });
   });
 
-  it('one middleware: only the Node.js launcher, which runs the chain, stays beside the app and the middleware', async () => {
+  it('one middleware: the shell form runs the chain, no Node.js of ours stays beside the app and the middleware', async () => {
     const port = await freePort();
     const appPort = await freePort();
     const flow = { CC_REQUEST_FLOW: 'custom', CC_REQUEST_FLOW_CUSTOM: 'node middleware.mjs custom @@LISTEN_PORT@@ @@FORWARD_PORT@@' };
@@ -265,8 +265,11 @@ describe('node-hello through dist/rbp: no Node.js of ours beside an app that nee
     try {
       await until('the chain', answers(port));
       const pid = run.child.pid!;
-      // The launch script hands the chain over to the Node.js launcher beside it.
-      expect(cmdline(pid)[1]).toBe(path.join(out, 'layers/rbp_node/launcher/bin/launch.cjs'));
+      // The launch script hands the chain over to the Node.js launcher, which plans it and becomes
+      // the shell form (lib/launch/shell-chain.ts): a sh with rbp's pid.
+      expect(cmdline(pid).slice(0, 2)).toEqual(['/bin/sh', '-c']);
+      expect(cmdline(pid).at(-1)).toBe('rbp-launch');
+      expect(tree(pid).filter((p) => cmdline(p).some((w) => w.endsWith('launch.cjs')))).toEqual([]);
       expectNoRbp(pid);
       const r = await fetch(`http://127.0.0.1:${port}/`);
       expect(r.headers.get('x-flow-via')).toBe('custom');
