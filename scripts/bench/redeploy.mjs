@@ -2,8 +2,10 @@
 // health check until 200, stop it) again and again on an unchanged app, with the same OUT and cache.
 // The first run fills the cache (Node.js, npm) and is not counted; then at least five timed runs.
 // Nothing changed, so each redeploy reuses the build OUT holds (lib/platform/build-reuse.ts: the
-// check of its inputs and of OUT's stamps); the goal (issue 27; issue 14 asked under one second) is
-// 250 ms end to end. The same rounds also time `--rebuild` (detect, restore, build, export with
+// check of its inputs and of OUT's stamps); the goal (issue 27: "build with nothing changed + launch
+// + first 200"; issue 14 asked under one second) is 250 ms from rbp's start to the first 200, which
+// rbp deploy's "- deployed:" line follows at once; the whole command, with --check's stop and
+// rbp's exit, is shown beside it. The same rounds also time `--rebuild` (detect, restore, build, export with
 // every layer reused), the warm build a changed app gets. Each run's phases come from rbp's own
 // summary line (`- time: detect 50ms, restore 1.1s, ...`); what is left of the wall time is rbp's
 // start, the launch, the health check and the stop.
@@ -39,7 +41,12 @@ function deploy(out, cache, port, extra = []) {
       detached: true,
     });
     let log = '';
-    child.stdout.on('data', (d) => (log += d));
+    // The issue's measure ends at the first 200: rbp prints the deployed line right after it.
+    let firstOk;
+    child.stdout.on('data', (d) => {
+      log += d;
+      if (firstOk === undefined && /- deployed: /.test(log)) firstOk = performance.now() - t0;
+    });
     child.stderr.on('data', (d) => (log += d));
     const timer = setTimeout(() => {
       try {
@@ -60,7 +67,7 @@ function deploy(out, cache, port, extra = []) {
         const [name, d] = part.split(' ');
         if (name && d) phases[name] = ms(d);
       }
-      resolve({ wall, phases, log });
+      resolve({ wall, firstOk, phases, log });
     });
   });
 }
@@ -95,21 +102,22 @@ export async function run({ rounds = 5 } = {}) {
     const phases = (rs) => {
       const names = [...new Set(rs.flatMap((r) => Object.keys(r.phases)))];
       const rest = median(rs.map((r) => r.wall - Object.values(r.phases).reduce((a, b) => a + b, 0)));
-      return { ...Object.fromEntries(names.map((n) => [n, median(rs.map((r) => r.phases[n] ?? 0))])), 'rbp start + launch + health check + stop': Math.round(rest) };
+      return { ...Object.fromEntries(names.map((n) => [n, median(rs.map((r) => r.phases[n] ?? 0))])), 'rbp start + launch + health check + stop and exit': Math.round(rest) };
     };
-    const wall = median(runs.map((r) => r.wall));
+    const wall = median(runs.map((r) => r.firstOk));
     return {
       fixture: 'fixtures/node-hello',
       rounds,
       'first deploy, cache filled (ms)': Math.round(cold.wall),
-      'warm redeploy, median (ms)': wall,
+      'warm redeploy to the first 200 (rbp deploy started → its deployed line), median (ms)': wall,
+      'the same with the stop and rbp’s exit (--check), median (ms)': median(runs.map((r) => r.wall)),
       goal: `≤ ${GOAL_MS} ms`,
       'goal met': wall <= GOAL_MS,
       'phases, median (ms)': phases(runs),
-      'all rounds (ms)': runs.map((r) => Math.round(r.wall)),
-      'warm redeploy with --rebuild (every layer reused), median (ms)': median(rebuilds.map((r) => r.wall)),
+      'all rounds, to the first 200 (ms)': runs.map((r) => Math.round(r.firstOk)),
+      'warm redeploy with --rebuild (every layer reused), to the first 200, median (ms)': median(rebuilds.map((r) => r.firstOk)),
       '--rebuild phases, median (ms)': phases(rebuilds),
-      '--rebuild rounds (ms)': rebuilds.map((r) => Math.round(r.wall)),
+      '--rebuild rounds, to the first 200 (ms)': rebuilds.map((r) => Math.round(r.firstOk)),
     };
   } finally {
     fs.rmSync(work, { recursive: true, force: true });
