@@ -218,7 +218,7 @@ export function resolveSettingPath(
     });
   }
   const found = r.path!;
-  const real = found.type ? path.relative(fs.realpathSync(appDir), fs.realpathSync(found.abs)).split(path.sep).join('/') : found.rel;
+  const real = found.type ? path.relative(fs.realpathSync.native(appDir), fs.realpathSync.native(found.abs)).split(path.sep).join('/') : found.rel;
   return { ...found, value, source, real };
 }
 

@@ -164,7 +164,7 @@ async function runDetect(ref: BuildpackRef, appDir: string, penv: PhaseEnv, plan
   if (inProcess && 'compiled' in inProcess) {
     let plan: BuildPlan | undefined;
     const platform = { env: penv.user, dir: () => platformFolder(penv), named: apiAtLeast(ref.descriptor.api, '0.8') };
-    const r = await detectExit(inProcess.compiled, inMemory, fs.realpathSync(appDir), (p) => (plan = p), platform);
+    const r = await detectExit(inProcess.compiled, inMemory, fs.realpathSync.native(appDir), (p) => (plan = p), platform);
     return { code: r.code, output: printed(r), ...(r.code === 0 ? { plan: plan ?? {} } : {}) };
   }
   const planPath = path.join(plans(), `${escapeId(ref.descriptor.buildpack.id)}-plan.toml`);
@@ -173,7 +173,7 @@ async function runDetect(ref: BuildpackRef, appDir: string, penv: PhaseEnv, plan
   const env = envWith(platformDir, planPath);
   let run: DetectRun;
   if (inProcess) {
-    const r = await inProcess.loaded(env, fs.realpathSync(appDir));
+    const r = await inProcess.loaded(env, fs.realpathSync.native(appDir));
     run = { code: r.code, output: printed(r) };
   } else {
     // execa loads when a buildpack runs as a process: our own detects in-process need none of it.
