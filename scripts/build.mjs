@@ -223,7 +223,15 @@ const rank = { build: 2, deploy: 2, detect: 1.5 }[process.argv[2]] ?? 1;
 let cachedData;
 let cachedRank = 0;
 try {
-  const cache = fs.readFileSync(cacheFile);
+  // One read into a buffer of the file's size: readFileSync costs ~0.2 ms more here.
+  const fd = fs.openSync(cacheFile, 'r');
+  let cache;
+  try {
+    cache = Buffer.allocUnsafe(fs.fstatSync(fd).size);
+    cache = cache.subarray(0, fs.readSync(fd, cache, 0, cache.length, 0));
+  } finally {
+    fs.closeSync(fd);
+  }
   const nl = cache.indexOf(10);
   const nl2 = cache.indexOf(10, nl + 1);
   if (nl2 > 0 && cache.toString('utf8', 0, nl) === file) {
@@ -233,7 +241,10 @@ try {
 } catch {
   // no cache yet
 }
-const script = new vm.Script('(function (exports, require, module, __filename, __dirname) { ' + fs.readFileSync(file, 'utf8') + '\\n})', { filename: file, cachedData });
+// A bundle of ASCII only (scripts/build.mjs lists them) is read as latin1: the same text, ~0.3 ms
+// less than decoding UTF-8.
+const encoding = ASCII_BUNDLES.includes(path.basename(file)) ? 'latin1' : 'utf8';
+const script = new vm.Script('(function (exports, require, module, __filename, __dirname) { ' + fs.readFileSync(file, encoding) + '\\n})', { filename: file, cachedData });
 if (!cachedData || script.cachedDataRejected || rank > cachedRank) {
   process.once('exit', (code) => {
     if (code !== 0) return;
@@ -445,14 +456,17 @@ const { version } = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 
 // runs (the CLI's dynamic imports stay lazy inside the bundle).
 const cli = {
   ...common,
-  // import.meta.url names the bundle (rbp finds dist/buildpacks beside it).
+  // import.meta names the bundle (rbp finds dist/buildpacks beside it): its dirname is the bundle's
+  // folder, its url made at its first use (a file: URL costs ~0.5 ms the first time; detect needs none).
   define: {
     __RBP_VERSION__: JSON.stringify(version),
     __RBP_BUILD_ID__: JSON.stringify(BUILD_ID),
     __RBP_PARSED_TOML__: JSON.stringify(JSON.stringify(parsedToml)),
-    'import.meta.url': '__rbpUrl',
+    'import.meta.url': '__rbpMeta.url',
+    'import.meta.dirname': '__dirname',
+    'import.meta.filename': '__filename',
   },
-  banner: { js: "const __rbpUrl = require('node:url').pathToFileURL(__filename).href;" },
+  banner: { js: "const __rbpMeta = { get url() { return require('node:url').pathToFileURL(__filename).href; } };" },
   entryPoints: [path.join(root, 'scripts', 'rbp.ts')],
   format: 'cjs',
 };
@@ -464,7 +478,10 @@ await Promise.all([
   ),
 ]);
 for (const f of ['rbp.bundle.cjs', DETECT_BUNDLE, ...Object.values(DETECT_ASIDE).map((l) => l.file)]) memoBuiltins(path.join(dist, f));
-fs.writeFileSync(path.join(dist, 'rbp.js'), RBP_LOADER, { mode: 0o755 });
+// esbuild escapes what is not ASCII in strings, not in comments (a § in one): the bundles of ASCII
+// only are named to RBP_LOADER, which reads them as latin1.
+const asciiBundles = ['rbp.bundle.cjs', DETECT_BUNDLE].filter((f) => !fs.readFileSync(path.join(dist, f)).some((b) => b > 0x7f));
+fs.writeFileSync(path.join(dist, 'rbp.js'), RBP_LOADER.replace('ASCII_BUNDLES.includes', `${JSON.stringify(asciiBundles)}.includes`), { mode: 0o755 });
 fs.writeFileSync(path.join(dist, 'rbp'), RBP_BIN, { mode: 0o755 });
 // dist/rbp.js is CommonJS (the package is "type": "module"): no ES module loader to start.
 fs.writeFileSync(path.join(dist, 'package.json'), '{ "type": "commonjs" }\n');
