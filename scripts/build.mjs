@@ -171,6 +171,12 @@ const LAZY = {
   'node:http': 'default',
   // Not among the modules Node.js loads at its start (~0.3 ms): rbp detect calls nothing of it.
   'node:os': 'default',
+  // A built-in's first require makes its ES module facade (~0.3 ms): rbp detect makes a require only
+  // for a buildpack folder of another build (lib/platform/detect.ts).
+  'node:module': ['createRequire'],
+  'node:url': ['fileURLToPath', 'pathToFileURL'],
+  // parseArgs: a command line with flags (rbp detect APP has none: lib/platform/cli-args.ts).
+  'node:util': ['parseArgs'],
   dotenv: 'default',
   // execa loads child_process, net and stream (~15 ms in a buildpack's build), tar the zlib and
   // file-system streams: a warm build that reuses everything runs neither.
