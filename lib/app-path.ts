@@ -35,7 +35,8 @@ function realish(p: string): string {
   let cur = p;
   for (;;) {
     try {
-      return path.join(fs.realpathSync(cur), ...tail.reverse());
+      // realpath(3), one call: Node.js's own realpathSync lstats every component in JavaScript.
+      return path.join(fs.realpathSync.native(cur), ...tail.reverse());
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       // A dangling symlink: where it points decides.

@@ -40,7 +40,8 @@ main(argv, streams).then(
     process.exitCode = code;
   },
   (e: unknown) => {
-    process.stderr.write(`rbp: internal error (a bug in rbp, please report it):\n${e instanceof Error ? e.stack : String(e)}\n`);
+    // Through the same output as the log: it comes after the lines written before it.
+    streams.stderr.write(`rbp: internal error (a bug in rbp, please report it):\n${e instanceof Error ? e.stack : String(e)}\n`);
     process.exitCode = EXIT.bug;
   },
 );

@@ -31,18 +31,56 @@ export interface BuildContext extends DetectContext {
   plan: BuildpackPlan;
 }
 
-/** The context from an executable's environment and working directory (the process's own by default). */
-function baseContext(processEnv: Record<string, string | undefined> = process.env, cwd = process.cwd()): DetectContext {
-  const platformDir = need('CNB_PLATFORM_DIR', processEnv);
+/**
+ * The platform folder as rbp hands it to a detect compiled into it (lib/platform/detect.ts): the
+ * variables of its env/ in memory, and the folder itself made at the first read of ctx.platformDir
+ * or of CNB_PLATFORM_DIR. `rbp detect` with only our buildpacks in the order then makes none.
+ */
+export interface PlatformInMemory {
+  /** The variables `<platform>/env/` holds, one file each. */
+  env: EnvMap;
+  /** The folder, made at the first call. */
+  dir: () => string;
+  /** Whether the environment names it in CNB_PLATFORM_DIR (Buildpack API 0.8 and later). */
+  named: boolean;
+}
+
+/** `env[name]`, computed at its first read (then the same value); a write replaces it. */
+function lazyVariable(env: EnvMap, name: string, value: () => string): void {
+  Object.defineProperty(env, name, {
+    enumerable: true,
+    configurable: true,
+    get: value,
+    set: (v: string) => Object.defineProperty(env, name, { value: v, writable: true, enumerable: true, configurable: true }),
+  });
+}
+
+/**
+ * The context from an executable's environment and working directory (the process's own by
+ * default), or with `platform`, from the platform folder's variables in memory.
+ */
+function baseContext(processEnv: Record<string, string | undefined> = process.env, cwd = process.cwd(), platform?: PlatformInMemory): DetectContext {
   const buildpackDir = need('CNB_BUILDPACK_DIR', processEnv);
   const env: EnvMap = {};
   for (const [k, v] of Object.entries(processEnv)) if (v !== undefined) env[k] = v;
-  Object.assign(env, readPlatformEnv(platformDir));
+  let platformDir: () => string;
+  if (platform) {
+    platformDir = platform.dir;
+    if (platform.named) lazyVariable(env, 'CNB_PLATFORM_DIR', platform.dir);
+    // In the order readPlatformEnv reads the files: by name.
+    for (const k of Object.keys(platform.env).sort()) env[k] = platform.env[k]!;
+  } else {
+    const dir = need('CNB_PLATFORM_DIR', processEnv);
+    Object.assign(env, readPlatformEnv(dir));
+    platformDir = () => dir;
+  }
   let descriptor: BuildpackDescriptor | undefined;
   // Read on first use: most detects never look at it, and detect runs on every build.
   return {
     appDir: cwd,
-    platformDir,
+    get platformDir() {
+      return platformDir();
+    },
     buildpackDir,
     get descriptor() {
       return (descriptor ??= readDescriptor(buildpackDir).descriptor);
@@ -87,17 +125,19 @@ export interface DetectExit {
  * (on stderr). bin/detect is this with the process's own environment, cwd, streams and exit code;
  * rbp calls it in-process for its own buildpacks (lib/platform/detect.ts), so both are one code.
  * With `keepPlan`, the plan is checked as writing it checks it, then handed to keepPlan, not written
- * (rbp's detects compiled into it: no plan file to write and parse back, no CNB_BUILD_PLAN_PATH).
+ * (rbp's detects compiled into it: no plan file to write and parse back, no CNB_BUILD_PLAN_PATH),
+ * and `platform` gives the platform folder's variables in memory (PlatformInMemory).
  */
 export async function detectExit(
   fn: DetectFn,
   processEnv: Record<string, string | undefined>,
   cwd: string,
   keepPlan?: (plan: BuildPlan) => void,
+  platform?: PlatformInMemory,
 ): Promise<DetectExit> {
   const output: DetectExit['output'] = [];
   try {
-    const ctx = keepPlan ? Object.assign(baseContext(processEnv, cwd), { planPath: '' }) : detectContext(processEnv, cwd);
+    const ctx = keepPlan ? Object.assign(baseContext(processEnv, cwd, platform), { planPath: '' }) : detectContext(processEnv, cwd);
     const r = await fn(ctx);
     if (r.pass) {
       if (r.plan && keepPlan) keepPlan(validateBuildPlan(r.plan));

@@ -10,11 +10,24 @@ declare const __RBP_PARSED_TOML__: string | undefined;
 
 let known: Map<string, string> | undefined;
 
-/** The value of JSON `json` with its tables made as smol-toml makes them (objects without a prototype). */
+/** `v` with its tables made as smol-toml makes them (objects without a prototype); arrays changed in place. */
+function tablesWithoutPrototype(v: unknown): unknown {
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) v[i] = tablesWithoutPrototype(v[i]);
+    return v;
+  }
+  if (!v || typeof v !== 'object') return v;
+  const table = Object.create(null) as Record<string, unknown>;
+  for (const [k, x] of Object.entries(v)) table[k] = tablesWithoutPrototype(x);
+  return table;
+}
+
+/**
+ * The value of JSON `json` with its tables made as smol-toml makes them. (A walk after JSON.parse:
+ * half the time of a reviver, which V8 calls through its slow path for every value.)
+ */
 export function asToml(json: string): Record<string, unknown> {
-  return JSON.parse(json, (_, v: unknown) =>
-    v && typeof v === 'object' && !Array.isArray(v) ? Object.assign(Object.create(null) as Record<string, unknown>, v) : v,
-  ) as Record<string, unknown>;
+  return tablesWithoutPrototype(JSON.parse(json)) as Record<string, unknown>;
 }
 
 /** The value of TOML `text` when it is one parsed at build time, else undefined. */

@@ -32,14 +32,17 @@ function familyPattern(template: string): RegExp | undefined {
   return new RegExp(`^${m[1]}(${m[2] === 'n' ? '\\d+' : '[A-Z0-9_]+'})$`);
 }
 
-const FAMILIES = VARIABLES.flatMap((v) => {
-  const re = familyPattern(v.name);
-  return re ? [{ spec: v, re }] : [];
-});
+// Made at the first name that is no variable's own: most reads never need them (rbp detect's none).
+let families: { spec: VariableSpec; re: RegExp }[] | undefined;
+const FAMILIES = () =>
+  (families ??= VARIABLES.flatMap((v) => {
+    const re = familyPattern(v.name);
+    return re ? [{ spec: v, re }] : [];
+  }));
 
 /** The declaration of `name`: its own, or its family's (`RBP_TOOL_CADDY` → `RBP_TOOL_<NAME>`). */
 export function spec(name: string): VariableSpec {
-  const s = VARIABLES.find((v) => v.name === name) ?? FAMILIES.find((f) => f.re.test(name))?.spec;
+  const s = VARIABLES.find((v) => v.name === name) ?? FAMILIES().find((f) => f.re.test(name))?.spec;
   if (!s) throw new Error(`lib/config: ${name} is not declared in variables.ts`);
   return s;
 }
@@ -218,7 +221,7 @@ export function resolveSettingPath(
     });
   }
   const found = r.path!;
-  const real = found.type ? path.relative(fs.realpathSync(appDir), fs.realpathSync(found.abs)).split(path.sep).join('/') : found.rel;
+  const real = found.type ? path.relative(fs.realpathSync.native(appDir), fs.realpathSync.native(found.abs)).split(path.sep).join('/') : found.rel;
   return { ...found, value, source, real };
 }
 

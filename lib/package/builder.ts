@@ -18,7 +18,6 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { stringify } from 'smol-toml';
 import { UserError } from '../errors.ts';
 import { escapeId, type BuildpackRef } from '../cnb/descriptor.ts';
@@ -76,7 +75,7 @@ const ROOT_DIRS = ['cnb', 'platform', 'platform/env'];
 
 /** Where scripts/tools/ is: beside dist/ in the package and in a checkout (it ships in both). */
 function toolScripts(): string {
-  const here = path.dirname(fileURLToPath(import.meta.url));
+  const here = import.meta.dirname;
   const found = [path.resolve(here, '..', 'scripts', 'tools'), path.resolve(here, '..', '..', 'scripts', 'tools')].find((d) =>
     fs.existsSync(path.join(d, 'lifecycle.sh')),
   );

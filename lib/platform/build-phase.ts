@@ -16,7 +16,7 @@ import { readUnmet, writeBuildpackPlan } from '../cnb/plan.ts';
 import { validateSbomFiles } from '../cnb/sbom.ts';
 import { formatDuration, type Logger } from '../log.ts';
 import { parseRenderedError } from '../errors.ts';
-import { bpKey, planFor, type PhaseEnv } from './detect.ts';
+import { bpKey, planFor, platformFolder, type PhaseEnv } from './detect.ts';
 import { buildProcessEnv } from './env.ts';
 import { isDir } from './fsops.ts';
 import type { OutNamespace } from './out-namespace.ts';
@@ -112,12 +112,12 @@ export async function buildPhase(o: BuildPhaseOptions): Promise<Built> {
       // Only ours: any other buildpack sees the environment the reference lifecycle gives it.
       operator: namespace && id.startsWith('rbp/') ? { ...o.operator, RBP_OUT: out, RBP_OUT_GENERATION: at } : o.operator,
       clearEnv: bp.descriptor.buildpack['clear-env'] === true,
-      cnb: buildCnbEnv(bp, shownLayersDir, o.penv.platformDir, planPath),
+      cnb: buildCnbEnv(bp, shownLayersDir, platformFolder(o.penv), planPath),
     });
     // As the lifecycle: the buildpack's layers folder exists before bin/build runs.
     fs.mkdirSync(layersDir, { recursive: true });
     const bin = path.join(bp.dir, 'bin', 'build');
-    const args = [shownLayersDir, o.penv.platformDir, planPath];
+    const args = [shownLayersDir, platformFolder(o.penv), planPath];
     // In the namespace the process moves to the workspace itself, once OUT shows the new generation.
     const cmd = namespace ? namespace.wrap(at, out, workspace, bin, args) : { file: bin, args };
     const child = execa(cmd.file, cmd.args, {

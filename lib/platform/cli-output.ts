@@ -5,9 +5,43 @@
  * descriptor is a pipe, a socket or a file, these commands write to it directly instead, with
  * fs.writeSync: what process.stdout does there too on Linux (its writes to pipes and files are
  * synchronous). A terminal, /dev/null or anything else gets Node.js's own stream.
+ *
+ * What is written in one turn of the event loop goes out at its end (setImmediate), or at exit, in
+ * one write per descriptor, stdout's and stderr's in the order written: a detect's ten lines were ten
+ * writes, each waking the reader. A turn that waits (a third-party bin/detect running) lets out what
+ * came before it.
  */
 import fs from 'node:fs';
 import type { Writable } from 'node:stream';
+
+interface Direct {
+  /** Writes `bytes` now; false once the reader has gone. */
+  writeNow(bytes: Uint8Array): boolean;
+}
+
+/** What is waiting to go out, as runs of one output's chunks, in the order written. */
+const pending: { out: Direct; chunks: Uint8Array[] }[] = [];
+let scheduled = false;
+let exitHooked = false;
+
+function flush(): void {
+  scheduled = false;
+  for (const run of pending.splice(0)) run.out.writeNow(run.chunks.length === 1 ? run.chunks[0]! : Buffer.concat(run.chunks));
+}
+
+function queue(out: Direct, chunk: Uint8Array): void {
+  const last = pending.at(-1);
+  if (last?.out === out) last.chunks.push(chunk);
+  else pending.push({ out, chunks: [chunk] });
+  if (scheduled) return;
+  scheduled = true;
+  setImmediate(flush);
+  if (!exitHooked) {
+    exitHooked = true;
+    // process.exit() (a signal's handler) ends rbp before the immediate runs.
+    process.on('exit', flush);
+  }
+}
 
 /**
  * The output on descriptor `fd`; `stream` gives Node.js's stream for it (made only when needed).
@@ -27,26 +61,33 @@ export function directOutput(fd: 1 | 2, stream: () => Writable): Writable {
   if (!direct) return stream();
   let closed = false;
   let handedOver = false;
+  const out: Direct = {
+    writeNow(bytes) {
+      if (closed) return false;
+      if (handedOver) return stream().write(bytes);
+      let rest = bytes;
+      while (rest.length) {
+        try {
+          rest = rest.subarray(fs.writeSync(fd, rest));
+        } catch (e) {
+          const code = (e as NodeJS.ErrnoException).code;
+          if (code === 'EAGAIN') {
+            handedOver = true;
+            return stream().write(rest);
+          }
+          if (code === 'EPIPE') {
+            closed = true;
+            return false;
+          }
+          throw e;
+        }
+      }
+      return true;
+    },
+  };
   const write = (chunk: string | Uint8Array): boolean => {
     if (closed) return false;
-    if (handedOver) return stream().write(chunk);
-    let rest = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
-    while (rest.length) {
-      try {
-        rest = rest.subarray(fs.writeSync(fd, rest));
-      } catch (e) {
-        const code = (e as NodeJS.ErrnoException).code;
-        if (code === 'EAGAIN') {
-          handedOver = true;
-          return stream().write(rest);
-        }
-        if (code === 'EPIPE') {
-          closed = true;
-          return false;
-        }
-        throw e;
-      }
-    }
+    queue(out, typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
     return true;
   };
   // Not a Writable: the commands given it call write() alone (lib/platform/cli.ts, commands/detect.ts, version.ts).

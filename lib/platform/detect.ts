@@ -30,6 +30,11 @@ export interface DetectRun {
   error?: string;
 }
 
+/** The platform folder of `penv`, made now if it is made at its first use. */
+export function platformFolder(penv: PhaseEnv): string {
+  return typeof penv.platformDir === 'function' ? penv.platformDir() : penv.platformDir;
+}
+
 export interface DetectedBuildpack {
   ref: BuildpackRef;
   plan: BuildpackPlanEntry[];
@@ -49,7 +54,12 @@ export interface PhaseEnv {
   base: EnvMap;
   user: EnvMap;
   operator: EnvMap;
-  platformDir: string;
+  /**
+   * CNB_PLATFORM_DIR, whose env/ holds `user`: the folder, or a function that makes it at its first
+   * call (rbp detect). A detect compiled into rbp is handed `user` in memory and makes the folder only
+   * if it reads it: when every detect of the order is compiled in, none is made.
+   */
+  platformDir: string | (() => string);
   /** Run our own buildpacks' detect in this process (the default; false: always their bin/detect). */
   inProcess?: boolean;
 }
@@ -139,34 +149,37 @@ const printed = (r: DetectExit): string => r.output.map((o) => o.text).join('');
  * compiled into rbp hands its plan back and needs none.
  */
 async function runDetect(ref: BuildpackRef, appDir: string, penv: PhaseEnv, plans: () => string): Promise<DetectRun> {
-  const envWith = (planPath: string | undefined) =>
+  const envWith = (platformDir: string | undefined, planPath: string | undefined) =>
     buildProcessEnv({
       base: penv.base,
       user: penv.user,
       operator: penv.operator,
       clearEnv: ref.descriptor.buildpack['clear-env'] === true,
-      cnb: detectCnbEnv(ref, penv.platformDir, planPath),
+      cnb: detectCnbEnv(ref, platformDir, planPath),
     });
-  const noPlanFile = envWith(undefined);
-  const inProcess = inProcessDetect(ref, noPlanFile, penv.inProcess !== false);
+  // Without the platform folder and the plan file: a compiled detect is handed both in memory.
+  const inMemory = envWith(undefined, undefined);
+  const inProcess = inProcessDetect(ref, inMemory, penv.inProcess !== false);
   // As a child process started in appDir sees it: getcwd() is the physical path.
   if (inProcess && 'compiled' in inProcess) {
     let plan: BuildPlan | undefined;
-    const r = await detectExit(inProcess.compiled, noPlanFile, fs.realpathSync(appDir), (p) => (plan = p));
+    const platform = { env: penv.user, dir: () => platformFolder(penv), named: apiAtLeast(ref.descriptor.api, '0.8') };
+    const r = await detectExit(inProcess.compiled, inMemory, fs.realpathSync.native(appDir), (p) => (plan = p), platform);
     return { code: r.code, output: printed(r), ...(r.code === 0 ? { plan: plan ?? {} } : {}) };
   }
   const planPath = path.join(plans(), `${escapeId(ref.descriptor.buildpack.id)}-plan.toml`);
   fs.writeFileSync(planPath, '', { mode: 0o600 });
-  const env = envWith(planPath);
+  const platformDir = platformFolder(penv);
+  const env = envWith(platformDir, planPath);
   let run: DetectRun;
   if (inProcess) {
-    const r = await inProcess.loaded(env, fs.realpathSync(appDir));
+    const r = await inProcess.loaded(env, fs.realpathSync.native(appDir));
     run = { code: r.code, output: printed(r) };
   } else {
     // execa loads when a buildpack runs as a process: our own detects in-process need none of it.
     const { execa } = await import('execa');
     const bin = path.join(ref.dir, 'bin', 'detect');
-    const r = finished(await execa(bin, [penv.platformDir, planPath], { cwd: appDir, env, extendEnv: false, reject: false, all: true, stdin: 'ignore' }));
+    const r = finished(await execa(bin, [platformDir, planPath], { cwd: appDir, env, extendEnv: false, reject: false, all: true, stdin: 'ignore' }));
     run = { code: typeof r.exitCode === 'number' ? r.exitCode : -1, output: r.all ?? '' };
     if (r.failed && r.exitCode === undefined) run.error = r.shortMessage;
   }
@@ -186,13 +199,13 @@ async function runDetect(ref: BuildpackRef, appDir: string, penv: PhaseEnv, plan
  * The CNB_* variables of bin/detect, by the buildpack's API (lifecycle buildpack/detect.go):
  * CNB_BUILDPACK_DIR always; CNB_PLATFORM_DIR and CNB_BUILD_PLAN_PATH from 0.8 (a 0.7 buildpack
  * reads its positional arguments); CNB_TARGET_* from 0.10. A detect compiled into rbp has no plan
- * file (it hands its plan back).
+ * file (it hands its plan back), and is given the platform folder apart (PlatformInMemory).
  */
-function detectCnbEnv(ref: BuildpackRef, platformDir: string, planPath: string | undefined): EnvMap {
+function detectCnbEnv(ref: BuildpackRef, platformDir: string | undefined, planPath: string | undefined): EnvMap {
   const api = ref.descriptor.api;
   return {
     CNB_BUILDPACK_DIR: ref.dir,
-    ...(apiAtLeast(api, '0.8') ? { CNB_PLATFORM_DIR: platformDir, ...(planPath ? { CNB_BUILD_PLAN_PATH: planPath } : {}) } : {}),
+    ...(apiAtLeast(api, '0.8') ? { ...(platformDir ? { CNB_PLATFORM_DIR: platformDir } : {}), ...(planPath ? { CNB_BUILD_PLAN_PATH: planPath } : {}) } : {}),
     ...(apiAtLeast(api, '0.10') ? targetEnv() : {}),
   };
 }

@@ -2,6 +2,7 @@
  * rbp detect, --version and help write to a pipe, a socket or a file directly, without making
  * Node.js's stream for it (lib/platform/cli-output.ts): the same bytes as through the stream, a
  * reader that goes away ends the writing quietly, and a non-blocking pipe that is full is waited for.
+ * What one turn of rbp's event loop writes goes out in one write, stdout's and stderr's in order.
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -76,5 +77,44 @@ sys.exit(p.wait())
     const r = await execa('python3', ['-c', script, process.execPath, '--', RBP, 'detect', app], { reject: false, stripFinalNewline: false });
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stdout).toBe(expected);
+  });
+
+  /**
+   * rbp detect with stdout and stderr on one SOCK_SEQPACKET socket, which keeps every write a message
+   * of its own: the messages read, in order.
+   */
+  async function detectMessages(appDir: string) {
+    const script = `
+import json, os, socket, subprocess, sys
+ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+p = subprocess.Popen(sys.argv[1:], stdout=theirs, stderr=theirs, env=dict(os.environ, NO_COLOR="1"))
+theirs.close()
+messages = []
+while True:
+    m = ours.recv(1 << 20)
+    if not m:
+        break
+    messages.append(m.decode())
+print(json.dumps({"code": p.wait(), "messages": messages}))
+`;
+    const r = await execa('python3', ['-c', script, process.execPath, '--', RBP, 'detect', appDir], { reject: false });
+    expect(r.exitCode, r.stderr).toBe(0);
+    return JSON.parse(r.stdout) as { code: number; messages: string[] };
+  }
+
+  it('goes out in one write', async () => {
+    const r = await detectMessages(app);
+    expect(r.code).toBe(0);
+    expect(r.messages).toEqual([expected]);
+  });
+
+  it("keeps stdout's and stderr's lines in the order written: a failed detect's log, then its error", async () => {
+    const broken = tmpDir('rbp-output-broken-');
+    fs.writeFileSync(path.join(broken, 'package.json'), '{ "name": ');
+    const r = await detectMessages(broken);
+    expect(r.code).toBe(21);
+    expect(r.messages).toHaveLength(2);
+    expect(r.messages[0]).toMatch(/^## Detect\n- err: {2}rbp\/node@[\s\S]*- fail: rbp\/phpserver@[^\n]*\n$/);
+    expect(r.messages[1]).toBe('ERROR: detection failed with a buildpack error\n');
   });
 });

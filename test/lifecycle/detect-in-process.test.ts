@@ -10,6 +10,7 @@ import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
+import { detectExit } from '../../lib/cnb/context.ts';
 import { Logger } from '../../lib/log.ts';
 import { detect, type PhaseEnv } from '../../lib/platform/detect.ts';
 import { filteredHostEnv } from '../../lib/platform/env.ts';
@@ -191,4 +192,80 @@ describe('our detects compiled into rbp, and a buildpack folder of another build
     expect(r.exitCode, r.all).toBe(0);
     expect(r.stdout).toMatch(/pass: rbp\/phpserver@.*\n\s+the folder's copy found index\.php/);
   }, 60_000);
+});
+
+describe('the platform folder handed to a compiled detect in memory (detectExit with PlatformInMemory)', () => {
+  const processEnv = { CNB_BUILDPACK_DIR: path.join(ROOT, 'dist', 'buildpacks', 'phpserver'), PATH: '/usr/bin', GREETING: 'from rbp' };
+
+  function platform(user: Record<string, string>) {
+    const made: string[] = [];
+    return {
+      made,
+      p: {
+        env: user,
+        named: true,
+        dir: () => {
+          if (!made.length) {
+            made.push(tmpDir('rbp-inproc-lazy-'));
+            fs.mkdirSync(path.join(made[0]!, 'env'));
+            for (const [k, v] of Object.entries(user)) fs.writeFileSync(path.join(made[0]!, 'env', k), v);
+          }
+          return made[0]!;
+        },
+      },
+    };
+  }
+
+  it('gives the platform variables over the process environment, as <platform>/env/ files would, without making the folder', async () => {
+    const { made, p } = platform({ GREETING: 'from the platform', CC_WEBROOT: 'public' });
+    let seen: Record<string, string | undefined> = {};
+    const r = await detectExit(
+      (ctx) => ((seen = { greeting: ctx.env.GREETING, webroot: ctx.env.CC_WEBROOT, path: ctx.env.PATH }), { pass: false, reason: 'no' }),
+      processEnv,
+      '/',
+      () => {},
+      p,
+    );
+    expect(r.code).toBe(100);
+    expect(seen).toEqual({ greeting: 'from the platform', webroot: 'public', path: '/usr/bin' });
+    expect(made).toEqual([]);
+  });
+
+  it('makes the folder when the detect reads it (ctx.platformDir, CNB_PLATFORM_DIR), once', async () => {
+    const { made, p } = platform({ GREETING: 'from the platform' });
+    let seen: string[] = [];
+    await detectExit(
+      (ctx) => ((seen = [ctx.platformDir, ctx.env.CNB_PLATFORM_DIR!, fs.readFileSync(path.join(ctx.platformDir, 'env', 'GREETING'), 'utf8')]), { pass: true }),
+      processEnv,
+      '/',
+      () => {},
+      p,
+    );
+    expect(made).toHaveLength(1);
+    expect(seen).toEqual([made[0], made[0], 'from the platform']);
+  });
+
+  it('without CNB_PLATFORM_DIR when the buildpack API does not name it; a CNB_PLATFORM_DIR the user sets wins, as its env/ file would', async () => {
+    const { p } = platform({});
+    let names: string[] = [];
+    await detectExit(
+      (ctx) => ((names = Object.keys(ctx.env)), { pass: true }),
+      processEnv,
+      '/',
+      () => {},
+      { ...p, named: false },
+    );
+    expect(names).not.toContain('CNB_PLATFORM_DIR');
+    const user = platform({ CNB_PLATFORM_DIR: '/set/by/the/user' });
+    let value: string | undefined;
+    await detectExit(
+      (ctx) => ((value = ctx.env.CNB_PLATFORM_DIR), { pass: true }),
+      processEnv,
+      '/',
+      () => {},
+      user.p,
+    );
+    expect(value).toBe('/set/by/the/user');
+    expect(user.made).toEqual([]);
+  });
 });
