@@ -23,7 +23,6 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { STAMP_SETTLE_MS } from '../cache-check.ts';
 import type { AppFilter } from './app-copy.ts';
 import type { Order } from './order.ts';
@@ -121,7 +120,8 @@ function buildpackDirs(order: Order, into = new Set<string>()): Set<string> {
 
 /** rbp's own program: its version, the Node.js it runs on, and the file it was loaded from. */
 function rbpProgram(): string {
-  const self = fileURLToPath(import.meta.url);
+  // The bundle itself (a path: no file: URL to make and parse back at every redeploy).
+  const self = import.meta.filename;
   return `${process.execPath}\0${process.version}\0${self}\0${stamp(self)}`;
 }
 
