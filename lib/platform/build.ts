@@ -31,7 +31,7 @@ import { OutTransaction } from './out-transaction.ts';
 import { restore } from './restore.ts';
 import { copyApp, type AppFilter } from './app-copy.ts';
 import { verifyBuildpackApi } from '../cnb/api.ts';
-import { privateTemp, type PrivateTemp } from './temp.ts';
+import { privateTemp, sweepStaleTemps, type PrivateTemp } from './temp.ts';
 import { downloadCacheSetting } from './rbp-dirs.ts';
 import { recordOut } from './out-registry.ts';
 import { checkpoint } from './checkpoint.ts';
@@ -126,6 +126,8 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
     RBP_INSTANCE_SIZE: opts.instance,
     RBP_INSTANCE_MEMORY: String(opts.instanceMemory),
   };
+  // What a killed rbp left (its secrets among it) goes, even when this deploy reuses its build and makes no folder.
+  sweepStaleTemps();
   // Checks OUT and the cache (nothing is touched when they are refused) and takes OUT's lock.
   const tx = new OutTransaction({
     appDir,

@@ -14,6 +14,7 @@ import { pidAlive } from '../pid.ts';
 
 const live = new Set<string>();
 let hooked = false;
+let swept = false;
 
 /**
  * Removes `<prefix><pid>-*` folders whose process is gone and that belong to this user. In the
@@ -76,9 +77,20 @@ export function removeOnSignals(): void {
   }
 }
 
+/**
+ * Removes what a killed rbp left (its secrets among it): every rbp detect, build and deploy calls it
+ * at its start, whether it makes a folder of its own or not (an automatic detect and a reused deploy
+ * make none).
+ */
+export function sweepStaleTemps(): void {
+  if (swept) return;
+  swept = true;
+  sweep(memoryTempRoot().dir);
+}
+
 export function privateTemp(prefix: string): PrivateTemp {
   const root = memoryTempRoot().dir;
-  sweep(root);
+  sweepStaleTemps();
   const dir = fs.mkdtempSync(path.join(root, `${prefix}${process.pid}-`));
   fs.chmodSync(dir, 0o700);
   live.add(dir);

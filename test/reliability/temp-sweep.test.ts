@@ -1,9 +1,9 @@
 /**
  * A temp folder left by an rbp killed with SIGKILL (its pid in the name, that process gone) is removed
- * by the next rbp that makes one of its own (lib/platform/temp.ts: in the background, before rbp
- * ends); a live process's stays. `rbp detect` makes its platform folder only for a buildpack that needs
- * one (a third party's bin/detect): our detects compiled into rbp are handed the variables in memory,
- * so an automatic detect makes no folder, and sweeps none.
+ * by the next rbp detect, build or deploy (lib/platform/temp.ts: in the background, before rbp ends);
+ * a live process's stays. `rbp detect` makes its platform folder only for a buildpack that needs one
+ * (a third party's bin/detect): our detects compiled into rbp are handed the variables in memory, so
+ * an automatic detect makes no folder, and still sweeps: a killed build's folder holds secrets.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -79,7 +79,7 @@ describe('private temp folders of dead rbp processes', () => {
     }
   }, 60_000);
 
-  it('an rbp detect of our buildpacks only makes no temp folder (the variables are handed in memory), so it sweeps none', async () => {
+  it('an rbp detect of our buildpacks only makes no temp folder (the variables are handed in memory), and still sweeps', async () => {
     const dead = spawnSync('sh', ['-c', 'echo $$'], { encoding: 'utf8' }).stdout.trim();
     const stale = fs.mkdtempSync(path.join(memoryTempRoot().dir, `rbp-platform-${dead}-`));
     try {
@@ -88,7 +88,7 @@ describe('private temp folders of dead rbp processes', () => {
       expect(r.exitCode, r.all).toBe(0);
       expect(r.stdout).toMatch(/pass: rbp\/phpserver@.*\n\s+found public\/index\.php/);
       expect(made).toEqual([]);
-      expect(fs.existsSync(stale)).toBe(true);
+      expect(fs.existsSync(stale)).toBe(false);
     } finally {
       fs.rmSync(stale, { recursive: true, force: true });
     }

@@ -10,7 +10,7 @@ import { bpKey, detectApp } from '../detect.ts';
 import { filteredHostEnv, operatorEnv } from '../env.ts';
 import { failureError } from '../failure.ts';
 import { readProjectDescriptor } from '../project-descriptor.ts';
-import { privateTemp, removeOnSignals, type PrivateTemp } from '../temp.ts';
+import { privateTemp, removeOnSignals, sweepStaleTemps, type PrivateTemp } from '../temp.ts';
 import { list, one, orderOf, str, type Handler } from './context.ts';
 
 export const run: Handler = async (ctx) => {
@@ -35,7 +35,9 @@ export const run: Handler = async (ctx) => {
   removeOnSignals();
   // The platform folder (env/ with the user's variables, CNB_PLATFORM_DIR) is made for the first
   // buildpack that needs it: a third party's bin/detect, another build's detect. Ours compiled into
-  // rbp are handed the variables in memory: an automatic detect makes no folder (and sweeps none).
+  // rbp are handed the variables in memory: an automatic detect makes no folder. What a killed rbp
+  // left (a platform folder holds secrets) is removed all the same.
+  sweepStaleTemps();
   let tmp: PrivateTemp | undefined;
   const platformDir = () => {
     if (!tmp) {
