@@ -40,7 +40,7 @@ function time(cmd, args, opts = {}) {
 
 const mean = (xs) => (xs.length && xs.every((x) => x !== undefined) ? xs.reduce((a, b) => a + b, 0) / xs.length : undefined);
 
-export async function run({ rounds = 11 } = {}) {
+export async function run({ rounds = 31 } = {}) {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-bench-detect-'));
   try {
     const app = path.join(work, 'php-app');
