@@ -15,6 +15,7 @@ import { pidAlive } from '../pid.ts';
 const live = new Set<string>();
 let hooked = false;
 let swept = false;
+let signalsHooked = false;
 
 /**
  * Removes `<prefix><pid>-*` folders whose process is gone and that belong to this user. In the
@@ -69,6 +70,9 @@ const removeAll = () => {
  * build` handles signals itself (interrupt.ts) and removes its folder on the way out.
  */
 export function removeOnSignals(): void {
+  // Once per process: main() may run several commands in one (the tests do).
+  if (signalsHooked) return;
+  signalsHooked = true;
   for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     process.once(sig, () => {
       removeAll();
