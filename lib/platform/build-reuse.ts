@@ -258,13 +258,14 @@ function readRecord(out: string): ReuseRecord | undefined {
   }
 }
 
-/** Whether the build in OUT can stand for a build from `sources` (see Reuse). */
-export function reusableBuild(out: string, sources: InputSources): Reuse {
+/** Whether the build in OUT can stand for a build from `sources` (see Reuse); without `compare`, only the inputs taken. */
+export function reusableBuild(out: string, sources: InputSources, compare = true): Reuse {
   const record = readRecord(out);
   // A record's salt is kept for the next one: it only keeps the digest of the variables from being looked up.
   const salt = record?.salt ?? crypto.randomBytes(16).toString('hex');
   const taken = { inputs: takeInputs(sources, salt), salt };
-  if (!record) return { reuse: false, taken };
+  // --rebuild: only the inputs, for the record the build writes.
+  if (!record || !compare) return { reuse: false, taken };
   // An in-place build was stopped half-way: OUT is not the build recorded (the next build puts it back).
   if (fs.existsSync(`${out}.rbp-previous`)) return { reuse: false, why: 'an earlier build was interrupted', taken };
   const changed = (Object.keys(PART_CHANGED) as (keyof BuildInputs)[]).filter((k) => taken.inputs[k] !== record.inputs[k]);

@@ -279,21 +279,25 @@ function checkReuse(
   log: Logger,
 ): { builtAt?: string; group?: string[]; taken: TakenInputs; ms: number } {
   const t0 = performance.now();
+  const check = Boolean(opts.reuse?.check) && !opts.clearCache;
   // How the buildpacks draw their progress is no input of the build.
   const { RBP_LOG_LIVE: _drawnLive, ...operatorInputs } = operator;
-  const found = reusableBuild(out, {
-    appDir: opts.appDir,
-    skip: [out, tx.prev, tx.next, tx.cacheDir, tx.newCache],
-    appFilter: opts.appFilter,
-    userEnv: opts.userEnv,
-    order: opts.order,
-    buildEnv: { ...filteredHostEnv(), ...operatorInputs },
-    bindings: opts.bindings ?? [],
-    options: { task: opts.task, instance: opts.instance, cache: tx.cacheDir, image: Boolean(opts.forImage) },
-  });
+  const found = reusableBuild(
+    out,
+    {
+      appDir: opts.appDir,
+      skip: [out, tx.prev, tx.next, tx.cacheDir, tx.newCache],
+      appFilter: opts.appFilter,
+      userEnv: opts.userEnv,
+      order: opts.order,
+      buildEnv: { ...filteredHostEnv(), ...operatorInputs },
+      bindings: opts.bindings ?? [],
+      options: { task: opts.task, instance: opts.instance, cache: tx.cacheDir, image: Boolean(opts.forImage) },
+    },
+    check,
+  );
   const ms = performance.now() - t0;
-  const check = opts.reuse?.check && !opts.clearCache;
-  if (found.reuse && check) {
+  if (found.reuse) {
     log.section('Build');
     log.info(
       `nothing changed since the build of ${found.builtAt}: the app's files, its variables, the buildpacks, rbp and the build options are the same, and OUT is as it left it`,
@@ -301,7 +305,7 @@ function checkReuse(
     log.info(`reused as it is: group ${found.group.join(', ')} (rbp deploy --rebuild builds again)`);
     return { builtAt: found.builtAt, group: found.group, taken: found.taken, ms };
   }
-  if (!found.reuse && found.why && check) log.info(`building: ${found.why}`);
+  if (found.why) log.info(`building: ${found.why}`);
   return { taken: found.taken, ms };
 }
 
