@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { movedStamps, sameStamps, scanTree, STAMP_SETTLE_MS, takeStamps } from './cache-check.ts';
+import { movedStamps, recheckTree, sameStamps, scanTree, STAMP_SETTLE_MS, takeStamps } from './cache-check.ts';
 
 function tree(): string {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-scan-'));
@@ -95,5 +95,52 @@ describe('movedStamps', () => {
     const moved = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-moved-')), 'layer');
     fs.renameSync(root, moved);
     expect(movedStamps(moved, scan).settleMs).toBe(STAMP_SETTLE_MS);
+  });
+});
+
+describe('recheckTree', () => {
+  const tick = () => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, STAMP_SETTLE_MS + 5);
+
+  it('gives the digest a walk would, without reading a folder, while the folders keep their stamps', () => {
+    const root = tree();
+    age(root, 60_000);
+    const scan = scanTree(root, undefined, true);
+    expect(recheckTree(root, scan, scan.stamps!)?.digest).toBe(scan.digest);
+    // Written in place (a package manager appending to its index): no folder changes, the size does.
+    fs.appendFileSync(path.join(root, 'lib', 'x', 'a.js'), 'more');
+    fs.chmodSync(path.join(root, 'bin', 'tool'), 0o700);
+    fs.chmodSync(path.join(root, 'lib'), 0o750);
+    const again = recheckTree(root, scan, scan.stamps!)?.digest;
+    expect(again).not.toBe(scan.digest);
+    expect(again).toBe(scanTree(root).digest);
+  });
+
+  it('gives up (a walk is needed) when a name came or went in any folder, the root too', () => {
+    for (const change of [
+      (root: string) => fs.writeFileSync(path.join(root, 'lib', 'x', 'new.js'), ''),
+      (root: string) => fs.rmSync(path.join(root, 'bin', 'a')),
+      (root: string) => fs.writeFileSync(path.join(root, 'top'), ''),
+      (root: string) => fs.renameSync(path.join(root, 'lib-b'), path.join(root, 'lib', 'b')),
+    ]) {
+      const root = tree();
+      age(root, 60_000);
+      const scan = scanTree(root, undefined, true);
+      tick();
+      change(root);
+      expect(recheckTree(root, scan, scan.stamps!)).toBeUndefined();
+    }
+  });
+
+  it('gives up without the walk’s lines, and for a file that became a folder', () => {
+    const root = tree();
+    const scan = scanTree(root);
+    expect(recheckTree(root, scan, scan.stamps!)).toBeUndefined();
+    const withLines = scanTree(root, undefined, true);
+    // Replaced under the same name without its folder's stamp moving: as a copy of an old stamp would.
+    fs.rmSync(path.join(root, 'lib-b'));
+    fs.mkdirSync(path.join(root, 'lib-b'));
+    const stamps = new Map(withLines.stamps);
+    stamps.set('', takeStamps(root, ['']).get('')!);
+    expect(recheckTree(root, withLines, stamps)).toBeUndefined();
   });
 });

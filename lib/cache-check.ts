@@ -25,6 +25,12 @@ export interface TreeScan {
   stamps?: Stamps;
   /** With stamps: the newest modification time among the walked folders (ms). */
   newest?: number;
+  /** Asked for (keepLines): the walk's lines, in its order, for recheckTree. */
+  lines?: string[];
+  /** From recheckTree: every line as the earlier walk's (only what a folder's stamp covers may differ). */
+  unchanged?: boolean;
+  /** From checkListed: the scan is its listing's as written (lines and stamps), which may be carried on. */
+  listed?: boolean;
 }
 
 /**
@@ -36,7 +42,7 @@ export interface TreeScan {
  * than that: the lines are hashed once at the end and paths are joined by hand (path.join and a
  * hash update per file cost as much as the stat).
  */
-export function scanTree(dir: string, linkTo?: string): TreeScan {
+export function scanTree(dir: string, linkTo?: string, keepLines = false): TreeScan {
   const lines: string[] = [];
   const dirs: string[] = [''];
   const stamps: Stamps | undefined = linkTo === undefined ? new Map() : undefined;
@@ -75,11 +81,126 @@ export function scanTree(dir: string, linkTo?: string): TreeScan {
   if (linkTo !== undefined) fs.mkdirSync(linkTo, { mode: 0o700 });
   walk(dir, '', linkTo);
   if (linkTo !== undefined) fs.chmodSync(linkTo, root.mode & 0o7777);
-  return { digest: crypto.createHash('sha256').update(lines.join('')).digest('hex'), dirs, ...(stamps ? { stamps, newest } : {}) };
+  return {
+    digest: crypto.createHash('sha256').update(lines.join('')).digest('hex'),
+    dirs,
+    ...(stamps ? { stamps, newest } : {}),
+    ...(keepLines ? { lines } : {}),
+  };
 }
 
 export function treeDigest(dir: string): string {
   return scanTree(dir).digest;
+}
+
+/**
+ * scanTree of `dir` again, from an earlier walk of it (`scan`'s lines) and `stamps` (its folders'
+ * stamps since, see movedStamps), without reading a folder: equal stamps prove the same names (see
+ * Stamps), so a lstat per folder and per file gives every line again (a file written in place shows
+ * in its size, a folder's mode in its lstat; a link cannot change without its folder's stamp).
+ * Undefined when a folder's stamp moved: the names may differ, walk again.
+ */
+export function recheckTree(dir: string, scan: Pick<TreeScan, 'lines'>, stamps: Stamps): TreeScan | undefined {
+  if (!scan.lines) return undefined;
+  const rootStamp = stamps.get('');
+  if (!rootStamp || stampOf(dir) !== rootStamp) return undefined;
+  const lines: string[] = [];
+  const dirs: string[] = [''];
+  let newest = mtimeOfStamp(rootStamp);
+  let unchanged = true;
+  for (const line of scan.lines) {
+    const kind = line[0];
+    if (kind === 'l') {
+      lines.push(line);
+      continue;
+    }
+    const end = line.indexOf('\0', 2);
+    const rel = line.slice(2, end);
+    const st = fs.lstatSync(`${dir}/${rel}`, { throwIfNoEntry: false });
+    if (!st) return undefined;
+    // A line that still holds is kept as it is: most do, and no new string is made for them.
+    if (kind === 'd') {
+      if (!st.isDirectory() || stampOfStats(st) !== stamps.get(rel)) return undefined;
+      const same = numberAt(line, end + 1) === (st.mode & 0o7777);
+      lines.push(same ? line : `d\0${rel}\0${st.mode & 0o7777}\n`);
+      unchanged &&= same;
+      dirs.push(rel);
+      if (st.mtimeMs > newest) newest = st.mtimeMs;
+    } else {
+      if (st.isDirectory() || st.isSymbolicLink()) return undefined;
+      const type = st.isFile() ? 'f' : 'o';
+      const sizeAt = line.indexOf('\0', end + 1) + 1;
+      const same = kind === type && numberAt(line, end + 1) === (st.mode & 0o7777) && numberAt(line, sizeAt) === st.size;
+      lines.push(same ? line : `${type}\0${rel}\0${st.mode & 0o7777}\0${st.size}\n`);
+      unchanged &&= same;
+    }
+  }
+  return { digest: crypto.createHash('sha256').update(lines.join('')).digest('hex'), dirs, stamps, newest, lines, unchanged };
+}
+
+/** The decimal number at `i` of `line` (up to a NUL or a newline), read without a new string. */
+function numberAt(line: string, i: number): number {
+  let n = 0;
+  for (let c = line.charCodeAt(i); c >= 48 && c <= 57; c = line.charCodeAt(++i)) n = n * 10 + (c - 48);
+  return n;
+}
+
+/**
+ * A layer folder's walk kept in the cache for the next check of that folder (`<cache>/.rbp-listings/
+ * <escaped id>/<layer>/<inode of the folder>.json`): its lines and its folders' stamps, taken once
+ * the folders had settled (STAMP_SETTLE_MS). The next restore checks the folder with recheckTree (a
+ * lstat per folder and per file, no folder read: a third less than a walk) and trusts it only when
+ * that gives the digest the cache's marker records; else, or without a listing, it walks.
+ * Keyed by the folder's inode: a launch layer's spare is one of two folders that take turns.
+ */
+export const LISTINGS_DIR = '.rbp-listings';
+
+interface ListingFile {
+  digest: string;
+  lines: string[];
+  stamps: [string, string][];
+}
+
+const listingOf = (cache: string, key: string, ino: number) => path.join(cache, LISTINGS_DIR, key, `${ino}.json`);
+
+/** Keeps `scan` (with its lines) of the folder at `dir`, whose folders have the stamps `stamps`. */
+export function writeListing(cache: string, key: string, dir: string, scan: Pick<TreeScan, 'digest' | 'lines'>, stamps: Stamps): void {
+  if (!scan.lines) return;
+  const file = listingOf(cache, key, fs.lstatSync(dir).ino);
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, JSON.stringify({ digest: scan.digest, lines: scan.lines, stamps: [...stamps] } satisfies ListingFile));
+}
+
+/** Carries the listing of the folder at `dir` from cache `from` to cache `to` (a hard link), if there is one. */
+export function carryListing(from: string, to: string, key: string, dir: string): void {
+  const st = fs.lstatSync(dir, { throwIfNoEntry: false });
+  if (!st) return;
+  const src = listingOf(from, key, st.ino);
+  if (!fs.existsSync(src)) return;
+  const dst = listingOf(to, key, st.ino);
+  fs.mkdirSync(path.dirname(dst), { recursive: true });
+  try {
+    fs.linkSync(src, dst);
+  } catch {
+    fs.copyFileSync(src, dst);
+  }
+}
+
+/**
+ * The check of `dir` against `want` through its listing in `cache`: the folder's scan when its
+ * listing gives `want` again, else undefined (no listing, or the folder changed: walk it).
+ */
+export function checkListed(cache: string | undefined, key: string, dir: string, want: string): TreeScan | undefined {
+  if (!cache) return undefined;
+  let listing: ListingFile;
+  try {
+    listing = JSON.parse(fs.readFileSync(listingOf(cache, key, fs.lstatSync(dir).ino), 'utf8')) as ListingFile;
+  } catch {
+    return undefined;
+  }
+  if (listing.digest !== want || !Array.isArray(listing.lines) || !Array.isArray(listing.stamps)) return undefined;
+  const scan = recheckTree(dir, { lines: listing.lines }, new Map(listing.stamps));
+  return scan?.digest === want ? { ...scan, listed: scan.unchanged === true } : undefined;
 }
 
 /**
@@ -97,7 +218,10 @@ function stampOfStats(st: fs.Stats): string {
   return `${st.ino}:${st.mtimeMs}`;
 }
 
-function stampOf(p: string): string | undefined {
+/** The modification time a stamp holds (ms). */
+const mtimeOfStamp = (stamp: string) => Number(stamp.slice(stamp.indexOf(':') + 1));
+
+export function stampOf(p: string): string | undefined {
   try {
     const st = fs.lstatSync(p);
     return st.isDirectory() ? stampOfStats(st) : undefined;
@@ -201,7 +325,7 @@ export function treeDamage(layerDir: string, want: string | undefined): string |
  * The check of `treeDamage`, keeping what the walk found; with `linkTo`, the tree is also linked
  * there in the same walk, and removed again when it turns out damaged.
  */
-export function checkTree(layerDir: string, want: string | undefined, linkTo?: string): { damage?: string; scan?: TreeScan } {
+export function checkTree(layerDir: string, want: string | undefined, linkTo?: string, keepLines = false): { damage?: string; scan?: TreeScan } {
   let st;
   try {
     st = fs.lstatSync(layerDir);
@@ -211,7 +335,7 @@ export function checkTree(layerDir: string, want: string | undefined, linkTo?: s
   if (!st.isDirectory()) return { damage: 'a file stands where its folder should be' };
   let scan: TreeScan;
   try {
-    scan = scanTree(layerDir, linkTo);
+    scan = scanTree(layerDir, linkTo, keepLines);
   } catch (e) {
     if (linkTo) fs.rmSync(linkTo, { recursive: true, force: true });
     return { damage: `it cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})` };

@@ -277,6 +277,19 @@ script.runInThisContext().call(bundle.exports, bundle.exports, require, bundle, 
 // POSIX sh, found through npm's symlink to it (readlink without -f: GNU, busybox and macOS have it).
 // lib/platform/handoff.ts's HANDOFF_PID (test/cli/handoff.test.ts checks they agree).
 const HANDOFF_PID = '_RBP_HANDOFF';
+// Node.js 20 parses NODE_EXTRA_CA_CERTS at its start (~45 ms for a system bundle), though most runs
+// make no request: rbp and the bundles of our buildpacks take the variable back first thing and read
+// the file at their first request (lib/cnb/extra-ca.ts), so every process they start gets it as it
+// was. Not when NODE_OPTIONS picks Node.js's certificate store: Node.js combines those.
+const DEFER_CA = `defer_ca() {
+  [ -n "\${NODE_EXTRA_CA_CERTS-}" ] || return 0
+  case " \${NODE_OPTIONS-} " in
+    *--use-openssl-ca* | *--use-bundled-ca* | *--use-system-ca*) return 0 ;;
+  esac
+  ${DEFERRED_CA_CERTS}=$NODE_EXTRA_CA_CERTS
+  export ${DEFERRED_CA_CERTS}
+  unset NODE_EXTRA_CA_CERTS
+}`;
 const RBP_BIN = `#!/bin/sh
 # rbp (scripts/build.mjs): runs rbp.js beside this file on the node of PATH, after \`--\`: Node.js
 # reads an --env-file anywhere on its command line, even after the script's name, unless \`--\`
@@ -292,18 +305,22 @@ if ! command -v node >/dev/null 2>&1; then
   exit 2
 fi
 rbp_js=$(dirname "$self")/rbp.js
+# The variable rbp.js takes back (the run branch defers it in its subshell only: the process it
+# hands over to starts from this shell's environment).
+${DEFER_CA}
 # rbp run hands its place over (lib/platform/handoff.ts): rbp.js plans the launch, writes on fd 3
 # the sh that starts the process, and ends; this shell runs it, and the process, exec'd, keeps this
 # pid. Nothing of rbp stays beside it. rbp.js's own output goes where this shell's does (fd 4); with
 # stdout closed (nothing to duplicate), rbp.js runs as for any other command.
 if [ "\${1-}" = run ] && { true 5>&1; } 2>/dev/null; then
   exec 4>&1
-  handoff=$(${HANDOFF_PID}=$$ node -- "$rbp_js" "$@" 3>&1 1>&4 4>&-)
+  handoff=$(defer_ca; ${HANDOFF_PID}=$$ node -- "$rbp_js" "$@" 3>&1 1>&4 4>&-)
   status=$?
   exec 4>&-
   [ -n "$handoff" ] || exit "$status"
   eval "$handoff"
 fi
+defer_ca
 exec node -- "$rbp_js" "$@"
 `;
 
@@ -329,19 +346,8 @@ if [ ! -x "$node" ]; then
     exit 1
   fi
 fi
-# Node.js 20 parses NODE_EXTRA_CA_CERTS at its start (~40 ms for a system bundle), though most runs
-# make no request: the bundle takes the variable back and reads the file at its first request
-# (lib/cnb/extra-ca.ts). Not when NODE_OPTIONS picks Node.js's certificate store: Node.js combines those.
-if [ -n "\${NODE_EXTRA_CA_CERTS-}" ]; then
-  case " \${NODE_OPTIONS-} " in
-    *--use-openssl-ca* | *--use-bundled-ca* | *--use-system-ca*) ;;
-    *)
-      ${DEFERRED_CA_CERTS}=$NODE_EXTRA_CA_CERTS
-      export ${DEFERRED_CA_CERTS}
-      unset NODE_EXTRA_CA_CERTS
-      ;;
-  esac
-fi
+${DEFER_CA}
+defer_ca
 exec "$node" "$bp/lib/${entry}.cjs" "$@"
 `;
 
@@ -371,6 +377,9 @@ const build = require(${JSON.stringify(file)}).default;
 module.exports = { main: () => runBuild(build) };
 `,
 });
+// The build gate (lib/cnb/build-gate.ts): the bundle's runBuild waits at it; this first line says
+// the program does (lib/platform/build-gate.ts checks it, test/lifecycle/build-gate.test.ts too).
+const BUILD_GATE_MARK = '// rbp-build-gate: 1';
 const PROGRAM = {
   detect: (buildId) => `${DETECT_API_MARK}; build ${buildId}
 'use strict';
@@ -380,7 +389,8 @@ const detect = load('detect');
 if (require.main === module) detect.main();
 else module.exports = detect;
 `,
-  build: `'use strict';
+  build: `${BUILD_GATE_MARK}
+'use strict';
 // bin/build's program (scripts/build.mjs).
 ${LOAD}
 load('build').main();

@@ -9,6 +9,7 @@ import { Layers } from './layers.ts';
 import { EXIT, exitCodeFor } from './exit.ts';
 import { isUserError, renderUserError } from '../errors.ts';
 import { takeBackExtraCa } from './extra-ca.ts';
+import { waitAtGate } from './build-gate.ts';
 
 function need(name: string, env: Record<string, string | undefined> = process.env): string {
   const v = env[name];
@@ -167,7 +168,10 @@ export async function runBuild(fn: (ctx: BuildContext) => Promise<void> | void):
   takeBackExtraCa();
   let code: number = EXIT.ok;
   try {
-    await fn(buildContext());
+    // What needs no layer is made while rbp may still be restoring them (build-gate.ts).
+    const ctx = buildContext();
+    waitAtGate();
+    await fn(ctx);
   } catch (e) {
     code = fail(e);
   }

@@ -2,23 +2,26 @@
  * The build phase (cnb-spec.md §3, the lifecycle's builder): each buildpack of the group runs
  * bin/build in turn, in the copy of the app, with its plan; build=true layers reach the buildpacks
  * after it; [[unmet]] entries go on to the next provider; launch.toml's processes and labels are
- * collected for export.
+ * collected for export. The group's first buildpack, when it is ours, was started during restore
+ * and waits at its gate (build-gate.ts) until its turn comes.
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { execa } from 'execa';
+import { spawn } from 'node:child_process';
+import type { Writable } from 'node:stream';
 import { escapeId, type BuildpackRef } from '../cnb/descriptor.ts';
 import { applyLayer, type EnvMap } from '../cnb/env.ts';
 import { EXIT, PhaseFailure } from '../cnb/exit.ts';
 import { readLaunchToml, type Label } from '../cnb/launch.ts';
 import { readLayerToml } from '../cnb/layers.ts';
-import { readUnmet, writeBuildpackPlan } from '../cnb/plan.ts';
+import { readUnmet, writeBuildpackPlan, type BuildpackPlanEntry } from '../cnb/plan.ts';
 import { validateSbomFiles } from '../cnb/sbom.ts';
 import { formatDuration, type Logger } from '../log.ts';
 import { parseRenderedError } from '../errors.ts';
 import { bpKey, planFor, platformFolder, type PhaseEnv } from './detect.ts';
 import { buildProcessEnv } from './env.ts';
 import { isDir } from './fsops.ts';
+import { GATE_FD, GATE_OPEN, GATE_VAR, waitsAtGate } from './build-gate.ts';
 import type { OutNamespace } from './out-namespace.ts';
 import type { Interrupt } from './interrupt.ts';
 import type { ExportedProcess } from './metadata.ts';
@@ -81,78 +84,150 @@ function buildCnbEnv(bp: BuildpackRef, layersDir: string, platformDir: string, p
   };
 }
 
-export async function buildPhase(o: BuildPhaseOptions): Promise<Built> {
+/** What one buildpack's bin/build needs beyond the phase's options: the environment so far and its plan. */
+interface Turn {
+  bp: BuildpackRef;
+  buildEnv: EnvMap;
+  bpPlan: BuildpackPlanEntry[];
+}
+
+/**
+ * A bin/build process: started, maybe held at its gate (build-gate.ts), and its end. Output goes to
+ * the log as it comes; `tail` keeps its end, where a buildpack that fails with a user error printed it.
+ */
+export interface StartedBuild {
+  bp: BuildpackRef;
+  pid: number | undefined;
+  /** Lets a gated process go on (its layers are ready): the build's own time starts here. */
+  open(): void;
+  /** Calls a gated process off before it did anything (the build failed before it): it exits. */
+  callOff(): Promise<void>;
+  ended: Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }>;
+  tail(): string;
+}
+
+function startBuildpack(o: BuildPhaseOptions, turn: Turn, gated: boolean): StartedBuild {
+  const { bp, buildEnv, bpPlan } = turn;
+  const { at, namespace } = o.view;
+  const out = o.view.shown;
+  const id = bp.descriptor.buildpack.id;
+  const esc = escapeId(id);
+  const layersDir = path.join(at, 'layers', esc);
+  const shownLayersDir = path.join(out, 'layers', esc);
+  const workspace = path.join(out, 'workspace');
+  const planPath = path.join(o.tmp, `${esc}-plan.toml`);
+  writeBuildpackPlan(planPath, { entries: bpPlan });
+  const env = buildProcessEnv({
+    base: buildEnv,
+    user: o.userEnv,
+    // In the namespace, where OUT's path really is: a hard link from outside OUT (the download
+    // cache) into the bind mount would cross mounts (EXDEV), so our buildpacks make it there.
+    // Only ours: any other buildpack sees the environment the reference lifecycle gives it.
+    operator: namespace && id.startsWith('rbp/') ? { ...o.operator, RBP_OUT: out, RBP_OUT_GENERATION: at } : o.operator,
+    clearEnv: bp.descriptor.buildpack['clear-env'] === true,
+    cnb: buildCnbEnv(bp, shownLayersDir, platformFolder(o.penv), planPath),
+  });
+  // The gate's variable is rbp's to give: never one from the app's environment.
+  delete env[GATE_VAR];
+  if (gated) env[GATE_VAR] = String(GATE_FD);
+  // As the lifecycle: the buildpack's layers folder exists before bin/build runs.
+  fs.mkdirSync(layersDir, { recursive: true });
+  const bin = path.join(bp.dir, 'bin', 'build');
+  const args = [shownLayersDir, platformFolder(o.penv), planPath];
+  // In the namespace the process moves to the workspace itself, once OUT shows the new generation.
+  const cmd = namespace ? namespace.wrap(at, out, workspace, bin, args) : { file: bin, args };
+  const child = spawn(cmd.file, cmd.args, {
+    cwd: namespace ? at : workspace,
+    env,
+    stdio: gated ? ['ignore', 'pipe', 'pipe', 'pipe'] : ['ignore', 'pipe', 'pipe'],
+    // Its own process group: rbp stops all of it (npm and what npm started) on a signal.
+    detached: true,
+  });
+  const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }>((resolve) => {
+    child.once('error', (error) => resolve({ code: null, signal: null, error }));
+    child.once('close', (code, signal) => resolve({ code, signal }));
+  });
+  o.interrupt.track(child.pid);
+  o.onGroup?.(child.pid);
+  let tail = '';
+  const shown = (d: Buffer) => {
+    o.log.raw(d);
+    tail = (tail + d.toString()).slice(-16_384);
+  };
+  child.stdout?.on('data', shown);
+  child.stderr?.on('data', shown);
+  const gate = gated ? (child.stdio[GATE_FD] as Writable | null) : null;
+  // A process that is gone before its gate opens makes the write fail (EPIPE): its exit tells why.
+  gate?.on('error', () => {});
+  return {
+    bp,
+    pid: child.pid,
+    open: () => gate?.end(GATE_OPEN),
+    callOff: async () => {
+      gate?.destroy();
+      // It exits at once on the closed gate; a process group that does not is stopped.
+      const stop = setTimeout(() => {
+        try {
+          if (child.pid) process.kill(-child.pid, 'SIGKILL');
+        } catch {
+          // gone
+        }
+      }, 5000);
+      await ended;
+      clearTimeout(stop);
+      o.interrupt.untrack(child.pid);
+      o.onGroup?.(undefined);
+    },
+    ended,
+    tail: () => tail,
+  };
+}
+
+/**
+ * The first buildpack's bin/build started ahead, while restore checks the layers: when it is one of
+ * ours that waits at its gate (build-gate.ts), its Node.js start and bundle load overlap the check.
+ * Undefined when the first buildpack is any other.
+ */
+export function prestartBuild(o: BuildPhaseOptions): StartedBuild | undefined {
+  const bp = o.group[0];
+  if (!bp || !waitsAtGate(bp.dir)) return undefined;
+  return startBuildpack(o, { bp, buildEnv: { ...o.penv.base }, bpPlan: planFor(o.entries, bp) }, true);
+}
+
+export async function buildPhase(o: BuildPhaseOptions, prestarted?: StartedBuild): Promise<Built> {
   const { log } = o;
   let entries = o.entries;
   const processes = new Map<string, ExportedProcess>();
   const labels = new Map<string, Label>();
   let defaultType: string | undefined;
   const buildEnv: EnvMap = { ...o.penv.base };
-  const { at, namespace } = o.view;
-  const out = o.view.shown;
+  const { at } = o.view;
   // rbp reads what a buildpack wrote where it is (`at`); the buildpacks are told the paths they see.
   const layersRoot = path.join(at, 'layers');
-  const workspace = path.join(out, 'workspace');
+  const shownLayersRoot = path.join(o.view.shown, 'layers');
   for (const bp of o.group) {
-    o.interrupt.check();
+    const early = prestarted?.bp === bp ? prestarted : undefined;
+    if (!early) o.interrupt.check();
     const id = bp.descriptor.buildpack.id;
     const esc = escapeId(id);
     const layersDir = path.join(layersRoot, esc);
-    const shownLayersDir = path.join(out, 'layers', esc);
-    const planPath = path.join(o.tmp, `${esc}-plan.toml`);
+    const shownLayersDir = path.join(shownLayersRoot, esc);
     const bpPlan = planFor(entries, bp);
-    writeBuildpackPlan(planPath, { entries: bpPlan });
     log.subsection(bpKey(bp));
     const t0 = performance.now();
-    const env = buildProcessEnv({
-      base: buildEnv,
-      user: o.userEnv,
-      // In the namespace, where OUT's path really is: a hard link from outside OUT (the download
-      // cache) into the bind mount would cross mounts (EXDEV), so our buildpacks make it there.
-      // Only ours: any other buildpack sees the environment the reference lifecycle gives it.
-      operator: namespace && id.startsWith('rbp/') ? { ...o.operator, RBP_OUT: out, RBP_OUT_GENERATION: at } : o.operator,
-      clearEnv: bp.descriptor.buildpack['clear-env'] === true,
-      cnb: buildCnbEnv(bp, shownLayersDir, platformFolder(o.penv), planPath),
-    });
-    // As the lifecycle: the buildpack's layers folder exists before bin/build runs.
-    fs.mkdirSync(layersDir, { recursive: true });
-    const bin = path.join(bp.dir, 'bin', 'build');
-    const args = [shownLayersDir, platformFolder(o.penv), planPath];
-    // In the namespace the process moves to the workspace itself, once OUT shows the new generation.
-    const cmd = namespace ? namespace.wrap(at, out, workspace, bin, args) : { file: bin, args };
-    const child = execa(cmd.file, cmd.args, {
-      cwd: namespace ? at : workspace,
-      env,
-      extendEnv: false,
-      reject: false,
-      stdin: 'ignore',
-      stdout: 'pipe',
-      stderr: 'pipe',
-      buffer: false,
-      // Its own process group: rbp stops all of it (npm and what npm started) on a signal.
-      detached: true,
-    });
-    o.interrupt.track(child.pid);
-    o.onGroup?.(child.pid);
-    // The end of its output: a buildpack that fails with a user error printed it there (for --json).
-    let tail = '';
-    const shown = (d: Buffer) => {
-      log.raw(d);
-      tail = (tail + d.toString()).slice(-16_384);
-    };
-    child.stdout.on('data', shown);
-    child.stderr.on('data', shown);
-    const r = await child;
-    o.interrupt.untrack(child.pid);
+    const proc = early ?? startBuildpack(o, { bp, buildEnv, bpPlan }, false);
+    proc.open();
+    const r = await proc.ended;
+    o.interrupt.untrack(proc.pid);
     o.onGroup?.(undefined);
     o.interrupt.check();
-    if (r.exitCode !== 0) {
-      const how = r.exitCode ?? r.signal ?? (r.failed ? r.shortMessage : 'unknown');
+    if (r.code !== 0) {
+      const how = r.code ?? r.signal ?? (r.error ? r.error.message : 'unknown');
       throw new PhaseFailure(
         EXIT.buildFailed,
         `${bpKey(bp)} failed (exit ${how}) after ${formatDuration(performance.now() - t0)}`,
         undefined,
-        parseRenderedError(tail),
+        parseRenderedError(proc.tail()),
       );
     }
     // Entries this buildpack met leave the plan; [[unmet]] ones go on to the next provider.

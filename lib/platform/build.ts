@@ -20,7 +20,7 @@ import { EXIT, PhaseFailure } from '../cnb/exit.ts';
 import { isUserError, UserError, type UserErrorData } from '../errors.ts';
 import { failureError, phaseError } from './failure.ts';
 import { formatDuration, type Logger } from '../log.ts';
-import { buildPhase } from './build-phase.ts';
+import { buildPhase, prestartBuild, type BuildPhaseOptions } from './build-phase.ts';
 import { bpKey, detect, type PhaseEnv } from './detect.ts';
 import { filteredHostEnv, operatorEnv } from './env.ts';
 import { exportPhase, type ExportedLayer, type LayerState } from './export.ts';
@@ -28,7 +28,7 @@ import { isDir } from './fsops.ts';
 import { Interrupt } from './interrupt.ts';
 import type { Order } from './order.ts';
 import { OutTransaction } from './out-transaction.ts';
-import { restore } from './restore.ts';
+import { restore, type Restored } from './restore.ts';
 import { copyApp, type AppFilter } from './app-copy.ts';
 import { verifyBuildpackApi } from '../cnb/api.ts';
 import { privateTemp, sweepStaleTemps, type PrivateTemp } from './temp.ts';
@@ -186,27 +186,36 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
     // Buildpack API it supports, else exit 12 before any build runs.
     for (const bp of group) verifyBuildpackApi(bp);
 
-    const restored = await timed('restore', () => restore({ group, layersRoot, tx, clearCache: Boolean(opts.clearCache), log }));
-    interrupt.check();
-    checkpoint('restored');
-    const view = { at: tx.root, shown: out, namespace: tx.namespace };
-    const built = await timed('build', () =>
-      buildPhase({
-        group,
-        entries: detected.entries ?? [],
-        view,
-        tmp: tmpDir,
-        penv,
-        userEnv: opts.userEnv,
-        operator,
-        interrupt,
-        onGroup: (g) => tx.recordGroup(g),
-        log,
-      }),
-    );
+    const phase: BuildPhaseOptions = {
+      group,
+      entries: detected.entries ?? [],
+      view: { at: tx.root, shown: out, namespace: tx.namespace },
+      tmp: tmpDir,
+      penv,
+      userEnv: opts.userEnv,
+      operator,
+      interrupt,
+      onGroup: (g) => tx.recordGroup(g),
+      log,
+    };
+    // Our first buildpack's bin/build starts now and waits at its gate while restore checks the
+    // layers (build-gate.ts); called off if the build fails before its turn.
+    const prestarted = prestartBuild(phase);
+    if (prestarted) checkpoint('prestarted');
+    let restored: Restored;
+    try {
+      restored = await timed('restore', () => restore({ group, layersRoot, tx, clearCache: Boolean(opts.clearCache), log }));
+      interrupt.check();
+      checkpoint('restored');
+    } catch (e) {
+      await prestarted?.callOff();
+      throw e;
+    }
+    const built = await timed('build', () => buildPhase(phase, prestarted));
     interrupt.check();
     checkpoint('built');
     const exportStart = performance.now();
+    let listingsSettle = 0;
     await timed('export', () => {
       const x = exportPhase({
         group,
@@ -214,6 +223,7 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
         built,
         restoredIds: restored.ids,
         kept: restored.kept,
+        moved: restored.moved,
         tx,
         appDir,
         userEnv: opts.userEnv,
@@ -224,6 +234,7 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
         log,
       });
       result.layers = x.layers;
+      listingsSettle = x.settleUntil;
       for (const p of x.metadata.processes)
         log.info(
           `process ${p.type}${p.type === x.metadata['buildpack-default-process-type'] ? ' (default)' : ''}: ${[...p.command, ...(p.args ?? [])].join(' ')}`,
@@ -244,8 +255,9 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
     for (const w of tx.commit()) log.warn(w);
     recordOut({ out, app: appDir, cache: tx.cacheDir, cacheBeside: !opts.cacheDir, built: new Date().toISOString() });
     summarize(result, log);
-    // The app deployed next may write into OUT: not in the clock tick of the record's newest stamp.
-    sleepSync(settled - Date.now());
+    // The app deployed next may write into OUT, and anyone into the cache or the spares: not in the
+    // clock tick of the newest stamp the reuse record or a listing holds.
+    sleepSync(Math.max(settled, listingsSettle) - Date.now());
     return result;
   } catch (e) {
     const problems = tx.rollback();

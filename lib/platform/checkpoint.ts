@@ -13,6 +13,11 @@ export const CHECKPOINTS = [
   'copied',
   /** Detection done. */
   'detected',
+  /**
+   * Only where the group's first buildpack waits at the build gate (ours, build-gate.ts): its
+   * bin/build started and waiting, restore not begun.
+   */
+  'prestarted',
   /** Layers restored from the cache and the previous build. */
   'restored',
   /** Every buildpack built. */

@@ -13,12 +13,25 @@ import { readLayerToml } from '../cnb/layers.ts';
 import { writeToml } from '../cnb/toml.ts';
 import type { Logger } from '../log.ts';
 import type { Built } from './build-phase.ts';
-import { foldersDigest, IN_OUT, sameStamps, scanTree, treeDigest, writeCacheRecord } from '../cache-check.ts';
+import {
+  carryListing,
+  foldersDigest,
+  IN_OUT,
+  movedStamps,
+  recheckTree,
+  sameStamps,
+  scanTree,
+  STAMP_SETTLE_MS,
+  stampOf,
+  takeStamps,
+  writeCacheRecord,
+  writeListing,
+} from '../cache-check.ts';
 import { identity, isDir, moveTree, rmrf } from './fsops.ts';
 import { checkpoint } from './checkpoint.ts';
 import { writeLaunchMetadata, writeRbpInfo, type LaunchMetadata } from './metadata.ts';
 import { CACHE_MARKER, type OutTransaction } from './out-transaction.ts';
-import { CACHE_SBOM_DIR, layerNames, type KeptLayer } from './restore.ts';
+import { CACHE_SBOM_DIR, layerNames, type KeptLayer, type MovedLayer } from './restore.ts';
 
 /** created: built in this build; restored: kept from the cache; reused: kept from the previous build's launch layer. */
 export type LayerState = 'created' | 'reused' | 'restored';
@@ -41,6 +54,8 @@ export interface ExportOptions {
   restoredIds: Map<string, string | undefined>;
   /** Launch+cache layers restore placed, with the digest it checked and their folders' stamps. */
   kept?: Map<string, KeptLayer>;
+  /** Cache-only layers restore moved in, with its walk of each and their folders' stamps. */
+  moved?: Map<string, MovedLayer>;
   tx: OutTransaction;
   appDir: string;
   task?: string;
@@ -51,7 +66,7 @@ export interface ExportOptions {
   log: Logger;
 }
 
-export function exportPhase(o: ExportOptions): { layers: ExportedLayer[]; metadata: LaunchMetadata } {
+export function exportPhase(o: ExportOptions): { layers: ExportedLayer[]; metadata: LaunchMetadata; settleUntil: number } {
   const { tx, built } = o;
   const layers: ExportedLayer[] = [];
   const processes = new Map(built.processes);
@@ -69,6 +84,8 @@ export function exportPhase(o: ExportOptions): { layers: ExportedLayer[]; metada
   );
   const trees = new Map<string, string>();
   const folders = new Map<string, string>();
+  // When a change to a folder whose listing was just written would show in its stamps (cache-check.ts).
+  let settleUntil = 0;
   for (const bp of o.group) {
     const esc = escapeId(bp.descriptor.buildpack.id);
     const dir = path.join(o.layersRoot, esc);
@@ -104,8 +121,26 @@ export function exportPhase(o: ExportOptions): { layers: ExportedLayer[]; metada
           if (t.types.launch && !tx.sharedCache) {
             // Unchanged: the previous OUT's folder becomes the spare. Made or changed: one walk both
             // records its files and links the spare the next restore moves in.
-            if (same) tx.keepAsSpare(key);
-            trees.set(key, `${IN_OUT}${same?.digest ?? scanTree(layerDir, tx.newSpare(key)).digest}`);
+            // Each of the two folders that take turns as the spare has a listing (cache-check.ts).
+            if (same) {
+              tx.keepAsSpare(key);
+              trees.set(key, `${IN_OUT}${same.digest}`);
+              // This OUT's folder, as restore checked it, and the previous OUT's, the next spare
+              // (its listing written by the build before).
+              if (same.listed) carryListing(tx.cacheDir, newCache, key, layerDir);
+              else if (same.lines) writeListing(newCache, key, layerDir, { digest: same.digest, lines: same.lines }, same.stamps);
+              if (tx.previous) carryListing(tx.cacheDir, newCache, key, path.join(tx.previous, 'layers', esc, name));
+            } else {
+              const spare = tx.newSpare(key);
+              const scan = scanTree(layerDir, spare, true);
+              trees.set(key, `${IN_OUT}${scan.digest}`);
+              // Listings of both folders, stamped now (a lstat per folder): the spare the next
+              // build checks, and this OUT's folder, the spare of the build after it. Both were
+              // just made: rbp ends no sooner than a clock tick after (settleUntil).
+              writeListing(newCache, key, spare, scan, takeStamps(spare, scan.dirs));
+              writeListing(newCache, key, layerDir, scan, takeStamps(layerDir, scan.dirs));
+              settleUntil = Date.now() + STAMP_SETTLE_MS;
+            }
           } else if (t.types.launch) {
             // An explicit --cache keeps its own names for the files: the folder this build linked
             // from moves on whole when the layer is unchanged, else a new tree of links (one walk).
@@ -121,8 +156,26 @@ export function exportPhase(o: ExportOptions): { layers: ExportedLayer[]; metada
               folders.set(key, foldersDigest(dst, scan.dirs));
             }
           } else {
+            // A cache-only layer: its digest made again from restore's walk when its folders kept
+            // their stamps (recheckTree: no folder read), else from a walk of its own.
+            // Its listing is kept for the next restore: restore's when it still holds, else this
+            // check's; a folder the build changed is stamped as the walk saw it, and rbp ends no
+            // sooner than a clock tick after its last change (movedStamps, settleUntil).
+            const moved = state === 'restored' ? o.moved?.get(key) : undefined;
+            const rechecked = moved ? recheckTree(layerDir, moved.scan, moved.stamps) : undefined;
             moveTree(layerDir, dst);
-            trees.set(key, treeDigest(dst));
+            if (rechecked) {
+              trees.set(key, rechecked.digest);
+              const root = stampOf(dst) ?? '';
+              if (moved!.scan.listed && rechecked.unchanged && root === moved!.scan.stamps?.get('')) carryListing(tx.cacheDir, newCache, key, dst);
+              else writeListing(newCache, key, dst, rechecked, new Map([...rechecked.stamps!, ['', root]]));
+            } else {
+              const scan = scanTree(dst, undefined, true);
+              trees.set(key, scan.digest);
+              const { stamps, settleMs } = movedStamps(dst, scan);
+              writeListing(newCache, key, dst, scan, stamps);
+              settleUntil = Math.max(settleUntil, Date.now() + settleMs);
+            }
           }
         } else o.log.warn(`layer ${key} has cache = true but no contents: not cached`);
       }
@@ -159,5 +212,5 @@ export function exportPhase(o: ExportOptions): { layers: ExportedLayer[]; metada
     timings: { ...o.phases, export: performance.now() - o.exportStart },
   });
   checkpoint('exported');
-  return { layers, metadata };
+  return { layers, metadata, settleUntil };
 }

@@ -12,6 +12,7 @@ import { readLayerToml } from '../cnb/layers.ts';
 import { writeToml } from '../cnb/toml.ts';
 import type { Logger } from '../log.ts';
 import {
+  checkListed,
   checkTree,
   foldersDigest,
   IN_OUT,
@@ -54,14 +55,25 @@ export interface KeptLayer {
   digest: string;
   /** Its folders' stamps just after it was linked: unchanged at export, the digest still holds. */
   stamps: Stamps;
+  /** The lines of restore's check of it, for its listing (cache-check.ts writeListing). */
+  lines?: string[];
+  /** Checked by its listing, which still holds as written: carried on to the new cache. */
+  listed?: boolean;
   /** The cached folder it was linked from (an explicit --cache): export can move it on whole. */
   source?: string;
+}
+
+/** A cache-only layer restore checked and moved into the build: its walk, and its folders' stamps once moved. */
+export interface MovedLayer {
+  scan: TreeScan;
+  stamps: Stamps;
 }
 
 export interface Restored {
   /** `<escaped id>/<layer>` → identity of the folder restored from the cache. */
   ids: Map<string, string | undefined>;
   kept: Map<string, KeptLayer>;
+  moved: Map<string, MovedLayer>;
 }
 
 /** Where the cache keeps the SBOM files of cache = true layers: `<cache>/.rbp-sbom/<escaped id>/<layer>/sbom.<ext>`. */
@@ -91,12 +103,15 @@ export function restore(o: { group: BuildpackRef[]; layersRoot: string; tx: OutT
   const { tx, log } = o;
   const ids = new Map<string, string | undefined>();
   const kept = new Map<string, KeptLayer>();
+  const movedIn = new Map<string, MovedLayer>();
   let settleUntil = 0;
   const keep = (key: string, layerDir: string, scan: TreeScan, moved: boolean, source?: string) => {
     // A folder moved in whole keeps the stamps its check walk saw; a tree of links is stamped now
     // (its folders were just made: the full settle time).
     const { stamps, settleMs } = moved && scan.stamps ? movedStamps(layerDir, scan) : { stamps: takeStamps(layerDir, scan.dirs), settleMs: STAMP_SETTLE_MS };
-    kept.set(key, { digest: scan.digest, stamps, ...(source ? { source } : {}) });
+    // Its listing may be carried on as it is when restore checked the layer by it and the move left its stamps.
+    const listed = scan.listed === true && stamps.get('') === scan.stamps?.get('');
+    kept.set(key, { digest: scan.digest, stamps, ...(scan.lines ? { lines: scan.lines } : {}), ...(listed ? { listed } : {}), ...(source ? { source } : {}) });
     settleUntil = Math.max(settleUntil, Date.now() + settleMs);
   };
   const cacheSrc = o.clearCache || !isDir(tx.cacheDir) ? undefined : tx.cacheDir;
@@ -131,7 +146,7 @@ export function restore(o: { group: BuildpackRef[]; layersRoot: string; tx: OutT
         const want = recorded.slice(IN_OUT.length);
         const dst = path.join(dir, name);
         const spare = tx.spareOf(`${esc}/${name}`);
-        let scan = isDir(spare) ? checkTree(spare, want).scan : undefined;
+        let scan = isDir(spare) ? (checkListed(cacheSrc, `${esc}/${name}`, spare, want) ?? checkTree(spare, want, undefined, true).scan) : undefined;
         const moved = Boolean(scan);
         if (scan) tx.takeSpare(spare, dst);
         else {
@@ -179,20 +194,30 @@ export function restore(o: { group: BuildpackRef[]; layersRoot: string; tx: OutT
         restoredHere.push(name);
         continue;
       }
+      // Checked by its listing (no folder read) when it has one, else walked; the lines are kept for export.
+      let scan: TreeScan | undefined;
       if (fs.existsSync(cached)) {
-        const damage = treeDamage(cached, recorded);
-        if (damage) {
-          drop(damage);
+        const listed = recorded ? checkListed(cacheSrc, `${esc}/${name}`, cached, recorded) : undefined;
+        const r = listed ? { scan: listed } : recorded ? checkTree(cached, recorded, undefined, true) : { damage: treeDamage(cached, undefined) };
+        if (r.damage) {
+          drop(r.damage);
           continue;
         }
+        scan = r.scan;
       }
       // [types] is never restored: a buildpack must say again what the layer is.
       writeToml(path.join(dir, `${name}.toml`), { metadata: t.metadata });
       if (isDir(cached)) {
         // A cache-only folder is this build's to change, in place too (a package manager appends to
-        // its index files): moved (one rename, whatever its size), and walked again at export.
+        // its index files): moved (one rename, whatever its size); export makes its digest again,
+        // from this check's lines when its folders kept their stamps (recheckTree), else by a walk.
         tx.takeFromCache(cached, dst);
         ids.set(`${esc}/${name}`, identity(dst));
+        if (scan?.lines) {
+          const { stamps, settleMs } = movedStamps(dst, scan);
+          movedIn.set(`${esc}/${name}`, { scan, stamps });
+          settleUntil = Math.max(settleUntil, Date.now() + settleMs);
+        }
         restoredHere.push(name);
       }
     }
@@ -221,7 +246,7 @@ export function restore(o: { group: BuildpackRef[]; layersRoot: string; tx: OutT
     }
     log.info(`${bpKey(bp)}: ${restoredHere.length ? `restored ${restoredHere.join(', ')}` : 'nothing to restore'}`);
   }
-  // No buildpack runs before a change to a linked layer would move its folders' stamps.
-  if (kept.size) sleepSync(settleUntil - Date.now());
-  return { ids, kept };
+  // No buildpack runs before a change to a linked or moved layer would move its folders' stamps.
+  if (kept.size || movedIn.size) sleepSync(settleUntil - Date.now());
+  return { ids, kept, moved: movedIn };
 }

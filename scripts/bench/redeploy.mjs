@@ -18,7 +18,8 @@ import { fileURLToPath } from 'node:url';
 import { freePort, median } from '../bench-lib.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const rbp = path.join(root, 'dist', 'rbp.js');
+// The command a user types: dist/rbp, the package's bin (scripts/build.mjs).
+const rbp = path.join(root, 'dist', 'rbp');
 const app = path.join(root, 'fixtures', 'node-hello');
 const GOAL_MS = 250;
 const TIMEOUT_MS = 300_000;
@@ -35,7 +36,7 @@ function ms(text) {
 function deploy(out, cache, port, extra = []) {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
-    const child = spawn(process.execPath, [rbp, 'deploy', app, '--out', out, '--cache', cache, '--port', String(port), '--check', ...extra], {
+    const child = spawn(rbp, ['deploy', app, '--out', out, '--cache', cache, '--port', String(port), '--check', ...extra], {
       env: { ...process.env, NO_COLOR: '1' },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,

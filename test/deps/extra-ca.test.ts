@@ -60,6 +60,42 @@ describe('the bootstraps defer NODE_EXTRA_CA_CERTS', () => {
   });
 });
 
+describe('dist/rbp, the bin, defers it as the bootstraps do', () => {
+  const BIN = path.join(ROOT, 'dist', 'rbp');
+  // Node.js 20 reads the file at its start and warns when it cannot: the warning shows who read it.
+  const missing = { NODE_EXTRA_CA_CERTS: '/nonexistent/rbp-test-ca.pem' };
+
+  it('rbp starts without Node.js reading the file (node rbp.js, the control, does read it)', async () => {
+    const control = await execa('node', ['--', path.join(ROOT, 'dist', 'rbp.js'), '--version'], { env: missing, reject: false });
+    expect(control.stderr).toContain('Ignoring extra certs from `/nonexistent/rbp-test-ca.pem`');
+    const r = await execa(BIN, ['--version'], { env: missing, reject: false });
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toMatch(/^rbp /);
+    expect(r.stderr).toBe('');
+  });
+
+  it('and gives it back to what it starts: a build command sees it, not the deferred name', async () => {
+    const ca = path.join(tmpDir('rbp-ca-'), 'ca.pem');
+    fs.copyFileSync((await selfSignedCert()).cert, ca);
+    const app = appWith({ 'src/index.html': '<p>hi</p>\n' });
+    const r = await execa(
+      BIN,
+      [
+        'build',
+        app,
+        '--out',
+        path.join(tmpDir(), 'out'),
+        '--type',
+        'static',
+        ...envArgs({ CC_BUILD_COMMAND: `echo "saw ca=\${NODE_EXTRA_CA_CERTS-unset} deferred=\${${DEFERRED_CA_CERTS}-unset}"; exit 3` }),
+      ],
+      { env: { NODE_EXTRA_CA_CERTS: ca, NO_COLOR: '1' }, reject: false, all: true },
+    );
+    expect(r.exitCode).not.toBe(0);
+    expect(r.all).toContain(`saw ca=${ca} deferred=unset`);
+  });
+});
+
 describe('takeBackExtraCa', () => {
   it('puts NODE_EXTRA_CA_CERTS back and drops the deferred name', () => {
     const env: NodeJS.ProcessEnv = { [DEFERRED_CA_CERTS]: '/etc/some-ca.pem' };

@@ -131,4 +131,27 @@ describe('restore and reuse across two builds', () => {
     const r = await rbp(['build', app, '--out', out, ...bpArgs('a')]);
     expect(parse(section(r.stdout, 'store'))).toEqual({ metadata: { runs: 1 } });
   });
+
+  it('a cache-only layer the buildpack writes into in place, or adds to, is recorded as it left it: the next build restores it whole', async () => {
+    // Build 1 makes it; build 2 appends to its file in place (no folder changes: export makes the
+    // digest again from restore's walk); build 3 adds a file (a folder changed: export walks it).
+    // Each next build must find what the last one left, not a "damaged" layer.
+    const app = scriptedApp({
+      'a/detect': passWith(),
+      'a/build': [toml('c', 'cache = true'), 'mkdir -p "$CNB_LAYERS_DIR/c/sub"', 'printf 1 > "$CNB_LAYERS_DIR/c/sub/index"'].join('\n'),
+    });
+    const out = path.join(tmpDir('rbp-out-'), 'out');
+    expect((await rbp(['build', app, '--out', out, ...bpArgs('a')])).exitCode).toBe(0);
+    const show = 'echo "index: $(cat "$CNB_LAYERS_DIR/c/sub/index" 2>/dev/null || echo none) more: $(cat "$CNB_LAYERS_DIR/c/more" 2>/dev/null || echo none)"';
+    writeScripts(app, { 'a/build': [show, toml('c', 'cache = true'), 'printf 2 >> "$CNB_LAYERS_DIR/c/sub/index"'].join('\n') });
+    const second = await rbp(['build', app, '--out', out, ...bpArgs('a')]);
+    expect(second.all).toContain('index: 1 more: none');
+    writeScripts(app, { 'a/build': [show, toml('c', 'cache = true'), 'printf x > "$CNB_LAYERS_DIR/c/more"'].join('\n') });
+    const third = await rbp(['build', app, '--out', out, ...bpArgs('a')]);
+    expect(third.all).toContain('index: 12 more: none');
+    writeScripts(app, { 'a/build': [show, toml('c', 'cache = true')].join('\n') });
+    const fourth = await rbp(['build', app, '--out', out, ...bpArgs('a')]);
+    expect(fourth.all).toContain('index: 12 more: x');
+    for (const r of [second, third, fourth]) expect(r.all).not.toContain('damaged');
+  });
 });

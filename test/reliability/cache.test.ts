@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { rbp, tmpDir } from '../helpers/rbp.ts';
-import { treeDigest } from '../../lib/cache-check.ts';
+import { LISTINGS_DIR, treeDigest } from '../../lib/cache-check.ts';
 import { bpArgs, launchToml, passWith, scriptedApp, writeScripts } from '../lifecycle/helpers.ts';
 
 /** A buildpack that reports whether its tool layer came back, and (re)writes it with a 4 KiB "binary". */
@@ -334,5 +334,80 @@ describe('with an explicit --cache, the spare is used too (issue 14)', () => {
     expect(r.all).toMatch(/test_a\/tool .*damaged/);
     expect(r.all).toContain('tool: none');
     expect(fs.statSync(path.join(out, 'layers', 'test_a', 'tool', 'bin', 'tool')).size).toBe(4096);
+  });
+});
+
+describe('a folder checked by its listing (no folder read) is caught as a walk would catch it', () => {
+  /** Three builds: from then on both folders that take turns as the spare, and the cache-only layer, have listings. */
+  async function listed() {
+    const app = scriptedApp({ 'a/detect': passWith(), 'a/build': BUILD });
+    const out = path.join(tmpDir('rbp-out-'), 'out');
+    const cache = `${out}.rbp-cache`;
+    for (let i = 0; i < 3; i++) expect((await rbp(['build', app, '--out', out, ...bpArgs('a')])).exitCode).toBe(0);
+    const spare = path.join(`${out}.rbp-spare`, 'test_a', 'tool');
+    const listing = (layer: string, dir: string) => path.join(cache, LISTINGS_DIR, 'test_a', layer, `${fs.statSync(dir).ino}.json`);
+    expect(fs.existsSync(listing('tool', spare))).toBe(true);
+    expect(fs.existsSync(listing('tool', path.join(out, 'layers', 'test_a', 'tool')))).toBe(true);
+    expect(fs.existsSync(listing('dl', path.join(cache, 'test_a', 'dl')))).toBe(true);
+    const again = () => rbp(['build', app, '--out', out, ...bpArgs('a')]);
+    return { out, cache, spare, listing, again };
+  }
+
+  it('intact: restored whole, and the listings go on to the next cache', async () => {
+    const { out, spare, listing, again } = await listed();
+    const spareIno = fs.statSync(spare).ino;
+    const r = await again();
+    expect(r.exitCode).toBe(0);
+    expect(r.all).toContain('tool restored: 4096 bytes');
+    expect(r.all).not.toContain('damaged');
+    expect(fs.statSync(path.join(out, 'layers', 'test_a', 'tool')).ino).toBe(spareIno);
+    expect(fs.existsSync(listing('tool', spare))).toBe(true);
+  });
+
+  it('a file truncated in OUT, the spare’s too (same file): not reused, rebuilt whole', async () => {
+    const { out, again } = await listed();
+    fs.truncateSync(path.join(out, 'layers', 'test_a', 'tool', 'bin', 'tool'), 100);
+    const r = await again();
+    expect(r.exitCode).toBe(0);
+    expect(r.all).toContain('cache: test_a/tool in the previous OUT is damaged and is not reused');
+    expect(r.all).toContain('tool: none');
+    expect(fs.statSync(path.join(out, 'layers', 'test_a', 'tool', 'bin', 'tool')).size).toBe(4096);
+  });
+
+  it('a file added to the spare: the spare is not used, the layer is linked from the previous OUT', async () => {
+    const { out, cache, spare, again } = await listed();
+    const spareIno = fs.statSync(spare).ino;
+    fs.writeFileSync(path.join(spare, 'bin', 'stray'), 'x');
+    const r = await again();
+    expect(r.exitCode).toBe(0);
+    expect(r.all).toContain('tool restored: 4096 bytes');
+    const layer = path.join(out, 'layers', 'test_a', 'tool');
+    expect(fs.statSync(layer).ino).not.toBe(spareIno);
+    expect(fs.existsSync(path.join(layer, 'bin', 'stray'))).toBe(false);
+    expect(recorded(cache, 'tool')).toBe(treeDigest(layer));
+  });
+
+  it('a cache-only layer’s file written in place, or removed: dropped', async () => {
+    for (const damage of [(f: string) => fs.appendFileSync(f, 'more'), (f: string) => fs.rmSync(f)]) {
+      const { cache, again } = await listed();
+      damage(path.join(cache, 'test_a', 'dl', 'data'));
+      const r = await again();
+      expect(r.exitCode).toBe(0);
+      expect(r.all).toContain('cache: test_a/dl is damaged and is dropped');
+    }
+  });
+
+  it('a listing that does not parse, or that says another digest, is not trusted: the folder is walked', async () => {
+    const { cache, spare, listing, again } = await listed();
+    fs.writeFileSync(listing('tool', spare), '{ not json');
+    const dl = listing('dl', path.join(cache, 'test_a', 'dl'));
+    const l = JSON.parse(fs.readFileSync(dl, 'utf8')) as { lines: string[] };
+    // Lines that leave a file out, with the digest the cache records: the recheck finds another digest.
+    fs.writeFileSync(dl, JSON.stringify({ ...l, lines: l.lines.filter((x) => !x.includes('data')) }));
+    fs.appendFileSync(path.join(cache, 'test_a', 'dl', 'data'), 'more');
+    const r = await again();
+    expect(r.exitCode).toBe(0);
+    expect(r.all).toContain('tool restored: 4096 bytes');
+    expect(r.all).toContain('cache: test_a/dl is damaged and is dropped');
   });
 });
