@@ -353,6 +353,21 @@ describe('a folder checked by its listing (no folder read) is caught as a walk w
     return { out, cache, spare, listing, again };
   }
 
+  it('the build that makes a layer leaves listings of both its folders, and of the cache-only one, for the first rebuild', async () => {
+    const app = scriptedApp({ 'a/detect': passWith(), 'a/build': BUILD });
+    const out = path.join(tmpDir('rbp-out-'), 'out');
+    const cache = `${out}.rbp-cache`;
+    expect((await rbp(['build', app, '--out', out, ...bpArgs('a')])).exitCode).toBe(0);
+    const has = (layer: string, dir: string) => fs.existsSync(path.join(cache, LISTINGS_DIR, 'test_a', layer, `${fs.statSync(dir).ino}.json`));
+    const spare = path.join(`${out}.rbp-spare`, 'test_a', 'tool');
+    expect(has('tool', spare)).toBe(true);
+    expect(has('tool', path.join(out, 'layers', 'test_a', 'tool'))).toBe(true);
+    expect(has('dl', path.join(cache, 'test_a', 'dl'))).toBe(true);
+    const r = await rbp(['build', app, '--out', out, ...bpArgs('a')]);
+    expect(r.all).toContain('tool restored: 4096 bytes');
+    expect(r.all).not.toContain('damaged');
+  });
+
   it('intact: restored whole, and the listings go on to the next cache', async () => {
     const { out, spare, listing, again } = await listed();
     const spareIno = fs.statSync(spare).ino;
