@@ -139,7 +139,7 @@ export function exportPhase(o: ExportOptions): { layers: ExportedLayer[]; metada
               // just made: rbp ends no sooner than a clock tick after (settleUntil).
               writeListing(newCache, key, spare, scan, takeStamps(spare, scan.dirs));
               writeListing(newCache, key, layerDir, scan, takeStamps(layerDir, scan.dirs));
-              settleUntil = Date.now() + STAMP_SETTLE_MS;
+              settleUntil = Math.max(settleUntil, Date.now() + STAMP_SETTLE_MS);
             }
           } else if (t.types.launch) {
             // An explicit --cache keeps its own names for the files: the folder this build linked
@@ -156,19 +156,18 @@ export function exportPhase(o: ExportOptions): { layers: ExportedLayer[]; metada
               folders.set(key, foldersDigest(dst, scan.dirs));
             }
           } else {
-            // A cache-only layer: its digest made again from restore's walk when its folders kept
-            // their stamps (recheckTree: no folder read), else from a walk of its own.
-            // Its listing is kept for the next restore: restore's when it still holds, else this
-            // check's; a folder the build changed is stamped as the walk saw it, and rbp ends no
-            // sooner than a clock tick after its last change (movedStamps, settleUntil).
+            // A cache-only layer: its digest made again from restore's check when its folders kept
+            // their stamps (recheckTree: no folder read), else from a walk of its own; and its
+            // listing for the next restore: the one restore used when nothing of it changed, else
+            // this check's (rbp ends no sooner than a clock tick after the folders' last change).
             const moved = state === 'restored' ? o.moved?.get(key) : undefined;
             const rechecked = moved ? recheckTree(layerDir, moved.scan, moved.stamps) : undefined;
             moveTree(layerDir, dst);
-            if (rechecked) {
+            if (moved && rechecked) {
               trees.set(key, rechecked.digest);
               const root = stampOf(dst) ?? '';
-              if (moved!.scan.listed && rechecked.unchanged && root === moved!.scan.stamps?.get('')) carryListing(tx.cacheDir, newCache, key, dst);
-              else writeListing(newCache, key, dst, rechecked, new Map([...rechecked.stamps!, ['', root]]));
+              if (moved.scan.listed && rechecked.unchanged && root === moved.scan.stamps?.get('')) carryListing(tx.cacheDir, newCache, key, dst);
+              else writeListing(newCache, key, dst, rechecked, new Map([...moved.stamps, ['', root]]));
             } else {
               const scan = scanTree(dst, undefined, true);
               trees.set(key, scan.digest);
