@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFERRED_CA_CERTS, deferredExtraCa, takeBackExtraCa } from '../../lib/cnb/extra-ca.ts';
 import { fetchText } from '../../lib/deps/download.ts';
 import { isUserError } from '../../lib/errors.ts';
-import { appWith, envArgs, rbp, ROOT, tmpDir } from '../helpers/rbp.ts';
+import { appWith, envArgs, ROOT, tmpDir } from '../helpers/rbp.ts';
 
 /** dist's bin/build bootstrap in a buildpack of its own, whose lib/build.cjs prints what it was given. */
 function bootstrapPrintingEnv(): string {
@@ -73,27 +73,6 @@ describe('dist/rbp, the bin, defers it as the bootstraps do', () => {
     expect(r.stdout).toMatch(/^rbp /);
     expect(r.stderr).toBe('');
   });
-
-  it('and gives it back to what it starts: a build command sees it, not the deferred name', async () => {
-    const ca = path.join(tmpDir('rbp-ca-'), 'ca.pem');
-    fs.copyFileSync((await selfSignedCert()).cert, ca);
-    const app = appWith({ 'src/index.html': '<p>hi</p>\n' });
-    const r = await execa(
-      BIN,
-      [
-        'build',
-        app,
-        '--out',
-        path.join(tmpDir(), 'out'),
-        '--type',
-        'static',
-        ...envArgs({ CC_BUILD_COMMAND: `echo "saw ca=\${NODE_EXTRA_CA_CERTS-unset} deferred=\${${DEFERRED_CA_CERTS}-unset}"; exit 3` }),
-      ],
-      { env: { NODE_EXTRA_CA_CERTS: ca, NO_COLOR: '1' }, reject: false, all: true },
-    );
-    expect(r.exitCode).not.toBe(0);
-    expect(r.all).toContain(`saw ca=${ca} deferred=unset`);
-  });
 });
 
 describe('takeBackExtraCa', () => {
@@ -111,25 +90,22 @@ describe('takeBackExtraCa', () => {
 });
 
 describe('a real build with NODE_EXTRA_CA_CERTS', () => {
-  it('gives the build command the variable as rbp was given it, and not the deferred name', async () => {
+  // `node rbp.js` (Node.js parses the file at its start) and dist/rbp, the bin (rbp takes it back).
+  it.each([
+    ['node rbp.js', 'node', ['--', path.join(ROOT, 'dist', 'rbp.js')]],
+    ['dist/rbp', path.join(ROOT, 'dist', 'rbp'), []],
+  ])('through %s, gives the build command the variable as rbp was given it, and not the deferred name', async (_how, file, pre) => {
     const ca = path.join(tmpDir('rbp-ca-'), 'ca.pem');
-    // A real certificate: rbp's own Node.js parses the file at its start.
+    // A real certificate: a Node.js that reads the file at its start parses it.
     fs.copyFileSync((await selfSignedCert()).cert, ca);
     const app = appWith({ 'src/index.html': '<p>hi</p>\n' });
-    const r = await rbp(
-      [
-        'build',
-        app,
-        '--out',
-        path.join(tmpDir(), 'out'),
-        '--type',
-        'static',
-        ...envArgs({ CC_BUILD_COMMAND: `echo "saw ca=\${NODE_EXTRA_CA_CERTS-unset} deferred=\${${DEFERRED_CA_CERTS}-unset}"; exit 3` }),
-      ],
-      {
-        env: { NODE_EXTRA_CA_CERTS: ca },
-      },
-    );
+    const build = ['build', app, '--out', path.join(tmpDir(), 'out'), '--type', 'static'];
+    const command = `echo "saw ca=\${NODE_EXTRA_CA_CERTS-unset} deferred=\${${DEFERRED_CA_CERTS}-unset}"; exit 3`;
+    const r = await execa(file, [...pre, ...build, ...envArgs({ CC_BUILD_COMMAND: command })], {
+      env: { NODE_EXTRA_CA_CERTS: ca, NO_COLOR: '1' },
+      reject: false,
+      all: true,
+    });
     expect(r.exitCode).not.toBe(0);
     expect(r.all).toContain(`saw ca=${ca} deferred=unset`);
   });
