@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { movedStamps, recheckTree, sameStamps, scanTree, STAMP_SETTLE_MS, takeStamps } from './cache-check.ts';
+import { checkListed, LISTINGS_DIR, movedStamps, recheckTree, sameStamps, scanTree, STAMP_SETTLE_MS, takeStamps, writeListing } from './cache-check.ts';
 
 function tree(): string {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-scan-'));
@@ -142,5 +142,27 @@ describe('recheckTree', () => {
     const stamps = new Map(withLines.stamps);
     stamps.set('', takeStamps(root, ['']).get('')!);
     expect(recheckTree(root, withLines, stamps)).toBeUndefined();
+  });
+});
+
+describe('listings', () => {
+  it('check a folder as its walk would, and give way to a walk for a listing of another shape', () => {
+    const root = tree();
+    age(root, 60_000);
+    const cache = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-listing-'));
+    const scan = scanTree(root, undefined, true);
+    writeListing(cache, 'bp/layer', root, scan, scan.stamps!);
+    const listed = checkListed(cache, 'bp/layer', root, scan.digest);
+    expect(listed?.digest).toBe(scan.digest);
+    expect(listed?.listed).toBe(true);
+    // Another digest recorded: not trusted.
+    expect(checkListed(cache, 'bp/layer', root, 'f'.repeat(64))).toBeUndefined();
+    // A file written in place: the listing no longer gives the digest.
+    fs.appendFileSync(path.join(root, 'lib-b'), '!');
+    expect(checkListed(cache, 'bp/layer', root, scan.digest)).toBeUndefined();
+    // Lines that are not lines: no exception, a walk instead.
+    const file = path.join(cache, LISTINGS_DIR, 'bp', 'layer', `${fs.statSync(root).ino}.json`);
+    fs.writeFileSync(file, JSON.stringify({ digest: scan.digest, lines: [1, 2], stamps: [...scan.stamps!] }));
+    expect(checkListed(cache, 'bp/layer', root, scan.digest)).toBeUndefined();
   });
 });

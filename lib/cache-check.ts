@@ -147,8 +147,9 @@ function numberAt(line: string, i: number): number {
 
 /**
  * A layer folder's walk kept in the cache for the next check of that folder (`<cache>/.rbp-listings/
- * <escaped id>/<layer>/<inode of the folder>.json`): its lines and its folders' stamps, taken once
- * the folders had settled (STAMP_SETTLE_MS). The next restore checks the folder with recheckTree (a
+ * <escaped id>/<layer>/<inode of the folder>.json`): its lines and its folders' stamps, taken when the
+ * walk or the check was made (rbp then ends no sooner than STAMP_SETTLE_MS after the newest of them,
+ * so that any later change shows). The next restore checks the folder with recheckTree (a
  * lstat per folder and per file, no folder read: a third less than a walk) and trusts it only when
  * that gives the digest the cache's marker records; else, or without a listing, it walks.
  * Keyed by the folder's inode: a launch layer's spare is one of two folders that take turns.
@@ -199,8 +200,13 @@ export function checkListed(cache: string | undefined, key: string, dir: string,
     return undefined;
   }
   if (listing.digest !== want || !Array.isArray(listing.lines) || !Array.isArray(listing.stamps)) return undefined;
-  const scan = recheckTree(dir, { lines: listing.lines }, new Map(listing.stamps));
-  return scan?.digest === want ? { ...scan, listed: scan.unchanged === true } : undefined;
+  try {
+    const scan = recheckTree(dir, { lines: listing.lines }, new Map(listing.stamps));
+    return scan?.digest === want ? { ...scan, listed: scan.unchanged === true } : undefined;
+  } catch {
+    // A listing of another shape (not lines), or a folder that cannot be read: the walk says which.
+    return undefined;
+  }
 }
 
 /**
