@@ -15,28 +15,18 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { GATE_MARK } from '../cnb/build-gate.ts';
+import { firstLine } from '../fsx.ts';
 
 export { GATE_FD, GATE_OPEN, GATE_VAR } from '../cnb/build-gate.ts';
 /** The line our bin/build bootstrap ends with: the program it runs is lib/build.cjs. */
 const RUNS_PROGRAM = 'exec "$node" "$bp/lib/build.cjs" "$@"';
 
-/** The first `n` bytes of `file`, or '' when it cannot be read. */
-function head(file: string, n: number): string {
-  let fd: number | undefined;
-  try {
-    fd = fs.openSync(file, 'r');
-    const buf = Buffer.alloc(n);
-    return buf.toString('utf8', 0, fs.readSync(fd, buf, 0, n, 0));
-  } catch {
-    return '';
-  } finally {
-    if (fd !== undefined) fs.closeSync(fd);
-  }
-}
-
 /** Whether the buildpack in `dir` runs a bin/build that waits at the gate. */
 export function waitsAtGate(dir: string): boolean {
-  return (
-    head(path.join(dir, 'lib', 'build.cjs'), GATE_MARK.length + 1) === `${GATE_MARK}\n` && head(path.join(dir, 'bin', 'build'), 4096).includes(RUNS_PROGRAM)
-  );
+  if (firstLine(path.join(dir, 'lib', 'build.cjs')) !== GATE_MARK) return false;
+  try {
+    return fs.readFileSync(path.join(dir, 'bin', 'build'), 'utf8').includes(RUNS_PROGRAM);
+  } catch {
+    return false;
+  }
 }

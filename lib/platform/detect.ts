@@ -13,6 +13,7 @@ import type { EnvMap } from '../cnb/env.ts';
 import { EXIT } from '../cnb/exit.ts';
 import type { Logger } from '../log.ts';
 import { finished } from '../child-result.ts';
+import { firstLine } from '../fsx.ts';
 import { resolvePlan, type PlanEntry } from './resolve.ts';
 import { ourBuildpacksDir, RUNTIMES, type GroupEntry, type Order, type Runtime } from './order.ts';
 import { detectExit, type DetectExit, type DetectFn } from '../cnb/context.ts';
@@ -102,22 +103,6 @@ function isOurs(dir: string): boolean {
  * own (CompiledDetects).
  */
 const DETECT_API_MARK = '// rbp-detect-api: 1';
-
-/** The first line of `file` (at most 200 bytes), or undefined when it cannot be read. */
-function firstLine(file: string): string | undefined {
-  let fd: number | undefined;
-  try {
-    fd = fs.openSync(file, 'r');
-    const buf = Buffer.alloc(200);
-    const text = buf.toString('utf8', 0, fs.readSync(fd, buf, 0, buf.length, 0));
-    const nl = text.indexOf('\n');
-    return nl < 0 ? text : text.slice(0, nl);
-  } catch {
-    return undefined;
-  } finally {
-    if (fd !== undefined) fs.closeSync(fd);
-  }
-}
 
 /**
  * Our own buildpacks' detect, run in rbp's process: the CNB contract of a detect (the environment and
