@@ -3,7 +3,19 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { checkListed, LISTINGS_DIR, movedStamps, recheckTree, sameStamps, scanTree, STAMP_SETTLE_MS, takeStamps, writeListing } from './cache-check.ts';
+import {
+  checkListed,
+  checkListedFolders,
+  listedFilesDamage,
+  LISTINGS_DIR,
+  movedStamps,
+  recheckTree,
+  sameStamps,
+  scanTree,
+  STAMP_SETTLE_MS,
+  takeStamps,
+  writeListing,
+} from './cache-check.ts';
 
 function tree(): string {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-scan-'));
@@ -164,5 +176,69 @@ describe('listings', () => {
     const file = path.join(cache, LISTINGS_DIR, 'bp', 'layer', `${fs.statSync(root).ino}.json`);
     fs.writeFileSync(file, JSON.stringify({ digest: scan.digest, lines: [1, 2], stamps: [...scan.stamps!] }));
     expect(checkListed(cache, 'bp/layer', root, scan.digest)).toBeUndefined();
+  });
+});
+
+describe('a listing checked in two halves (its folders, then, while the build starts, its files)', () => {
+  function listedTree() {
+    const root = tree();
+    age(root, 60_000);
+    const cache = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-listing-'));
+    const scan = scanTree(root, undefined, true);
+    writeListing(cache, 'bp/layer', root, scan, scan.stamps!);
+    return { root, cache, scan };
+  }
+
+  it('intact: the folders prove the names, the files their sizes; the scan is the listing’s, to carry on', () => {
+    const { root, cache, scan } = listedTree();
+    const early = checkListedFolders(cache, 'bp/layer', root, scan.digest);
+    expect(early).toMatchObject({ digest: scan.digest, listed: true, lines: scan.lines });
+    expect(early?.dirs).toEqual(scan.dirs);
+    expect(early?.stamps).toEqual(scan.stamps);
+    // Moved, as restore moves a spare in: the files are checked where they are now.
+    const moved = `${root}-moved`;
+    fs.renameSync(root, moved);
+    expect(listedFilesDamage(moved, early!.lines!)).toBeUndefined();
+  });
+
+  it('a name added or removed shows in the folders’ half: not trusted, walked', () => {
+    for (const change of [(r: string) => fs.writeFileSync(path.join(r, 'lib', 'x', 'new.js'), ''), (r: string) => fs.rmSync(path.join(r, 'bin', 'tool'))]) {
+      const { root, cache, scan } = listedTree();
+      change(root);
+      expect(checkListedFolders(cache, 'bp/layer', root, scan.digest)).toBeUndefined();
+    }
+  });
+
+  it('a file truncated or made executable in place keeps its folder’s stamp: the files’ half names it', () => {
+    const { root, cache, scan } = listedTree();
+    fs.truncateSync(path.join(root, 'bin', 'tool'), 2);
+    const early = checkListedFolders(cache, 'bp/layer', root, scan.digest);
+    expect(early).toBeDefined();
+    expect(listedFilesDamage(root, early!.lines!)).toBe('its files differ from what the build that cached it stored (bin/tool: 2 bytes, 4 stored)');
+    const other = listedTree();
+    fs.chmodSync(path.join(other.root, 'lib-b'), 0o755);
+    expect(listedFilesDamage(other.root, checkListedFolders(other.cache, 'bp/layer', other.root, other.scan.digest)!.lines!)).toBe(
+      'its files differ from what the build that cached it stored (lib-b: mode 755, 644 stored)',
+    );
+  });
+
+  it('a file the build removed or replaced by a folder after the folders’ half is its own change, not damage', () => {
+    const { root, cache, scan } = listedTree();
+    const early = checkListedFolders(cache, 'bp/layer', root, scan.digest)!;
+    fs.rmSync(path.join(root, 'bin', 'tool'));
+    fs.rmSync(path.join(root, 'lib-b'));
+    fs.mkdirSync(path.join(root, 'lib-b'));
+    expect(listedFilesDamage(root, early.lines!)).toBeUndefined();
+  });
+
+  it('a listing whose lines do not give the digest it says is not trusted', () => {
+    const { root, cache, scan } = listedTree();
+    const file = path.join(cache, LISTINGS_DIR, 'bp', 'layer', `${fs.statSync(root).ino}.json`);
+    const l = JSON.parse(fs.readFileSync(file, 'utf8')) as { lines: string[] };
+    // Leaves the truncated file out: its files' half would have nothing to compare.
+    fs.writeFileSync(file, JSON.stringify({ ...l, lines: l.lines.filter((x) => !x.includes('bin/tool')) }));
+    expect(checkListedFolders(cache, 'bp/layer', root, scan.digest)).toBeUndefined();
+    expect(checkListedFolders(cache, 'bp/layer', root, 'f'.repeat(64))).toBeUndefined();
+    expect(checkListedFolders(undefined, 'bp/layer', root, scan.digest)).toBeUndefined();
   });
 });

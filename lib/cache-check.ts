@@ -210,6 +210,76 @@ export function checkListed(cache: string | undefined, key: string, dir: string,
 }
 
 /**
+ * checkListed in two halves, for a folder whose files may be checked while the build runs (restore.ts,
+ * build.ts). This first half reads the listing and proves the folder holds the names it lists: the
+ * listing says `want`, its lines hash to it, and every folder has the stamp and mode it lists (a
+ * lstat per folder, a seventh of the whole check here). Returns the folder's scan as its listing has
+ * it, whose files listedFilesDamage checks later; undefined when that cannot be proved (walk it).
+ */
+export function checkListedFolders(cache: string | undefined, key: string, dir: string, want: string): TreeScan | undefined {
+  if (!cache) return undefined;
+  let listing: ListingFile;
+  try {
+    listing = JSON.parse(fs.readFileSync(listingOf(cache, key, fs.lstatSync(dir).ino), 'utf8')) as ListingFile;
+    if (listing.digest !== want || !Array.isArray(listing.lines) || !Array.isArray(listing.stamps)) return undefined;
+    if (crypto.createHash('sha256').update(listing.lines.join('')).digest('hex') !== want) return undefined;
+    const stamps: Stamps = new Map(listing.stamps);
+    const root = stamps.get('');
+    if (!root || stampOf(dir) !== root) return undefined;
+    const dirs = [''];
+    let newest = mtimeOfStamp(root);
+    for (const line of listing.lines) {
+      if (!line.startsWith('d')) continue;
+      const end = line.indexOf('\0', 2);
+      const rel = line.slice(2, end);
+      const st = fs.lstatSync(`${dir}/${rel}`, { throwIfNoEntry: false });
+      if (!st?.isDirectory() || stampOfStats(st) !== stamps.get(rel) || numberAt(line, end + 1) !== (st.mode & 0o7777)) return undefined;
+      dirs.push(rel);
+      if (st.mtimeMs > newest) newest = st.mtimeMs;
+    }
+    return { digest: want, dirs, stamps, newest, lines: listing.lines, unchanged: true, listed: true };
+  } catch {
+    // No listing, one of another shape, or a folder that cannot be read: the walk says which.
+    return undefined;
+  }
+}
+
+/**
+ * The second half: every file `lines` list (checkListedFolders' scan), in the folder now at `dir`
+ * (moved since, or not), has the type, mode and size listed. A name that is gone, or is a folder or
+ * a link now, was changed after its folder's stamp was checked (else the stamp would have shown it):
+ * by the build, which made that part of the layer anew. Returns what differs, or undefined.
+ */
+export function listedFilesDamage(dir: string, lines: string[]): string | undefined {
+  for (const line of lines) {
+    const kind = line[0];
+    if (kind === 'd' || kind === 'l') continue;
+    const end = line.indexOf('\0', 2);
+    const rel = line.slice(2, end);
+    let st;
+    try {
+      st = fs.lstatSync(`${dir}/${rel}`, { throwIfNoEntry: false });
+    } catch (e) {
+      return `it cannot be read (${rel}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`;
+    }
+    if (!st || st.isDirectory() || st.isSymbolicLink()) continue;
+    const sizeAt = line.indexOf('\0', end + 1) + 1;
+    const size = numberAt(line, sizeAt);
+    const mode = numberAt(line, end + 1);
+    if (kind !== (st.isFile() ? 'f' : 'o') || mode !== (st.mode & 0o7777) || size !== st.size) {
+      const now =
+        size !== st.size
+          ? `${st.size} bytes, ${size} stored`
+          : mode !== (st.mode & 0o7777)
+            ? `mode ${(st.mode & 0o7777).toString(8)}, ${mode.toString(8)} stored`
+            : 'not a regular file';
+      return `its files differ from what the build that cached it stored (${rel}: ${now})`;
+    }
+  }
+  return undefined;
+}
+
+/**
  * Folder stamps: inode and modification time of each folder of a layer. Adding, removing or renaming
  * anything in a folder changes its modification time, so equal stamps prove that the layer holds the
  * same names as when they were taken: a layer restored and left alone keeps the digest restore

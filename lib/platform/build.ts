@@ -28,7 +28,7 @@ import { isDir } from './fsops.ts';
 import { Interrupt } from './interrupt.ts';
 import type { Order } from './order.ts';
 import { OutTransaction } from './out-transaction.ts';
-import { restore, type Restored } from './restore.ts';
+import { checkDeferred, restore, type Restored } from './restore.ts';
 import { copyApp, type AppFilter } from './app-copy.ts';
 import { verifyBuildpackApi } from '../cnb/api.ts';
 import { privateTemp, sweepStaleTemps, type PrivateTemp } from './temp.ts';
@@ -83,7 +83,26 @@ export interface BuildResult {
   reused?: string;
 }
 
+/** A spare's files, checked while the build started, differ from its listing (restore.ts deferFiles). */
+class DamagedLate extends Error {}
+
 export async function build(opts: BuildOptions): Promise<BuildResult> {
+  try {
+    return await buildOnce(opts, true);
+  } catch (e) {
+    if (!(e instanceof DamagedLate)) throw e;
+    // Nothing of the called-off build stands (rolled back): this one checks every layer first.
+    opts.log.info('building again, every restored layer checked before any buildpack runs');
+    return buildOnce(opts, false);
+  }
+}
+
+/**
+ * One build. With `deferFiles`, the files of the spares that restore placed on their listing's
+ * check of their folders are checked while the first buildpack starts (restore.ts), and the build
+ * is called off (DamagedLate) when one differs: nothing built on it is exported.
+ */
+async function buildOnce(opts: BuildOptions, deferFiles: boolean): Promise<BuildResult> {
   const { log } = opts;
   const appDir = path.resolve(opts.appDir);
   const out = path.resolve(opts.outDir);
@@ -204,14 +223,23 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
     if (prestarted) checkpoint('prestarted');
     let restored: Restored;
     try {
-      restored = await timed('restore', () => restore({ group, layersRoot, tx, clearCache: Boolean(opts.clearCache), log }));
+      restored = await timed('restore', () => restore({ group, layersRoot, tx, clearCache: Boolean(opts.clearCache), deferFiles, log }));
       interrupt.check();
       checkpoint('restored');
     } catch (e) {
       await prestarted?.callOff();
       throw e;
     }
-    const built = await timed('build', () => buildPhase(phase, prestarted));
+    const built = await timed('build', async () => {
+      const building = buildPhase(phase, prestarted);
+      // The first buildpack is on its way (its gate open, or started): the spares' files now.
+      const damaged = checkDeferred(restored.deferred);
+      if (!damaged.length) return building;
+      for (const d of damaged) log.warn(`cache: ${d.key} is damaged (${d.damage}): the build that started on it is called off`);
+      interrupt.callOff('a restored layer is damaged');
+      await building.catch(() => undefined);
+      throw new DamagedLate();
+    });
     interrupt.check();
     checkpoint('built');
     const exportStart = performance.now();

@@ -13,9 +13,11 @@ import { writeToml } from '../cnb/toml.ts';
 import type { Logger } from '../log.ts';
 import {
   checkListed,
+  checkListedFolders,
   checkTree,
   foldersDigest,
   IN_OUT,
+  listedFilesDamage,
   movedStamps,
   readCacheRecord,
   STAMP_SETTLE_MS,
@@ -69,11 +71,36 @@ export interface MovedLayer {
   stamps: Stamps;
 }
 
+/** A spare restore placed once its folders were checked by its listing; its files are checked by checkDeferred. */
+export interface DeferredCheck {
+  /** `<escaped id>/<layer>` */
+  key: string;
+  /** Where the spare is now (the layer's folder). */
+  dir: string;
+  /** Its listing's lines. */
+  lines: string[];
+}
+
 export interface Restored {
   /** `<escaped id>/<layer>` → identity of the folder restored from the cache. */
   ids: Map<string, string | undefined>;
   kept: Map<string, KeptLayer>;
   moved: Map<string, MovedLayer>;
+  /** With deferFiles: the spares whose files are still to be checked. */
+  deferred: DeferredCheck[];
+}
+
+/**
+ * The files of the spares restore placed on their folders' check (deferFiles): each as its listing
+ * has it. Returns each damaged layer with what differs; build.ts calls the build off for any.
+ */
+export function checkDeferred(deferred: DeferredCheck[]): { key: string; damage: string }[] {
+  const damaged: { key: string; damage: string }[] = [];
+  for (const d of deferred) {
+    const damage = listedFilesDamage(d.dir, d.lines);
+    if (damage) damaged.push({ key: d.key, damage });
+  }
+  return damaged;
 }
 
 /** Where the cache keeps the SBOM files of cache = true layers: `<cache>/.rbp-sbom/<escaped id>/<layer>/sbom.<ext>`. */
@@ -99,8 +126,23 @@ function restoreLayerSboms(bpDir: string, sources: (string | false | undefined)[
   return [...got].sort();
 }
 
-export function restore(o: { group: BuildpackRef[]; layersRoot: string; tx: OutTransaction; clearCache: boolean; log: Logger }): Restored {
+export function restore(o: {
+  group: BuildpackRef[];
+  layersRoot: string;
+  tx: OutTransaction;
+  clearCache: boolean;
+  /**
+   * A spare with a listing is placed once its folders are checked (checkListedFolders); its files
+   * are left to checkDeferred, which build.ts runs while the buildpacks start, and the build is
+   * called off and made again if one differs. Only for a launch+cache layer's spare: no buildpack
+   * rewrites a reused one's files in place (export.ts), while a cache-only layer is the build's to
+   * change, in place too, so it is checked whole first.
+   */
+  deferFiles?: boolean;
+  log: Logger;
+}): Restored {
   const { tx, log } = o;
+  const deferred: DeferredCheck[] = [];
   const ids = new Map<string, string | undefined>();
   const kept = new Map<string, KeptLayer>();
   const movedIn = new Map<string, MovedLayer>();
@@ -146,10 +188,14 @@ export function restore(o: { group: BuildpackRef[]; layersRoot: string; tx: OutT
         const want = recorded.slice(IN_OUT.length);
         const dst = path.join(dir, name);
         const spare = tx.spareOf(`${esc}/${name}`);
-        let scan = isDir(spare) ? (checkListed(cacheSrc, `${esc}/${name}`, spare, want) ?? checkTree(spare, want, undefined, true).scan) : undefined;
+        const early = o.deferFiles && isDir(spare) ? checkListedFolders(cacheSrc, `${esc}/${name}`, spare, want) : undefined;
+        let scan = early ?? (isDir(spare) ? (checkListed(cacheSrc, `${esc}/${name}`, spare, want) ?? checkTree(spare, want, undefined, true).scan) : undefined);
         const moved = Boolean(scan);
-        if (scan) tx.takeSpare(spare, dst);
-        else {
+        if (scan) {
+          tx.takeSpare(spare, dst);
+          // Its files are checked while the build starts (checkDeferred).
+          if (early?.lines) deferred.push({ key: `${esc}/${name}`, dir: dst, lines: early.lines });
+        } else {
           const src = prevRoot ? path.join(prevRoot, 'layers', esc, name) : undefined;
           if (!src || !fs.lstatSync(src, { throwIfNoEntry: false })) continue;
           const linked = tx.linkLayer(src, dst, want);
@@ -248,5 +294,5 @@ export function restore(o: { group: BuildpackRef[]; layersRoot: string; tx: OutT
   }
   // No buildpack runs before a change to a linked or moved layer would move its folders' stamps.
   if (kept.size || movedIn.size) sleepSync(settleUntil - Date.now());
-  return { ids, kept, moved: movedIn };
+  return { ids, kept, moved: movedIn, deferred };
 }

@@ -111,6 +111,17 @@ describe('a damaged cache entry is dropped with a warning', () => {
   });
 });
 
+/** The processes whose command line holds `mark`. */
+function runningWith(mark: string): string[] {
+  return fs.readdirSync('/proc').filter((p) => {
+    try {
+      return /^\d+$/.test(p) && fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(mark);
+    } catch {
+      return false; // ended meanwhile
+    }
+  });
+}
+
 /** The digest the cache recorded for `test_a/<layer>` (without the `out:` prefix of a layer kept in OUT). */
 function recorded(cache: string, layer: string): string | undefined {
   const text = fs.readFileSync(path.join(cache, '.rbp-cache'), 'utf8');
@@ -350,7 +361,7 @@ describe('a folder checked by its listing (no folder read) is caught as a walk w
     expect(fs.existsSync(listing('tool', path.join(out, 'layers', 'test_a', 'tool')))).toBe(true);
     expect(fs.existsSync(listing('dl', path.join(cache, 'test_a', 'dl')))).toBe(true);
     const again = () => rbp(['build', app, '--out', out, ...bpArgs('a')]);
-    return { out, cache, spare, listing, again };
+    return { app, out, cache, spare, listing, again };
   }
 
   it('the build that makes a layer leaves listings of both its folders, and of the cache-only one, for the first rebuild', async () => {
@@ -384,6 +395,27 @@ describe('a folder checked by its listing (no folder read) is caught as a walk w
     fs.truncateSync(path.join(out, 'layers', 'test_a', 'tool', 'bin', 'tool'), 100);
     const r = await again();
     expect(r.exitCode).toBe(0);
+    expect(r.all).toContain('cache: test_a/tool in the previous OUT is damaged and is not reused');
+    expect(r.all).toContain('tool: none');
+    expect(fs.statSync(path.join(out, 'layers', 'test_a', 'tool', 'bin', 'tool')).size).toBe(4096);
+  });
+
+  // The spare's folders are checked before the build, its files while it starts (restore.ts deferFiles).
+  it('a file truncated in place is found while the build starts: that build is called off, its processes end, and it is made again', async () => {
+    const { app, out, again } = await listed();
+    // The build that finds the tool restored waits far beyond the test's time (sleep adds its
+    // arguments up: the second one marks this test's process): only the call-off ends it.
+    const mark = `0.${process.pid}${Date.now() % 100_000}`;
+    writeScripts(app, { 'a/build': `if [ -f "$CNB_LAYERS_DIR/tool/bin/tool" ]; then sleep 600 ${mark}; fi\n${BUILD}` });
+    fs.truncateSync(path.join(out, 'layers', 'test_a', 'tool', 'bin', 'tool'), 100);
+    const r = await again();
+    expect(r.exitCode).toBe(0);
+    expect(r.all).toContain(
+      'cache: test_a/tool is damaged (its files differ from what the build that cached it stored (bin/tool: 100 bytes, 4096 stored)): the build that started on it is called off',
+    );
+    // Nothing of it runs on or stands: the build made again checks first, and rebuilds the layer.
+    expect(runningWith(mark)).toEqual([]);
+    expect(r.all).toContain('building again, every restored layer checked before any buildpack runs');
     expect(r.all).toContain('cache: test_a/tool in the previous OUT is damaged and is not reused');
     expect(r.all).toContain('tool: none');
     expect(fs.statSync(path.join(out, 'layers', 'test_a', 'tool', 'bin', 'tool')).size).toBe(4096);
