@@ -6,14 +6,18 @@ import { describe, expect, it } from 'vitest';
 import {
   checkListed,
   checkListedFolders,
+  checkUntil,
   listedFilesDamage,
   LISTINGS_DIR,
   movedStamps,
+  parseUntil,
   recheckTree,
   sameStamps,
   scanTree,
   STAMP_SETTLE_MS,
   takeStamps,
+  treeDigest,
+  untilRecord,
   writeListing,
 } from './cache-check.ts';
 
@@ -240,5 +244,53 @@ describe('a listing checked in two halves (its folders, then, while the build st
     expect(checkListedFolders(cache, 'bp/layer', root, scan.digest)).toBeUndefined();
     expect(checkListedFolders(cache, 'bp/layer', root, 'f'.repeat(64))).toBeUndefined();
     expect(checkListedFolders(undefined, 'bp/layer', root, scan.digest)).toBeUndefined();
+  });
+});
+
+describe('until: records (a cache-only layer moved on as the build left it)', () => {
+  /** The file system's time now, as export takes it: a file written and read back. */
+  const fsNow = (dir: string) => {
+    const f = path.join(dir, '.now');
+    fs.writeFileSync(f, '');
+    const t = fs.lstatSync(f).ctimeMs;
+    fs.rmSync(f);
+    return t;
+  };
+  const tick = () => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, STAMP_SETTLE_MS + 5);
+
+  it('say their time and digest, and nothing else parses as one', () => {
+    const digest = 'a'.repeat(64);
+    expect(parseUntil(untilRecord(1795682412106.5442, digest))).toEqual({ time: 1795682412106.5442, digest });
+    for (const other of [digest, `out:${digest}`, `until:x:${digest}`, 'until:12:abc', undefined]) expect(parseUntil(other)).toBeUndefined();
+  });
+
+  it('take what the build changed before the time, moved folder and all', () => {
+    const root = tree();
+    fs.appendFileSync(path.join(root, 'lib', 'x', 'a.js'), 'appended by the build');
+    fs.writeFileSync(path.join(root, 'lib', 'x', 'new.js'), 'added by the build');
+    const time = fsNow(os.tmpdir());
+    tick();
+    // Moved, as restore and export move it: its own change time moves, not its names'.
+    const moved = `${root}-moved`;
+    fs.renameSync(root, moved);
+    const r = checkUntil(moved, time);
+    expect(r.damage).toBeUndefined();
+    expect(r.scan?.digest).toBe(treeDigest(moved));
+    expect(r.scan?.lines).toBeDefined();
+  });
+
+  it('refuse a change after the time: a file written in place, a name removed at the top or below', () => {
+    const changes = [
+      (r: string) => fs.appendFileSync(path.join(r, 'lib', 'x', 'a.js'), '!'),
+      (r: string) => fs.rmSync(path.join(r, 'lib-b')),
+      (r: string) => fs.rmSync(path.join(r, 'bin', 'tool')),
+    ];
+    for (const change of changes) {
+      const root = tree();
+      const time = fsNow(os.tmpdir());
+      tick();
+      change(root);
+      expect(checkUntil(root, time).damage).toBe('something in it changed after the build that cached it ended');
+    }
   });
 });

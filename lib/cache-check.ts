@@ -17,6 +17,26 @@ import { linkFile } from './fsx.ts';
  */
 export const IN_OUT = 'out:';
 
+/**
+ * The record of a cache-only layer that export moved on without a walk (`until:<time>:<digest>`):
+ * `digest` is what restore checked before the build, and anything that differs from it now was
+ * changed by the build if it was changed no later than `time`, the file system's own time when
+ * export ended (a package manager appending to its index, adding to its store). A change after that
+ * is damage. A file's change time (ctime) cannot be set back by a program, so a walk that finds no
+ * entry changed after `time` finds the layer as the build left it.
+ */
+export const UNTIL = 'until:';
+
+export function untilRecord(time: number, digest: string): string {
+  return `${UNTIL}${time}:${digest}`;
+}
+
+/** The time and digest of an `until:` record, or undefined for any other. */
+export function parseUntil(recorded: string | undefined): { time: number; digest: string } | undefined {
+  const m = recorded?.startsWith(UNTIL) ? /^until:(\d+(?:\.\d+)?):([0-9a-f]{64})$/.exec(recorded) : null;
+  return m ? { time: Number(m[1]), digest: m[2]! } : undefined;
+}
+
 /** What one walk of a layer folder found: its digest and its folders (relative, '' = the root). */
 export interface TreeScan {
   digest: string;
@@ -31,6 +51,11 @@ export interface TreeScan {
   unchanged?: boolean;
   /** From checkListed: the scan is its listing's as written (lines and stamps), which may be carried on. */
   listed?: boolean;
+  /**
+   * From a walk without linkTo: the latest change (ms) of anything in the folder: each entry's ctime,
+   * and the folder's own mtime (its names; moving the folder changes its ctime, not its mtime).
+   */
+  latest?: number;
 }
 
 /**
@@ -47,6 +72,7 @@ export function scanTree(dir: string, linkTo?: string, keepLines = false): TreeS
   const dirs: string[] = [''];
   const stamps: Stamps | undefined = linkTo === undefined ? new Map() : undefined;
   let newest = 0;
+  let latest = 0;
   const walk = (d: string, rel: string, to: string | undefined) => {
     const names = fs.readdirSync(d);
     names.sort();
@@ -55,6 +81,7 @@ export function scanTree(dir: string, linkTo?: string, keepLines = false): TreeS
       const r = rel ? `${rel}/${name}` : name;
       const t = to === undefined ? undefined : `${to}/${name}`;
       const st = fs.lstatSync(p);
+      if (st.ctimeMs > latest) latest = st.ctimeMs;
       if (st.isSymbolicLink()) {
         const target = fs.readlinkSync(p);
         lines.push(`l\0${r}\0${target}\n`);
@@ -76,6 +103,7 @@ export function scanTree(dir: string, linkTo?: string, keepLines = false): TreeS
     }
   };
   const root = fs.lstatSync(dir);
+  latest = root.mtimeMs;
   stamps?.set('', stampOfStats(root));
   if (root.mtimeMs > newest) newest = root.mtimeMs;
   if (linkTo !== undefined) fs.mkdirSync(linkTo, { mode: 0o700 });
@@ -84,7 +112,7 @@ export function scanTree(dir: string, linkTo?: string, keepLines = false): TreeS
   return {
     digest: crypto.createHash('sha256').update(lines.join('')).digest('hex'),
     dirs,
-    ...(stamps ? { stamps, newest } : {}),
+    ...(stamps ? { stamps, newest, latest } : {}),
     ...(keepLines ? { lines } : {}),
   };
 }
@@ -383,6 +411,17 @@ export function foldersDigest(root: string, dirs: Iterable<string>): string {
   const lines: string[] = [];
   for (const d of dirs) lines.push(`${d}\0${stampOf(d ? `${root}/${d}` : root) ?? ''}\n`);
   return crypto.createHash('sha256').update(lines.join('')).digest('hex');
+}
+
+/**
+ * The check of a cache-only folder whose record is `until:` (see UNTIL) and whose listing no longer
+ * gives restore's digest (the build changed it): a walk, whose scan stands when nothing below the
+ * folder changed after `time`.
+ */
+export function checkUntil(dir: string, time: number): { damage?: string; scan?: TreeScan } {
+  const r = checkTree(dir, undefined, undefined, true);
+  if (r.damage || !r.scan) return r;
+  return (r.scan.latest ?? Infinity) > time ? { damage: 'something in it changed after the build that cached it ended' } : r;
 }
 
 /**

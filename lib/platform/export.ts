@@ -18,12 +18,12 @@ import {
   foldersDigest,
   IN_OUT,
   movedStamps,
-  recheckTree,
   sameStamps,
   scanTree,
   STAMP_SETTLE_MS,
   stampOf,
   takeStamps,
+  untilRecord,
   writeCacheRecord,
   writeListing,
 } from '../cache-check.ts';
@@ -32,6 +32,9 @@ import { checkpoint } from './checkpoint.ts';
 import { writeLaunchMetadata, writeRbpInfo, type LaunchMetadata } from './metadata.ts';
 import { CACHE_MARKER, type OutTransaction } from './out-transaction.ts';
 import { CACHE_SBOM_DIR, layerNames, type KeptLayer, type MovedLayer } from './restore.ts';
+
+/** Written and removed in the new cache by export, for the file system's time (UNTIL). */
+const UNTIL_STAMP = '.rbp-until';
 
 /** created: built in this build; restored: kept from the cache; reused: kept from the previous build's launch layer. */
 export type LayerState = 'created' | 'reused' | 'restored';
@@ -84,6 +87,8 @@ export function exportPhase(o: ExportOptions): { layers: ExportedLayer[]; metada
   );
   const trees = new Map<string, string>();
   const folders = new Map<string, string>();
+  // Cache-only layers moved on as the build left them (their record is made below).
+  const asBuilt: { key: string; digest: string }[] = [];
   // When a change to a folder whose listing was just written would show in its stamps (cache-check.ts).
   let settleUntil = 0;
   for (const bp of o.group) {
@@ -156,18 +161,20 @@ export function exportPhase(o: ExportOptions): { layers: ExportedLayer[]; metada
               folders.set(key, foldersDigest(dst, scan.dirs));
             }
           } else {
-            // A cache-only layer: its digest made again from restore's check when its folders kept
-            // their stamps (recheckTree: no folder read), else from a walk of its own; and its
-            // listing for the next restore: the one restore used when nothing of it changed, else
-            // this check's (rbp ends no sooner than a clock tick after the folders' last change).
+            // A cache-only layer restore checked and moved in: moved on as the build left it, not
+            // walked; its record says that what differs from restore's check was changed no later
+            // than the end of this export (UNTIL, written below), and its listing is restore's
+            // (carried when restore used one as it was). The next restore finds it by that listing
+            // when the build left it alone, else walks it and takes what changed before that time.
+            // A layer the build made anew is walked: its digest and listing are this walk's (rbp
+            // ends no sooner than a clock tick after the folders' last change).
             const moved = state === 'restored' ? o.moved?.get(key) : undefined;
-            const rechecked = moved ? recheckTree(layerDir, moved.scan, moved.stamps) : undefined;
             moveTree(layerDir, dst);
-            if (moved && rechecked) {
-              trees.set(key, rechecked.digest);
+            if (moved) {
               const root = stampOf(dst) ?? '';
-              if (moved.scan.listed && rechecked.unchanged && root === moved.scan.stamps?.get('')) carryListing(tx.cacheDir, newCache, key, dst);
-              else writeListing(newCache, key, dst, rechecked, new Map([...moved.stamps, ['', root]]));
+              if (moved.scan.listed && root === moved.scan.stamps?.get('')) carryListing(tx.cacheDir, newCache, key, dst);
+              else writeListing(newCache, key, dst, moved.scan, new Map([...moved.stamps, ['', root]]));
+              asBuilt.push({ key, digest: moved.scan.digest });
             } else {
               const scan = scanTree(dst, undefined, true);
               trees.set(key, scan.digest);
@@ -188,6 +195,17 @@ export function exportPhase(o: ExportOptions): { layers: ExportedLayer[]; metada
     for (const f of fs.readdirSync(dir)) {
       if (f.endsWith('.ignore') || f === 'launch.toml' || f === 'build.toml' || f.startsWith('build.sbom.')) rmrf(path.join(dir, f));
     }
+  }
+  if (asBuilt.length) {
+    // The file system's own time now (a file written and read back), after the build and every
+    // move of export: the bound of the build's changes; a later one is damage. rbp ends no sooner
+    // than a clock tick after it, so that none made after it can share its time.
+    const now = path.join(newCache, UNTIL_STAMP);
+    fs.writeFileSync(now, '');
+    const time = fs.lstatSync(now).ctimeMs;
+    fs.rmSync(now);
+    for (const l of asBuilt) trees.set(l.key, untilRecord(time, l.digest));
+    settleUntil = Math.max(settleUntil, Date.now() + STAMP_SETTLE_MS);
   }
   writeCacheRecord(path.join(newCache, CACHE_MARKER), { trees, folders });
   const metadata: LaunchMetadata = {

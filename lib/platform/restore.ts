@@ -15,10 +15,12 @@ import {
   checkListed,
   checkListedFolders,
   checkTree,
+  checkUntil,
   foldersDigest,
   IN_OUT,
   listedFilesDamage,
   movedStamps,
+  parseUntil,
   readCacheRecord,
   STAMP_SETTLE_MS,
   takeStamps,
@@ -241,10 +243,20 @@ export function restore(o: {
         continue;
       }
       // Checked by its listing (no folder read) when it has one, else walked; the lines are kept for export.
+      // An `until:` record (export moved it on unchecked): what the build changed is taken on its
+      // files' change times (cache-check.ts UNTIL).
       let scan: TreeScan | undefined;
       if (fs.existsSync(cached)) {
-        const listed = recorded ? checkListed(cacheSrc, `${esc}/${name}`, cached, recorded) : undefined;
-        const r = listed ? { scan: listed } : recorded ? checkTree(cached, recorded, undefined, true) : { damage: treeDamage(cached, undefined) };
+        const until = parseUntil(recorded);
+        const want = until?.digest ?? recorded;
+        const listed = want ? checkListed(cacheSrc, `${esc}/${name}`, cached, want) : undefined;
+        const r = listed
+          ? { scan: listed }
+          : until
+            ? checkUntil(cached, until.time)
+            : want
+              ? checkTree(cached, want, undefined, true)
+              : { damage: treeDamage(cached, undefined) };
         if (r.damage) {
           drop(r.damage);
           continue;
@@ -255,8 +267,8 @@ export function restore(o: {
       writeToml(path.join(dir, `${name}.toml`), { metadata: t.metadata });
       if (isDir(cached)) {
         // A cache-only folder is this build's to change, in place too (a package manager appends to
-        // its index files): moved (one rename, whatever its size); export makes its digest again,
-        // from this check's lines when its folders kept their stamps (recheckTree), else by a walk.
+        // its index files): moved (one rename, whatever its size); export moves it back as the build
+        // left it, recorded against this check with the time the build's changes end (UNTIL).
         tx.takeFromCache(cached, dst);
         ids.set(`${esc}/${name}`, identity(dst));
         if (scan?.lines) {

@@ -133,8 +133,8 @@ describe('restore and reuse across two builds', () => {
   });
 
   it('a cache-only layer the buildpack writes into in place, or adds to, is recorded as it left it: the next build restores it whole', async () => {
-    // Build 1 makes it; build 2 appends to its file in place (no folder changes: export makes the
-    // digest again from restore's walk); build 3 adds a file (a folder changed: export walks it).
+    // Build 1 makes it; build 2 appends to its file in place, build 3 adds a file: each time export
+    // moves it on unwalked, and the next restore takes the change, made before that export ended.
     // Each next build must find what the last one left, not a "damaged" layer.
     const app = scriptedApp({
       'a/detect': passWith(),
@@ -146,6 +146,8 @@ describe('restore and reuse across two builds', () => {
     writeScripts(app, { 'a/build': [show, toml('c', 'cache = true'), 'printf 2 >> "$CNB_LAYERS_DIR/c/sub/index"'].join('\n') });
     const second = await rbp(['build', app, '--out', out, ...bpArgs('a')]);
     expect(second.all).toContain('index: 1 more: none');
+    // Moved on as the build left it, unwalked: recorded against restore's check, with the time the build's changes end.
+    expect(fs.readFileSync(`${out}.rbp-cache/.rbp-cache`, 'utf8')).toMatch(/"test_a\/c" = "until:\d+(\.\d+)?:[0-9a-f]{64}"/);
     writeScripts(app, { 'a/build': [show, toml('c', 'cache = true'), 'printf x > "$CNB_LAYERS_DIR/c/more"'].join('\n') });
     const third = await rbp(['build', app, '--out', out, ...bpArgs('a')]);
     expect(third.all).toContain('index: 12 more: none');
