@@ -252,7 +252,7 @@ describe('until: records (a cache-only layer moved on as the build left it)', ()
   const fsNow = (dir: string) => {
     const f = path.join(dir, '.now');
     fs.writeFileSync(f, '');
-    const t = fs.lstatSync(f).ctimeMs;
+    const t = fs.lstatSync(f).mtimeMs;
     fs.rmSync(f);
     return t;
   };
@@ -277,6 +277,18 @@ describe('until: records (a cache-only layer moved on as the build left it)', ()
     expect(r.damage).toBeUndefined();
     expect(r.scan?.digest).toBe(treeDigest(moved));
     expect(r.scan?.lines).toBeDefined();
+  });
+
+  it('take a hard link to one of its files made or removed elsewhere after the time: no change of it', () => {
+    // pnpm and bun link their store's files into node_modules; a later build removes those links.
+    const root = tree();
+    const elsewhere = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-links-'));
+    fs.linkSync(path.join(root, 'lib-b'), path.join(elsewhere, 'b'));
+    const time = fsNow(os.tmpdir());
+    tick();
+    fs.rmSync(path.join(elsewhere, 'b'));
+    fs.linkSync(path.join(root, 'bin', 'tool'), path.join(elsewhere, 'tool'));
+    expect(checkUntil(root, time).damage).toBeUndefined();
   });
 
   it('refuse a change after the time: a file written in place, a name removed at the top or below', () => {

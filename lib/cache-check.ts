@@ -22,8 +22,10 @@ export const IN_OUT = 'out:';
  * `digest` is what restore checked before the build, and anything that differs from it now was
  * changed by the build if it was changed no later than `time`, the file system's own time when
  * export ended (a package manager appending to its index, adding to its store). A change after that
- * is damage. A file's change time (ctime) cannot be set back by a program, so a walk that finds no
- * entry changed after `time` finds the layer as the build left it.
+ * is damage. Every write to a file moves its modification time, and every name added or removed
+ * its folder's: a walk that finds none after `time` finds the layer as the build left it. Not the
+ * change time (ctime): a hard link made or removed elsewhere moves it (pnpm and bun link their
+ * store's files into node_modules, which later builds remove).
  */
 export const UNTIL = 'until:';
 
@@ -51,10 +53,7 @@ export interface TreeScan {
   unchanged?: boolean;
   /** From checkListed: the scan is its listing's as written (lines and stamps), which may be carried on. */
   listed?: boolean;
-  /**
-   * From a walk without linkTo: the latest change (ms) of anything in the folder: each entry's ctime,
-   * and the folder's own mtime (its names; moving the folder changes its ctime, not its mtime).
-   */
+  /** From a walk without linkTo: the latest modification time (ms) of the folder and of anything in it. */
   latest?: number;
 }
 
@@ -81,7 +80,7 @@ export function scanTree(dir: string, linkTo?: string, keepLines = false): TreeS
       const r = rel ? `${rel}/${name}` : name;
       const t = to === undefined ? undefined : `${to}/${name}`;
       const st = fs.lstatSync(p);
-      if (st.ctimeMs > latest) latest = st.ctimeMs;
+      if (st.mtimeMs > latest) latest = st.mtimeMs;
       if (st.isSymbolicLink()) {
         const target = fs.readlinkSync(p);
         lines.push(`l\0${r}\0${target}\n`);

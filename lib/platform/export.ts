@@ -21,7 +21,6 @@ import {
   sameStamps,
   scanTree,
   STAMP_SETTLE_MS,
-  stampOf,
   takeStamps,
   untilRecord,
   writeCacheRecord,
@@ -171,9 +170,10 @@ export function exportPhase(o: ExportOptions): { layers: ExportedLayer[]; metada
             const moved = state === 'restored' ? o.moved?.get(key) : undefined;
             moveTree(layerDir, dst);
             if (moved) {
-              const root = stampOf(dst) ?? '';
-              if (moved.scan.listed && root === moved.scan.stamps?.get('')) carryListing(tx.cacheDir, newCache, key, dst);
-              else writeListing(newCache, key, dst, moved.scan, new Map([...moved.stamps, ['', root]]));
+              // The listing holds restore's stamps, the root's too: any name the build added or
+              // removed, at the top as below, moves one, and sends the next restore to its walk.
+              if (moved.scan.listed) carryListing(tx.cacheDir, newCache, key, dst);
+              else writeListing(newCache, key, dst, moved.scan, moved.stamps);
               asBuilt.push({ key, digest: moved.scan.digest });
             } else {
               const scan = scanTree(dst, undefined, true);
@@ -202,7 +202,7 @@ export function exportPhase(o: ExportOptions): { layers: ExportedLayer[]; metada
     // than a clock tick after it, so that none made after it can share its time.
     const now = path.join(newCache, UNTIL_STAMP);
     fs.writeFileSync(now, '');
-    const time = fs.lstatSync(now).ctimeMs;
+    const time = fs.lstatSync(now).mtimeMs;
     fs.rmSync(now);
     for (const l of asBuilt) trees.set(l.key, untilRecord(time, l.digest));
     settleUntil = Math.max(settleUntil, Date.now() + STAMP_SETTLE_MS);

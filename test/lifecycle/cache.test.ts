@@ -132,6 +132,39 @@ describe('restore and reuse across two builds', () => {
     expect(parse(section(r.stdout, 'store'))).toEqual({ metadata: { runs: 1 } });
   });
 
+  it('a cache-only store whose files a launch layer hard-links (pnpm, bun): each build leaves it to the next whole, and what it added is checked', async () => {
+    // Each build adds a package to the store (a layer named `pkgs`: `store` is store.toml's name)
+    // and makes the launch layer anew with links to the store's files; the links of the build
+    // before go when its generation and spare are removed, after export. That is no change of the
+    // store's files (their links elsewhere are not theirs).
+    const build = (n: number) =>
+      [
+        'echo "pkgs before: $(ls "$CNB_LAYERS_DIR/pkgs" 2>/dev/null | tr "\\n" " ")"',
+        toml('pkgs', 'cache = true'),
+        `mkdir -p "$CNB_LAYERS_DIR/pkgs" && printf ${n} > "$CNB_LAYERS_DIR/pkgs/pkg-${n}"`,
+        'rm -rf "$CNB_LAYERS_DIR/mods" && mkdir "$CNB_LAYERS_DIR/mods"',
+        'for f in "$CNB_LAYERS_DIR"/pkgs/*; do ln "$f" "$CNB_LAYERS_DIR/mods/"; done',
+        toml('mods', 'launch = true\ncache = true', `n = ${n}`),
+      ].join('\n');
+    const app = scriptedApp({ 'a/detect': passWith(), 'a/build': build(1) });
+    const out = path.join(tmpDir('rbp-out-'), 'out');
+    const runs = [];
+    for (const n of [1, 2, 3]) {
+      writeScripts(app, { 'a/build': build(n) });
+      runs.push(await rbp(['build', app, '--out', out, ...bpArgs('a')]));
+    }
+    for (const r of runs) expect(r.exitCode).toBe(0);
+    expect(runs[1]!.all).toContain('pkgs before: pkg-1 ');
+    expect(runs[2]!.all).toContain('pkgs before: pkg-1 pkg-2 ');
+    for (const r of runs) expect(r.all).not.toContain('damaged');
+    // What a build added is checked from then on like the rest: the package the last build added,
+    // written to after that build (the listing export left holds restore's stamps, not the new names').
+    fs.truncateSync(path.join(`${out}.rbp-cache`, 'test_a', 'pkgs', 'pkg-3'), 0);
+    const after = await rbp(['build', app, '--out', out, ...bpArgs('a')]);
+    expect(after.all).toContain('cache: test_a/pkgs is damaged and is dropped (something in it changed after the build that cached it ended)');
+    expect(after.all).toMatch(/^pkgs before: $/m);
+  });
+
   it('a cache-only layer the buildpack writes into in place, or adds to, is recorded as it left it: the next build restores it whole', async () => {
     // Build 1 makes it; build 2 appends to its file in place, build 3 adds a file: each time export
     // moves it on unwalked, and the next restore takes the change, made before that export ended.
