@@ -244,7 +244,7 @@ export function restore(o: {
       }
       // Checked by its listing (no folder read) when it has one, else walked; the lines are kept for export.
       // An `until:` record (export moved it on unchecked): what the build changed is taken on its
-      // files' change times (cache-check.ts UNTIL).
+      // files' and folders' modification times (cache-check.ts UNTIL).
       let scan: TreeScan | undefined;
       if (fs.existsSync(cached)) {
         const until = parseUntil(recorded);
