@@ -218,15 +218,20 @@ export function carryListing(from: string, to: string, key: string, dir: string)
  * The check of `dir` against `want` through its listing in `cache`: the folder's scan when its
  * listing gives `want` again, else undefined (no listing, or the folder changed: walk it).
  */
-export function checkListed(cache: string | undefined, key: string, dir: string, want: string): TreeScan | undefined {
+/** The listing of the folder at `dir` in `cache` when it says `want`; undefined when there is none, or another. */
+function readListing(cache: string | undefined, key: string, dir: string, want: string): ListingFile | undefined {
   if (!cache) return undefined;
-  let listing: ListingFile;
   try {
-    listing = JSON.parse(fs.readFileSync(listingOf(cache, key, fs.lstatSync(dir).ino), 'utf8')) as ListingFile;
+    const listing = JSON.parse(fs.readFileSync(listingOf(cache, key, fs.lstatSync(dir).ino), 'utf8')) as ListingFile;
+    return listing.digest === want && Array.isArray(listing.lines) && Array.isArray(listing.stamps) ? listing : undefined;
   } catch {
     return undefined;
   }
-  if (listing.digest !== want || !Array.isArray(listing.lines) || !Array.isArray(listing.stamps)) return undefined;
+}
+
+export function checkListed(cache: string | undefined, key: string, dir: string, want: string): TreeScan | undefined {
+  const listing = readListing(cache, key, dir, want);
+  if (!listing) return undefined;
   try {
     const scan = recheckTree(dir, { lines: listing.lines }, new Map(listing.stamps));
     return scan?.digest === want ? { ...scan, listed: scan.unchanged === true } : undefined;
@@ -244,11 +249,9 @@ export function checkListed(cache: string | undefined, key: string, dir: string,
  * it, whose files listedFilesDamage checks later; undefined when that cannot be proved (walk it).
  */
 export function checkListedFolders(cache: string | undefined, key: string, dir: string, want: string): TreeScan | undefined {
-  if (!cache) return undefined;
-  let listing: ListingFile;
+  const listing = readListing(cache, key, dir, want);
+  if (!listing) return undefined;
   try {
-    listing = JSON.parse(fs.readFileSync(listingOf(cache, key, fs.lstatSync(dir).ino), 'utf8')) as ListingFile;
-    if (listing.digest !== want || !Array.isArray(listing.lines) || !Array.isArray(listing.stamps)) return undefined;
     if (crypto.createHash('sha256').update(listing.lines.join('')).digest('hex') !== want) return undefined;
     const stamps: Stamps = new Map(listing.stamps);
     const root = stamps.get('');
@@ -266,7 +269,7 @@ export function checkListedFolders(cache: string | undefined, key: string, dir: 
     }
     return { digest: want, dirs, stamps, newest, lines: listing.lines, unchanged: true, listed: true };
   } catch {
-    // No listing, one of another shape, or a folder that cannot be read: the walk says which.
+    // Lines of another shape, or a folder that cannot be read: the walk says which.
     return undefined;
   }
 }
