@@ -8,7 +8,7 @@ import {
   checkListedFolders,
   checkUntil,
   listedFilesDamage,
-  LISTINGS_DIR,
+  listingFile,
   movedStamps,
   parseUntil,
   recheckTree,
@@ -176,10 +176,64 @@ describe('listings', () => {
     // A file written in place: the listing no longer gives the digest.
     fs.appendFileSync(path.join(root, 'lib-b'), '!');
     expect(checkListed(cache, 'bp/layer', root, scan.digest)).toBeUndefined();
-    // Lines that are not lines: no exception, a walk instead.
-    const file = path.join(cache, LISTINGS_DIR, 'bp', 'layer', `${fs.statSync(root).ino}.json`);
-    fs.writeFileSync(file, JSON.stringify({ digest: scan.digest, lines: [1, 2], stamps: [...scan.stamps!] }));
-    expect(checkListed(cache, 'bp/layer', root, scan.digest)).toBeUndefined();
+    // A listing of another form: no exception, a walk instead. An older rbp's JSON is no listing;
+    // nor is one cut short, or whose stamps are not one per folder.
+    const file = listingFile(cache, 'bp/layer', root);
+    const written = fs.readFileSync(file, 'utf8');
+    fs.appendFileSync(path.join(root, 'lib-b'), '!');
+    const intact = scanTree(root, undefined, true);
+    writeListing(cache, 'bp/layer', root, intact, intact.stamps!);
+    expect(checkListed(cache, 'bp/layer', root, intact.digest)?.listed).toBe(true);
+    const good = fs.readFileSync(file, 'utf8');
+    const [head, digest, count] = good.split('\n');
+    for (const other of [
+      JSON.stringify({ digest: intact.digest, lines: [1, 2], stamps: [...intact.stamps!] }),
+      good.slice(0, `${head}\n${digest}\n${count}\n`.length + 3),
+      good.replace(`${head}\n${digest}\n${count}\n`, `${head}\n${digest}\n${Number(count) - 1}\n`),
+      good.replace(`${head}\n${digest}\n${count}\n`, `${head}\n${digest}\nmany\n`),
+    ]) {
+      fs.writeFileSync(file, other);
+      expect(checkListed(cache, 'bp/layer', root, intact.digest)).toBeUndefined();
+      expect(checkListedFolders(cache, 'bp/layer', root, intact.digest)).toBeUndefined();
+    }
+    expect(written).not.toBe(good);
+  });
+});
+
+describe('a listing of names that hold newlines, non-ASCII letters, a link whose target holds a newline', () => {
+  function oddTree(): string {
+    const root = tree();
+    fs.mkdirSync(path.join(root, 'dir\nwith newline'));
+    fs.writeFileSync(path.join(root, 'dir\nwith newline', 'f\nd\u0000'.replace('\u0000', '')), 'abc');
+    fs.writeFileSync(path.join(root, 'café ünï 名前.js'), '12345');
+    fs.symlinkSync('target\nf\nlib-b', path.join(root, 'link\nname'));
+    fs.writeFileSync(path.join(root, 'zz-after-link'), 'z');
+    age(root, 60_000);
+    return root;
+  }
+
+  it('is checked as the walk would: every record found, damage to any of them named', () => {
+    const root = oddTree();
+    const cache = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-listing-'));
+    const scan = scanTree(root, undefined, true);
+    writeListing(cache, 'bp/layer', root, scan, scan.stamps!);
+    expect(checkListed(cache, 'bp/layer', root, scan.digest)).toMatchObject({ digest: scan.digest, listed: true });
+    const early = checkListedFolders(cache, 'bp/layer', root, scan.digest)!;
+    expect(early.dirs).toEqual(scan.dirs);
+    expect(listedFilesDamage(root, early.text!)).toBeUndefined();
+    // The files after the odd names are still checked, each by its own record.
+    for (const [file, size] of [
+      ['café ünï 名前.js', 5],
+      ['zz-after-link', 1],
+      ['dir\nwith newline/f\nd', 3],
+    ] as const) {
+      fs.truncateSync(path.join(root, file), 0);
+      expect(listedFilesDamage(root, early.text!)).toBe(`its files differ from what the build that cached it stored (${file}: 0 bytes, ${size} stored)`);
+      expect(checkListed(cache, 'bp/layer', root, scan.digest)).toBeUndefined();
+      fs.writeFileSync(path.join(root, file), 'x'.repeat(size));
+    }
+    const again = recheckTree(root, scan, scan.stamps!)!;
+    expect(again.digest).toBe(scanTree(root).digest);
   });
 });
 
@@ -196,13 +250,13 @@ describe('a listing checked in two halves (its folders, then, while the build st
   it('intact: the folders prove the names, the files their sizes; the scan is the listing’s, to carry on', () => {
     const { root, cache, scan } = listedTree();
     const early = checkListedFolders(cache, 'bp/layer', root, scan.digest);
-    expect(early).toMatchObject({ digest: scan.digest, listed: true, lines: scan.lines });
+    expect(early).toMatchObject({ digest: scan.digest, listed: true, text: scan.text });
     expect(early?.dirs).toEqual(scan.dirs);
     expect(early?.stamps).toEqual(scan.stamps);
     // Moved, as restore moves a spare in: the files are checked where they are now.
     const moved = `${root}-moved`;
     fs.renameSync(root, moved);
-    expect(listedFilesDamage(moved, early!.lines!)).toBeUndefined();
+    expect(listedFilesDamage(moved, early!.text!)).toBeUndefined();
   });
 
   it('a name added or removed shows in the folders’ half: not trusted, walked', () => {
@@ -218,10 +272,10 @@ describe('a listing checked in two halves (its folders, then, while the build st
     fs.truncateSync(path.join(root, 'bin', 'tool'), 2);
     const early = checkListedFolders(cache, 'bp/layer', root, scan.digest);
     expect(early).toBeDefined();
-    expect(listedFilesDamage(root, early!.lines!)).toBe('its files differ from what the build that cached it stored (bin/tool: 2 bytes, 4 stored)');
+    expect(listedFilesDamage(root, early!.text!)).toBe('its files differ from what the build that cached it stored (bin/tool: 2 bytes, 4 stored)');
     const other = listedTree();
     fs.chmodSync(path.join(other.root, 'lib-b'), 0o755);
-    expect(listedFilesDamage(other.root, checkListedFolders(other.cache, 'bp/layer', other.root, other.scan.digest)!.lines!)).toBe(
+    expect(listedFilesDamage(other.root, checkListedFolders(other.cache, 'bp/layer', other.root, other.scan.digest)!.text!)).toBe(
       'its files differ from what the build that cached it stored (lib-b: mode 755, 644 stored)',
     );
   });
@@ -232,15 +286,16 @@ describe('a listing checked in two halves (its folders, then, while the build st
     fs.rmSync(path.join(root, 'bin', 'tool'));
     fs.rmSync(path.join(root, 'lib-b'));
     fs.mkdirSync(path.join(root, 'lib-b'));
-    expect(listedFilesDamage(root, early.lines!)).toBeUndefined();
+    expect(listedFilesDamage(root, early.text!)).toBeUndefined();
   });
 
   it('a listing whose lines do not give the digest it says is not trusted', () => {
     const { root, cache, scan } = listedTree();
-    const file = path.join(cache, LISTINGS_DIR, 'bp', 'layer', `${fs.statSync(root).ino}.json`);
-    const l = JSON.parse(fs.readFileSync(file, 'utf8')) as { lines: string[] };
-    // Leaves the truncated file out: its files' half would have nothing to compare.
-    fs.writeFileSync(file, JSON.stringify({ ...l, lines: l.lines.filter((x) => !x.includes('bin/tool')) }));
+    const file = listingFile(cache, 'bp/layer', root);
+    const l = fs.readFileSync(file, 'utf8');
+    // Leaves a file out: its files' half would have nothing to compare.
+    const record = /f\0bin\/tool\0[0-9]+\0[0-9]+\n/.exec(l)![0];
+    fs.writeFileSync(file, l.replace(record, ''));
     expect(checkListedFolders(cache, 'bp/layer', root, scan.digest)).toBeUndefined();
     expect(checkListedFolders(cache, 'bp/layer', root, 'f'.repeat(64))).toBeUndefined();
     expect(checkListedFolders(undefined, 'bp/layer', root, scan.digest)).toBeUndefined();
@@ -276,7 +331,7 @@ describe('until: records (a cache-only layer moved on as the build left it)', ()
     const r = checkUntil(moved, time);
     expect(r.damage).toBeUndefined();
     expect(r.scan?.digest).toBe(treeDigest(moved));
-    expect(r.scan?.lines).toBeDefined();
+    expect(r.scan?.text).toBeDefined();
   });
 
   it('take a hard link to one of its files made or removed elsewhere after the time: no change of it', () => {

@@ -47,11 +47,15 @@ export interface TreeScan {
   stamps?: Stamps;
   /** With stamps: the newest modification time among the walked folders (ms). */
   newest?: number;
-  /** Asked for (keepLines): the walk's lines, in its order, for recheckTree. */
-  lines?: string[];
+  /**
+   * Asked for (keepText): the walk's lines joined, in its order, the text its digest hashes, for
+   * recheckTree and listings. One string, not a string per path: a warm rebuild keeps ~15,000 of
+   * them across its checks, which the young generation's collections would copy again and again.
+   */
+  text?: string;
   /** From recheckTree: every line as the earlier walk's (only what a folder's stamp covers may differ). */
   unchanged?: boolean;
-  /** From checkListed: the scan is its listing's as written (lines and stamps), which may be carried on. */
+  /** From checkListed: the scan is its listing's as written (text and stamps), which may be carried on. */
   listed?: boolean;
   /** From a walk without linkTo: the latest modification time (ms) of the folder and of anything in it. */
   latest?: number;
@@ -66,7 +70,7 @@ export interface TreeScan {
  * than that: the lines are hashed once at the end and paths are joined by hand (path.join and a
  * hash update per file cost as much as the stat).
  */
-export function scanTree(dir: string, linkTo?: string, keepLines = false): TreeScan {
+export function scanTree(dir: string, linkTo?: string, keepText = false): TreeScan {
   const lines: string[] = [];
   const dirs: string[] = [''];
   const stamps: Stamps | undefined = linkTo === undefined ? new Map() : undefined;
@@ -108,11 +112,12 @@ export function scanTree(dir: string, linkTo?: string, keepLines = false): TreeS
   if (linkTo !== undefined) fs.mkdirSync(linkTo, { mode: 0o700 });
   walk(dir, '', linkTo);
   if (linkTo !== undefined) fs.chmodSync(linkTo, root.mode & 0o7777);
+  const text = lines.join('');
   return {
-    digest: crypto.createHash('sha256').update(lines.join('')).digest('hex'),
+    digest: sha256(text),
     dirs,
     ...(stamps ? { stamps, newest, latest } : {}),
-    ...(keepLines ? { lines } : {}),
+    ...(keepText ? { text } : {}),
   };
 }
 
@@ -121,82 +126,138 @@ export function treeDigest(dir: string): string {
 }
 
 /**
- * scanTree of `dir` again, from an earlier walk of it (`scan`'s lines) and `stamps` (its folders'
+ * A listing's text is scanTree's lines joined: `<kind>\0<path>\0<fields>\n` per path, where kind is
+ * d (fields: mode), f or o (mode\0size) or l (the link's target). A name may hold a newline but
+ * never a NUL: a record's path ends at its second NUL, and the record at the newline after its
+ * digits, or for a link at the newline before the next record's `<kind>\0` (or the text's end).
+ * Calls `visit` with each record's kind, start, the end of its path (the NUL before its fields) and
+ * end, in order, until it returns false. Returns false when it stopped, or when the text is not
+ * records; nothing is made per record (a warm rebuild goes through ~15,000).
+ */
+function eachRecord(text: string, visit: (kind: string, at: number, pathEnd: number, end: number) => boolean): boolean {
+  for (let at = 0; at < text.length;) {
+    const kind = text[at]!;
+    const pathEnd = text.indexOf('\0', at + 2);
+    if (text[at + 1] !== '\0' || pathEnd < 0) return false;
+    let end: number;
+    if (kind !== 'l') {
+      const nl = text.indexOf('\n', pathEnd + 1);
+      end = nl < 0 ? text.length : nl + 1;
+    } else {
+      const nextNul = text.indexOf('\0', pathEnd + 1);
+      end = nextNul < 0 ? text.length : nextNul - 1;
+    }
+    if (!visit(kind, at, pathEnd, end)) return false;
+    at = end;
+  }
+  return true;
+}
+
+const sha256 = (text: string) => crypto.createHash('sha256').update(text).digest('hex');
+
+/**
+ * scanTree of `dir` again, from an earlier walk of it (`scan`'s text) and `stamps` (its folders'
  * stamps since, see movedStamps), without reading a folder: equal stamps prove the same names (see
  * Stamps), so a lstat per folder and per file gives every line again (a file written in place shows
  * in its size, a folder's mode in its lstat; a link cannot change without its folder's stamp).
  * Undefined when a folder's stamp moved: the names may differ, walk again.
  */
-export function recheckTree(dir: string, scan: Pick<TreeScan, 'lines'>, stamps: Stamps): TreeScan | undefined {
-  if (!scan.lines) return undefined;
+export function recheckTree(dir: string, scan: Pick<TreeScan, 'text'>, stamps: Stamps): TreeScan | undefined {
+  const text = scan.text;
+  if (text === undefined) return undefined;
   const rootStamp = stamps.get('');
   if (!rootStamp || stampOf(dir) !== rootStamp) return undefined;
-  const lines: string[] = [];
   const dirs: string[] = [''];
   let newest = mtimeOfStamp(rootStamp);
-  let unchanged = true;
-  for (const line of scan.lines) {
-    const kind = line[0];
-    if (kind === 'l') {
-      lines.push(line);
-      continue;
-    }
-    const end = line.indexOf('\0', 2);
-    const rel = line.slice(2, end);
+  // The text again, made only when a record differs: most hold, and are not copied.
+  const parts: string[] = [];
+  let copiedTo = 0;
+  const same = eachRecord(text, (kind, at, pathEnd, end) => {
+    if (kind === 'l') return true;
+    const rel = text.slice(at + 2, pathEnd);
     const st = fs.lstatSync(`${dir}/${rel}`, { throwIfNoEntry: false });
-    if (!st) return undefined;
-    // A line that still holds is kept as it is: most do, and no new string is made for them.
+    if (!st) return false;
+    let now: string | undefined;
     if (kind === 'd') {
-      if (!st.isDirectory() || stampOfStats(st) !== stamps.get(rel)) return undefined;
-      const same = numberAt(line, end + 1) === (st.mode & 0o7777);
-      lines.push(same ? line : `d\0${rel}\0${st.mode & 0o7777}\n`);
-      unchanged &&= same;
+      if (!st.isDirectory() || stampOfStats(st) !== stamps.get(rel)) return false;
+      if (numberAt(text, pathEnd + 1) !== (st.mode & 0o7777)) now = `d\0${rel}\0${st.mode & 0o7777}\n`;
       dirs.push(rel);
       if (st.mtimeMs > newest) newest = st.mtimeMs;
     } else {
-      if (st.isDirectory() || st.isSymbolicLink()) return undefined;
+      if (st.isDirectory() || st.isSymbolicLink()) return false;
       const type = st.isFile() ? 'f' : 'o';
-      const sizeAt = line.indexOf('\0', end + 1) + 1;
-      const same = kind === type && numberAt(line, end + 1) === (st.mode & 0o7777) && numberAt(line, sizeAt) === st.size;
-      lines.push(same ? line : `${type}\0${rel}\0${st.mode & 0o7777}\0${st.size}\n`);
-      unchanged &&= same;
+      const sizeAt = text.indexOf('\0', pathEnd + 1) + 1;
+      if (kind !== type || numberAt(text, pathEnd + 1) !== (st.mode & 0o7777) || numberAt(text, sizeAt) !== st.size)
+        now = `${type}\0${rel}\0${st.mode & 0o7777}\0${st.size}\n`;
     }
-  }
-  return { digest: crypto.createHash('sha256').update(lines.join('')).digest('hex'), dirs, stamps, newest, lines, unchanged };
+    if (now !== undefined) {
+      parts.push(text.slice(copiedTo, at), now);
+      copiedTo = end;
+    }
+    return true;
+  });
+  if (!same) return undefined;
+  const unchanged = parts.length === 0;
+  const again = unchanged ? text : `${parts.join('')}${text.slice(copiedTo)}`;
+  return { digest: sha256(again), dirs, stamps, newest, text: again, unchanged };
 }
 
-/** The decimal number at `i` of `line` (up to a NUL or a newline), read without a new string. */
-function numberAt(line: string, i: number): number {
+/** The decimal number at `i` of `text` (up to a NUL or a newline), read without a new string. */
+function numberAt(text: string, i: number): number {
   let n = 0;
-  for (let c = line.charCodeAt(i); c >= 48 && c <= 57; c = line.charCodeAt(++i)) n = n * 10 + (c - 48);
+  for (let c = text.charCodeAt(i); c >= 48 && c <= 57; c = text.charCodeAt(++i)) n = n * 10 + (c - 48);
   return n;
 }
 
 /**
  * A layer folder's walk kept in the cache for the next check of that folder (`<cache>/.rbp-listings/
- * <escaped id>/<layer>/<inode of the folder>.json`): its lines and its folders' stamps, taken when the
- * walk or the check was made (rbp then ends no sooner than STAMP_SETTLE_MS after the newest of them,
- * so that any later change shows). The next restore checks the folder with recheckTree (a
+ * <escaped id>/<layer>/<inode of the folder>.listing`): its text and its folders' stamps, taken when
+ * the walk or the check was made (rbp then ends no sooner than STAMP_SETTLE_MS after the newest of
+ * them, so that any later change shows). The next restore checks the folder with recheckTree (a
  * lstat per folder and per file, no folder read: a third less than a walk) and trusts it only when
  * that gives the digest the cache's marker records; else, or without a listing, it walks.
  * Keyed by the folder's inode: a launch layer's spare is one of two folders that take turns.
+ *
+ * The file is text, read as one string (no parse into a string per path, see TreeScan.text):
+ * `rbp-listing 2`, the digest, the number of folders, each folder's stamp (the root's, then each
+ * `d` record's in the text's order), one per line, then the text itself. A listing of another
+ * form (an older rbp's JSON) is no listing: the folder is walked.
  */
 export const LISTINGS_DIR = '.rbp-listings';
 
+const LISTING_HEAD = 'rbp-listing 2';
+
 interface ListingFile {
   digest: string;
-  lines: string[];
-  stamps: [string, string][];
+  text: string;
+  /** The folders' stamps in the text's order, the root's first. */
+  stamps: string[];
 }
 
-const listingOf = (cache: string, key: string, ino: number) => path.join(cache, LISTINGS_DIR, key, `${ino}.json`);
+const listingOf = (cache: string, key: string, ino: number) => path.join(cache, LISTINGS_DIR, key, `${ino}.listing`);
 
-/** Keeps `scan` (with its lines) of the folder at `dir`, whose folders have the stamps `stamps`. */
-export function writeListing(cache: string, key: string, dir: string, scan: Pick<TreeScan, 'digest' | 'lines'>, stamps: Stamps): void {
-  if (!scan.lines) return;
-  const file = listingOf(cache, key, fs.lstatSync(dir).ino);
+/** Where `cache` keeps the listing of the folder at `dir` (layer `key`). */
+export const listingFile = (cache: string, key: string, dir: string) => listingOf(cache, key, fs.lstatSync(dir).ino);
+
+/** Each folder record's path in the text, in order (the root, '', not among them). */
+function folderPaths(text: string): string[] {
+  const rels: string[] = [];
+  eachRecord(text, (kind, at, pathEnd) => {
+    if (kind === 'd') rels.push(text.slice(at + 2, pathEnd));
+    return true;
+  });
+  return rels;
+}
+
+/** Keeps `scan` (with its text) of the folder at `dir`, whose folders have the stamps `stamps`. */
+export function writeListing(cache: string, key: string, dir: string, scan: Pick<TreeScan, 'digest' | 'text'>, stamps: Stamps): void {
+  if (scan.text === undefined) return;
+  const file = listingFile(cache, key, dir);
+  // A folder without a stamp gets none (''), which no folder has: its check fails, and it is walked.
+  const ordered = [stamps.get('') ?? ''];
+  for (const rel of folderPaths(scan.text)) ordered.push(stamps.get(rel) ?? '');
   fs.mkdirSync(path.dirname(file), { recursive: true });
-  fs.writeFileSync(file, JSON.stringify({ digest: scan.digest, lines: scan.lines, stamps: [...stamps] } satisfies ListingFile));
+  fs.writeFileSync(file, `${LISTING_HEAD}\n${scan.digest}\n${ordered.length}\n${ordered.join('\n')}\n${scan.text}`);
 }
 
 /** Carries the listing of the folder at `dir` from cache `from` to cache `to` (a hard link), if there is one. */
@@ -214,29 +275,56 @@ export function carryListing(from: string, to: string, key: string, dir: string)
   }
 }
 
+/** The listing of the folder at `dir` in `cache` when it says `want`; undefined when there is none, or another. */
+function readListing(cache: string | undefined, key: string, dir: string, want: string): ListingFile | undefined {
+  if (!cache) return undefined;
+  let content: string;
+  try {
+    content = fs.readFileSync(listingFile(cache, key, dir), 'utf8');
+  } catch {
+    return undefined;
+  }
+  const head = content.indexOf('\n');
+  const digestEnd = content.indexOf('\n', head + 1);
+  const countEnd = content.indexOf('\n', digestEnd + 1);
+  if (content.slice(0, head) !== LISTING_HEAD || content.slice(head + 1, digestEnd) !== want || countEnd < 0) return undefined;
+  const count = Number(content.slice(digestEnd + 1, countEnd));
+  if (!Number.isSafeInteger(count) || count < 1) return undefined;
+  const stamps: string[] = [];
+  let at = countEnd + 1;
+  for (let k = 0; k < count; k++) {
+    const nl = content.indexOf('\n', at);
+    if (nl < 0) return undefined;
+    stamps.push(content.slice(at, nl));
+    at = nl + 1;
+  }
+  return { digest: want, text: content.slice(at), stamps };
+}
+
+/** The listing's stamps by folder path, or undefined when they are not one per folder of its text. */
+function stampsByPath(listing: ListingFile): Stamps | undefined {
+  const stamps: Stamps = new Map([['', listing.stamps[0]!]]);
+  let k = 1;
+  for (const rel of folderPaths(listing.text)) {
+    if (k >= listing.stamps.length) return undefined;
+    stamps.set(rel, listing.stamps[k++]!);
+  }
+  return k === listing.stamps.length ? stamps : undefined;
+}
+
 /**
  * The check of `dir` against `want` through its listing in `cache`: the folder's scan when its
  * listing gives `want` again, else undefined (no listing, or the folder changed: walk it).
  */
-/** The listing of the folder at `dir` in `cache` when it says `want`; undefined when there is none, or another. */
-function readListing(cache: string | undefined, key: string, dir: string, want: string): ListingFile | undefined {
-  if (!cache) return undefined;
-  try {
-    const listing = JSON.parse(fs.readFileSync(listingOf(cache, key, fs.lstatSync(dir).ino), 'utf8')) as ListingFile;
-    return listing.digest === want && Array.isArray(listing.lines) && Array.isArray(listing.stamps) ? listing : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 export function checkListed(cache: string | undefined, key: string, dir: string, want: string): TreeScan | undefined {
   const listing = readListing(cache, key, dir, want);
-  if (!listing) return undefined;
+  const stamps = listing && stampsByPath(listing);
+  if (!listing || !stamps) return undefined;
   try {
-    const scan = recheckTree(dir, { lines: listing.lines }, new Map(listing.stamps));
+    const scan = recheckTree(dir, { text: listing.text }, stamps);
     return scan?.digest === want ? { ...scan, listed: scan.unchanged === true } : undefined;
   } catch {
-    // A listing of another shape (not lines), or a folder that cannot be read: the walk says which.
+    // A folder that cannot be read: the walk says which.
     return undefined;
   }
 }
@@ -244,69 +332,73 @@ export function checkListed(cache: string | undefined, key: string, dir: string,
 /**
  * checkListed in two halves, for a folder whose files may be checked while the build runs (restore.ts,
  * build.ts). This first half reads the listing and proves the folder holds the names it lists: the
- * listing says `want`, its lines hash to it, and every folder has the stamp and mode it lists (a
+ * listing says `want`, its text hashes to it, and every folder has the stamp and mode it lists (a
  * lstat per folder, a seventh of the whole check here). Returns the folder's scan as its listing has
  * it, whose files listedFilesDamage checks later; undefined when that cannot be proved (walk it).
  */
 export function checkListedFolders(cache: string | undefined, key: string, dir: string, want: string): TreeScan | undefined {
   const listing = readListing(cache, key, dir, want);
-  if (!listing) return undefined;
+  if (!listing || sha256(listing.text) !== want) return undefined;
+  const { text } = listing;
+  const root = listing.stamps[0]!;
   try {
-    if (crypto.createHash('sha256').update(listing.lines.join('')).digest('hex') !== want) return undefined;
-    const stamps: Stamps = new Map(listing.stamps);
-    const root = stamps.get('');
-    if (!root || stampOf(dir) !== root) return undefined;
+    if (stampOf(dir) !== root) return undefined;
+    const stamps: Stamps = new Map([['', root]]);
     const dirs = [''];
     let newest = mtimeOfStamp(root);
-    for (const line of listing.lines) {
-      if (!line.startsWith('d')) continue;
-      const end = line.indexOf('\0', 2);
-      const rel = line.slice(2, end);
+    let k = 1;
+    const same = eachRecord(text, (kind, at, pathEnd) => {
+      if (kind !== 'd') return true;
+      const rel = text.slice(at + 2, pathEnd);
       const st = fs.lstatSync(`${dir}/${rel}`, { throwIfNoEntry: false });
-      if (!st?.isDirectory() || stampOfStats(st) !== stamps.get(rel) || numberAt(line, end + 1) !== (st.mode & 0o7777)) return undefined;
+      const stamp = listing.stamps[k++];
+      if (!st?.isDirectory() || stampOfStats(st) !== stamp || numberAt(text, pathEnd + 1) !== (st.mode & 0o7777)) return false;
+      stamps.set(rel, stamp);
       dirs.push(rel);
       if (st.mtimeMs > newest) newest = st.mtimeMs;
-    }
-    return { digest: want, dirs, stamps, newest, lines: listing.lines, unchanged: true, listed: true };
+      return true;
+    });
+    if (!same) return undefined;
+    if (k !== listing.stamps.length) return undefined;
+    return { digest: want, dirs, stamps, newest, text, unchanged: true, listed: true };
   } catch {
-    // Lines of another shape, or a folder that cannot be read: the walk says which.
+    // A folder that cannot be read: the walk says which.
     return undefined;
   }
 }
 
 /**
- * The second half: every file `lines` list (checkListedFolders' scan), in the folder now at `dir`
+ * The second half: every file `text` lists (checkListedFolders' scan), in the folder now at `dir`
  * (moved since, or not), has the type, mode and size listed. A name that is gone, or is a folder or
  * a link now, was changed after its folder's stamp was checked (else the stamp would have shown it):
  * by the build, which made that part of the layer anew. Returns what differs, or undefined.
  */
-export function listedFilesDamage(dir: string, lines: string[]): string | undefined {
-  for (const line of lines) {
-    const kind = line[0];
-    if (kind === 'd' || kind === 'l') continue;
-    const end = line.indexOf('\0', 2);
-    const rel = line.slice(2, end);
+export function listedFilesDamage(dir: string, text: string): string | undefined {
+  let damage: string | undefined;
+  eachRecord(text, (kind, at, pathEnd) => {
+    if (kind === 'd' || kind === 'l') return true;
+    const rel = text.slice(at + 2, pathEnd);
     let st;
     try {
       st = fs.lstatSync(`${dir}/${rel}`, { throwIfNoEntry: false });
     } catch (e) {
-      return `it cannot be read (${rel}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`;
+      damage = `it cannot be read (${rel}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`;
+      return false;
     }
-    if (!st || st.isDirectory() || st.isSymbolicLink()) continue;
-    const sizeAt = line.indexOf('\0', end + 1) + 1;
-    const size = numberAt(line, sizeAt);
-    const mode = numberAt(line, end + 1);
-    if (kind !== (st.isFile() ? 'f' : 'o') || mode !== (st.mode & 0o7777) || size !== st.size) {
-      const now =
-        size !== st.size
-          ? `${st.size} bytes, ${size} stored`
-          : mode !== (st.mode & 0o7777)
-            ? `mode ${(st.mode & 0o7777).toString(8)}, ${mode.toString(8)} stored`
-            : 'not a regular file';
-      return `its files differ from what the build that cached it stored (${rel}: ${now})`;
-    }
-  }
-  return undefined;
+    if (!st || st.isDirectory() || st.isSymbolicLink()) return true;
+    const mode = numberAt(text, pathEnd + 1);
+    const size = numberAt(text, text.indexOf('\0', pathEnd + 1) + 1);
+    if (kind === (st.isFile() ? 'f' : 'o') && mode === (st.mode & 0o7777) && size === st.size) return true;
+    const now =
+      size !== st.size
+        ? `${st.size} bytes, ${size} stored`
+        : mode !== (st.mode & 0o7777)
+          ? `mode ${(st.mode & 0o7777).toString(8)}, ${mode.toString(8)} stored`
+          : 'not a regular file';
+    damage = `its files differ from what the build that cached it stored (${rel}: ${now})`;
+    return false;
+  });
+  return damage;
 }
 
 /**
@@ -442,7 +534,7 @@ export function treeDamage(layerDir: string, want: string | undefined): string |
  * The check of `treeDamage`, keeping what the walk found; with `linkTo`, the tree is also linked
  * there in the same walk, and removed again when it turns out damaged.
  */
-export function checkTree(layerDir: string, want: string | undefined, linkTo?: string, keepLines = false): { damage?: string; scan?: TreeScan } {
+export function checkTree(layerDir: string, want: string | undefined, linkTo?: string, keepText = false): { damage?: string; scan?: TreeScan } {
   let st;
   try {
     st = fs.lstatSync(layerDir);
@@ -452,7 +544,7 @@ export function checkTree(layerDir: string, want: string | undefined, linkTo?: s
   if (!st.isDirectory()) return { damage: 'a file stands where its folder should be' };
   let scan: TreeScan;
   try {
-    scan = scanTree(layerDir, linkTo, keepLines);
+    scan = scanTree(layerDir, linkTo, keepText);
   } catch (e) {
     if (linkTo) fs.rmSync(linkTo, { recursive: true, force: true });
     return { damage: `it cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})` };

@@ -132,7 +132,7 @@ export function exportPhase(o: ExportOptions): { layers: ExportedLayer[]; metada
               // This OUT's folder, as restore checked it, and the previous OUT's, the next spare
               // (its listing written by the build before).
               if (same.listed) carryListing(tx.cacheDir, newCache, key, layerDir);
-              else if (same.lines) writeListing(newCache, key, layerDir, { digest: same.digest, lines: same.lines }, same.stamps);
+              else if (same.text !== undefined) writeListing(newCache, key, layerDir, { digest: same.digest, text: same.text }, same.stamps);
               if (tx.previous) carryListing(tx.cacheDir, newCache, key, path.join(tx.previous, 'layers', esc, name));
             } else {
               const spare = tx.newSpare(key);

@@ -59,8 +59,8 @@ export interface KeptLayer {
   digest: string;
   /** Its folders' stamps just after it was linked: unchanged at export, the digest still holds. */
   stamps: Stamps;
-  /** The lines of restore's check of it, for its listing (cache-check.ts writeListing). */
-  lines?: string[];
+  /** The text of restore's check of it, for its listing (cache-check.ts writeListing). */
+  text?: string;
   /** Checked by its listing, which still holds as written: carried on to the new cache. */
   listed?: boolean;
   /** The cached folder it was linked from (an explicit --cache): export can move it on whole. */
@@ -79,8 +79,8 @@ export interface DeferredCheck {
   key: string;
   /** Where the spare is now (the layer's folder). */
   dir: string;
-  /** Its listing's lines. */
-  lines: string[];
+  /** Its listing's text. */
+  text: string;
 }
 
 export interface Restored {
@@ -99,7 +99,7 @@ export interface Restored {
 export function checkDeferred(deferred: DeferredCheck[]): { key: string; damage: string }[] {
   const damaged: { key: string; damage: string }[] = [];
   for (const d of deferred) {
-    const damage = listedFilesDamage(d.dir, d.lines);
+    const damage = listedFilesDamage(d.dir, d.text);
     if (damage) damaged.push({ key: d.key, damage });
   }
   return damaged;
@@ -155,7 +155,13 @@ export function restore(o: {
     const { stamps, settleMs } = moved && scan.stamps ? movedStamps(layerDir, scan) : { stamps: takeStamps(layerDir, scan.dirs), settleMs: STAMP_SETTLE_MS };
     // Its listing may be carried on as it is when restore checked the layer by it and the move left its stamps.
     const listed = scan.listed === true && stamps.get('') === scan.stamps?.get('');
-    kept.set(key, { digest: scan.digest, stamps, ...(scan.lines ? { lines: scan.lines } : {}), ...(listed ? { listed } : {}), ...(source ? { source } : {}) });
+    kept.set(key, {
+      digest: scan.digest,
+      stamps,
+      ...(scan.text !== undefined ? { text: scan.text } : {}),
+      ...(listed ? { listed } : {}),
+      ...(source ? { source } : {}),
+    });
     settleUntil = Math.max(settleUntil, Date.now() + settleMs);
   };
   const cacheSrc = o.clearCache || !isDir(tx.cacheDir) ? undefined : tx.cacheDir;
@@ -196,7 +202,7 @@ export function restore(o: {
         if (scan) {
           tx.takeSpare(spare, dst);
           // Its files are checked while the build starts (checkDeferred).
-          if (early?.lines) deferred.push({ key: `${esc}/${name}`, dir: dst, lines: early.lines });
+          if (early?.text !== undefined) deferred.push({ key: `${esc}/${name}`, dir: dst, text: early.text });
         } else {
           const src = prevRoot ? path.join(prevRoot, 'layers', esc, name) : undefined;
           if (!src || !fs.lstatSync(src, { throwIfNoEntry: false })) continue;
@@ -242,7 +248,7 @@ export function restore(o: {
         restoredHere.push(name);
         continue;
       }
-      // Checked by its listing (no folder read) when it has one, else walked; the lines are kept for export.
+      // Checked by its listing (no folder read) when it has one, else walked; its text is kept for export.
       // An `until:` record (export moved it on unchecked): what the build changed is taken on its
       // files' and folders' modification times (cache-check.ts UNTIL).
       let scan: TreeScan | undefined;
@@ -271,7 +277,7 @@ export function restore(o: {
         // left it, recorded against this check with the time the build's changes end (UNTIL).
         tx.takeFromCache(cached, dst);
         ids.set(`${esc}/${name}`, identity(dst));
-        if (scan?.lines) {
+        if (scan?.text !== undefined) {
           const { stamps, settleMs } = movedStamps(dst, scan);
           movedIn.set(`${esc}/${name}`, { scan, stamps });
           settleUntil = Math.max(settleUntil, Date.now() + settleMs);

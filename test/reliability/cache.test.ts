@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { rbp, tmpDir } from '../helpers/rbp.ts';
-import { LISTINGS_DIR, treeDigest } from '../../lib/cache-check.ts';
+import { listingFile, treeDigest } from '../../lib/cache-check.ts';
 import { bpArgs, launchToml, passWith, scriptedApp, writeScripts } from '../lifecycle/helpers.ts';
 
 /** A buildpack that reports whether its tool layer came back, and (re)writes it with a 4 KiB "binary". */
@@ -356,7 +356,7 @@ describe('a folder checked by its listing (no folder read) is caught as a walk w
     const cache = `${out}.rbp-cache`;
     for (let i = 0; i < 3; i++) expect((await rbp(['build', app, '--out', out, ...bpArgs('a')])).exitCode).toBe(0);
     const spare = path.join(`${out}.rbp-spare`, 'test_a', 'tool');
-    const listing = (layer: string, dir: string) => path.join(cache, LISTINGS_DIR, 'test_a', layer, `${fs.statSync(dir).ino}.json`);
+    const listing = (layer: string, dir: string) => listingFile(cache, `test_a/${layer}`, dir);
     expect(fs.existsSync(listing('tool', spare))).toBe(true);
     expect(fs.existsSync(listing('tool', path.join(out, 'layers', 'test_a', 'tool')))).toBe(true);
     expect(fs.existsSync(listing('dl', path.join(cache, 'test_a', 'dl')))).toBe(true);
@@ -369,7 +369,7 @@ describe('a folder checked by its listing (no folder read) is caught as a walk w
     const out = path.join(tmpDir('rbp-out-'), 'out');
     const cache = `${out}.rbp-cache`;
     expect((await rbp(['build', app, '--out', out, ...bpArgs('a')])).exitCode).toBe(0);
-    const has = (layer: string, dir: string) => fs.existsSync(path.join(cache, LISTINGS_DIR, 'test_a', layer, `${fs.statSync(dir).ino}.json`));
+    const has = (layer: string, dir: string) => fs.existsSync(listingFile(cache, `test_a/${layer}`, dir));
     const spare = path.join(`${out}.rbp-spare`, 'test_a', 'tool');
     expect(has('tool', spare)).toBe(true);
     expect(has('tool', path.join(out, 'layers', 'test_a', 'tool'))).toBe(true);
@@ -444,13 +444,14 @@ describe('a folder checked by its listing (no folder read) is caught as a walk w
     }
   });
 
-  it('a listing that does not parse, or that says another digest, is not trusted: the folder is walked', async () => {
+  it('a listing of another form (an older rbp’s JSON), or that leaves a file out, is not trusted: the folder is walked', async () => {
     const { cache, spare, listing, again } = await listed();
-    fs.writeFileSync(listing('tool', spare), '{ not json');
+    fs.writeFileSync(listing('tool', spare), '{ "digest": "not this form" }');
     const dl = listing('dl', path.join(cache, 'test_a', 'dl'));
-    const l = JSON.parse(fs.readFileSync(dl, 'utf8')) as { lines: string[] };
-    // Lines that leave a file out, with the digest the cache records: the recheck finds another digest.
-    fs.writeFileSync(dl, JSON.stringify({ ...l, lines: l.lines.filter((x) => !x.includes('data')) }));
+    const l = fs.readFileSync(dl, 'utf8');
+    // A text that leaves a file out, with the digest the cache records: the recheck finds another digest.
+    fs.writeFileSync(dl, l.replace(/f\0data\0[0-9]+\0[0-9]+\n/, ''));
+    expect(fs.readFileSync(dl, 'utf8')).not.toBe(l);
     fs.appendFileSync(path.join(cache, 'test_a', 'dl', 'data'), 'more');
     const r = await again();
     expect(r.exitCode).toBe(0);
