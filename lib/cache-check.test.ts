@@ -10,6 +10,7 @@ import {
   listedFilesDamage,
   listingFile,
   movedStamps,
+  orderedStamps,
   parseUntil,
   recheckTree,
   sameStamps,
@@ -121,12 +122,12 @@ describe('recheckTree', () => {
     const root = tree();
     age(root, 60_000);
     const scan = scanTree(root, undefined, true);
-    expect(recheckTree(root, scan, scan.stamps!)?.digest).toBe(scan.digest);
+    expect(recheckTree(root, scan.text, orderedStamps(scan.text!, scan.stamps!))?.digest).toBe(scan.digest);
     // Written in place (a package manager appending to its index): no folder changes, the size does.
     fs.appendFileSync(path.join(root, 'lib', 'x', 'a.js'), 'more');
     fs.chmodSync(path.join(root, 'bin', 'tool'), 0o700);
     fs.chmodSync(path.join(root, 'lib'), 0o750);
-    const again = recheckTree(root, scan, scan.stamps!)?.digest;
+    const again = recheckTree(root, scan.text, orderedStamps(scan.text!, scan.stamps!))?.digest;
     expect(again).not.toBe(scan.digest);
     expect(again).toBe(scanTree(root).digest);
   });
@@ -143,21 +144,24 @@ describe('recheckTree', () => {
       const scan = scanTree(root, undefined, true);
       tick();
       change(root);
-      expect(recheckTree(root, scan, scan.stamps!)).toBeUndefined();
+      expect(recheckTree(root, scan.text, orderedStamps(scan.text!, scan.stamps!))).toBeUndefined();
     }
   });
 
-  it('gives up without the walk’s lines, and for a file that became a folder', () => {
+  it('gives up without the walk’s text, with a stamp short, and for a file that became a folder', () => {
     const root = tree();
     const scan = scanTree(root);
-    expect(recheckTree(root, scan, scan.stamps!)).toBeUndefined();
+    expect(scan.text).toBeUndefined();
+    expect(recheckTree(root, scan.text, [...scan.stamps!.values()])).toBeUndefined();
+    const full = scanTree(root, undefined, true);
+    expect(recheckTree(root, full.text, orderedStamps(full.text!, full.stamps!).slice(0, -1))).toBeUndefined();
     const withLines = scanTree(root, undefined, true);
     // Replaced under the same name without its folder's stamp moving: as a copy of an old stamp would.
     fs.rmSync(path.join(root, 'lib-b'));
     fs.mkdirSync(path.join(root, 'lib-b'));
     const stamps = new Map(withLines.stamps);
     stamps.set('', takeStamps(root, ['']).get('')!);
-    expect(recheckTree(root, withLines, stamps)).toBeUndefined();
+    expect(recheckTree(root, withLines.text, orderedStamps(withLines.text!, stamps))).toBeUndefined();
   });
 });
 
@@ -232,7 +236,7 @@ describe('a listing of names that hold newlines, non-ASCII letters, a link whose
       expect(checkListed(cache, 'bp/layer', root, scan.digest)).toBeUndefined();
       fs.writeFileSync(path.join(root, file), 'x'.repeat(size));
     }
-    const again = recheckTree(root, scan, scan.stamps!)!;
+    const again = recheckTree(root, scan.text, orderedStamps(scan.text!, scan.stamps!))!;
     expect(again.digest).toBe(scanTree(root).digest);
   });
 });
