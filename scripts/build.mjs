@@ -113,52 +113,46 @@ const withoutCommands = {
   },
 };
 
-// Two libraries `rbp detect` rarely runs are files of their own beside the detect CLI, so every
-// `rbp detect` does not read and deserialize them (~300 KiB): execa runs third-party buildpacks'
-// detects as processes (lib/platform/detect.ts imports it then; ours run in-process), tar reads
-// buildpackages named in an order (through lib/package/buildpackage.ts, loaded then).
-const DETECT_ASIDE = {
-  execa: { file: 'cli-detect-execa.cjs', source: "export { execa } from 'execa';" },
-  tar: { file: 'cli-detect-tar.cjs', source: "module.exports = require('tar');" },
+// Libraries that most runs never call are files of their own beside each bundle that may call them,
+// loaded (a plain require, relative to the bundle) at their first use, so that loading the bundle
+// does not read and deserialize them: in a warm rebuild, rbp's and the buildpack's build load each
+// bundle once (~45% of a build bundle's size, a third of rbp's; issue 27). Each is asked for at its
+// first use: through LAZY (execa, tar, yaml), or by a dynamic import (undici, which
+// lib/deps/download.ts imports at its first request; execa, which lib/platform/detect.ts imports
+// for a third-party buildpack's detect).
+// - undici (~1 MiB) serves downloads only;
+// - execa runs processes (a warm build that reuses every layer runs none);
+// - tar packs and unpacks archives (downloads, images, buildpackages);
+// - yaml reads pnpm's and Yarn's YAML lock files, and SBOMs of them.
+const ASIDE = {
+  undici: { file: 'undici.cjs', source: "module.exports = require('undici');" },
+  execa: { file: 'execa.cjs', source: "export { execa } from 'execa';" },
+  tar: { file: 'tar.cjs', source: "module.exports = require('tar');" },
+  yaml: { file: 'yaml.cjs', source: "module.exports = require('yaml');" },
 };
+const ASIDE_NAMES = new RegExp(`^(${Object.keys(ASIDE).join('|')})$`);
+const ASIDE_FILES = new RegExp(
+  `^\\./(${Object.values(ASIDE)
+    .map((l) => l.file.replace('.', '\\.'))
+    .join('|')})$`,
+);
 const asideLibraries = {
   name: 'aside-libraries',
   setup(b) {
-    b.onResolve({ filter: /^(execa|tar)$/ }, (a) => {
+    b.onResolve({ filter: ASIDE_NAMES }, (a) => {
       const ours =
-        (a.kind === 'dynamic-import' && a.importer === path.join(root, 'lib', 'platform', 'detect.ts')) ||
-        (a.kind === 'require-call' && a.namespace === 'lazy');
+        (a.kind === 'dynamic-import' && !a.importer.includes(`${path.sep}node_modules${path.sep}`)) || (a.kind === 'require-call' && a.namespace === 'lazy');
       return ours ? { path: a.path, namespace: 'aside' } : undefined;
     });
-    b.onResolve({ filter: /^\.\/cli-detect-\w+\.cjs$/ }, (a) => ({ path: a.path, external: true }));
-    b.onLoad({ filter: /.*/, namespace: 'aside' }, (a) => ({ loader: 'js', contents: `module.exports = require('./${DETECT_ASIDE[a.path].file}');` }));
+    b.onResolve({ filter: ASIDE_FILES }, (a) => ({ path: a.path, external: true }));
+    b.onLoad({ filter: /.*/, namespace: 'aside' }, (a) => ({ loader: 'js', contents: `module.exports = require('./${ASIDE[a.path].file}');` }));
   },
 };
-
-// undici (~1 MiB, half of each build bundle and of rbp's) serves downloads only, which a warm build
-// or a run of rbp that downloads nothing never makes (lib/deps/download.ts imports it on the first
-// request): a file of its own beside each bundle that may ask for it, so that loading the bundle
-// does not read and compile it (~10 ms a process, twice on a warm rebuild: rbp and the buildpack's
-// build). Loaded then with a plain require, relative to the bundle.
-const UNDICI_FILE = 'undici.cjs';
-const undiciAside = {
-  name: 'undici-aside',
-  setup(b) {
-    b.onResolve({ filter: /^undici$/ }, (a) =>
-      a.kind === 'dynamic-import' && !a.importer.includes(`${path.sep}node_modules${path.sep}`) ? { path: a.path, namespace: 'undici-aside' } : undefined,
-    );
-    b.onResolve({ filter: new RegExp(`^\\./${UNDICI_FILE.replace('.', '\\.')}$`) }, (a) => ({ path: a.path, external: true }));
-    b.onLoad({ filter: /.*/, namespace: 'undici-aside' }, () => ({ loader: 'js', contents: `module.exports = require('./${UNDICI_FILE}');` }));
-  },
-};
-/** Writes undici's own bundle into `dir`, for the bundles there that set it aside. */
-const undiciBeside = (dir) =>
-  esbuild.build({
-    ...common,
-    stdin: { contents: "module.exports = require('undici');", resolveDir: root, loader: 'js' },
-    format: 'cjs',
-    outfile: path.join(dir, UNDICI_FILE),
-  });
+/** Writes the ASIDE libraries' own bundles into `dir`, for the bundles there that set them aside. */
+const asideBeside = (dir) =>
+  Object.values(ASIDE).map((l) =>
+    esbuild.build({ ...common, stdin: { contents: l.source, resolveDir: root, loader: 'js' }, format: 'cjs', outfile: path.join(dir, l.file) }),
+  );
 
 // Loading a bundle is mostly its top level: every module imported statically runs its imports.
 // Two costs there are esbuild's, not rbp's, and are taken away after the fact:
@@ -204,9 +198,11 @@ const LAZY = {
   'node:util': ['parseArgs'],
   dotenv: 'default',
   // execa loads child_process, net and stream (~15 ms in a buildpack's build), tar the zlib and
-  // file-system streams: a warm build that reuses everything runs neither.
+  // file-system streams, yaml is a quarter of a build bundle: a warm build that reuses everything
+  // runs none of them.
   execa: ['execa'],
   tar: ['c', 't', 'x'],
+  yaml: ['parse'],
 };
 const lazyImports = {
   name: 'lazy-imports',
@@ -444,7 +440,7 @@ await Promise.all(
     }
     fs.mkdirSync(path.join(out, 'lib'), { recursive: true });
     return [
-      undiciBeside(path.join(out, 'lib')),
+      ...asideBeside(path.join(out, 'lib')),
       ...ENTRYPOINTS.map(async (entry) => {
         const file = path.join(src, 'src', `${entry}.ts`);
         if (!fs.existsSync(file)) throw new Error(`${name}: src/${entry}.ts is missing`);
@@ -457,7 +453,7 @@ await Promise.all(
           return;
         }
         const outfile = path.join(out, 'lib', `${entry}.bundle.cjs`);
-        await esbuild.build({ ...common, stdin: bundleEntry(entry, file), outfile, format: 'cjs', plugins: [lazyImports, undiciAside] });
+        await esbuild.build({ ...common, stdin: bundleEntry(entry, file), outfile, format: 'cjs', plugins: [lazyImports, asideLibraries] });
         memoBuiltins(outfile);
         // lib/detect.cjs names the build id, known once every detect bundle is built (below).
         if (entry === 'build') fs.writeFileSync(path.join(out, 'lib', `${entry}.cjs`), PROGRAM[entry]);
@@ -517,14 +513,11 @@ const cli = {
   format: 'cjs',
 };
 await Promise.all([
-  esbuild.build({ ...cli, outfile: path.join(dist, 'rbp.bundle.cjs'), plugins: [lazyImports, undiciAside] }),
-  esbuild.build({ ...cli, outfile: path.join(dist, DETECT_BUNDLE), plugins: [withoutCommands, lazyImports, asideLibraries, undiciAside] }),
-  undiciBeside(dist),
-  ...Object.values(DETECT_ASIDE).map((l) =>
-    esbuild.build({ ...common, stdin: { contents: l.source, resolveDir: root, loader: 'js' }, format: 'cjs', outfile: path.join(dist, l.file) }),
-  ),
+  esbuild.build({ ...cli, outfile: path.join(dist, 'rbp.bundle.cjs'), plugins: [lazyImports, asideLibraries] }),
+  esbuild.build({ ...cli, outfile: path.join(dist, DETECT_BUNDLE), plugins: [withoutCommands, lazyImports, asideLibraries] }),
+  ...asideBeside(dist),
 ]);
-for (const f of ['rbp.bundle.cjs', DETECT_BUNDLE, ...Object.values(DETECT_ASIDE).map((l) => l.file)]) memoBuiltins(path.join(dist, f));
+for (const f of ['rbp.bundle.cjs', DETECT_BUNDLE, ...Object.values(ASIDE).map((l) => l.file)]) memoBuiltins(path.join(dist, f));
 // esbuild escapes what is not ASCII in strings, not in comments (a § in one): the bundles of ASCII
 // only are named to RBP_LOADER, which reads them as latin1.
 const asciiBundles = ['rbp.bundle.cjs', DETECT_BUNDLE].filter((f) => !fs.readFileSync(path.join(dist, f)).some((b) => b > 0x7f));
