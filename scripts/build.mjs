@@ -53,7 +53,7 @@ const LOAD = `function load(entry) {
     const cache = fs.readFileSync(file + '.v8cache');
     const nl = cache.indexOf(10);
     if (cache.toString('utf8', 0, nl) === file) cachedData = cache.subarray(nl + 1);
-  } catch {
+  } catch (e) {
     // no cache: compiled as usual
   }
   const wrapped = ${JSON.stringify(WRAP[0])} + fs.readFileSync(file, 'utf8') + ${JSON.stringify(WRAP[1])};
@@ -315,17 +315,18 @@ const RBP_BIN = `#!/bin/sh
 # rbp (scripts/build.mjs): runs rbp.js beside this file on the node of PATH, after \`--\`: Node.js
 # reads an --env-file anywhere on its command line, even after the script's name, unless \`--\`
 # ends its own options, and rbp's --env-file is rbp's.
+# Folders by parameter expansion, not dirname: no process started before rbp.js's own.
 self=$0
 while [ -L "$self" ]; do
   link=$(readlink "$self")
-  case $link in /*) self=$link ;; *) self=$(dirname "$self")/$link ;; esac
+  case $link in /*) self=$link ;; *) case $self in */*) self=\${self%/*}/$link ;; *) self=$link ;; esac ;; esac
 done
 if ! command -v node >/dev/null 2>&1; then
   echo "! ERROR rbp needs Node.js >= ${MIN_RBP_NODE_MAJOR}: no node on PATH" >&2
   echo "! Fix:  install Node.js ${MIN_RBP_NODE_MAJOR} or newer and put it on PATH" >&2
   exit 2
 fi
-rbp_js=$(dirname "$self")/rbp.js
+case $self in */*) rbp_js=\${self%/*}/rbp.js ;; *) rbp_js=rbp.js ;; esac
 # The variable rbp.js takes back (the run branch defers it in its subshell only: the process it
 # hands over to starts from this shell's environment).
 ${DEFER_CA}
@@ -350,27 +351,32 @@ exec node -- "$rbp_js" "$@"
 // buildpack (node/bin/node, put there by --with-node: the packager chose it, so it wins), else a
 // `node` >= 20 from PATH, else fails with one clear message. It execs, so exit codes (0, 100, other)
 // and signals are the bundled code's own. Plain POSIX sh: dash and busybox run it.
+const NODE_FIX = `Fix: package the buildpack with Node.js (npm run build -- --with-node), or put node >= ${MIN_NODE_MAJOR} on the build image's PATH`;
+// The bootstrap forks nothing on its way (a build's first buildpack starts while restore runs, and
+// every process on that way is waited for): a node from PATH has its version checked by
+// lib/<entry>.cjs itself, first thing (NODE_CHECK), not by a `node --version` of its own.
 const BOOTSTRAP = (entry) => `#!/bin/sh
 # ${entry} bootstrap (scripts/build.mjs): runs lib/${entry}.cjs on Node.js >= ${MIN_NODE_MAJOR}.
 bp=\${CNB_BUILDPACK_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
 node="$bp/node/bin/node"
 if [ ! -x "$node" ]; then
-  node=$(command -v node || true)
-  # \`node --version\` answers before Node.js sets up its JavaScript: a version check costs no second start.
-  major=$([ -n "$node" ] && "$node" --version 2>/dev/null)
-  major=\${major#v}
-  major=\${major%%.*}
-  case $major in '' | *[!0-9]*) major=0 ;; esac
-  if [ "$major" -lt ${MIN_NODE_MAJOR} ]; then
-    echo "ERROR $(basename "$bp"): bin/${entry} needs Node.js >= ${MIN_NODE_MAJOR}: none in this buildpack (node/bin/node) and \${node:-no node} on PATH\${node:+ is $("$node" --version 2>/dev/null)}" >&2
-    echo "Fix: package the buildpack with Node.js (npm run build -- --with-node), or put node >= ${MIN_NODE_MAJOR} on the build image's PATH" >&2
+  if ! command -v node >/dev/null 2>&1; then
+    echo "ERROR $(basename "$bp"): bin/${entry} needs Node.js >= ${MIN_NODE_MAJOR}: none in this buildpack (node/bin/node) and no node on PATH" >&2
+    echo "${NODE_FIX}" >&2
     exit 1
   fi
+  node=node
 fi
 ${DEFER_CA}
 defer_ca
 exec "$node" "$bp/lib/${entry}.cjs" "$@"
 `;
+// lib/<entry>.cjs's first statements: the version check of a node from PATH, with the bootstrap's
+// message, in syntax any Node.js that may be there parses (the rest of the file too: Node.js >= 6).
+const NODE_CHECK = (entry) => `if (Number(process.versions.node.split('.')[0]) < ${MIN_NODE_MAJOR}) {
+  process.stderr.write('ERROR ' + require('path').basename(process.env.CNB_BUILDPACK_DIR || require('path').dirname(__dirname)) + ': bin/${entry} needs Node.js >= ${MIN_NODE_MAJOR}: none in this buildpack (node/bin/node) and ' + process.execPath + ' on PATH is ' + process.version + '\\n' + ${JSON.stringify(NODE_FIX)} + '\\n');
+  process.exit(1);
+}`;
 
 // src/detect.ts and src/build.ts export the function; the bundle of each exports `main` (the
 // program: process env, cwd, streams, exit code), and the detect bundle also `detectExit(env, cwd)`,
@@ -405,6 +411,7 @@ const PROGRAM = {
   detect: (buildId) => `${DETECT_API_MARK}; build ${buildId}
 'use strict';
 // bin/detect's program (scripts/build.mjs); rbp requires it to run the detect in its own process.
+${NODE_CHECK('detect')}
 ${LOAD}
 const detect = load('detect');
 if (require.main === module) detect.main();
@@ -413,6 +420,7 @@ else module.exports = detect;
   build: `${BUILD_GATE_MARK}
 'use strict';
 // bin/build's program (scripts/build.mjs).
+${NODE_CHECK('build')}
 ${LOAD}
 load('build').main();
 `,
