@@ -181,9 +181,10 @@ const sha256 = (text: string) => crypto.createHash('sha256').update(text).digest
 
 /**
  * scanTree of `dir` again, from an earlier walk of it (its `text`) and its folders' stamps since
- * (`ordered`, see orderedStamps and movedStamps), without reading a folder: equal stamps prove the same names (see
- * Stamps), so a lstat per folder and per file gives every line again (a file written in place shows
- * in its size, a folder's mode in its lstat; a link cannot change without its folder's stamp).
+ * (`ordered`, see orderedStamps and movedStamps), without reading a folder: equal stamps prove the
+ * same names (see Stamps), so a lstat per folder and per file gives every line again (a file
+ * written in place shows in its size, a folder's mode in its lstat; a link cannot change without
+ * its folder's stamp).
  * Undefined when a folder's stamp moved: the names may differ, walk again.
  */
 export function recheckTree(dir: string, text: string | undefined, ordered: string[]): TreeScan | undefined {
@@ -516,7 +517,7 @@ export function writeCacheRecord(markerFile: string, record: CacheRecord): void 
 export function foldersDigest(root: string, dirs: Iterable<string>): string {
   const lines: string[] = [];
   for (const d of dirs) lines.push(`${d}\0${stampOf(d ? `${root}/${d}` : root) ?? ''}\n`);
-  return crypto.createHash('sha256').update(lines.join('')).digest('hex');
+  return sha256(lines.join(''));
 }
 
 /**
