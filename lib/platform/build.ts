@@ -175,19 +175,16 @@ async function buildOnce(opts: BuildOptions, deferFiles: boolean): Promise<Build
     const penv: PhaseEnv = { base: filteredHostEnv(), user: opts.userEnv, operator, platformDir };
 
     for (const w of tx.begin()) log.warn(w);
-    if (tx.inPlace) log.info(tx.inPlace);
-    // rbp writes the new generation where it is (tx.root); its buildpacks see it at OUT.
-    const workspace = path.join(tx.root, 'workspace');
-    const layersRoot = path.join(tx.root, 'layers');
-    fs.mkdirSync(layersRoot, { recursive: true });
     // The app is copied (include/exclude applied) before detect, which sees only the copy, as a
-    // platform does it (app-copy.ts).
-    copyApp(appDir, workspace, [out, tx.prev, tx.next, tx.cacheDir, tx.newCache], opts.appFilter);
+    // platform does it (app-copy.ts): into the new generation, while the namespace probe that
+    // begin started runs.
+    const copy = () => copyApp(appDir, path.join(tx.root, 'workspace'), [out, tx.prev, tx.next, tx.cacheDir, tx.newCache], opts.appFilter);
+    copy();
     checkpoint('copied');
 
     // Detect reads the app and writes nothing into it (the Buildpack API): it runs in the new
     // generation's own folder, no namespace needed.
-    const detected = await timed('detect', () => detect(opts.order, workspace, penv, log));
+    const detected = await timed('detect', () => detect(opts.order, path.join(tx.root, 'workspace'), penv, log));
     interrupt.check();
     checkpoint('detected');
     if (detected.code !== EXIT.ok || !detected.group) {
@@ -198,6 +195,14 @@ async function buildOnce(opts: BuildOptions, deferFiles: boolean): Promise<Build
       for (const p of tx.rollback()) log.warn(`could not undo: ${p}`);
       return result;
     }
+    // The probe's answer: without a namespace, the build happens at OUT itself, given its own copy.
+    if (!(await tx.settle())) {
+      log.info(tx.inPlace!);
+      copy();
+    }
+    // rbp writes the new generation where it is (tx.root); its buildpacks see it at OUT.
+    const layersRoot = path.join(tx.root, 'layers');
+    fs.mkdirSync(layersRoot, { recursive: true });
     const group = detected.group;
     log.info(`group: ${group.map(bpKey).join(', ')}`);
     result.group = group.map(bpKey);

@@ -13,8 +13,7 @@
  * Where neither can be had (no unshare, user namespaces disabled or refused), the build happens
  * at OUT itself as before, and rbp says so (out-transaction.ts).
  */
-import { spawnSync } from 'node:child_process';
-import { finished } from '../child-result.ts';
+import { spawn } from 'node:child_process';
 import { findOnPath } from '../fsx.ts';
 
 /** The shell step inside the namespace: mount, move to the working folder, become the command. */
@@ -45,10 +44,11 @@ function namespaceOf(unshare: string, mount: string, sh: string, userns: boolean
 
 /**
  * Whether a buildpack process can be shown `at` at `shown` here: the namespace is made once for
- * real, and the process in it checks that `shown` is `at` (same device and inode). Returns the way
- * that works, or why none does.
+ * real, and the process in it checks that `shown` is `at` (same device and inode). Resolves to the
+ * way that works, or why none does. Asynchronous: the probe's processes (unshare, sh, mount, sh)
+ * start and end while rbp copies the app and detects (out-transaction.ts), not on its way.
  */
-export function probeOutNamespace(at: string, shown: string, pathVar = process.env.PATH): { ns?: OutNamespace; why: string } {
+export async function probeOutNamespace(at: string, shown: string, pathVar = process.env.PATH): Promise<{ ns?: OutNamespace; why: string }> {
   const unshare = findOnPath('unshare', pathVar);
   const mount = findOnPath('mount', pathVar);
   const sh = findOnPath('sh', '/bin:/usr/bin') ?? findOnPath('sh', pathVar);
@@ -58,16 +58,28 @@ export function probeOutNamespace(at: string, shown: string, pathVar = process.e
   for (const userns of tries) {
     const ns = namespaceOf(unshare, mount, sh, userns);
     const { file, args } = ns.wrap(at, shown, shown, sh, ['-c', '[ "$1" -ef "$2" ]', 'probe', '.', at]);
-    const r = finished(spawnSync(file, args, { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8', timeout: 10_000 }));
-    if (r.status === 0) return { ns, why: '' };
+    const r = await run(file, args);
+    if (r.code === 0) return { ns, why: '' };
     const said =
-      (r.stderr ?? '')
+      r.stderr
         .trim()
         .split('\n')[0]
-        ?.replace(/^unshare: /, '') || (r.error ? r.error.message : `exit ${r.status ?? r.signal}`);
+        ?.replace(/^unshare: /, '') || (r.error ? r.error.message : `exit ${r.code ?? r.signal}`);
     why.push(`${ns.kind}: ${said}${hintFor(userns, said)}`);
   }
   return { why: why.join('; ') };
+}
+
+/** Runs `file args` to its end (10 s at most): its exit and what it wrote on stderr. */
+function run(file: string, args: string[]): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string; error?: Error }> {
+  return new Promise((resolve) => {
+    const child = spawn(file, args, { stdio: ['ignore', 'ignore', 'pipe'], timeout: 10_000 });
+    let stderr = '';
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (d: string) => (stderr += d));
+    child.once('error', (error) => resolve({ code: null, signal: null, stderr, error }));
+    child.once('close', (code, signal) => resolve({ code, signal, stderr }));
+  });
 }
 
 /** What the kernel's terse refusals mean here, for the in-place log line. */

@@ -258,6 +258,8 @@ export class OutTransaction {
   hadPrevious = false;
   /** Why this build happens in place, when it does (one line for the log). */
   inPlace: string | undefined;
+  /** The namespace probe begin started, until `settle` took its answer. */
+  private probe: Promise<{ ns?: OutNamespace; why: string }> | undefined;
   /** In place: whether OUT existed and now waits at `prev`. */
   private movedAside = false;
   /** Whether the folder at `root` is this build's (made by `begin`), to remove if it fails. */
@@ -431,9 +433,9 @@ export class OutTransaction {
   }
 
   /**
-   * Recovers from an earlier crash and sweeps what it left, then makes the new generation: beside
-   * OUT when its buildpacks can be shown it at OUT's path (out-namespace.ts), else at OUT itself,
-   * the previous OUT set aside (`inPlace` says why). Returns warnings for the log.
+   * Recovers from an earlier crash and sweeps what it left, then makes the new generation beside
+   * OUT (`root`), and starts the probe of whether its buildpacks can be shown it at OUT's path
+   * (out-namespace.ts), whose answer `settle` waits for. Returns warnings for the log.
    */
   begin(): string[] {
     const notes: string[] = [];
@@ -463,16 +465,30 @@ export class OutTransaction {
       this.madeMountPoint = true;
     }
     checkpoint('begun');
-    const probe = probeOutNamespace(this.next, this.out);
+    this.probe = probeOutNamespace(this.next, this.out);
+    return notes;
+  }
+
+  /**
+   * The probe's answer. With a namespace, the build goes on in the new generation (what was written
+   * into `root` since begin stays); without one, that generation goes and the build happens at OUT
+   * itself, the previous OUT set aside (`inPlace` says why): returns false, and the caller writes
+   * again what it had written into `root`.
+   */
+  async settle(): Promise<boolean> {
+    const probing = this.probe;
+    if (!probing) throw new Error('OutTransaction.settle: once, after begin');
+    this.probe = undefined;
+    const probe = await probing;
     if (probe.ns) {
       this.namespace = probe.ns;
       if (this.hadPrevious) this.previous = this.out;
-      return notes;
+      return true;
     }
     this.undoBegin();
     this.inPlace = `OUT is not switched atomically here (no private mount namespace: ${probe.why}): the build happens in ${this.out} itself, which readers see half built until it ends; a failed or interrupted build is undone, a killed one by the next rbp command`;
     this.beginInPlace();
-    return notes;
+    return false;
   }
 
   /** Removes what begin made for a new generation. */
