@@ -12,7 +12,6 @@ import {
   movedStamps,
   orderedStamps,
   parseUntil,
-  recheckTree,
   sameStamps,
   scanTree,
   STAMP_SETTLE_MS,
@@ -115,21 +114,36 @@ describe('movedStamps', () => {
   });
 });
 
-describe('recheckTree', () => {
+describe('checkListed (its folders, then its files, by the listing)', () => {
   const tick = () => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, STAMP_SETTLE_MS + 5);
-
-  it('gives the digest a walk would, without reading a folder, while the folders keep their stamps', () => {
-    const root = tree();
+  /** A tree, aged, its walk, and its listing in a cache of its own. */
+  function listed(root = tree()) {
     age(root, 60_000);
     const scan = scanTree(root, undefined, true);
-    expect(recheckTree(root, scan.text, orderedStamps(scan.text!, scan.stamps!))?.digest).toBe(scan.digest);
-    // Written in place (a package manager appending to its index): no folder changes, the size does.
-    fs.appendFileSync(path.join(root, 'lib', 'x', 'a.js'), 'more');
-    fs.chmodSync(path.join(root, 'bin', 'tool'), 0o700);
-    fs.chmodSync(path.join(root, 'lib'), 0o750);
-    const again = recheckTree(root, scan.text, orderedStamps(scan.text!, scan.stamps!))?.digest;
-    expect(again).not.toBe(scan.digest);
-    expect(again).toBe(scanTree(root).digest);
+    const cache = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-listing-'));
+    writeListing(cache, 'bp/layer', root, scan, scan.stamps!);
+    return { root, scan, cache };
+  }
+
+  it('gives the walk’s scan without reading a folder while nothing changed, and none once a file changed in place', () => {
+    for (const change of [
+      // Written in place (a package manager appending to its index): no folder changes, the size does.
+      (root: string) => fs.appendFileSync(path.join(root, 'lib', 'x', 'a.js'), 'more'),
+      (root: string) => fs.chmodSync(path.join(root, 'bin', 'tool'), 0o700),
+      (root: string) => fs.chmodSync(path.join(root, 'lib'), 0o750),
+    ]) {
+      const { root, scan, cache } = listed();
+      expect(checkListed(cache, 'bp/layer', root, scan.digest)).toMatchObject({
+        digest: scan.digest,
+        dirs: scan.dirs,
+        stamps: scan.stamps,
+        text: scan.text,
+        listed: true,
+      });
+      change(root);
+      expect(checkListed(cache, 'bp/layer', root, scan.digest)).toBeUndefined();
+      expect(scanTree(root).digest).not.toBe(scan.digest);
+    }
   });
 
   it('gives up (a walk is needed) when a name came or went in any folder, the root too', () => {
@@ -139,29 +153,40 @@ describe('recheckTree', () => {
       (root: string) => fs.writeFileSync(path.join(root, 'top'), ''),
       (root: string) => fs.renameSync(path.join(root, 'lib-b'), path.join(root, 'lib', 'b')),
     ]) {
-      const root = tree();
-      age(root, 60_000);
-      const scan = scanTree(root, undefined, true);
+      const { root, scan, cache } = listed();
       tick();
       change(root);
-      expect(recheckTree(root, scan.text, orderedStamps(scan.text!, scan.stamps!))).toBeUndefined();
+      expect(checkListed(cache, 'bp/layer', root, scan.digest)).toBeUndefined();
     }
   });
 
-  it('gives up without the walk’s text, with a stamp short, and for a file that became a folder', () => {
-    const root = tree();
-    const scan = scanTree(root);
-    expect(scan.text).toBeUndefined();
-    expect(recheckTree(root, scan.text, [...scan.stamps!.values()])).toBeUndefined();
-    const full = scanTree(root, undefined, true);
-    expect(recheckTree(root, full.text, orderedStamps(full.text!, full.stamps!).slice(0, -1))).toBeUndefined();
-    const withLines = scanTree(root, undefined, true);
-    // Replaced under the same name without its folder's stamp moving: as a copy of an old stamp would.
-    fs.rmSync(path.join(root, 'lib-b'));
-    fs.mkdirSync(path.join(root, 'lib-b'));
-    const stamps = new Map(withLines.stamps);
-    stamps.set('', takeStamps(root, ['']).get('')!);
-    expect(recheckTree(root, withLines.text, orderedStamps(withLines.text!, stamps))).toBeUndefined();
+  it('gives up for a file that is gone or became a folder though no folder’s stamp moved (as a copy of old stamps would show)', () => {
+    for (const change of [
+      (root: string) => fs.mkdirSync(path.join(root, 'lib-b')),
+      (root: string) => fs.symlinkSync('lib', path.join(root, 'lib-b')),
+      () => {},
+    ]) {
+      const { root, scan, cache } = listed();
+      fs.rmSync(path.join(root, 'lib-b'));
+      change(root);
+      // The listing rewritten with the stamps the folders have now: only the files' half can tell.
+      writeListing(cache, 'bp/layer', root, scan, takeStamps(root, scan.dirs));
+      expect(checkListedFolders(cache, 'bp/layer', root, scan.digest)).toBeDefined();
+      expect(checkListed(cache, 'bp/layer', root, scan.digest)).toBeUndefined();
+    }
+  });
+
+  it('gives up with a stamp short, or for a digest its listing does not name', () => {
+    const { root, scan, cache } = listed();
+    const ordered = orderedStamps(scan.text!, scan.stamps!);
+    const file = listingFile(cache, 'bp/layer', root);
+    fs.writeFileSync(
+      file,
+      fs.readFileSync(file, 'utf8').replace(`\n${ordered.length}\n${ordered.join('\n')}\n`, `\n${ordered.length - 1}\n${ordered.slice(0, -1).join('\n')}\n`),
+    );
+    expect(checkListed(cache, 'bp/layer', root, scan.digest)).toBeUndefined();
+    const other = listed();
+    expect(checkListed(other.cache, 'bp/layer', other.root, 'f'.repeat(64))).toBeUndefined();
   });
 });
 
@@ -236,8 +261,7 @@ describe('a listing of names that hold newlines, non-ASCII letters, a link whose
       expect(checkListed(cache, 'bp/layer', root, scan.digest)).toBeUndefined();
       fs.writeFileSync(path.join(root, file), 'x'.repeat(size));
     }
-    const again = recheckTree(root, scan.text, orderedStamps(scan.text!, scan.stamps!))!;
-    expect(again.digest).toBe(scanTree(root).digest);
+    expect(checkListed(cache, 'bp/layer', root, scan.digest)).toMatchObject({ digest: scanTree(root).digest, listed: true });
   });
 });
 
