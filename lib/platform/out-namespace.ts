@@ -70,7 +70,10 @@ export async function probeOutNamespace(at: string, shown: string, pathVar = pro
   return { why: why.join('; ') };
 }
 
-/** Runs `file args` to its end (10 s at most): its exit and what it wrote on stderr. */
+/**
+ * Runs `file args` to its end (10 s at most): its exit and what it wrote on stderr. Node.js's own
+ * spawn, not execa: a warm build loads execa for nothing else (scripts/build.mjs LAZY).
+ */
 function run(file: string, args: string[]): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string; error?: Error }> {
   return new Promise((resolve) => {
     const child = spawn(file, args, { stdio: ['ignore', 'ignore', 'pipe'], timeout: 10_000 });
