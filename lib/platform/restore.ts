@@ -110,20 +110,25 @@ export const CACHE_SBOM_DIR = '.rbp-sbom';
 
 /**
  * Copies `<from>/<layer>/sbom.<ext>` to `<bpDir>/<layer>.sbom.<ext>` for each source in turn (a
- * later source's file replaces an earlier one's); returns the layers that got one.
+ * later source's file replaces an earlier one's: only its file is copied); returns the layers that
+ * got one.
  */
 function restoreLayerSboms(bpDir: string, sources: (string | false | undefined)[]): string[] {
-  const got = new Set<string>();
-  for (const from of sources) {
-    if (!from || !isDir(from)) continue;
-    for (const layer of fs.readdirSync(from).sort()) {
-      if (!isDir(path.join(from, layer))) continue;
-      for (const f of fs.readdirSync(path.join(from, layer)).sort()) {
-        if (!/^sbom\..+json$/.test(f) || !fs.statSync(path.join(from, layer, f)).isFile()) continue;
-        fs.copyFileSync(path.join(from, layer, f), path.join(bpDir, `${layer}.${f}`));
-        got.add(layer);
+  const from = new Map<string, { layer: string; file: string }>();
+  for (const source of sources) {
+    if (!source || !isDir(source)) continue;
+    for (const layer of fs.readdirSync(source).sort()) {
+      if (!isDir(path.join(source, layer))) continue;
+      for (const f of fs.readdirSync(path.join(source, layer)).sort()) {
+        if (!/^sbom\..+json$/.test(f) || !fs.statSync(path.join(source, layer, f)).isFile()) continue;
+        from.set(`${layer}.${f}`, { layer, file: path.join(source, layer, f) });
       }
     }
+  }
+  const got = new Set<string>();
+  for (const [name, { layer, file }] of from) {
+    fs.copyFileSync(file, path.join(bpDir, name));
+    got.add(layer);
   }
   return [...got].sort();
 }
