@@ -497,7 +497,7 @@ for (const n of names) {
   const text = fs.readFileSync(path.join(buildpacksDir, n, 'buildpack.toml'), 'utf8');
   const value = parseToml(text);
   if (isDeepStrictEqual(asToml(JSON.stringify(value)), value)) parsedToml[text] = JSON.stringify(value);
-  else console.log(`buildpacks/${n}/buildpack.toml: parsed by rbp at each detect (its value is not JSON's)`);
+  else console.error(`buildpacks/${n}/buildpack.toml: parsed by rbp at each detect (its value is not JSON's)`);
 }
 
 const { version } = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
@@ -540,9 +540,9 @@ fs.rmSync(old, { recursive: true, force: true });
 const shown = path.relative(root, finalDist) || finalDist;
 // Detect runs on every build, each time a Node.js start plus this file's load: its size is watched.
 const kib = (f) => `${(fs.statSync(f).size / 1024).toFixed(1)} KiB`;
-console.log(
+console.error(
   `detect bundles: ${names.map((n) => `${n} ${kib(path.join(finalDist, 'buildpacks', n, 'lib', 'detect.bundle.cjs'))}`).join(', ')}; rbp.bundle.cjs ${kib(path.join(finalDist, 'rbp.bundle.cjs'))}, ${DETECT_BUNDLE} ${kib(path.join(finalDist, DETECT_BUNDLE))}`,
 );
-console.log(
+console.error(
   `built ${names.map((n) => `${shown}/buildpacks/${n}`).join(', ')} and ${shown}/rbp.js${carriedNode ? ` (each buildpack carries ${carriedNode})` : ''}`,
 );

@@ -55,14 +55,15 @@ describe('npm package', () => {
     expect((p.keywords as string[]).length).toBeGreaterThan(3);
   });
 
-  it('prepack builds dist/: packing a checkout that has none still ships the bundles', async () => {
+  it('prepack builds dist/: packing a checkout that has none still ships the bundles, and --json prints JSON alone', async () => {
     // A copy of the sources (node_modules linked), so the build runs there, not under running tests.
     const copy = tmpDir('rbp-checkout-');
     for (const f of ['package.json', 'README.md', 'LICENSE', 'tsconfig.json', 'lib', 'buildpacks', 'scripts'])
       fs.cpSync(path.join(ROOT, f), path.join(copy, f), { recursive: true });
     fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(copy, 'node_modules'));
     const r = await execa('npm', ['pack', '--dry-run', '--json'], { cwd: copy, env: npmEnv() });
-    const packed = (JSON.parse(r.stdout.slice(r.stdout.indexOf('['))) as { files: { path: string }[] }[])[0]!.files.map((f) => f.path);
+    // The build's progress goes to stderr: a release script parses stdout whole.
+    const packed = (JSON.parse(r.stdout) as { files: { path: string }[] }[])[0]!.files.map((f) => f.path);
     expect(packed).toEqual(expect.arrayContaining(['dist/rbp.js', 'dist/buildpacks/static/bin/build']));
   }, 180_000);
 

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keptView, readFixture, type Case, type FixtureSpec, type HttpCheck } from './fixture-spec.ts';
 import { FIXTURES, envArgs, freePort, rbp, serve, tmpDir, type Served } from './rbp.ts';
 import { expectFormsAgree, normalizedPlan, type DryRun } from './launch-forms.ts';
+import { registryResolved } from './registry-versions.ts';
 import { requirement } from './requirement.ts';
 import { missingServices, startService } from './services.ts';
 
@@ -131,7 +132,8 @@ export function fixtureSuite(names: string[], hooks: RuntimeHooks): void {
               expect(run.exitCode, run.all).toBe(0);
               const dry = JSON.parse(run.stdout) as DryRun;
               const launch = dry.launch;
-              expect(normalizedPlan(launch ?? { argv: dry.argv }, { out: out(), port })).toMatchSnapshot('launch plan');
+              const resolved = await registryResolved(r.all);
+              expect(normalizedPlan(launch ?? { argv: dry.argv }, { out: out(), port, resolved })).toMatchSnapshot('launch plan');
               expectFormsAgree(dry);
               const vars = { app: ws, port: String(port), ...hooks.launchVars?.(out()) };
               if (e.launch) {

@@ -9,6 +9,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'vitest';
+import { namingResolved, type Resolved } from './registry-versions.ts';
 
 /** `rbp run --dry-run --json`: the process as rbp starts it, and the launch entrypoint's plan. */
 export interface DryRun {
@@ -37,9 +38,10 @@ export interface LaunchJson {
 /**
  * The plan with what differs from one machine or run to the next named instead: OUT, the app
  * folder, the port, the operator's tools (RBP_TOOL_*), the folders of the machine's own PATH, the
- * version of the Node.js that runs the tests (and rbp).
+ * version of the Node.js that runs the tests (and rbp), and each version the build resolved from a
+ * range (`resolved`: registry-versions.ts), which the registry moves.
  */
-export function normalizedPlan(plan: unknown, o: { out: string; port: number }): unknown {
+export function normalizedPlan(plan: unknown, o: { out: string; port: number; resolved?: Resolved[] }): unknown {
   const tools = Object.entries(process.env)
     .filter(([k, v]) => k.startsWith('RBP_TOOL_') && v && path.isAbsolute(v))
     .sort(([, a], [, b]) => b!.length - a!.length) as [string, string][];
@@ -48,6 +50,7 @@ export function normalizedPlan(plan: unknown, o: { out: string; port: number }):
     for (const [k, v] of tools) t = t.replaceAll(v, `<${k}>`);
     // rbp's own Node.js (the launcher's when the runtime carries none) is the machine's.
     t = t.replaceAll(`Node.js ${process.versions.node} `, "Node.js <rbp's> ");
+    t = namingResolved(t, o.resolved ?? []);
     return t.replace(new RegExp(`\\b${o.port}\\b`, 'g'), '<port>');
   };
   const walk = (v: unknown, key?: string): unknown => {
