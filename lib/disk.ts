@@ -15,9 +15,9 @@ import { formatBytes } from './log.ts';
 /** The failures a user fixes on the machine, not in the app: no room, a quota, a read-only mount, no rights. */
 export type WriteFailureCode = 'ENOSPC' | 'EDQUOT' | 'EROFS' | 'EACCES';
 
-/** The messages (strerror, C locale) a child such as tar or unzip prints for them. */
+/** The messages (strerror, C locale) a child such as tar or unzip prints for them; GNU tar reports a short write on its own. */
 const STRERROR: [RegExp, WriteFailureCode][] = [
-  [/No space left on device/, 'ENOSPC'],
+  [/No space left on device|Wrote only \d+ of \d+ bytes/, 'ENOSPC'],
   [/Disk quota exceeded/, 'EDQUOT'],
   [/Read-only file system/, 'EROFS'],
   [/Permission denied/, 'EACCES'],
@@ -99,8 +99,8 @@ function mountOf(p: string): { mountPoint?: string; type?: string } {
     // id parent major:minor root mount-point options [optional fields…] - type source super-options
     const fields = line.split(' ');
     const mountPoint = fields[4] === undefined ? undefined : unescape(fields[4]);
-    const type = fields[fields.indexOf('-') + 1];
-    if (!mountPoint || !type || fields.indexOf('-') < 0) continue;
+    const type = fields.includes('-') ? fields[fields.indexOf('-') + 1] : undefined;
+    if (!mountPoint || !type) continue;
     const holds = mountPoint === '/' || p === mountPoint || p.startsWith(`${mountPoint}/`);
     if (holds && mountPoint.length >= (best?.mountPoint.length ?? 0)) best = { mountPoint, type };
   }

@@ -82,9 +82,9 @@ export async function unpack(file: string, dest: string, spec: UnpackSpec): Prom
 
 /** The `tar` package, where a file it cannot write is an error (it would warn and go on without the file). */
 async function tarExtract(cwd: string, strip: number, run: (options: tar.TarOptionsWithAliasesAsyncNoFile) => Promise<unknown>): Promise<void> {
-  let failed: unknown;
-  await run({ cwd, strip, preserveOwner: false, onwarn: (_code, _message, data) => void (failed ??= writeFailureCode(data) ? data : undefined) });
-  if (failed !== undefined) throw failed;
+  let failed: Error | undefined;
+  await run({ cwd, strip, preserveOwner: false, onwarn: (_code, _message, data) => void (failed ??= writeFailureCode(data) ? (data as Error) : undefined) });
+  if (failed) throw failed;
 }
 
 /** The children speak the C locale: their messages are read (writeFailureCode). */

@@ -54,6 +54,8 @@ describe('which failures are a disk that takes no more', () => {
     });
     expect(writeFailureCode(tar)).toBe('ENOSPC');
     expect(writeFailure(tar, cache)?.data.details).toEqual(['tar: package/bin/node: Cannot write: No space left on device']);
+    // GNU tar's own words for a short write, where no errno is said.
+    expect(writeFailureCode(Object.assign(new Error('Command failed'), { stderr: 'tar: tool: Wrote only 9216 of 10240 bytes' }))).toBe('ENOSPC');
   });
 
   it('not a missing file, a network error, a damaged archive, or a file that cannot be read', () => {

@@ -55,8 +55,12 @@ export async function mountSmallFs(way: MountWay, size: string, readOnly = false
       dir,
       run: (file, args, opts = {}) => execa(file, args, opts),
       seen: (p) => p,
-      resize: async (s) => void (await execa('mount', remount(s))),
-      close: async () => void (await execa('umount', [dir])),
+      resize: async (s) => {
+        await execa('mount', remount(s));
+      },
+      close: async () => {
+        await execa('umount', [dir]);
+      },
     };
   }
   // The holder: the namespace lives as long as it does.
@@ -74,7 +78,9 @@ export async function mountSmallFs(way: MountWay, size: string, readOnly = false
     dir,
     run: inside,
     seen: (p) => path.join(`/proc/${pid}/root`, p),
-    resize: async (s) => void (await inside('mount', remount(s))),
+    resize: async (s) => {
+      await inside('mount', remount(s));
+    },
     close: async () => {
       if (holder.exitCode !== null || holder.signalCode !== null) return;
       const exited = new Promise((r) => holder.once('exit', r));

@@ -5,10 +5,15 @@
  * download cache keeps no half-filled entry, no litter, no lock, and an entry it holds stays valid;
  * the next build, with room, succeeds. A buildpack's own write into read-only layers is one error too.
  */
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { execa } from 'execa';
+import { writeFailureCode } from '../../lib/disk.ts';
 import { readEntry } from '../../lib/deps/download-cache.ts';
+import { tryLock } from '../../lib/deps/fill-lock.ts';
+import { unpack } from '../../lib/deps/unpack.ts';
 import { parseRenderedError } from '../../lib/errors.ts';
 import { scanTree } from '../../lib/cache-check.ts';
 import { describeNeeding } from '../helpers/requirement.ts';
@@ -41,7 +46,7 @@ function validEntries(cache: string, id: string): string[] {
   const names = fs.existsSync(dir) ? fs.readdirSync(dir) : [];
   return names.filter((n) => {
     const record = readEntry(path.join(dir, n));
-    return record !== undefined && scanTree(path.join(dir, n, 'tree')).digest === record.digest;
+    return scanTree(path.join(dir, n, 'tree')).digest === record?.digest;
   });
 }
 
@@ -111,6 +116,57 @@ describeNeeding(mounting, 'a build on a full file system', () => {
     expect(second.all).not.toMatch(/- download \S+node-linux/);
     expect(second.all).toContain(`linked from the download cache ${cache}`);
   }, 300_000);
+});
+
+describeNeeding(mounting, 'unpacking and locking on a full file system', () => {
+  let small: SmallFs | undefined;
+  let archives: { gz: string; xz: string } | undefined;
+  beforeAll(async () => {
+    small = await mountSmallFs(mounting.value(), '2m');
+    // 3 MiB that do not compress: more than the file system holds, unpacked.
+    const src = tmpDir('rbp-unpack-src-');
+    fs.mkdirSync(path.join(src, 'package', 'bin'), { recursive: true });
+    fs.writeFileSync(path.join(src, 'package', 'bin', 'tool'), crypto.randomBytes(3 * 2 ** 20), { mode: 0o755 });
+    archives = { gz: path.join(src, 'tool.tgz'), xz: path.join(src, 'tool.tar.xz') };
+    await execa('tar', ['-czf', archives.gz, '-C', src, 'package']);
+    await execa('tar', ['-cJf', archives.xz, '-C', src, 'package']);
+  });
+  afterAll(async () => {
+    await small?.close();
+  });
+
+  it.each([
+    ['tar.gz', 'the system tar'],
+    ['tar.xz', 'xz and the tar package'],
+  ] as const)('a %s unpacked by %s: the write failure, not a damaged archive, and not a tree missing its file', async (archive, _by) => {
+    const dest = small!.seen(path.join(small!.dir, archive));
+    const spec = { id: 'tool', version: '1.0.0', archive, stripComponents: 1, bin: 'bin/tool' };
+    const failed = await unpack(archive === 'tar.gz' ? archives!.gz : archives!.xz, dest, spec).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(writeFailureCode(failed), String(failed)).toBe('ENOSPC');
+    fs.rmSync(dest, { recursive: true, force: true });
+  });
+
+  it('a fill lock that cannot be written is not left behind empty, holding other builds off', () => {
+    const dir = small!.seen(path.join(small!.dir, 'locks'));
+    fs.mkdirSync(dir, { recursive: true });
+    const filler = path.join(dir, 'filler');
+    let room = true;
+    while (room) {
+      try {
+        fs.appendFileSync(filler, Buffer.alloc(64 * 1024));
+      } catch {
+        room = false;
+      }
+    }
+    const lockFile = path.join(dir, 'x.lock');
+    expect(() => tryLock(lockFile)).toThrow(/ENOSPC/);
+    expect(fs.existsSync(lockFile)).toBe(false);
+    fs.rmSync(filler);
+    tryLock(lockFile)!.release();
+  });
 });
 
 describeNeeding(mounting, "a buildpack's own write on a read-only file system", () => {
