@@ -2,12 +2,12 @@
  * What a buildpack executable is given by the lifecycle (cnb-spec.md §1), and the wrappers that
  * turn a detect/build function into an executable with the right exit codes and error rendering.
  */
+import path from 'node:path';
 import { readDescriptor, type BuildpackDescriptor } from './descriptor.ts';
 import { readPlatformEnv, type EnvMap } from './env.ts';
 import { readBuildpackPlan, validateBuildPlan, writeBuildPlan, type BuildPlan, type BuildpackPlan } from './plan.ts';
 import { Layers } from './layers.ts';
 import { EXIT, exitCodeFor } from './exit.ts';
-import path from 'node:path';
 import { writeFailure, writtenPath, type WriteTarget } from '../disk.ts';
 import { isUserError, renderUserError } from '../errors.ts';
 import { takeBackExtraCa } from './extra-ca.ts';

@@ -83,7 +83,10 @@ export async function unpack(file: string, dest: string, spec: UnpackSpec): Prom
 /** The `tar` package, where a file it cannot write is an error (it would warn and go on without the file). */
 async function tarExtract(cwd: string, strip: number, run: (options: tar.TarOptionsWithAliasesAsyncNoFile) => Promise<unknown>): Promise<void> {
   let failed: Error | undefined;
-  await run({ cwd, strip, preserveOwner: false, onwarn: (_code, _message, data) => void (failed ??= writeFailureCode(data) ? (data as Error) : undefined) });
+  const onwarn = (_code: string, _message: string, data: unknown) => {
+    if (data instanceof Error && writeFailureCode(data)) failed ??= data;
+  };
+  await run({ cwd, strip, preserveOwner: false, onwarn });
   if (failed) throw failed;
 }
 
