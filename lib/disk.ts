@@ -49,12 +49,17 @@ export function writeFailureCode(e: unknown): WriteFailureCode | undefined {
   return refused(p);
 }
 
+/** `p`, or its nearest folder that exists. */
+function existing(p: string): string {
+  let dir = path.resolve(p);
+  while (!fs.existsSync(dir) && path.dirname(dir) !== dir) dir = path.dirname(dir);
+  return dir;
+}
+
 /** EROFS or EACCES when the nearest existing folder above `p` refuses writes; undefined when it takes them. */
 function refused(p: string): 'EROFS' | 'EACCES' | undefined {
-  let dir = path.dirname(path.resolve(p));
-  while (!fs.existsSync(dir) && path.dirname(dir) !== dir) dir = path.dirname(dir);
   try {
-    fs.accessSync(dir, fs.constants.W_OK);
+    fs.accessSync(existing(path.dirname(p)), fs.constants.W_OK);
     return undefined;
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
@@ -73,11 +78,10 @@ export interface FileSystem {
 
 /** The folder's file system, from its nearest existing parent; undefined when none can be asked. */
 export function fileSystemOf(folder: string): FileSystem | undefined {
-  let p = path.resolve(folder);
-  while (!fs.existsSync(p) && path.dirname(p) !== p) p = path.dirname(p);
+  let p: string;
   let st: fs.StatsFs;
   try {
-    p = fs.realpathSync(p);
+    p = fs.realpathSync(existing(folder));
     st = fs.statfsSync(p);
   } catch {
     return undefined;
@@ -129,12 +133,10 @@ export function writeFailure(e: unknown, target: WriteTarget): UserError | undef
   if (!code) return undefined;
   const at = writtenPath(e);
   // A child's own line (`tar: bin/node: Cannot write: No space left on device`), else Node.js's.
-  const { stderr } = e as { stderr?: unknown };
+  const { stderr, code: own, syscall } = e as { stderr?: unknown; code?: unknown; syscall?: unknown };
   const said = typeof stderr === 'string' ? stderr.split('\n').find((l) => STRERROR.some(([re]) => re.test(l))) : undefined;
-  const { code: own, syscall } = e as { code?: unknown; syscall?: unknown };
-  const first = said?.trim() ?? (own !== code && at ? `${code}: ${String(syscall)} '${at}'` : (e as Error).message.split('\n')[0]!);
-  const more = [at && !first.includes(at) ? at : '', code === 'EACCES' ? `as uid ${os.userInfo().uid}` : ''].filter(Boolean).join(', ');
-  return diskError(code, target, fileSystemOf(target.physical ?? target.folder), more ? `${first} (${more})` : first);
+  const line = said?.trim() ?? (own !== code && at ? `${code}: ${String(syscall)} '${at}'` : (e as Error).message.split('\n')[0]!);
+  return diskError(code, target, fileSystemOf(target.physical ?? target.folder), code === 'EACCES' ? `${line} (as uid ${os.userInfo().uid})` : line);
 }
 
 /** The error itself, from what was found (writeFailure finds it; tests give it). */

@@ -323,32 +323,20 @@ async function download(
     await o.log.step(`unpack ${spec.archive === 'none' ? 'binary' : spec.archive}`, () => unpack(tmp, dir, spec));
     return observed;
   } catch (e) {
-    const needed = roomFor(spec, got ? tmp : undefined, got?.bytes ?? (e as { total?: number }).total);
+    const needed = roomFor(spec, got?.bytes ?? (e as { total?: number }).total);
     throw writeFailure(e, { ...place, ...(needed ? { needed } : {}) }) ?? e;
   } finally {
     fs.rmSync(tmp, { force: true });
   }
 }
 
-/** What unpacking takes beside its archive, for each kind, when the archive does not say (Node.js's .tgz: 3.6). */
+/** What a download of each kind takes unpacked, about (Node.js's .tgz: 3.6 times its size). */
 const UNPACKED_RATIO = { 'tar.gz': 3.5, 'tar.xz': 5, zip: 3, none: 1 } as const;
 
-/**
- * The room a download of `bytes` needs where it is unpacked: the archive and its files side by side.
- * A whole .tar.gz (`file`) says its own size unpacked, in its last four bytes (modulo 4 GiB).
- */
-function roomFor(spec: DependencySpec, file: string | undefined, bytes: number | undefined): WriteTarget['needed'] {
+/** The room a download of `bytes` needs where it is unpacked: the archive and its files side by side. */
+function roomFor(spec: DependencySpec, bytes: number | undefined): WriteTarget['needed'] {
   if (!bytes) return undefined;
-  let unpacked = Math.round(bytes * UNPACKED_RATIO[spec.archive]);
-  if (file && spec.archive === 'tar.gz') {
-    const tail = Buffer.alloc(4);
-    const fd = fs.openSync(file, 'r');
-    try {
-      if (fs.readSync(fd, tail, 0, 4, bytes - 4) === 4) unpacked = tail.readUInt32LE(0);
-    } finally {
-      fs.closeSync(fd);
-    }
-  }
+  const unpacked = Math.round(bytes * UNPACKED_RATIO[spec.archive]);
   return { bytes: bytes + unpacked, how: `a ${formatBytes(bytes)} download and about ${formatBytes(unpacked)} unpacked` };
 }
 
