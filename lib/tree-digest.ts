@@ -41,29 +41,3 @@ export function scanTree(dir: string, linkTo?: string): { digest: string } {
   if (linkTo !== undefined) fs.chmodSync(linkTo, root.mode & 0o7777);
   return { digest: crypto.createHash('sha256').update(lines.join('')).digest('hex') };
 }
-
-/**
- * `dir` checked against the digest recorded for it (and with `linkTo` linked there in the same walk,
- * removed again when it differs): why it is damaged, or nothing.
- */
-export function checkTree(dir: string, want: string, linkTo?: string): { damage?: string } {
-  let st;
-  try {
-    st = fs.lstatSync(dir);
-  } catch {
-    return { damage: 'its folder is missing' };
-  }
-  if (!st.isDirectory()) return { damage: 'a file stands where its folder should be' };
-  let digest: string;
-  try {
-    digest = scanTree(dir, linkTo).digest;
-  } catch (e) {
-    if (linkTo) fs.rmSync(linkTo, { recursive: true, force: true });
-    return { damage: `it cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})` };
-  }
-  if (digest !== want) {
-    if (linkTo) fs.rmSync(linkTo, { recursive: true, force: true });
-    return { damage: 'its files differ from what was stored (a file changed size, appeared or went)' };
-  }
-  return {};
-}

@@ -338,7 +338,7 @@ await Promise.all(
           // bin/launch stays one JS file: the build copies it into a launch layer and runs it with a chosen node.
           const outfile = path.join(out, 'bin', entry);
           await esbuild.build({ ...common, entryPoints: [file], outfile, format: 'cjs', banner: { js: '#!/usr/bin/env node' }, plugins: [lazyImports] });
-            fs.chmodSync(outfile, 0o755);
+          fs.chmodSync(outfile, 0o755);
           return;
         }
         const outfile = path.join(out, 'lib', `${entry}.bundle.cjs`);

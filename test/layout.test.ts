@@ -15,6 +15,7 @@ const BASE = [
   'lib/log.ts',
   'lib/mask.ts',
   'lib/fsx.ts',
+  'lib/disk.ts',
   'lib/app-path.ts',
   'lib/pid.ts',
   'lib/suggest.ts',

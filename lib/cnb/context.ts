@@ -2,11 +2,13 @@
  * What a buildpack executable is given by the lifecycle (cnb-spec.md §1), and the wrappers that
  * turn a detect/build function into an executable with the right exit codes and error rendering.
  */
+import path from 'node:path';
 import { readDescriptor, type BuildpackDescriptor } from './descriptor.ts';
 import { readPlatformEnv, type EnvMap } from './env.ts';
 import { readBuildpackPlan, writeBuildPlan, type BuildPlan, type BuildpackPlan } from './plan.ts';
 import { Layers } from './layers.ts';
 import { EXIT, exitCodeFor } from './exit.ts';
+import { writeFailure, writtenPath, type WriteTarget } from '../disk.ts';
 import { isUserError, renderUserError } from '../errors.ts';
 import { takeBackExtraCa } from './extra-ca.ts';
 
@@ -63,10 +65,23 @@ export function buildContext(): BuildContext {
 export type DetectResult = { pass: true; plan?: BuildPlan; reason?: string } | { pass: false; reason: string };
 export type DetectFn = (ctx: ReturnType<typeof detectContext>) => Promise<DetectResult> | DetectResult;
 
-/** What an executable prints when it fails: a user error as one block, anything else with its stack. */
+/**
+ * What an executable prints when it fails: a user error as one block, anything else with its stack.
+ * A write of its own that found no room or no rights is a user error too (lib/disk.ts).
+ */
 function failure(e: unknown): { code: number; text: string } {
-  const text = isUserError(e) ? renderUserError(e.data) : e instanceof Error ? (e.stack ?? e.message) : String(e);
+  const shown = isUserError(e) ? e : (writeFailure(e, ownWrite(e)) ?? e);
+  const text = isUserError(shown) ? renderUserError(shown.data) : e instanceof Error ? (e.stack ?? e.message) : String(e);
   return { code: exitCodeFor(e, 'buildpack'), text: `${text}\n` };
+}
+
+/** The folder a buildpack's failed write went to: the file's, else its layers'. */
+function ownWrite(e: unknown): WriteTarget {
+  const written = writtenPath(e);
+  const layers = process.env.CNB_LAYERS_DIR;
+  const folder = written ? path.dirname(path.resolve(written)) : (layers ?? process.cwd());
+  const within = (dir: string | undefined) => dir !== undefined && `${folder}/`.startsWith(`${path.resolve(dir)}/`);
+  return { folder, what: within(layers) ? "the buildpack's layers" : within(process.cwd()) ? 'the app folder' : folder };
 }
 
 function fail(e: unknown): number {

@@ -29,8 +29,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { raw } from '../config/read.ts';
 import { formatDuration, type Logger } from '../log.ts';
-import { lock, tryLock } from './fill-lock.ts';
-import { checkTree, scanTree } from '../tree-digest.ts';
+import { lock, tryLock, type HeldLock } from './fill-lock.ts';
+import { scanTree } from '../tree-digest.ts';
+import { writeFailure, type WriteTarget } from '../disk.ts';
 import { pidAlive } from '../pid.ts';
 import { formatChecksum, type Checksum } from './checksum.ts';
 import type { DependencySpec } from './catalog.ts';
@@ -136,8 +137,10 @@ export interface FillOptions {
   /** Where the tool goes: must not exist (it is made as a tree of links). */
   target: string;
   log: Logger;
-  /** Downloads, verifies and unpacks into `dir`; returns the checksums the download matched. */
-  fill: (dir: string) => Promise<Checksum[]>;
+  /** How an error names `target` when it cannot be written (lib/disk.ts); default its path. */
+  targetPlace?: WriteTarget;
+  /** Downloads, verifies and unpacks into `dir`; returns the checksums the download matched. `cache` names the cache in an error. */
+  fill: (dir: string, cache: WriteTarget) => Promise<Checksum[]>;
 }
 
 /**
@@ -148,57 +151,81 @@ export async function installShared(o: FillOptions): Promise<CachedInstall> {
   const { dir, name } = entryName(o.spec, o.arch, o.origin);
   const entryDir = path.join(o.root, dir, name);
   const what = `${o.spec.id} ${o.spec.version}`;
-  const linked = linkEntry(o.root, entryDir, o.target, o.log);
+  const linked = linkEntry(o, entryDir);
   if (linked) return { how: 'linked', record: linked };
 
-  fs.mkdirSync(path.join(o.root, '.locks'), { recursive: true });
-  const lockFile = path.join(o.root, '.locks', `${dir}-${name}.lock`);
-  let held = tryLock(lockFile);
-  if (!held) {
-    o.log.info(`another build is downloading ${what} into the download cache: waiting for it`);
-    const t0 = performance.now();
-    // Waited long enough (a download has its own timeouts): fill it too, safely (see above).
-    held = await lock(lockFile, 20 * 60_000);
-    o.log.detail(`waited ${formatDuration(performance.now() - t0)}`);
-  }
+  const cache: WriteTarget = {
+    folder: o.root,
+    what: 'the download cache',
+    writing: what,
+    elsewhere: `set ${DOWNLOAD_CACHE_VARIABLE} to a folder on a larger file system (or to off: each build downloads its tools itself)`,
+  };
+  let held: HeldLock | undefined;
   try {
-    const now = linkEntry(o.root, entryDir, o.target, o.log);
+    fs.mkdirSync(path.join(o.root, '.locks'), { recursive: true });
+    const lockFile = path.join(o.root, '.locks', `${dir}-${name}.lock`);
+    held = tryLock(lockFile);
+    if (!held) {
+      o.log.info(`another build is downloading ${what} into the download cache: waiting for it`);
+      const t0 = performance.now();
+      // Waited long enough (a download has its own timeouts): fill it too, safely (see above).
+      held = await lock(lockFile, 20 * 60_000);
+      o.log.detail(`waited ${formatDuration(performance.now() - t0)}`);
+    }
+    const now = linkEntry(o, entryDir);
     if (now) return { how: 'linked', record: now };
-    const record = await fillEntry(o, entryDir);
-    const placed = linkEntry(o.root, entryDir, o.target, o.log);
+    const record = await fillEntry(o, entryDir, cache);
+    const placed = linkEntry(o, entryDir);
     if (!placed) throw new Error(`the download cache entry ${entryDir} could not be linked after it was filled`);
     return { how: 'filled', record };
+  } catch (e) {
+    throw writeFailure(e, cache) ?? e;
   } finally {
     held?.release();
   }
 }
 
-/** Links the entry's tree at `target` when the entry is there and intact; drops a damaged one. */
-function linkEntry(root: string, entryDir: string, target: string, log: Logger): EntryRecord | undefined {
+/**
+ * Links the entry's tree at the target when the entry is there and intact; drops a damaged one. A
+ * target that has no room for it (another file system, where its files are copied) is the target's
+ * failure: the entry stays.
+ */
+function linkEntry(o: FillOptions, entryDir: string): EntryRecord | undefined {
   const record = readEntry(entryDir);
   if (!record) return undefined;
-  fs.rmSync(target, { recursive: true, force: true });
-  const { damage } = checkTree(path.join(entryDir, 'tree'), record.digest, target);
+  fs.rmSync(o.target, { recursive: true, force: true });
+  let damage: string | undefined;
+  try {
+    if (scanTree(path.join(entryDir, 'tree'), o.target).digest !== record.digest) damage = 'its files differ from what was recorded when it was filled';
+  } catch (e) {
+    fs.rmSync(o.target, { recursive: true, force: true });
+    const full = writeFailure(e, {
+      ...(o.targetPlace ?? { folder: o.target, what: 'the tool folder' }),
+      needed: { bytes: record.bytes, how: `${o.spec.id} ${o.spec.version} unpacked` },
+    });
+    if (full) throw full;
+    damage = `it cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`;
+  }
   if (damage) {
     // Removed by a prune meanwhile, or changed on disk: filled again.
     if (fs.existsSync(entryDir)) {
-      log.warn(`the download cache's ${record.id} ${record.version} is damaged (${damage}): downloading it again`);
-      discard(root, entryDir);
+      o.log.warn(`the download cache's ${record.id} ${record.version} is damaged (${damage}): downloading it again`);
+      discard(o.root, entryDir);
     }
-    fs.rmSync(target, { recursive: true, force: true });
+    fs.rmSync(o.target, { recursive: true, force: true });
     return undefined;
   }
   return record;
 }
 
 /** Fills an entry in `.incoming/`, then renames it into place (or drops it if another build won). */
-async function fillEntry(o: FillOptions, entryDir: string): Promise<EntryRecord> {
+async function fillEntry(o: FillOptions, entryDir: string, cache: WriteTarget): Promise<EntryRecord> {
   for (const l of sweepLitter(o.root, 10 * 60_000)) fs.rmSync(l.path, { recursive: true, force: true });
   const incoming = path.join(o.root, '.incoming', `${process.pid}-${crypto.randomBytes(4).toString('hex')}`);
   const tree = path.join(incoming, 'tree');
-  fs.mkdirSync(tree, { recursive: true });
   try {
-    const verified = await o.fill(tree);
+    fs.mkdirSync(tree, { recursive: true });
+    const verified = await o.fill(tree, cache);
     // Read-only: a tool that rewrote one of its files in place would change every build's copy.
     let bytes = 0;
     const walk = (d: string) => {

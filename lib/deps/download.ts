@@ -17,6 +17,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import tls, { type SecureContext } from 'node:tls';
 import type { EnvHttpProxyAgent } from 'undici';
 import { deferredExtraCa } from '../cnb/extra-ca.ts';
+import { writeFailureCode } from '../disk.ts';
 import { UserError } from '../errors.ts';
 import { formatDuration, type Logger } from '../log.ts';
 import { hashingStream, type Checksum, type ChecksumAlgorithm } from './checksum.ts';
@@ -281,19 +282,24 @@ export interface FileRequest extends NetworkOptions {
 
 /**
  * Streams `ref` into the file `to`, hashing on the way, and returns the digests. A failed download
- * leaves no file behind.
+ * leaves no file behind. A failed write (writeFailureCode) is thrown as it is, with `total`: the
+ * download's size when the server said it.
  */
 export async function downloadFile(ref: string, to: string, req: FileRequest): Promise<{ digests: Checksum[]; bytes: number }> {
   const algorithms = [...req.algorithms];
+  let total: number | undefined;
   try {
     return await withRetry(async () => {
       const source = await open(ref, req.timeoutMs ?? 600_000, undefined, req.log);
+      total = source.total;
       const hash = hashingStream(algorithms);
       await pipeline(source.stream, progressStream(`downloading ${req.what}`, source.total, req.log), hash.stream, fs.createWriteStream(to));
       return { digests: hash.digests(), bytes: fs.statSync(to).size };
     }, req);
   } catch (e) {
     fs.rmSync(to, { force: true });
+    // The disk's fault, not the network's: the caller names the folder (lib/disk.ts), with the download's size.
+    if (writeFailureCode(e)) throw Object.assign(e as Error, { total });
     throw downloadFailed(req.what, ref, e, req.fix);
   }
 }

@@ -75,7 +75,11 @@ export function tryLock(file: string): HeldLock | undefined {
     try {
       fs.writeFileSync(file, `${me.host} ${me.pid} ${me.nonce}\n`, { flag: 'wx' });
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') {
+        // Made but not written (a full disk): an empty lock would hold the others off until it is stale.
+        if (fs.statSync(file, { throwIfNoEntry: false })?.size === 0) fs.rmSync(file, { force: true });
+        throw e;
+      }
       const h = readHolder(file);
       if (h && !isStale(h.holder, h.mtimeMs)) return undefined;
       if (h) takeAway(file, h.holder);

@@ -14,7 +14,6 @@ import type { Layer, Layers } from '../cnb/layers.ts';
 import { writeSbom } from '../cnb/sbom.ts';
 import { read } from '../config/read.ts';
 import { UserError } from '../errors.ts';
-import type { Logger } from '../log.ts';
 import { expandTemplate, type DependencySpec } from './catalog.ts';
 import { formatChecksum, parseChecksumFile, sameChecksum, verifyDigests, type Checksum } from './checksum.ts';
 import { downloadFile, fetchText, type NetworkOptions } from './download.ts';
@@ -26,6 +25,8 @@ import type { ConstraintOrigin, DependencySource } from './resolve.ts';
 import { unpack } from './unpack.ts';
 import { fileNameOf, redact, withSuffix } from './url.ts';
 import { isExecutableFile } from '../fsx.ts';
+import { writeFailure, type WriteTarget } from '../disk.ts';
+import { formatBytes, type Logger } from '../log.ts';
 
 export interface InstallToolOptions {
   layers: Layers;
@@ -115,6 +116,7 @@ export async function installTool(o: InstallToolOptions): Promise<InstalledTool>
         command: o.command ?? path.basename(operator.path),
         types: o.types,
         log,
+        place: layerPlace(path.join(o.layers.dir, o.layerName), o.layerName, `${operator.variable}=${operator.path}`),
       });
       return { id, path: copy.path, version: operator.version, source: 'operator', layer: undefined };
     }
@@ -156,14 +158,15 @@ export async function installTool(o: InstallToolOptions): Promise<InstalledTool>
 
   let observed: string | undefined;
   const shared = downloadCacheRoot(env);
+  const place = layerPlace(layer.path, o.layerName, `${id} ${spec.version}`);
   try {
-    observed = shared ? await viaDownloadCache(shared, spec, metadata.arch, layer.path, mirror, o) : await download(spec, layer.path, mirror, o);
+    observed = shared ? await viaDownloadCache(shared, spec, metadata.arch, place, mirror, o) : await download(spec, layer.path, mirror, o, place);
     linkExecutable(layer.path, spec.bin, command);
     if (observed) fs.writeFileSync(path.join(layer.path, OBSERVED_SHA256), `${observed}\n`);
   } catch (e) {
     // Never leave metadata that would let a later build reuse half an install.
     o.layers.remove(o.layerName);
-    throw e;
+    throw writeFailure(e, place) ?? e;
   }
   writeToolSbom(o, spec, metadata, observed);
   return { id, path: exe, version: spec.version, source: mirror ? 'mirror' : 'download', layer };
@@ -210,6 +213,16 @@ function shortChecksum(v: string): string {
   return v.replace(/\b(sha\d+):([0-9a-f]{8})[0-9a-f]+([0-9a-f]{4})\b/, '$1:$2…$3');
 }
 
+/** How a write failure names a tool's layer (lib/disk.ts). */
+function layerPlace(folder: string, name: string, writing: string): WriteTarget {
+  return {
+    folder,
+    what: `the layer ${name}`,
+    writing,
+    elsewhere: 'build where the layers have room (rbp build: an --out folder on a larger file system; a platform: a larger volume for CNB_LAYERS_DIR)',
+  };
+}
+
 /** The tool cannot be shared: nothing verifies its download. */
 class Unverifiable extends Error {}
 
@@ -222,7 +235,7 @@ async function viaDownloadCache(
   root: string,
   spec: DependencySpec,
   arch: string,
-  layerPath: string,
+  layer: WriteTarget,
   mirror: Mirror | undefined,
   o: InstallToolOptions,
 ): Promise<string | undefined> {
@@ -233,12 +246,13 @@ async function viaDownloadCache(
       spec,
       arch,
       origin: mirror ? `mirror ${from.slice(0, from.length - fileNameOf(from).length)}` : 'upstream',
-      target: layerPath,
+      target: layer.folder,
+      targetPlace: layer,
       log: o.log,
-      fill: async (dir) => {
+      fill: async (dir, cache) => {
         const expected = await expectedChecksums(spec, from, mirror, o);
         if (expected.length === 0) throw new Unverifiable();
-        await download(spec, dir, mirror, o, expected);
+        await download(spec, dir, mirror, o, cache, expected);
         // Executable before the entry is recorded: linkExecutable then changes nothing it shares.
         const bin = path.join(dir, spec.bin);
         const st = fs.statSync(bin, { throwIfNoEntry: false });
@@ -251,54 +265,64 @@ async function viaDownloadCache(
     return undefined;
   } catch (e) {
     if (!(e instanceof Unverifiable)) throw e;
-    fs.mkdirSync(layerPath, { recursive: true });
-    return download(spec, layerPath, mirror, o);
+    fs.mkdirSync(layer.folder, { recursive: true });
+    return download(spec, layer.folder, mirror, o, layer);
   }
 }
 
 /**
  * Downloads, verifies, then unpacks into `dir`. The download sits in `dir` only until unpacked.
- * Returns the sha256 seen when there was no checksum to verify against (an HTTPS release URL).
+ * Without a checksum to verify against (an HTTPS release URL), its sha256 is logged with a warning
+ * and returned. A write that fails there is the user error that names `place` (lib/disk.ts).
  */
-async function download(spec: DependencySpec, dir: string, mirror: Mirror | undefined, o: InstallToolOptions, known?: Checksum[]): Promise<string | undefined> {
-  const net = { ...o.network, log: o.log };
+async function download(
+  spec: DependencySpec,
+  dir: string,
+  mirror: Mirror | undefined,
+  o: InstallToolOptions,
+  place: WriteTarget,
+  known?: Checksum[],
+): Promise<string | undefined> {
   const from = mirror ? mirrorRef(mirror, spec) : spec.uri;
   const expected = known ?? (await expectedChecksums(spec, from, mirror, o));
-  if (expected.length === 0) return downloadUnverified(spec, dir, from, o);
   const tmp = path.join(dir, `.download-${crypto.randomBytes(4).toString('hex')}-${fileNameOf(from)}`);
   const fix = mirror ? `check that the mirror holds ${spec.id}/${spec.version}/${fileNameOf(spec.uri)} (${MIRROR_VARIABLE})` : undefined;
+  let got: { digests: Checksum[]; bytes: number } | undefined;
   try {
-    const got = await o.log.step(`download ${redact(from)}`, () =>
-      downloadFile(from, tmp, { ...net, what: `${spec.id} ${spec.version}`, algorithms: expected.map((c) => c.algorithm), ...(fix ? { fix } : {}) }),
+    const algorithms = expected.length ? expected.map((c) => c.algorithm) : (['sha256'] as const);
+    got = await o.log.step(`download ${redact(from)}`, () =>
+      downloadFile(from, tmp, { ...o.network, log: o.log, what: `${spec.id} ${spec.version}`, algorithms, ...(fix ? { fix } : {}) }),
     );
+    let observed: string | undefined;
     const mismatch = verifyDigests(expected, got.digests);
     if (mismatch) throw checksumMismatch(spec, from, mismatch.expected, mismatch.actual);
-    o.log.detail(`verified ${expected.map((c) => `${c.algorithm} (${c.source ?? 'pinned'})`).join(', ')}, ${got.bytes} bytes`);
+    if (expected.length) o.log.detail(`verified ${expected.map((c) => `${c.algorithm} (${c.source ?? 'pinned'})`).join(', ')}, ${got.bytes} bytes`);
+    else {
+      observed = got.digests.find((d) => d.algorithm === 'sha256')!.hex;
+      o.log.warn(
+        `${spec.id} ${spec.version}: no checksum is published or pinned, so the download was not verified; ` +
+          `it came over HTTPS from ${redact(from)}, sha256:${observed} (${got.bytes} bytes, recorded in the SBOM). ` +
+          `Set ${REQUIRE_CHECKSUMS_VARIABLE}=1 to refuse such downloads.`,
+      );
+    }
     await o.log.step(`unpack ${spec.archive === 'none' ? 'binary' : spec.archive}`, () => unpack(tmp, dir, spec));
+    return observed;
+  } catch (e) {
+    const needed = roomFor(spec, got?.bytes ?? (e as { total?: number }).total);
+    throw writeFailure(e, { ...place, ...(needed ? { needed } : {}) }) ?? e;
   } finally {
     fs.rmSync(tmp, { force: true });
   }
-  return undefined;
 }
 
-/** A release URL over HTTPS with no checksum anywhere: the download's sha256 is logged and returned. */
-async function downloadUnverified(spec: DependencySpec, dir: string, from: string, o: InstallToolOptions): Promise<string> {
-  const tmp = path.join(dir, `.download-${crypto.randomBytes(4).toString('hex')}-${fileNameOf(from)}`);
-  try {
-    const got = await o.log.step(`download ${redact(from)}`, () =>
-      downloadFile(from, tmp, { ...o.network, log: o.log, what: `${spec.id} ${spec.version}`, algorithms: ['sha256'] }),
-    );
-    const sha256 = got.digests.find((d) => d.algorithm === 'sha256')!.hex;
-    o.log.warn(
-      `${spec.id} ${spec.version}: no checksum is published or pinned, so the download was not verified; ` +
-        `it came over HTTPS from ${redact(from)}, sha256:${sha256} (${got.bytes} bytes, recorded in the SBOM). ` +
-        `Set ${REQUIRE_CHECKSUMS_VARIABLE}=1 to refuse such downloads.`,
-    );
-    await o.log.step(`unpack ${spec.archive === 'none' ? 'binary' : spec.archive}`, () => unpack(tmp, dir, spec));
-    return sha256;
-  } finally {
-    fs.rmSync(tmp, { force: true });
-  }
+/** What a download of each kind takes unpacked, about (Node.js's .tgz: 3.6 times its size). */
+const UNPACKED_RATIO = { 'tar.gz': 3.5, 'tar.xz': 5, zip: 3, none: 1 } as const;
+
+/** The room a download of `bytes` needs where it is unpacked: the archive and its files side by side. */
+function roomFor(spec: DependencySpec, bytes: number | undefined): WriteTarget['needed'] {
+  if (!bytes) return undefined;
+  const unpacked = Math.round(bytes * UNPACKED_RATIO[spec.archive]);
+  return { bytes: bytes + unpacked, how: `a ${formatBytes(bytes)} download and about ${formatBytes(unpacked)} unpacked` };
 }
 
 /**

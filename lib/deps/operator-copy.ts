@@ -13,6 +13,7 @@ import path from 'node:path';
 import { execa } from 'execa';
 import type { Layer, Layers } from '../cnb/layers.ts';
 import { read } from '../config/read.ts';
+import { writeFailure, type WriteTarget } from '../disk.ts';
 import { UserError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { OperatorTool } from './operator.ts';
@@ -77,6 +78,8 @@ export async function copyOperatorTool(o: {
   command: string;
   types: { build?: boolean; launch?: boolean };
   log: Logger;
+  /** How a write failure names the layer (lib/disk.ts); default its path. */
+  place?: WriteTarget;
 }): Promise<{ layer: Layer<OperatorCopyMetadata>; path: string }> {
   const exe = fs.realpathSync(o.tool.path);
   if (!isElf(exe)) {
@@ -109,7 +112,8 @@ export async function copyOperatorTool(o: {
     for (const l of libs) fs.copyFileSync(l.file, path.join(layer.path, 'lib', l.soname), fs.constants.COPYFILE_FICLONE);
   } catch (e) {
     o.layers.remove(o.layerName);
-    throw e;
+    const bytes = [exe, ...libs.map((l) => l.file)].reduce((n, f) => n + fs.statSync(f).size, 0);
+    throw writeFailure(e, { ...(o.place ?? { folder: layer.path, what: `the layer ${o.layerName}` }), needed: { bytes } }) ?? e;
   }
   const size = [target, ...libs.map((l) => path.join(layer.path, 'lib', l.soname))].reduce((n, f) => n + fs.statSync(f).size, 0);
   o.log.info(

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { execa } from 'execa';
 import * as tar from 'tar';
+import { writeFailureCode } from '../disk.ts';
 import { UserError } from '../errors.ts';
 import type { DependencySpec } from './catalog.ts';
 import { operatorVariable } from './operator.ts';
@@ -61,7 +62,8 @@ export async function unpack(file: string, dest: string, spec: UnpackSpec): Prom
   try {
     await unpackArchive(file, dest, spec);
   } catch (e) {
-    if (e instanceof UserError) throw e;
+    // A full or read-only disk is no damaged archive: the caller names the folder (lib/disk.ts).
+    if (e instanceof UserError || writeFailureCode(e)) throw e;
     const text = String((e as { stderr?: unknown }).stderr || (e as Error).message || e);
     throw new UserError({
       id: 'deps/unpack-failed',
@@ -78,6 +80,19 @@ export async function unpack(file: string, dest: string, spec: UnpackSpec): Prom
   }
 }
 
+/** The `tar` package, where a file it cannot write is an error (it would warn and go on without the file). */
+async function tarExtract(cwd: string, strip: number, run: (options: tar.TarOptionsWithAliasesAsyncNoFile) => Promise<unknown>): Promise<void> {
+  let failed: Error | undefined;
+  const onwarn = (_code: string, _message: string, data: unknown) => {
+    if (data instanceof Error && writeFailureCode(data)) failed ??= data;
+  };
+  await run({ cwd, strip, preserveOwner: false, onwarn });
+  if (failed) throw failed;
+}
+
+/** The children speak the C locale: their messages are read (writeFailureCode). */
+const C_LOCALE = { stdin: 'ignore', env: { LC_ALL: 'C' } } as const;
+
 async function unpackArchive(file: string, dest: string, spec: UnpackSpec): Promise<void> {
   fs.mkdirSync(dest, { recursive: true });
   const strip = spec.stripComponents;
@@ -85,23 +100,23 @@ async function unpackArchive(file: string, dest: string, spec: UnpackSpec): Prom
     case 'tar.gz':
       if (commandExists('tar')) {
         // --no-same-owner: as root, GNU tar would otherwise keep the archive's uid/gid (node-tar's preserveOwner: false).
-        await execa('tar', ['-xzf', file, '-C', dest, `--strip-components=${strip}`, '--no-same-owner'], { stdin: 'ignore' });
+        await execa('tar', ['-xzf', file, '-C', dest, `--strip-components=${strip}`, '--no-same-owner'], C_LOCALE);
         return;
       }
-      await tar.x({ file, cwd: dest, strip, preserveOwner: false });
+      await tarExtract(dest, strip, (options) => tar.x({ ...options, file }));
       return;
     case 'tar.xz': {
       requireCommand('xz', spec);
       // stdout streams into the extractor; stderr is kept for the error message.
-      const xz = execa('xz', ['-dc', file], { buffer: { stdout: false }, stdin: 'ignore' });
-      await Promise.all([pipeline(xz.stdout, tar.x({ cwd: dest, strip, preserveOwner: false })), xz]);
+      const xz = execa('xz', ['-dc', file], { ...C_LOCALE, buffer: { stdout: false } });
+      await tarExtract(dest, strip, (options) => Promise.all([pipeline(xz.stdout, tar.x(options)), xz]));
       return;
     }
     case 'zip': {
       requireCommand('unzip', spec);
       const tmp = fs.mkdtempSync(path.join(dest, '.unzip-'));
       try {
-        await execa('unzip', ['-q', '-o', file, '-d', tmp], { stdin: 'ignore' });
+        await execa('unzip', ['-q', '-o', file, '-d', tmp], C_LOCALE);
         moveStripped(tmp, dest, strip);
       } finally {
         fs.rmSync(tmp, { recursive: true, force: true });

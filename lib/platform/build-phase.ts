@@ -97,7 +97,12 @@ async function runBuildpack(o: BuildPhaseOptions, turn: Turn): Promise<{ code: n
   fs.mkdirSync(layersDir, { recursive: true });
   const bin = path.join(bp.dir, 'bin', 'build');
   if (!isExecutableFile(bin)) return { code: null, signal: null, error: new Error(`${bin} is missing or not executable`), tail: '' };
-  const child = spawn(bin, [layersDir, o.penv.platformDir, planPath], { cwd: path.join(o.out, 'workspace'), env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const child = spawn(bin, [layersDir, o.penv.platformDir, planPath], {
+    cwd: path.join(o.out, 'workspace'),
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
   const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }>((resolve) => {
     child.once('error', (error) => resolve({ code: null, signal: null, error }));
     child.once('close', (code, signal) => resolve({ code, signal }));
@@ -135,12 +140,7 @@ export async function buildPhase(o: BuildPhaseOptions): Promise<Built> {
     o.interrupt.check();
     if (r.code !== 0) {
       const how = r.error ? `could not start: ${r.error.message}` : `failed (exit ${r.code ?? r.signal})`;
-      throw new PhaseFailure(
-        EXIT.buildFailed,
-        `${bpKey(bp)} ${how} after ${formatDuration(performance.now() - t0)}`,
-        undefined,
-        parseRenderedError(r.tail),
-      );
+      throw new PhaseFailure(EXIT.buildFailed, `${bpKey(bp)} ${how} after ${formatDuration(performance.now() - t0)}`, undefined, parseRenderedError(r.tail));
     }
     // Entries this buildpack met leave the plan; [[unmet]] ones go on to the next provider.
     const unmet = guarded(bp, () => readUnmet(path.join(layersDir, 'build.toml')));

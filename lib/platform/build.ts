@@ -99,7 +99,12 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
   // What a killed rbp left (its secrets among it) goes, even when this deploy reuses its build and makes no folder.
   sweepStaleTemps();
   // Checks OUT and the cache (nothing is touched when they are refused) and takes their locks.
-  const tx = new OutTransaction({ appDir, outDir: out, cacheDir: opts.cacheDir ? path.resolve(opts.cacheDir) : defaultCacheDir(out), explicitCache: Boolean(opts.cacheDir) });
+  const tx = new OutTransaction({
+    appDir,
+    outDir: out,
+    cacheDir: opts.cacheDir ? path.resolve(opts.cacheDir) : defaultCacheDir(out),
+    explicitCache: Boolean(opts.cacheDir),
+  });
   const result: BuildResult = { code: EXIT.ok, layers: [], phases: {} };
   // rbp deploy: the build OUT holds stands when nothing changed since it was made (build-reuse.ts).
   const reuse = opts.reuse ? checkReuse(opts, tx, operator, log) : undefined;
@@ -198,7 +203,9 @@ async function phases(r: PhaseRun): Promise<void> {
   // Buildpack API it supports, else exit 12 before any build runs.
   for (const bp of group) verifyBuildpackApi(bp);
   const layersRoot = path.join(tx.out, 'layers');
-  const restored = await timed('restore', () => restore({ group, layersRoot, cacheDir: tx.cacheDir, previous: tx.previous, clearCache: Boolean(opts.clearCache), log }));
+  const restored = await timed('restore', () =>
+    restore({ group, layersRoot, cacheDir: tx.cacheDir, previous: tx.previous, clearCache: Boolean(opts.clearCache), log }),
+  );
   interrupt.check();
   checkpoint('restored');
   const built = await timed('build', () =>
@@ -219,11 +226,25 @@ async function phases(r: PhaseRun): Promise<void> {
   checkpoint('built');
   const exportStart = performance.now();
   const exported = await timed('export', () =>
-    exportPhase({ group, built, restored, tx, appDir: opts.appDir, userEnv: opts.userEnv, task: opts.task, instance: opts.instance, phases: result.phases, exportStart, log }),
+    exportPhase({
+      group,
+      built,
+      restored,
+      tx,
+      appDir: opts.appDir,
+      userEnv: opts.userEnv,
+      task: opts.task,
+      instance: opts.instance,
+      phases: result.phases,
+      exportStart,
+      log,
+    }),
   );
   result.layers = exported.layers;
   for (const p of exported.metadata.processes)
-    log.info(`process ${p.type}${p.type === exported.metadata['buildpack-default-process-type'] ? ' (default)' : ''}: ${[...p.command, ...(p.args ?? [])].join(' ')}`);
+    log.info(
+      `process ${p.type}${p.type === exported.metadata['buildpack-default-process-type'] ? ' (default)' : ''}: ${[...p.command, ...(p.args ?? [])].join(' ')}`,
+    );
   // rbp deploy's build: what it was made from, so that the next deploy may reuse it.
   const settled = r.taken ? writeReuseRecord(tx.out, r.taken, result.group) : 0;
   if (opts.beforeCommit) {

@@ -130,19 +130,23 @@ export async function detect(order: Order, appDir: string, penv: PhaseEnv, log: 
       const targets = buildpackTargets(ref.descriptor);
       run =
         !optional && !targetMatches(targets, here)
-          ? Promise.resolve({ code: -1, output: '', error: `unable to satisfy target os/arch constraints; this machine: ${JSON.stringify(here)}, buildpack: ${JSON.stringify(targets)}` })
+          ? Promise.resolve({
+              code: -1,
+              output: '',
+              error: `unable to satisfy target os/arch constraints; this machine: ${JSON.stringify(here)}, buildpack: ${JSON.stringify(targets)}`,
+            })
           : runDetect(ref, appDir, penv, plans, abort.signal);
       runs.set(key, run);
     }
     return run;
   };
-  for (const e of leafEntries(order)) void start(e.ref, e.optional === true);
+  for (const e of leafEntries(order)) void start(e.ref, e.optional);
   // With composites the groups tried are not the ones written: say which one each result is for.
   const headers = order.some((g) => g.some((e) => e.order));
   let found: DetectOutcome | undefined;
   const tryGroup = async (group: GroupEntry[], n: number): Promise<GroupOutcome> => {
     if (headers) log.info(`try #${n}: ${group.map((e) => `${bpKey(e.ref)}${e.optional ? ' (optional)' : ''}`).join(', ') || '(no buildpacks)'}`);
-    const results = await Promise.all(group.map((e) => start(e.ref, e.optional === true)));
+    const results = await Promise.all(group.map((e) => start(e.ref, e.optional)));
     let ok = true;
     let groupError = false;
     const passed = [];

@@ -119,7 +119,12 @@ export function checkBuildPaths(p: BuildPaths): void {
     );
   }
   if (within(app, out))
-    throw outError('platform/out/contains-app', 'OUT contains the application folder', p.outDir, 'OUT is replaced by every build; the application folder cannot be inside it.');
+    throw outError(
+      'platform/out/contains-app',
+      'OUT contains the application folder',
+      p.outDir,
+      'OUT is replaced by every build; the application folder cannot be inside it.',
+    );
   const tooLong = [path.basename(p.outDir), path.basename(p.cacheDir)].map((n) => `${n}${LONGEST_SUFFIX}`).find((n) => Buffer.byteLength(n) > NAME_MAX);
   if (tooLong) {
     throw outError(
@@ -146,11 +151,20 @@ export function checkBuildPaths(p: BuildPaths): void {
       rule,
       fix: 'Give --cache a folder of its own (new, empty or an earlier rbp cache), outside the application and OUT.',
     });
-  if (path.dirname(cache) === cache) throw cacheErr('platform/cache/root', 'The cache folder is the root folder', 'The cache is replaced by every build; it cannot be /.');
+  if (path.dirname(cache) === cache)
+    throw cacheErr('platform/cache/root', 'The cache folder is the root folder', 'The cache is replaced by every build; it cannot be /.');
   if (within(cache, out) || within(out, cache))
-    throw cacheErr('platform/cache/overlaps-out', 'The cache folder and OUT overlap', 'The cache and OUT are replaced separately; neither may be inside the other.');
+    throw cacheErr(
+      'platform/cache/overlaps-out',
+      'The cache folder and OUT overlap',
+      'The cache and OUT are replaced separately; neither may be inside the other.',
+    );
   if (within(app, cache))
-    throw cacheErr('platform/cache/contains-app', 'The cache folder contains the application', 'The cache is replaced by every build; the application cannot be inside it.');
+    throw cacheErr(
+      'platform/cache/contains-app',
+      'The cache folder contains the application',
+      'The cache is replaced by every build; the application cannot be inside it.',
+    );
   const cwhy = notOurs(p.cacheDir, CACHE_MARKER, looksLikeCache(p.cacheDir));
   if (cwhy)
     throw cacheErr(

@@ -53,11 +53,19 @@ function restoreLaunchSboms(prevLayers: string, esc: string, dir: string): void 
   const from = path.join(prevLayers, 'sbom', 'launch', esc);
   for (const layer of isDir(from) ? fs.readdirSync(from) : []) {
     if (!isDir(path.join(from, layer))) continue;
-    for (const f of fs.readdirSync(path.join(from, layer))) if (/^sbom\..+json$/.test(f)) fs.copyFileSync(path.join(from, layer, f), path.join(dir, `${layer}.${f}`));
+    for (const f of fs.readdirSync(path.join(from, layer)))
+      if (/^sbom\..+json$/.test(f)) fs.copyFileSync(path.join(from, layer, f), path.join(dir, `${layer}.${f}`));
   }
 }
 
-export function restore(o: { group: BuildpackRef[]; layersRoot: string; cacheDir: string; previous: string | undefined; clearCache: boolean; log: Logger }): Restored {
+export function restore(o: {
+  group: BuildpackRef[];
+  layersRoot: string;
+  cacheDir: string;
+  previous: string | undefined;
+  clearCache: boolean;
+  log: Logger;
+}): Restored {
   const { log } = o;
   const restored: Restored = new Map();
   if (o.clearCache) log.info('cache cleared (--clear-cache): nothing restored');
@@ -81,12 +89,18 @@ export function restore(o: { group: BuildpackRef[]; layersRoot: string; cacheDir
       if (isRecorded(o.cacheDir, record, key)) {
         moveTree(path.join(cached, name), dst);
         said.push(name);
-      } else if (t.types.launch && prevDir && isDir(path.join(prevDir, name)) && isDeepStrictEqual(readLayerSafely(path.join(prevDir, `${name}.toml`)).t?.metadata, t.metadata)) {
+      } else if (
+        t.types.launch &&
+        prevDir &&
+        isDir(path.join(prevDir, name)) &&
+        isDeepStrictEqual(readLayerSafely(path.join(prevDir, `${name}.toml`)).t?.metadata, t.metadata)
+      ) {
         // The cache lost it (a failed build took it), the previous build has it as it was.
         linkTree(path.join(prevDir, name), dst);
         said.push(`${name} (from the previous build)`);
       } else {
-        if (fs.existsSync(path.join(cached, name))) log.warn(`cache: ${key} is not what the last build left there and is dropped: the buildpack builds it again`);
+        if (fs.existsSync(path.join(cached, name)))
+          log.warn(`cache: ${key} is not what the last build left there and is dropped: the buildpack builds it again`);
         continue;
       }
       // [types] is never restored: a buildpack must say again what the layer is.

@@ -280,7 +280,7 @@ describe('a build that fails or is killed leaves OUT its previous complete build
     await servesGeneration(out, 'B');
   });
 
-  it('as a user other than root, the buildpacks run as that user and the files are the user\'s', async () => {
+  it("as a user other than root, the buildpacks run as that user and the files are the user's", async () => {
     // Run as root (CI), the test builds as uid 1000 through setpriv (util-linux); run as a user, as itself.
     const root = process.getuid?.() === 0;
     const uid = root ? 1000 : process.getuid!();

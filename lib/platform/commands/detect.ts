@@ -40,7 +40,13 @@ export const run: Handler = async (ctx) => {
   writePlatformEnv(tmp.dir, env);
   try {
     log.section('Detect');
-    const r = await detectApp(order, path.resolve(app), project?.filter, { base: filteredHostEnv(), user: env, operator: operatorEnv(), platformDir: tmp.dir }, log);
+    const r = await detectApp(
+      order,
+      path.resolve(app),
+      project?.filter,
+      { base: filteredHostEnv(), user: env, operator: operatorEnv(), platformDir: tmp.dir },
+      log,
+    );
     const failure = r.code === EXIT.detectError ? 'detection failed with a buildpack error' : 'no buildpack group passed detection';
     if (r.group) {
       log.info(`group: ${r.group.map(bpKey).join(', ')}`);
