@@ -129,7 +129,7 @@ const LAZY = {
   'node:module': ['createRequire'],
   'node:url': ['fileURLToPath', 'pathToFileURL'],
   // parseArgs: a command line with flags (rbp detect APP has none: lib/platform/cli-args.ts).
-  'node:util': ['parseArgs', 'isDeepStrictEqual'],
+  'node:util': ['parseArgs'],
   dotenv: 'default',
   // execa loads child_process, net and stream (~15 ms in a buildpack's build), tar the zlib and
   // file-system streams, yaml is a quarter of a build bundle: a warm build that reuses everything

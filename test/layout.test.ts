@@ -23,7 +23,7 @@ const BASE = [
   'lib/memory-temp.ts',
   'lib/run-step.ts',
   'lib/child-result.ts',
-  'lib/cache-check.ts',
+  'lib/tree-digest.ts',
   'lib/types',
 ];
 

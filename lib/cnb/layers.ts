@@ -56,6 +56,11 @@ function stable(v: unknown): string {
   return JSON.stringify(v);
 }
 
+/** Whether two layers' metadata are the same values (key order and object kinds aside). */
+export function sameMetadata(a: Metadata | undefined, b: Metadata | undefined): boolean {
+  return a !== undefined && b !== undefined && stable(a) === stable(b);
+}
+
 /** The keys whose values differ, as `key changed (old → new)` phrases. */
 export function metadataChanges(before: Metadata | undefined, after: Metadata): string[] {
   if (!before) return [];

@@ -19,7 +19,6 @@ import { parseRenderedError } from '../errors.ts';
 import { bpKey, planFor, type PhaseEnv } from './detect.ts';
 import { buildProcessEnv } from './env.ts';
 import { isDir } from './fsops.ts';
-import { isExecutableFile } from '../fsx.ts';
 import type { Interrupt } from './interrupt.ts';
 import type { ExportedProcess } from './metadata.ts';
 import { layerNames } from './restore.ts';
@@ -96,7 +95,6 @@ async function runBuildpack(o: BuildPhaseOptions, turn: Turn): Promise<{ code: n
   // As the lifecycle: the buildpack's layers folder exists before bin/build runs.
   fs.mkdirSync(layersDir, { recursive: true });
   const bin = path.join(bp.dir, 'bin', 'build');
-  if (!isExecutableFile(bin)) return { code: null, signal: null, error: new Error(`${bin} is missing or not executable`), tail: '' };
   const child = spawn(bin, [layersDir, o.penv.platformDir, planPath], {
     cwd: path.join(o.out, 'workspace'),
     env,

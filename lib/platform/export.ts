@@ -12,11 +12,10 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { isDeepStrictEqual } from 'node:util';
 import { aggregateSboms } from '../cnb/sbom-aggregate.ts';
 import { escapeId, type BuildpackRef } from '../cnb/descriptor.ts';
 import { EXIT, PhaseFailure } from '../cnb/exit.ts';
-import { readLayerToml } from '../cnb/layers.ts';
+import { readLayerToml, sameMetadata } from '../cnb/layers.ts';
 import { writeToml } from '../cnb/toml.ts';
 import type { Logger } from '../log.ts';
 import type { Built } from './build-phase.ts';
@@ -91,10 +90,10 @@ function exportLayer(o: ExportOptions, x: Exported, esc: string, name: string, b
     const unchanged =
       t.types.launch &&
       state === 'restored' &&
-      isDeepStrictEqual(restored!.metadata, t.metadata) &&
+      sameMetadata(restored!.metadata, t.metadata) &&
       prev !== undefined &&
       isDir(path.join(prev, name)) &&
-      isDeepStrictEqual(readLayerSafely(path.join(prev, `${name}.toml`)).t?.metadata, t.metadata);
+      sameMetadata(readLayerSafely(path.join(prev, `${name}.toml`)).t?.metadata, t.metadata);
     if (unchanged) x.adopt.push(key);
     else x.record.set(key, putInCache(tx.cacheDir, key, layerDir, t.types.launch ? 'link' : 'move'));
   }

@@ -9,9 +9,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { isDeepStrictEqual } from 'node:util';
 import { escapeId, type BuildpackRef } from '../cnb/descriptor.ts';
-import { readLayerToml } from '../cnb/layers.ts';
+import { readLayerToml, sameMetadata } from '../cnb/layers.ts';
 import { writeToml } from '../cnb/toml.ts';
 import type { Logger } from '../log.ts';
 import { bpKey } from './detect.ts';
@@ -93,7 +92,7 @@ export function restore(o: {
         t.types.launch &&
         prevDir &&
         isDir(path.join(prevDir, name)) &&
-        isDeepStrictEqual(readLayerSafely(path.join(prevDir, `${name}.toml`)).t?.metadata, t.metadata)
+        sameMetadata(readLayerSafely(path.join(prevDir, `${name}.toml`)).t?.metadata, t.metadata)
       ) {
         // The cache lost it (a failed build took it), the previous build has it as it was.
         linkTree(path.join(prevDir, name), dst);

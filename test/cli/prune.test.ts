@@ -1,9 +1,8 @@
 /**
- * `rbp prune` (issue 26): what it removes, with the space each removal frees, what it keeps and
- * why; --dry-run removes nothing; an OUT a running app uses is never touched. The folders are laid
- * out as rbp leaves them (OUT with its marker and rbp.toml, the cache and spare beside it, rbp's
- * record of it, download cache entries); test/reliability/download-cache.test.ts prunes after real
- * builds.
+ * `rbp prune`: what it removes, with the space each removal frees, what it keeps and why; --dry-run
+ * removes nothing; an OUT a running app uses is never touched. The folders are laid out as rbp
+ * leaves them (OUT with its marker and rbp.toml, the cache beside it, rbp's record of it, download
+ * cache entries); test/reliability/download-cache.test.ts prunes after real builds.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -22,14 +21,14 @@ function file(p: string, bytes: number): void {
   fs.writeFileSync(p, Buffer.alloc(bytes, 1));
 }
 
-/** An OUT as a build leaves it, its cache and spare beside it, recorded for `xdg`. */
+/** An OUT as a build leaves it, its cache beside it, recorded for `xdg`. */
 function builtOut(out: string, app: string, env: NodeJS.ProcessEnv): void {
   file(path.join(out, '.rbp-out'), 0);
   file(path.join(out, 'rbp.toml'), 10);
   file(path.join(out, 'layers', 'rbp_node', 'modules', 'big'), 2 * MiB);
-  // The spare is a second name for OUT's files: removing it frees nothing.
-  fs.mkdirSync(path.join(`${out}.rbp-spare`, 'rbp_node', 'modules'), { recursive: true });
-  fs.linkSync(path.join(out, 'layers', 'rbp_node', 'modules', 'big'), path.join(`${out}.rbp-spare`, 'rbp_node', 'modules', 'big'));
+  // The cache's folder of a launch layer is a second name for OUT's files.
+  fs.mkdirSync(path.join(`${out}.rbp-cache`, 'rbp_node', 'modules'), { recursive: true });
+  fs.linkSync(path.join(out, 'layers', 'rbp_node', 'modules', 'big'), path.join(`${out}.rbp-cache`, 'rbp_node', 'modules', 'big'));
   file(path.join(`${out}.rbp-cache`, 'rbp_node', 'package-cache', 'c'), 1 * MiB);
   recordOut({ out, app, cache: `${out}.rbp-cache`, cacheBeside: true, built: new Date().toISOString() }, env);
 }
@@ -62,6 +61,8 @@ describe('rbp prune', () => {
     builtOut(gone, app, env);
     fs.rmSync(gone, { recursive: true });
     builtOut(deployed, path.join(app, 'removed-app'), env);
+    // What a build killed after it completed OUT left: the previous OUT beside a complete one.
+    file(path.join(`${kept}.rbp-previous`, 'rbp.toml'), MiB);
     const used = entry(downloads, 'node', '24.15.0', path.join(kept, 'layers', 'rbp_node', 'node'));
     const unused = entry(downloads, 'node', '22.1.0');
     file(path.join(downloads, '.incoming', '999999999-abcd', 'tree', 'half'), MiB);
@@ -72,14 +73,13 @@ describe('rbp prune', () => {
     const s = setup();
     const plan = planPrune({ env: s.env });
     const removed = Object.fromEntries(plan.remove.map((i) => [i.path, i]));
-    // The gone OUT's cache, spare and record; the deploy of a gone app, whole.
+    // The gone OUT's cache and record; the deploy of a gone app, whole; the previous OUT beside a complete one.
     expect(Object.keys(removed)).toEqual(
       expect.arrayContaining([
         `${s.gone}.rbp-cache`,
-        `${s.gone}.rbp-spare`,
         s.deployed,
         `${s.deployed}.rbp-cache`,
-        `${s.kept}.rbp-spare`,
+        `${s.kept}.rbp-previous`,
         s.unused,
         path.join(s.downloads, '.incoming', '999999999-abcd'),
       ]),
@@ -87,12 +87,11 @@ describe('rbp prune', () => {
     expect(Object.keys(removed)).not.toContain(s.kept);
     expect(Object.keys(removed)).not.toContain(s.used);
     expect(plan.kept).toContainEqual({ path: s.used, why: 'node 24.15.0: used by layers' });
-    // Sizes are what goes: the unused entry's 3 MiB; the kept OUT's spare only adds names to its files.
+    // Sizes are what goes: the unused entry's 3 MiB; the gone OUT's cache held the last name of its 2 MiB file.
     expect(removed[s.unused]!.bytes).toBeGreaterThanOrEqual(3 * MiB);
-    expect(removed[`${s.kept}.rbp-spare`]!.bytes).toBeLessThan(64 * 1024);
-    // The gone OUT's spare was the last name of its 2 MiB file.
-    expect(removed[`${s.gone}.rbp-spare`]!.bytes).toBeGreaterThanOrEqual(2 * MiB);
-    expect(plan.freed).toBeGreaterThanOrEqual(3 * MiB + 2 * MiB + 2 * MiB + 1 * MiB + 1 * MiB);
+    expect(removed[`${s.gone}.rbp-cache`]!.bytes).toBeGreaterThanOrEqual(3 * MiB);
+    expect(removed[`${s.kept}.rbp-previous`]!.bytes).toBeGreaterThanOrEqual(MiB);
+    expect(plan.freed).toBeGreaterThanOrEqual(3 * MiB + 3 * MiB + 3 * MiB + 1 * MiB);
 
     // The command: --dry-run shows the same and removes nothing.
     let out = '';
@@ -119,7 +118,7 @@ describe('rbp prune', () => {
       for (const k of ['XDG_CACHE_HOME', 'RBP_DOWNLOAD_CACHE', 'NO_COLOR']) if (saved[k] === undefined) delete process.env[k];
       Object.assign(process.env, saved);
     }
-    for (const p of [s.unused, s.deployed, `${s.deployed}.rbp-cache`, `${s.gone}.rbp-cache`, `${s.kept}.rbp-spare`]) expect(fs.existsSync(p), p).toBe(false);
+    for (const p of [s.unused, s.deployed, `${s.deployed}.rbp-cache`, `${s.gone}.rbp-cache`, `${s.kept}.rbp-previous`]) expect(fs.existsSync(p), p).toBe(false);
     for (const p of [s.kept, `${s.kept}.rbp-cache`, s.used]) expect(fs.existsSync(p), p).toBe(true);
     // What is left needs nothing more.
     expect(planPrune({ env: s.env }).remove).toEqual([]);
@@ -132,10 +131,10 @@ describe('rbp prune', () => {
     expect(plan.kept).toContainEqual({ path: s.kept, why: `in use by rbp run or deploy (process ${process.pid})` });
     expect(plan.remove.filter((i) => i.path.startsWith(s.kept))).toEqual([]);
     expect(applyPrune(plan, s.env)).toEqual([]);
-    expect(fs.existsSync(`${s.kept}.rbp-spare`) && fs.existsSync(`${s.kept}.rbp-cache`)).toBe(true);
+    expect(fs.existsSync(`${s.kept}.rbp-previous`) && fs.existsSync(`${s.kept}.rbp-cache`)).toBe(true);
     // Once it ends (its mark gone), --caches takes its cache too.
     fs.rmSync(`${s.kept}.rbp-run`, { recursive: true });
     const after = planPrune({ env: s.env, caches: true });
-    expect(after.remove.map((i) => i.path)).toEqual(expect.arrayContaining([`${s.kept}.rbp-cache`, `${s.kept}.rbp-spare`]));
+    expect(after.remove.map((i) => i.path)).toEqual(expect.arrayContaining([`${s.kept}.rbp-cache`, `${s.kept}.rbp-previous`]));
   });
 });

@@ -188,8 +188,8 @@ describe('rbp build: the application, OUT and the cache', () => {
   });
 
   it('platform/out/name-too-long', () => {
-    // A name whose lock file still fits in a folder entry (255 bytes) but whose spare's new twin
-    // (OUT.rbp-spare.rbp-new) does not: refused before anything is made.
+    // A name whose lock file still fits in a folder entry (255 bytes) but whose previous build's
+    // name (OUT.rbp-previous) does not: refused before anything is made.
     const d = paths();
     const name = 'o'.repeat(244);
     const out = path.join(d.dir, name);

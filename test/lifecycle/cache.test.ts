@@ -91,8 +91,9 @@ describe('restore and reuse across two builds', () => {
     expect(fs.readFileSync(path.join(layers, 'both', 'data'), 'utf8')).toBe('both k2');
     expect(fs.existsSync(path.join(layers, 'dropped'))).toBe(false);
     expect(fs.existsSync(path.join(layers, 'dropped.toml'))).toBe(false);
-    // A launch+cache layer's only copy is OUT: the cache beside it keeps its metadata.
-    expect(fs.readdirSync(path.join(`${out}.rbp-cache`, 'test_a')).sort()).toEqual(['both.toml', 'cached', 'cached.toml']);
+    // The cache keeps its own folder of each cache = true layer (a launch layer's: hard links to OUT's files).
+    expect(fs.readdirSync(path.join(`${out}.rbp-cache`, 'test_a')).sort()).toEqual(['both', 'both.toml', 'cached', 'cached.toml']);
+    expect(fs.statSync(path.join(`${out}.rbp-cache`, 'test_a', 'both', 'data')).ino).toBe(fs.statSync(path.join(layers, 'both', 'data')).ino);
     expect(fs.readFileSync(path.join(`${out}.rbp-cache`, 'test_a', 'cached', 'data'), 'utf8')).toBe('cached v1');
     expect(layerStates(out)).toEqual({ both: 'created', cached: 'restored', meta: 'reused' });
     expect(s).toMatch(/test\/a@0\.0\.1: restored both, cached, dropped \(metadata\), meta \(metadata\)/);
@@ -132,11 +133,9 @@ describe('restore and reuse across two builds', () => {
     expect(parse(section(r.stdout, 'store'))).toEqual({ metadata: { runs: 1 } });
   });
 
-  it('a cache-only store whose files a launch layer hard-links (pnpm, bun): each build leaves it to the next whole, and what it added is checked', async () => {
+  it('a cache-only store whose files a launch layer hard-links (pnpm, bun): each build leaves it to the next whole', async () => {
     // Each build adds a package to the store (a layer named `pkgs`: `store` is store.toml's name)
-    // and makes the launch layer anew with links to the store's files; the links of the build
-    // before go when its generation and spare are removed, after export. That is no change of the
-    // store's files (their links elsewhere are not theirs).
+    // and makes the launch layer anew with links to the store's files.
     const build = (n: number) =>
       [
         'echo "pkgs before: $(ls "$CNB_LAYERS_DIR/pkgs" 2>/dev/null | tr "\\n" " ")"',
@@ -156,19 +155,13 @@ describe('restore and reuse across two builds', () => {
     for (const r of runs) expect(r.exitCode).toBe(0);
     expect(runs[1]!.all).toContain('pkgs before: pkg-1 ');
     expect(runs[2]!.all).toContain('pkgs before: pkg-1 pkg-2 ');
-    for (const r of runs) expect(r.all).not.toContain('damaged');
-    // What a build added is checked from then on like the rest: the package the last build added,
-    // written to after that build (the listing export left holds restore's stamps, not the new names').
-    fs.truncateSync(path.join(`${out}.rbp-cache`, 'test_a', 'pkgs', 'pkg-3'), 0);
-    const after = await rbp(['build', app, '--out', out, ...bpArgs('a')]);
-    expect(after.all).toContain('cache: test_a/pkgs is damaged and is dropped (something in it changed after the build that cached it ended)');
-    expect(after.all).toMatch(/^pkgs before: $/m);
+    for (const r of runs) expect(r.all).not.toContain('dropped');
+    expect(fs.readFileSync(path.join(out, 'layers', 'test_a', 'mods', 'pkg-3'), 'utf8')).toBe('3');
   });
 
   it('a cache-only layer the buildpack writes into in place, or adds to, is recorded as it left it: the next build restores it whole', async () => {
     // Build 1 makes it; build 2 appends to its file in place, build 3 adds a file: each time export
-    // moves it on unwalked, and the next restore takes the change, made before that export ended.
-    // Each next build must find what the last one left, not a "damaged" layer.
+    // moves it back into the cache, and the next build finds what the last one left.
     const app = scriptedApp({
       'a/detect': passWith(),
       'a/build': [toml('c', 'cache = true'), 'mkdir -p "$CNB_LAYERS_DIR/c/sub"', 'printf 1 > "$CNB_LAYERS_DIR/c/sub/index"'].join('\n'),
@@ -179,14 +172,12 @@ describe('restore and reuse across two builds', () => {
     writeScripts(app, { 'a/build': [show, toml('c', 'cache = true'), 'printf 2 >> "$CNB_LAYERS_DIR/c/sub/index"'].join('\n') });
     const second = await rbp(['build', app, '--out', out, ...bpArgs('a')]);
     expect(second.all).toContain('index: 1 more: none');
-    // Moved on as the build left it, unwalked: recorded against restore's check, with the time the build's changes end.
-    expect(fs.readFileSync(`${out}.rbp-cache/.rbp-cache`, 'utf8')).toMatch(/"test_a\/c" = "until:\d+(\.\d+)?:[0-9a-f]{64}"/);
     writeScripts(app, { 'a/build': [show, toml('c', 'cache = true'), 'printf x > "$CNB_LAYERS_DIR/c/more"'].join('\n') });
     const third = await rbp(['build', app, '--out', out, ...bpArgs('a')]);
     expect(third.all).toContain('index: 12 more: none');
     writeScripts(app, { 'a/build': [show, toml('c', 'cache = true')].join('\n') });
     const fourth = await rbp(['build', app, '--out', out, ...bpArgs('a')]);
     expect(fourth.all).toContain('index: 12 more: x');
-    for (const r of [second, third, fourth]) expect(r.all).not.toContain('damaged');
+    for (const r of [second, third, fourth]) expect(r.all).not.toContain('dropped');
   });
 });

@@ -125,7 +125,7 @@ describe('OUT that is not rbp’s is refused, nothing touched', () => {
   it('an OUT whose name leaves no room for the folders rbp keeps beside it is refused, nothing touched', async () => {
     const dir = tmpDir();
     const app = goodApp();
-    const out = path.join(dir, 'o'.repeat(244)); // +.rbp-lock fits in 255 bytes, +.rbp-spare.rbp-new does not
+    const out = path.join(dir, 'o'.repeat(244)); // +.rbp-lock fits in 255 bytes, +.rbp-previous does not
     fs.mkdirSync(out);
     fs.writeFileSync(path.join(out, '.rbp-out'), '');
     fs.writeFileSync(path.join(out, 'rbp.toml'), 'app = "x"\ninstance = "XS"\nbuilt-at = "x"\nlayers = []\n');
@@ -163,7 +163,7 @@ describe('a killed build', () => {
     expect(tempsOf(b.child.pid!)).toEqual([]);
   });
 
-  it('after SIGKILL, OUT is the last good build as it was; `rbp run` stops the orphaned buildpack; a failing build keeps OUT and sweeps what the killed one left', async () => {
+  it('after SIGKILL, `rbp run` stops the orphaned buildpack and puts the last good build back as it was; a failing build keeps it', async () => {
     const app = goodApp();
     const out = path.join(tmpDir('rbp-out-'), 'out');
     expect((await rbp(['build', app, '--out', out, ...bpArgs('a')])).exitCode).toBe(0);
@@ -177,17 +177,17 @@ describe('a killed build', () => {
     b.child.kill('SIGKILL');
     await b.exited;
     try {
-      // OUT never stopped being the last complete build: the killed build's generation is beside it.
-      expect(treeHash(out)).toBe(before);
-      expect(fs.existsSync(`${out}.rbp-next`)).toBe(true);
-      expect(fs.existsSync(`${out}.rbp-previous`)).toBe(false);
+      // The killed build was being made in OUT; the last complete build waits beside it.
+      expect(treeHash(`${out}.rbp-previous`)).toBe(before);
       // rbp could not stop its buildpack: the group still runs, until the next rbp stops it.
       expect(alive(childPid)).toBe(true);
       const run = await rbp(['run', out]);
       expect(run.exitCode).toBe(0);
       expect(run.stdout).toContain('hello');
+      expect(run.all).toContain('an interrupted build left');
       await until(() => !alive(childPid) && !alive(buildPid), 10_000);
       expect(treeHash(out)).toBe(before);
+      expect(fs.existsSync(`${out}.rbp-previous`)).toBe(false);
     } finally {
       // The group this test started (through rbp), if rbp did not end it.
       if (alive(buildPid)) process.kill(-buildPid, 'SIGKILL');

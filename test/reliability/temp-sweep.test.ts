@@ -78,19 +78,4 @@ describe('private temp folders of dead rbp processes', () => {
       fs.rmSync(living, { recursive: true, force: true });
     }
   }, 60_000);
-
-  it('an rbp detect of our buildpacks only makes no temp folder (the variables are handed in memory), and still sweeps', async () => {
-    const dead = spawnSync('sh', ['-c', 'echo $$'], { encoding: 'utf8' }).stdout.trim();
-    const stale = fs.mkdtempSync(path.join(memoryTempRoot().dir, `rbp-platform-${dead}-`));
-    try {
-      // CC_WEBROOT reaches the compiled phpserver detect without a file: it finds index.php in public/.
-      const { r, made } = await detectWatched(['--env', 'CC_WEBROOT=public', copyFixture('php-webroot')]);
-      expect(r.exitCode, r.all).toBe(0);
-      expect(r.stdout).toMatch(/pass: rbp\/phpserver@.*\n\s+found public\/index\.php/);
-      expect(made).toEqual([]);
-      expect(fs.existsSync(stale)).toBe(false);
-    } finally {
-      fs.rmSync(stale, { recursive: true, force: true });
-    }
-  }, 60_000);
 });
