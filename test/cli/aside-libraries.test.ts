@@ -1,7 +1,7 @@
 /**
  * Libraries most runs never call (undici, execa, tar, yaml) are files of their own beside each
  * bundle that may call them (scripts/build.mjs ASIDE), so that loading rbp or a buildpack's build
- * does not read and deserialize them (issue 27). Each bundle holds none of them and requires each
+ * does not read and deserialize them. Each bundle holds none of them and requires each
  * from the file beside it; each file, loaded the way the bundle loads it, does what rbp asks of it.
  */
 import fs from 'node:fs';
@@ -13,11 +13,7 @@ import { ROOT, tmpDir } from '../helpers/rbp.ts';
 
 const dist = path.join(ROOT, 'dist');
 const LIBRARIES = ['undici', 'execa', 'tar', 'yaml'];
-const bundles = [
-  'rbp.bundle.cjs',
-  'cli-detect.bundle.cjs',
-  ...['node', 'phpserver', 'static'].map((n) => path.join('buildpacks', n, 'lib', 'build.bundle.cjs')),
-];
+const bundles = ['rbp.bundle.cjs', ...['node', 'phpserver', 'static'].map((n) => path.join('buildpacks', n, 'lib', 'build.bundle.cjs'))];
 /** Where bundles that set them aside live: each folder has the four files. */
 const dirs = [dist, ...['node', 'phpserver', 'static'].map((n) => path.join(dist, 'buildpacks', n, 'lib'))];
 
@@ -25,9 +21,8 @@ describe('libraries beside the bundles', () => {
   it.each(bundles)('%s holds none of them, and requires the ones it calls from the file beside it', (b) => {
     const text = fs.readFileSync(path.join(dist, b), 'utf8');
     for (const lib of LIBRARIES) expect(text).not.toMatch(new RegExp(`// node_modules/${lib}/`));
-    // Each runs processes (execa), and all but the detect CLI download (undici): those at least are asked for.
-    for (const lib of b === 'cli-detect.bundle.cjs' ? ['execa'] : ['undici', 'execa'])
-      expect(text).toMatch(new RegExp(`require\\(["']\\./${lib}\\.cjs["']\\)`));
+    // Each runs processes (execa) and downloads (undici): those at least are asked for.
+    for (const lib of ['undici', 'execa']) expect(text).toMatch(new RegExp(`require\\(["']\\./${lib}\\.cjs["']\\)`));
     for (const lib of LIBRARIES) expect(fs.existsSync(path.join(dist, path.dirname(b), `${lib}.cjs`))).toBe(true);
   });
 

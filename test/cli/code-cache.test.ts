@@ -1,7 +1,6 @@
 /**
  * dist/rbp.js runs the CLI bundle with V8's code cache, which rbp makes itself after a command that
- * succeeded (scripts/build.mjs, RBP_LOADER): when there is none, when V8 refuses it, or when it came
- * from a command that runs less of rbp (rank 1) than this one (build, deploy: rank 2).
+ * succeeded (scripts/build.mjs, RBP_LOADER): when there is none, or when V8 refuses it.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -11,8 +10,8 @@ import { ROOT, tmpDir } from '../helpers/rbp.ts';
 
 let dir: string;
 const cacheFile = () => path.join(dir, 'rbp.bundle.cjs.v8cache');
-/** The cache's header: the bundle it was made for and the rank of the command that made it. */
-const header = () => fs.readFileSync(cacheFile()).toString('utf8').split('\n').slice(0, 2);
+/** The cache's header: the bundle it was made for. */
+const header = () => fs.readFileSync(cacheFile()).toString('utf8').split('\n')[0];
 const run = (...args: string[]) => execa('node', ['--', path.join(dir, 'rbp.js'), ...args], { reject: false, env: { NO_COLOR: '1' } });
 
 beforeEach(() => {
@@ -26,33 +25,23 @@ describe('rbp’s code cache', () => {
     expect(fs.existsSync(cacheFile())).toBe(false);
     const first = await run('--version');
     expect(first.stdout).toMatch(/^rbp \d+\.\d+\.\d+ \(node v/);
-    expect(header()).toEqual([path.join(dir, 'rbp.bundle.cjs'), '1']);
+    expect(header()).toBe(path.join(dir, 'rbp.bundle.cjs'));
     const made = fs.readFileSync(cacheFile());
     const again = await run('--version');
     expect(again.stdout).toBe(first.stdout);
     expect(fs.readFileSync(cacheFile()).equals(made)).toBe(true);
   });
 
-  it('is made again by a build (rank 2), and a lower rank keeps it', async () => {
-    await run('--version');
-    const help = await run('build', '--help');
-    expect(help.exitCode).toBe(0);
-    expect(header()[1]).toBe('2');
-    const made = fs.readFileSync(cacheFile());
-    await run('--help');
-    expect(fs.readFileSync(cacheFile()).equals(made)).toBe(true);
-  });
-
   it('is replaced when V8 refuses it or it names another bundle', async () => {
-    const garbage = Buffer.concat([Buffer.from(`${path.join(dir, 'rbp.bundle.cjs')}\n2\n`), Buffer.alloc(4096, 7)]);
+    const garbage = Buffer.concat([Buffer.from(`${path.join(dir, 'rbp.bundle.cjs')}\n`), Buffer.alloc(4096, 7)]);
     fs.writeFileSync(cacheFile(), garbage);
     expect((await run('--version')).exitCode).toBe(0);
-    expect(header()[1]).toBe('1');
     expect(fs.readFileSync(cacheFile()).equals(garbage)).toBe(false);
 
-    fs.writeFileSync(cacheFile(), `/elsewhere/rbp.bundle.cjs\n2\n${fs.readFileSync(cacheFile()).subarray(0, 100).toString('latin1')}`);
+    const other = `/elsewhere/rbp.bundle.cjs\n${fs.readFileSync(cacheFile()).subarray(0, 100).toString('latin1')}`;
+    fs.writeFileSync(cacheFile(), other);
     expect((await run('--version')).exitCode).toBe(0);
-    expect(header()).toEqual([path.join(dir, 'rbp.bundle.cjs'), '1']);
+    expect(header()).toBe(path.join(dir, 'rbp.bundle.cjs'));
   });
 
   it('is not made by a command that fails, and leaves no temporary file', async () => {
