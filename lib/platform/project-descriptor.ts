@@ -76,6 +76,14 @@ export function readProjectDescriptor(appDir: string, given?: string): ProjectDe
       fix: 'Check the path, or drop --descriptor to use APP/project.toml when there is one.',
     });
   }
+  const { schema, sec } = sectionOf(file);
+  const prefix = schema === '0.2' ? 'io.buildpacks' : 'build';
+  const filter = filterOf(file, prefix, sec);
+  return { file, schema, env: envOf(file, schema, sec), group: groupOf(file, prefix, sec), ...(filter ? { filter } : {}) };
+}
+
+/** The descriptor parsed, its schema, and the part of it rbp reads, wherever that schema puts it. */
+function sectionOf(file: string): { schema: '0.1' | '0.2'; sec: Section } {
   let doc: Record<string, unknown>;
   try {
     doc = parseToml(fs.readFileSync(file, 'utf8'));
@@ -91,7 +99,6 @@ export function readProjectDescriptor(appDir: string, given?: string): ProjectDe
     );
   }
   const underscore = doc._ as { 'schema-version'?: unknown } | undefined;
-  const schema = underscore?.['schema-version'] === '0.2' ? '0.2' : '0.1';
   if (underscore?.['schema-version'] !== undefined && underscore['schema-version'] !== '0.2') {
     throw invalid(
       file,
@@ -101,22 +108,27 @@ export function readProjectDescriptor(appDir: string, given?: string): ProjectDe
       'Set schema-version = "0.2".',
     );
   }
-  let sec: Section;
-  if (schema === '0.2') {
+  if (underscore?.['schema-version'] === '0.2') {
     const io = ((doc.io as Record<string, unknown> | undefined)?.buildpacks ?? {}) as Record<string, unknown>;
-    sec = {
-      include: io.include as string[],
-      exclude: io.exclude as string[],
-      env: (io.build as { env?: EnvEntry[] } | undefined)?.env,
-      group: io.group as BuildpackEntry[],
+    return {
+      schema: '0.2',
+      sec: {
+        include: io.include as string[],
+        exclude: io.exclude as string[],
+        env: (io.build as { env?: EnvEntry[] } | undefined)?.env,
+        group: io.group as BuildpackEntry[],
+      },
     };
-  } else {
-    const b = (doc.build ?? {}) as Record<string, unknown>;
-    sec = { include: b.include as string[], exclude: b.exclude as string[], env: b.env as EnvEntry[], group: b.buildpacks as BuildpackEntry[] };
   }
-  const prefix = schema === '0.2' ? 'io.buildpacks' : 'build';
-  const envTable = schema === '0.2' ? '[[io.buildpacks.build.env]]' : '[[build.env]]';
+  const b = (doc.build ?? {}) as Record<string, unknown>;
+  return {
+    schema: '0.1',
+    sec: { include: b.include as string[], exclude: b.exclude as string[], env: b.env as EnvEntry[], group: b.buildpacks as BuildpackEntry[] },
+  };
+}
 
+function envOf(file: string, schema: '0.1' | '0.2', sec: Section): EnvMap {
+  const envTable = schema === '0.2' ? '[[io.buildpacks.build.env]]' : '[[build.env]]';
   const env: EnvMap = {};
   for (const e of sec.env ?? []) {
     // The value is never echoed: it may be a secret.
@@ -133,9 +145,12 @@ export function readProjectDescriptor(appDir: string, given?: string): ProjectDe
       throw invalid(file, `${envTable} ${e.name}`, undefined, 'Each env entry has a string value.', `Give ${e.name} a value = "..." (quoted).`);
     env[e.name] = e.value;
   }
+  return env;
+}
 
+function groupOf(file: string, prefix: string, sec: Section): OrderFileEntry[] {
   const base = path.dirname(file);
-  const group: OrderFileEntry[] = (sec.group ?? []).map((b) => {
+  return (sec.group ?? []).map((b) => {
     if (b.uri !== undefined) {
       const uri = text(b.uri);
       let dir: string | undefined;
@@ -161,7 +176,10 @@ export function readProjectDescriptor(appDir: string, given?: string): ProjectDe
       );
     return { id: b.id, ...(b.version ? { version: text(b.version) } : {}) };
   });
+}
 
+/** include or exclude as a filter of the app's paths (gitignore patterns, as pack reads them). */
+function filterOf(file: string, prefix: string, sec: Section): ProjectDescriptor['filter'] {
   const inc = sec.include ?? [];
   const exc = sec.exclude ?? [];
   for (const [what, list] of [
@@ -177,7 +195,7 @@ export function readProjectDescriptor(appDir: string, given?: string): ProjectDe
         `Write it like ${what} = ["node_modules", "*.log"].`,
       );
   }
-  if (inc.length && exc.length) {
+  if (inc.length && exc.length)
     throw invalid(
       file,
       `${prefix}.include and ${prefix}.exclude`,
@@ -185,15 +203,14 @@ export function readProjectDescriptor(appDir: string, given?: string): ProjectDe
       'A project descriptor may have include or exclude, not both (as pack).',
       'Keep one of them.',
     );
-  }
-  let filter: ProjectDescriptor['filter'];
   if (inc.length) {
     const m = ignore().add(inc);
     // Folders are walked into (a pattern may match something inside them); files must match.
-    filter = (rel, isDir) => isDir || m.ignores(rel);
-  } else if (exc.length) {
-    const m = ignore().add(exc);
-    filter = (rel, isDir) => !m.ignores(isDir ? `${rel}/` : rel);
+    return (rel, isDir) => isDir || m.ignores(rel);
   }
-  return { file, schema, env, group, ...(filter ? { filter } : {}) };
+  if (exc.length) {
+    const m = ignore().add(exc);
+    return (rel, isDir) => !m.ignores(isDir ? `${rel}/` : rel);
+  }
+  return undefined;
 }

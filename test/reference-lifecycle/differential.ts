@@ -216,7 +216,9 @@ async function rbpRun(
 export async function viaRbp(s: Scenario): Promise<Observed> {
   const app = copyApp(s.app);
   const before = treeHash(app);
-  const d = await rbpDetect(s, app);
+  // `rbp detect` reads the folder it is given, as the lifecycle's detector reads its app folder: that
+  // folder is the build's copy on both sides (pack copies the source before its detector runs).
+  const d = await rbpDetect(s, copyApp(app));
   const obs: Observed = {
     sourceChanged: treeHash(app) !== before,
     detect: {
