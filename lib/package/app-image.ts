@@ -21,8 +21,8 @@ import { escapeId } from '../cnb/descriptor.ts';
 import { value } from '../config/read.ts';
 import { UserError } from '../errors.ts';
 import { formatDuration, type Logger } from '../log.ts';
-import { launchLayers } from '../platform/launcher.ts';
-import { readLaunchMetadata, type LaunchMetadata } from '../platform/metadata.ts';
+import { launchLayers } from '../cnb/layers.ts';
+import { readLaunchMetadata, type LaunchMetadata } from '../cnb/metadata.ts';
 import { historyFor, imageEnv, OciLayoutWriter, readLayout, REPRODUCIBLE_DATE, type Descriptor, type Layer, type ReadImage } from './oci-layout.ts';
 import { CNB_USER } from './stack-user.ts';
 

@@ -22,7 +22,7 @@ import { stringify } from 'smol-toml';
 import { UserError } from '../errors.ts';
 import { escapeId, type BuildpackRef } from '../cnb/descriptor.ts';
 import type { Logger } from '../log.ts';
-import { AUTO_ORDER, ourBuildpack } from '../platform/order.ts';
+import { AUTO_ORDER, ourBuildpack } from './our-buildpacks.ts';
 import { runImageLayout } from './app-image.ts';
 import { LAYERS_LABEL, oneGroupEach, stageBuildpack, writeBuildpackage } from './buildpackage.ts';
 import { formatRef, parseImageRef, sibling, type ImageRef } from './image-ref.ts';

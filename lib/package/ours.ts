@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { BuildpackRef } from '../cnb/descriptor.ts';
 import type { Logger } from '../log.ts';
-import { AUTO_ORDER, ourBuildpack } from '../platform/order.ts';
+import { AUTO_ORDER, ourBuildpack } from './our-buildpacks.ts';
 import { compositeDescriptor, writeBuildpackage, writeComposite } from './buildpackage.ts';
 import { formatRef, parseImageRef, sibling } from './image-ref.ts';
 import { extractArchive } from './oci-layout.ts';
