@@ -26,7 +26,7 @@ import { UserError } from '../errors.ts';
 import { formatDuration, type Logger } from '../log.ts';
 import { launchLayers } from '../cnb/layers.ts';
 import { readLaunchMetadata, type LaunchMetadata } from '../cnb/metadata.ts';
-import { DOCKER, historyFor, imageEnv, OciLayoutWriter, readLayout, REPRODUCIBLE_DATE, type Layer, type ReadImage } from './oci-layout.ts';
+import { DOCKER, historyFor, imageEnv, imageTime, OciLayoutWriter, readLayout, REPRODUCIBLE_DATE, type Layer, type ReadImage } from './oci-layout.ts';
 import { CNB_USER } from './stack-user.ts';
 
 export const LAYERS_DIR = '/layers';
@@ -178,7 +178,7 @@ export function imageDate(env: NodeJS.ProcessEnv, log: Logger): Date {
   if (!epoch) return REPRODUCIBLE_DATE;
   const date = /^[+-]?\d{1,15}$/.test(epoch) ? new Date(Number(epoch) * 1000) : undefined;
   if (date && !Number.isNaN(date.getTime())) return date;
-  log.warn(`SOURCE_DATE_EPOCH=${epoch} is not a number of seconds: ignored (the image is dated ${REPRODUCIBLE_DATE.toISOString()}, as the lifecycle does)`);
+  log.warn(`SOURCE_DATE_EPOCH=${epoch} is not a number of seconds: ignored (the image is dated ${imageTime(REPRODUCIBLE_DATE)}, as the lifecycle does)`);
   return REPRODUCIBLE_DATE;
 }
 
@@ -258,7 +258,7 @@ export async function prepareAppImage(o: AppImageOptions): Promise<PreparedImage
       {
         architecture: run.config.architecture,
         os: run.config.os,
-        created: created.toISOString(),
+        created: imageTime(created),
         config: {
           Env: [...runEnv, `CNB_LAYERS_DIR=${LAYERS_DIR}`, `CNB_APP_DIR=${APP_DIR}`, `CNB_PLATFORM_API=${PLATFORM_API}`, `PATH=/cnb/process:${runPath}`],
           Entrypoint: [dflt ? `/cnb/process/${dflt}` : '/cnb/lifecycle/launcher'],

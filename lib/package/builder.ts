@@ -27,7 +27,7 @@ import { runImageLayout } from './app-image.ts';
 import { LAYERS_LABEL, oneGroupEach, stageBuildpack, writeBuildpackage } from './buildpackage.ts';
 import { formatRef, parseImageRef, sibling, type ImageRef } from './image-ref.ts';
 import { lifecycleArchiveName, lifecycleDescriptor, lifecycleImageLabels, LIFECYCLE_APIS, stageLifecycle, writeLifecycleArchive } from './lifecycle.ts';
-import { DOCKER, historyFor, imageEnv, OciLayoutWriter, readLayout, REPRODUCIBLE_DATE, type Descriptor, type ImageConfig, type LayerOptions, type ReadImage } from './oci-layout.ts';
+import { DOCKER, historyFor, imageEnv, imageTime, OciLayoutWriter, readLayout, REPRODUCIBLE_DATE, type Descriptor, type ImageConfig, type LayerOptions, type ReadImage } from './oci-layout.ts';
 import { cnbHomeOwner, CNB_USER, stageCnbUser } from './stack-user.ts';
 
 export const BUILD_UID = CNB_USER.uid;
@@ -162,7 +162,7 @@ class BuilderLayout {
   finish(img: Built, config: Omit<ImageConfig, 'architecture' | 'os' | 'rootfs' | 'history'>, tag: string): void {
     const { architecture, os } = this.base.config;
     this.w.finish(
-      { architecture, os, created: REPRODUCIBLE_DATE.toISOString(), ...config, rootfs: { type: 'layers', diff_ids: img.diffIds }, history: img.history },
+      { architecture, os, created: imageTime(REPRODUCIBLE_DATE), ...config, rootfs: { type: 'layers', diff_ids: img.diffIds }, history: img.history },
       img.layers,
       tag,
       DOCKER,

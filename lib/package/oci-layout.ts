@@ -54,6 +54,9 @@ function layerType(mediaType: string, family: MediaFamily): string {
 /** The date every layer entry and the image carry, as pack does for reproducible buildpackages. */
 export const REPRODUCIBLE_DATE = new Date('1980-01-01T00:00:01Z');
 
+/** A date as go-containerregistry writes an image's (RFC 3339, no fraction of a second when there is none). */
+export const imageTime = (d: Date) => d.toISOString().replace('.000Z', 'Z');
+
 export interface Descriptor {
   mediaType: string;
   digest: string;
@@ -137,7 +140,7 @@ export interface History {
  * `created`, as the lifecycle's exporter dates them all with the image.
  */
 export function historyFor(base: ImageConfig | undefined, baseLayers: number, added: string[], created = REPRODUCIBLE_DATE): History[] {
-  const at = created.toISOString();
+  const at = imageTime(created);
   const own = base?.history ?? [];
   const kept =
     own.filter((h) => !h.empty_layer).length === baseLayers
