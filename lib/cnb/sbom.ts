@@ -127,14 +127,17 @@ export function spdx(name: string, components: SbomComponent[]): object {
       downloadLocation: 'NOASSERTION',
       filesAnalyzed: false,
       licenseConcluded: 'NOASSERTION',
-      licenseDeclared: licenses.length ? licenses.map((l) => (licenses.length > 1 && / /.test(l) ? `(${l})` : l)).join(' OR ') : 'NOASSERTION',
+      licenseDeclared: licenses.length ? licenses.map((l) => (licenses.length > 1 && l.includes(' ') ? `(${l})` : l)).join(' OR ') : 'NOASSERTION',
       copyrightText: 'NOASSERTION',
       ...(checksums.length ? { checksums: checksums.map((h) => ({ algorithm: ALGORITHMS[h.alg], checksumValue: h.content })) } : {}),
       ...(c.purl ? { externalRefs: [{ referenceCategory: 'PACKAGE-MANAGER', referenceType: 'purl', referenceLocator: c.purl }] } : {}),
       ...(props.length ? { comment: props.map(([k, v]) => `${k}=${v}`).join('\n') } : {}),
     };
   });
-  const digest = crypto.createHash('sha256').update(JSON.stringify([name, packages])).digest('hex');
+  const digest = crypto
+    .createHash('sha256')
+    .update(JSON.stringify([name, packages]))
+    .digest('hex');
   return {
     spdxVersion: 'SPDX-2.3',
     dataLicense: 'CC0-1.0',

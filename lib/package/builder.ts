@@ -27,7 +27,19 @@ import { runImageLayout } from './app-image.ts';
 import { LAYERS_LABEL, oneGroupEach, stageBuildpack, writeBuildpackage } from './buildpackage.ts';
 import { formatRef, parseImageRef, sibling, type ImageRef } from './image-ref.ts';
 import { lifecycleArchiveName, lifecycleDescriptor, lifecycleImageLabels, LIFECYCLE_APIS, stageLifecycle, writeLifecycleArchive } from './lifecycle.ts';
-import { DOCKER, historyFor, imageEnv, imageTime, OciLayoutWriter, readLayout, REPRODUCIBLE_DATE, type Descriptor, type ImageConfig, type LayerOptions, type ReadImage } from './oci-layout.ts';
+import {
+  DOCKER,
+  historyFor,
+  imageEnv,
+  imageTime,
+  OciLayoutWriter,
+  readLayout,
+  REPRODUCIBLE_DATE,
+  type Descriptor,
+  type ImageConfig,
+  type LayerOptions,
+  type ReadImage,
+} from './oci-layout.ts';
 import { cnbHomeOwner, CNB_USER, stageCnbUser } from './stack-user.ts';
 
 export const BUILD_UID = CNB_USER.uid;
@@ -187,7 +199,11 @@ export async function writeBuilder(o: BuilderOptions): Promise<{ layout: string 
     lifecycle.layers.push(lcLayer);
     lifecycle.diffIds.push(lcLayer.diffID);
     lifecycle.history.push(...historyFor(undefined, 0, [`rbp: the reference lifecycle ${o.lifecycleVersion} at /cnb/lifecycle`]));
-    b.finish(lifecycle, { config: { Env: [`PATH=/cnb/lifecycle:${b.runPath}`], WorkingDir: '/layers', Labels: lifecycleImageLabels(o.lifecycleVersion) } }, LAYOUT_TAGS.lifecycle);
+    b.finish(
+      lifecycle,
+      { config: { Env: [`PATH=/cnb/lifecycle:${b.runPath}`], WorkingDir: '/layers', Labels: lifecycleImageLabels(o.lifecycleVersion) } },
+      LAYOUT_TAGS.lifecycle,
+    );
 
     // For `pack builder create`, offline: the buildpackages, the lifecycle's release archive, builder.toml.
     const bpDir = path.join(partial, 'buildpacks');

@@ -26,7 +26,11 @@ function write(file: string, data: unknown): void {
 describe('CycloneDX and SPDX documents', () => {
   it('the schema check catches an invalid document (so a pass means something)', () => {
     expect(
-      sbomErrors('cdx', { bomFormat: 'CycloneDX', specVersion: '1.4', components: [{ type: 'library', name: 'x', licenses: [{ license: { id: 'Not-A-License' } }] }] }),
+      sbomErrors('cdx', {
+        bomFormat: 'CycloneDX',
+        specVersion: '1.4',
+        components: [{ type: 'library', name: 'x', licenses: [{ license: { id: 'Not-A-License' } }] }],
+      }),
     ).not.toEqual([]);
     expect(sbomErrors('spdx', { spdxVersion: 'SPDX-2.3', SPDXID: 'SPDXRef-DOCUMENT', packages: [{ name: 'x' }] })).not.toEqual([]);
   });
@@ -63,7 +67,9 @@ describe('CycloneDX and SPDX documents', () => {
     expect(sp.packages.map((p) => p.name)).toEqual(['@scope/pkg', 'a', 'b', 'ms', 'ms']);
     expect(sp.packages.find((p) => p.name === '@scope/pkg')!.licenseDeclared).toBe('(MIT OR Apache-2.0)');
     expect(sp.packages.find((p) => p.name === 'a')!.licenseDeclared).toBe('LicenseRef-1');
-    expect(sp.hasExtractedLicensingInfos).toEqual([{ licenseId: 'LicenseRef-1', extractedText: 'SEE LICENSE IN LICENSE.txt', name: 'SEE LICENSE IN LICENSE.txt' }]);
+    expect(sp.hasExtractedLicensingInfos).toEqual([
+      { licenseId: 'LicenseRef-1', extractedText: 'SEE LICENSE IN LICENSE.txt', name: 'SEE LICENSE IN LICENSE.txt' },
+    ]);
     expect(sp.packages.find((p) => p.versionInfo === '2.1.3')!.checksums).toEqual([{ algorithm: 'SHA512', checksumValue: expect.stringMatching(/^e8597/) }]);
     expect(JSON.stringify(spdx('rbp_node/modules', c))).toBe(JSON.stringify(sp));
   });

@@ -17,7 +17,8 @@ const load = (file: string) => JSON.parse(fs.readFileSync(file, 'utf8')) as Reco
 const ajv = new Ajv({ strict: false, allErrors: true, formats: { 'iri-reference': true, 'idn-email': true } });
 // ajv-formats is CommonJS: its function is the default export's default.
 (formats as unknown as { default: (a: Ajv) => void }).default(ajv);
-for (const f of ['spdx.SNAPSHOT.schema.json', 'jsf-0.82.SNAPSHOT.schema.json']) ajv.addSchema({ ...load(path.join(cdxDir, f)), $id: `http://cyclonedx.org/schema/${f}` });
+for (const f of ['spdx.SNAPSHOT.schema.json', 'jsf-0.82.SNAPSHOT.schema.json'])
+  ajv.addSchema({ ...load(path.join(cdxDir, f)), $id: `http://cyclonedx.org/schema/${f}` });
 const cyclonedx = ajv.compile(load(path.join(cdxDir, 'bom-1.4.SNAPSHOT.schema.json')));
 const spdx = ajv.compile(load(path.join(import.meta.dirname, 'schemas', 'spdx-2.3.schema.json')));
 
