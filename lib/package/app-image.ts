@@ -26,7 +26,7 @@ import { UserError } from '../errors.ts';
 import { formatDuration, type Logger } from '../log.ts';
 import { launchLayers } from '../cnb/layers.ts';
 import { readLaunchMetadata, type LaunchMetadata } from '../cnb/metadata.ts';
-import { DOCKER, historyFor, imageEnv, imageTime, OciLayoutWriter, readLayout, REPRODUCIBLE_DATE, type Layer, type ReadImage } from './oci-layout.ts';
+import { historyFor, imageEnv, imageTime, OciLayoutWriter, readLayout, REPRODUCIBLE_DATE, type Layer, type ReadImage } from './oci-layout.ts';
 import { CNB_USER } from './stack-user.ts';
 
 export const LAYERS_DIR = '/layers';
@@ -233,7 +233,7 @@ class ImageLayers {
  * Writes the app image of the build in OUT beside `image` (`<image>.partial-<pid>`); commit() moves
  * it into place. Layers whose files are unchanged since the image's previous export are reused. The
  * layers come in the order of the lifecycle's exporter: the buildpacks' layers, the SBOM, the app,
- * the launcher, the config; the image is of Docker's media types (DOCKER), as the lifecycle's.
+ * the launcher, the config.
  */
 export async function prepareAppImage(o: AppImageOptions): Promise<PreparedImage> {
   const started = performance.now();
@@ -271,7 +271,6 @@ export async function prepareAppImage(o: AppImageOptions): Promise<PreparedImage
       },
       [...run.manifest.layers, ...x.layers],
       o.tags?.length ? o.tags : undefined,
-      DOCKER,
     );
     fs.writeFileSync(path.join(layoutDir, EXPORT_RECORD), JSON.stringify(x.record));
     const layers = run.manifest.layers.length + x.layers.length;

@@ -28,7 +28,6 @@ import { LAYERS_LABEL, oneGroupEach, stageBuildpack, writeBuildpackage } from '.
 import { formatRef, parseImageRef, sibling, type ImageRef } from './image-ref.ts';
 import { lifecycleArchiveName, lifecycleDescriptor, lifecycleImageLabels, LIFECYCLE_APIS, stageLifecycle, writeLifecycleArchive } from './lifecycle.ts';
 import {
-  DOCKER,
   historyFor,
   imageEnv,
   imageTime,
@@ -170,14 +169,13 @@ class BuilderLayout {
     return l;
   }
 
-  /** Writes one image of the builder (Docker's media types, as the images a platform makes from it: oci-layout.ts DOCKER). */
+  /** Writes one image of the builder. */
   finish(img: Built, config: Omit<ImageConfig, 'architecture' | 'os' | 'rootfs' | 'history'>, tag: string): void {
     const { architecture, os } = this.base.config;
     this.w.finish(
       { architecture, os, created: imageTime(REPRODUCIBLE_DATE), ...config, rootfs: { type: 'layers', diff_ids: img.diffIds }, history: img.history },
       img.layers,
       tag,
-      DOCKER,
     );
   }
 }

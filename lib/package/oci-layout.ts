@@ -21,7 +21,9 @@ export const MEDIA = {
 /**
  * The media types of one image: its manifest, config and layers are all of one family, OCI or
  * Docker's, for containers/image (podman, CRI-O, skopeo) refuses a Docker v2s2 manifest that names
- * OCI layers ("unsupported docker v2s2 media type"). The same gzip blob is a layer of either family.
+ * OCI layers ("unsupported docker v2s2 media type"). The same blobs make an image of either family.
+ * An OCI layout holds OCI manifests (containers/image reads no other from one); a registry gets
+ * the family its push asks for (registry.ts).
  */
 export interface MediaFamily {
   manifest: string;
@@ -46,9 +48,15 @@ export const DOCKER: MediaFamily = {
   layerGzip: 'application/vnd.docker.image.rootfs.diff.tar.gzip',
 };
 
-/** A layer's media type in `family`: a gzip layer's in that family, any other as it is. */
-function layerType(mediaType: string, family: MediaFamily): string {
-  return mediaType === OCI.layerGzip || mediaType === DOCKER.layerGzip ? family.layerGzip : mediaType;
+/** The manifest of the same image in `family`: its gzip layers retyped, any other layer as it is. */
+export function retype(m: Manifest, family: MediaFamily): Manifest {
+  const layer = (t: string) => (t === OCI.layerGzip || t === DOCKER.layerGzip ? family.layerGzip : t);
+  return {
+    schemaVersion: 2,
+    mediaType: family.manifest,
+    config: { ...m.config, mediaType: family.config },
+    layers: m.layers.map((l) => ({ ...l, mediaType: layer(l.mediaType) })),
+  };
 }
 
 /** The date every layer entry and the image carry, as pack does for reproducible buildpackages. */
@@ -288,16 +296,11 @@ export class OciLayoutWriter {
     fs.writeFileSync(path.join(this.dir, 'index.json'), JSON.stringify({ schemaVersion: 2, mediaType: MEDIA.index, manifests: this.images }));
   }
 
-  /** Writes the config and the manifest (all of `family`), and lists the image in index.json, once per ref name (`latest` by default). */
-  finish(config: ImageConfig, layers: Descriptor[], refName: string | string[] = 'latest', family = OCI): { manifest: Descriptor; config: Descriptor } {
-    const cfg = this.writeBlob(JSON.stringify(config), family.config);
-    const manifest: Manifest = {
-      schemaVersion: 2,
-      mediaType: family.manifest,
-      config: cfg,
-      layers: layers.map(({ mediaType, digest, size }) => ({ mediaType: layerType(mediaType, family), digest, size })),
-    };
-    const m = this.writeBlob(JSON.stringify(manifest), family.manifest);
+  /** Writes the config and the manifest (OCI's media types), and lists the image in index.json, once per ref name (`latest` by default). */
+  finish(config: ImageConfig, layers: Descriptor[], refName: string | string[] = 'latest'): { manifest: Descriptor; config: Descriptor } {
+    const cfg = this.writeBlob(JSON.stringify(config), OCI.config);
+    const manifest = retype({ schemaVersion: 2, config: cfg, layers: layers.map(({ mediaType, digest, size }) => ({ mediaType, digest, size })) }, OCI);
+    const m = this.writeBlob(JSON.stringify(manifest), OCI.manifest);
     for (const name of typeof refName === 'string' ? [refName] : refName) this.addToIndex(m, name, config);
     return { manifest: m, config: cfg };
   }

@@ -139,15 +139,19 @@ describeNeeding(imageTools, 'rbp build --image DIR', () => {
       builds.push(b);
     }
     const [one, two] = builds.map((b) => readLayout(b.image));
-    // Every layer, then the image: what differs says which part still depends on the folder.
-    expect(
-      two!.config.rootfs.diff_ids.filter((d) => !one!.config.rootfs.diff_ids.includes(d)),
-      'layers of the second build not in the first',
-    ).toEqual([]);
-    expect(two!.manifestDigest).toBe(one!.manifestDigest);
+    // Every layer, then the image: what differs says which part still depends on the folder (each
+    // checked softly, so that one difference does not hide the others or the checks below).
+    const madeBy = (img: ReadImage, d: string) => img.config.history?.filter((h) => !h.empty_layer)[img.config.rootfs.diff_ids.indexOf(d)]?.created_by ?? d;
+    expect
+      .soft(
+        two!.config.rootfs.diff_ids.filter((d) => !one!.config.rootfs.diff_ids.includes(d)).map((d) => madeBy(two!, d)),
+        'layers of the second build not in the first',
+      )
+      .toEqual([]);
+    expect.soft(two!.manifestDigest).toBe(one!.manifestDigest);
     // The run's temporary root holds both builds, their apps and caches; the checkout and the tool cache are the host's too.
     const host = [os.tmpdir(), ROOT, path.join(os.homedir(), '.cache')];
-    expect(await hostPathsIn(one!, host)).toEqual([]);
+    expect.soft(await hostPathsIn(one!, host)).toEqual([]);
     // Nothing of the buildpacks' own bookkeeping in a launch layer or the app.
     expect((await entriesOf(one!)).filter((e) => /(^|\/)\.rbp/.test(e))).toEqual([]);
 
@@ -156,10 +160,10 @@ describeNeeding(imageTools, 'rbp build --image DIR', () => {
       env: { SOURCE_DATE_EPOCH: '1700000000' },
     });
     expect(epoch.exitCode, epoch.all).toBe(0);
-    const dated = readLayout(builds[0]!.image).config;
-    expect(dated.created).toBe('2023-11-14T22:13:20Z');
-    expect(new Set(dated.history!.map((h) => h.created))).toEqual(new Set(['2023-11-14T22:13:20Z']));
-    expect(dated.rootfs.diff_ids).toEqual(one!.config.rootfs.diff_ids);
+    const epochConfig = readLayout(builds[0]!.image).config;
+    expect(epochConfig.created).toBe('2023-11-14T22:13:20Z');
+    expect(new Set(epochConfig.history!.map((h) => h.created))).toEqual(new Set(['2023-11-14T22:13:20Z']));
+    expect(epochConfig.rootfs.diff_ids).toEqual(one!.config.rootfs.diff_ids);
 
     const served = await serve(builds[0]!.out, {}, async (port) => {
       expect(await (await fetch(`http://127.0.0.1:${port}/`)).text()).toContain('hello from node');
@@ -220,6 +224,7 @@ async function hostPathsIn(image: ReadImage, paths: string[]): Promise<string[]>
     await tar.t({
       file,
       onReadEntry: (entry) => {
+        look(`the path of ${entry.path}`, `/${entry.path}`);
         if (entry.linkpath) look(`link ${entry.path}`, entry.linkpath);
         const chunks: Buffer[] = [];
         entry.on('data', (c: Buffer) => chunks.push(c));

@@ -175,12 +175,13 @@ describeNeeding(tools, 'rbp builder --out DIR', () => {
     expect(builderOutput).toContain(`skopeo copy oci:${dir}:run docker-daemon:${RUN_NAME}`);
     expect(builderOutput).toContain(`skopeo copy oci:${dir}:builder containers-storage:localhost:5000/rbp:bookworm`);
     expect(builderOutput).toContain(`skopeo copy oci:${dir}:build containers-storage:localhost:5000/rbp-build:bookworm`);
-    // Every image of Docker's media types, as the lifecycle exports and rebases them.
+    // Every image of one family of media types: OCI's in the layout (the only one containers/image
+    // reads from a layout); `--publish` pushes them with Docker's (pack.test.ts).
     for (const tag of ['builder', 'build', 'run', 'lifecycle']) {
       const m = JSON.parse((await execa('skopeo', ['inspect', '--raw', `oci:${dir}:${tag}`])).stdout) as { mediaType: string; layers: { mediaType: string }[] };
       expect([...new Set([m.mediaType, ...m.layers.map((l) => l.mediaType)])], tag).toEqual([
-        'application/vnd.docker.distribution.manifest.v2+json',
-        'application/vnd.docker.image.rootfs.diff.tar.gzip',
+        'application/vnd.oci.image.manifest.v1+json',
+        'application/vnd.oci.image.layer.v1.tar+gzip',
       ]);
     }
   });
