@@ -4,22 +4,11 @@ import { EXIT } from '../lib/cnb/exit.ts';
 import { takeBackExtraCa } from '../lib/cnb/extra-ca.ts';
 import { main } from '../lib/platform/cli.ts';
 import { directOutput } from '../lib/platform/cli-output.ts';
-import { useCompiledDetects } from '../lib/platform/detect.ts';
-import nodeDetect from '../buildpacks/node/src/detect.ts';
-import phpserverDetect from '../buildpacks/phpserver/src/detect.ts';
-import staticDetect from '../buildpacks/static/src/detect.ts';
-
-declare const __RBP_BUILD_ID__: string | undefined;
 
 // dist/rbp deferred NODE_EXTRA_CA_CERTS (Node.js would have parsed the file at its start): back
 // into the environment before anything reads it or starts a process, and trusted at rbp's first
 // request (lib/cnb/extra-ca.ts).
 takeBackExtraCa();
-
-// Our buildpacks' detects, compiled into rbp: run for a buildpack folder of the same build
-// (scripts/build.mjs gives the id; lib/platform/detect.ts checks it).
-if (typeof __RBP_BUILD_ID__ === 'string')
-  useCompiledDetects({ buildId: __RBP_BUILD_ID__, detects: { node: nodeDetect, static: staticDetect, phpserver: phpserverDetect } });
 
 // A closed pipe (`rbp run --dry-run | head`) is how a reader says it has seen enough: stop writing
 // there, quietly. Any other stream error is a bug and goes on to the handler below.

@@ -10,7 +10,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parse } from 'smol-toml';
-import { parsedAtBuild } from './parsed-at-build.ts';
 import { UserError } from '../errors.ts';
 import { EXIT, PhaseFailure } from './exit.ts';
 
@@ -118,7 +117,7 @@ export function readDescriptor(dir: string): BuildpackRef {
   const text = fs.readFileSync(file, 'utf8');
   let d: Record<string, unknown>;
   try {
-    d = parsedAtBuild(text) ?? parse(text);
+    d = parse(text);
   } catch (e) {
     const err = e as Error & { line?: number; column?: number };
     throw descriptorError(file, {

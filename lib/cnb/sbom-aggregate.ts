@@ -2,9 +2,7 @@
  * The build's SBOM, gathered as the lifecycle's builder does (cnb-spec.md §7): each buildpack's
  * `launch.sbom.<ext>` and launch layers' `<layer>.sbom.<ext>` are copied to
  * `<layers>/sbom/launch/<escaped-id>[/<layer>]/sbom.<ext>`, `build.sbom.<ext>` and the other layers'
- * to `<layers>/sbom/build/...`. The launch set is what an image would carry as its SBOM layer. The
- * SBOMs of `cache = true` layers also go to `cacheDir/<escaped-id>/<layer>/sbom.<ext>` when a cache
- * is given (the lifecycle's `sbom/cache`, which it keeps in the cache and restores next build).
+ * to `<layers>/sbom/build/...`. The launch set is what an image would carry as its SBOM layer.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -14,12 +12,12 @@ import { readLayerToml } from './layers.ts';
 const SBOM_FILE = /^([^.]+)\.sbom\.(cdx\.json|spdx\.json|syft\.json)$/;
 
 /** Writes `<layersRoot>/sbom/` afresh from the buildpacks' layers dirs; returns the files written, relative to layersRoot. */
-export function aggregateSboms(layersRoot: string, buildpackIds: string[], cacheDir?: string): string[] {
+export function aggregateSboms(layersRoot: string, buildpackIds: string[]): string[] {
   const root = path.join(layersRoot, 'sbom');
   fs.rmSync(root, { recursive: true, force: true });
   const written: string[] = [];
   const put = (kind: string, esc: string, layer: string | undefined, ext: string, from: string) => {
-    const to = kind === 'cache' ? path.join(cacheDir!, esc, layer!, `sbom.${ext}`) : path.join(root, kind, esc, ...(layer ? [layer] : []), `sbom.${ext}`);
+    const to = path.join(root, kind, esc, ...(layer ? [layer] : []), `sbom.${ext}`);
     fs.mkdirSync(path.dirname(to), { recursive: true });
     fs.copyFileSync(from, to);
     written.push(path.relative(layersRoot, to));
@@ -50,7 +48,6 @@ export function aggregateSboms(layersRoot: string, buildpackIds: string[], cache
       }
       if (!types) continue; // no <layer>.toml: not a layer of this build
       put(types.launch ? 'launch' : 'build', esc, name, ext, from);
-      if (types.cache && cacheDir) put('cache', esc, name, ext, from);
     }
   }
   return written;

@@ -85,8 +85,6 @@ export const VARIABLES: readonly VariableSpec[] = [
   { name: 'RBP_LOG_LIVE', kind: { type: 'enum', values: ['1'] }, scope: 'internal', phase: 'build', rule: 'rbp, when its log is a terminal', meaning: '1: the buildpacks draw a live progress line under each step that takes more than a second.' },
   { name: 'RBP_DRY_RUN', kind: { type: 'enum', values: ['1', 'shell'] }, scope: 'internal', phase: 'launch', rule: 'rbp run --dry-run', meaning: '1: the launch entrypoint prints its plan and exits; shell: the launch\'s shell form prints what it would run (lib/launch/shell.ts).' },
   { name: 'RBP_DIRECT_LAUNCH', kind: { type: 'string' }, scope: 'internal', phase: 'launch', rule: 'lib/launch/direct.ts', meaning: 'Set by the direct launch script for the Node.js launcher it hands over to: `exec` or `supervise` (a dry run of a launch it would start itself), else why it handed over.' },
-  { name: 'RBP_OUT', kind: { type: 'path' }, scope: 'internal', phase: 'build', rule: 'rbp build (lib/platform/out-namespace.ts)', meaning: 'OUT as rbp\'s own buildpacks (rbp/*) see it, when rbp builds a new generation beside it and shows it there through a mount.' },
-  { name: 'RBP_OUT_GENERATION', kind: { type: 'path' }, scope: 'internal', phase: 'build', rule: 'rbp build (lib/platform/out-namespace.ts)', meaning: 'The folder RBP_OUT shows during the build: hard links from outside OUT (the download cache) are made there, since a link into the mount would cross mounts.' },
   { name: 'RBP_TEST_STOP_AT', kind: { type: 'string' }, scope: 'internal', phase: 'build', rule: 'rbp\'s reliability tests (lib/platform/checkpoint.ts)', meaning: 'Tests only: rbp build stops itself (SIGSTOP) at this named step of the OUT transaction, for the test to kill it there.' },
 ];
 

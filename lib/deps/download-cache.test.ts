@@ -12,7 +12,7 @@ import { Logger } from '../log.ts';
 import { Writable } from 'node:stream';
 import { entryName, installShared, readEntry, sweepLitter } from './download-cache.ts';
 import { lock, tryLock } from './fill-lock.ts';
-import { scanTree } from '../cache-check.ts';
+import { scanTree } from '../tree-digest.ts';
 import { tmpDir } from '../../test/helpers/rbp.ts';
 import type { DependencySpec } from './catalog.ts';
 

@@ -30,7 +30,7 @@ import path from 'node:path';
 import { raw } from '../config/read.ts';
 import { formatDuration, type Logger } from '../log.ts';
 import { lock, tryLock } from './fill-lock.ts';
-import { checkTree, scanTree } from '../cache-check.ts';
+import { checkTree, scanTree } from '../tree-digest.ts';
 import { pidAlive } from '../pid.ts';
 import { formatChecksum, type Checksum } from './checksum.ts';
 import type { DependencySpec } from './catalog.ts';

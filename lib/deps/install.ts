@@ -12,7 +12,7 @@ import path from 'node:path';
 import { ociArch } from '../cnb/descriptor.ts';
 import type { Layer, Layers } from '../cnb/layers.ts';
 import { writeSbom } from '../cnb/sbom.ts';
-import { raw, read } from '../config/read.ts';
+import { read } from '../config/read.ts';
 import { UserError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { expandTemplate, type DependencySpec } from './catalog.ts';
@@ -210,20 +210,6 @@ function shortChecksum(v: string): string {
   return v.replace(/\b(sha\d+):([0-9a-f]{8})[0-9a-f]+([0-9a-f]{4})\b/, '$1:$2…$3');
 }
 
-/**
- * Where a path under OUT really is during an rbp build: rbp fills a new generation beside OUT and
- * shows it to the buildpacks at OUT's path through a bind mount (lib/platform/out-namespace.ts), and
- * the kernel refuses a hard link from outside that mount into it (EXDEV, as between two file
- * systems). A link from the download cache is made at the generation's own path instead: the same
- * folder, reached without crossing a mount. Elsewhere (a platform's lifecycle) the path as it is.
- */
-export function physicalPath(p: string, env: Record<string, string | undefined>): string {
-  const out = raw(env, 'RBP_OUT');
-  const at = raw(env, 'RBP_OUT_GENERATION');
-  if (!out || !at || !p.startsWith(`${out}/`)) return p;
-  return path.join(at, p.slice(out.length + 1));
-}
-
 /** The tool cannot be shared: nothing verifies its download. */
 class Unverifiable extends Error {}
 
@@ -247,7 +233,7 @@ async function viaDownloadCache(
       spec,
       arch,
       origin: mirror ? `mirror ${from.slice(0, from.length - fileNameOf(from).length)}` : 'upstream',
-      target: physicalPath(layerPath, o.env ?? process.env),
+      target: layerPath,
       log: o.log,
       fill: async (dir) => {
         const expected = await expectedChecksums(spec, from, mirror, o);

@@ -1,5 +1,5 @@
 /**
- * A deploy of an app that nothing changed reuses the last build as it is (issue 27), as kpack
+ * A deploy of an app that nothing changed reuses the last build as it is, as kpack
  * builds again only for a new source, buildpack or stack, and as a platform's "restart" reuses the
  * build of the same commit: `rbp deploy` runs no detect, restore, build or export when
  * - the app's files (what the build copies: project.toml's include/exclude applied) have the same
@@ -23,11 +23,12 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { STAMP_SETTLE_MS } from '../cache-check.ts';
 import type { AppFilter } from './app-copy.ts';
 import type { Order } from './order.ts';
 
 export const REUSE_RECORD = '.rbp-reuse.json';
+/** The kernel stamps modifications with a clock that ticks every few milliseconds: a change this recent may not show yet. */
+const STAMP_SETTLE_MS = 25;
 const RECORD_VERSION = 1;
 
 /** What a build depends on, each part a digest; `why` names it when it differs. */

@@ -3,8 +3,8 @@
  * of the order in turn; the first group that passes wins (cnb-spec.md §3, §8). Composite buildpacks
  * are expanded into flat groups as the lifecycle does (expand.ts).
  */
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { escapeId, type BuildpackRef } from '../cnb/descriptor.ts';
@@ -12,11 +12,8 @@ import { readBuildPlan, type BuildPlan, type BuildpackPlanEntry } from '../cnb/p
 import type { EnvMap } from '../cnb/env.ts';
 import { EXIT } from '../cnb/exit.ts';
 import type { Logger } from '../log.ts';
-import { finished } from '../child-result.ts';
-import { firstLine } from '../fsx.ts';
 import { resolvePlan, type PlanEntry } from './resolve.ts';
-import { ourBuildpacksDir, RUNTIMES, type GroupEntry, type Order, type Runtime } from './order.ts';
-import { detectExit, type DetectExit, type DetectFn } from '../cnb/context.ts';
+import type { GroupEntry, Order } from './order.ts';
 import { orderTrials, type GroupOutcome } from './expand.ts';
 import { buildProcessEnv } from './env.ts';
 import { buildpackTargets, machineTarget, targetEnv, targetMatches } from './target.ts';
@@ -29,11 +26,6 @@ export interface DetectRun {
   output: string;
   plan?: BuildPlan;
   error?: string;
-}
-
-/** The platform folder of `penv`, made now if it is made at its first use. */
-export function platformFolder(penv: PhaseEnv): string {
-  return typeof penv.platformDir === 'function' ? penv.platformDir() : penv.platformDir;
 }
 
 export interface DetectedBuildpack {
@@ -55,142 +47,51 @@ export interface PhaseEnv {
   base: EnvMap;
   user: EnvMap;
   operator: EnvMap;
-  /**
-   * CNB_PLATFORM_DIR, whose env/ holds `user`: the folder, or a function that makes it at its first
-   * call (rbp detect). A detect compiled into rbp is handed `user` in memory and makes the folder only
-   * if it reads it: when every detect of the order is compiled in, none is made.
-   */
-  platformDir: string | (() => string);
-  /** Run our own buildpacks' detect in this process (the default; false: always their bin/detect). */
-  inProcess?: boolean;
+  /** CNB_PLATFORM_DIR, whose env/ holds `user`. */
+  platformDir: string;
 }
 
-type InProcessDetect = (env: EnvMap, cwd: string) => Promise<DetectExit>;
-
-/**
- * Our three buildpacks' detects compiled into rbp, and the id of the build that made them and the
- * buildpack folders beside it (scripts/build.mjs). The program gives them (scripts/rbp.ts: lib/ may
- * not import the buildpacks); rbp run from source has none. rbp runs one of these in place of a
- * folder's own detect only when that folder's lib/detect.cjs names the same build: the code is
- * then the same, and rbp spares reading and compiling the folder's copy (and its own copies of lib/
- * and smol-toml), ~3 ms per buildpack on every detect.
- */
-export interface CompiledDetects {
-  buildId: string;
-  detects: Readonly<Record<Runtime, DetectFn>>;
-}
-let compiled: CompiledDetects | undefined;
-
-export function useCompiledDetects(c: CompiledDetects): void {
-  compiled = c;
-}
-
-/** Whether `dir` is one of our built buildpacks (dist/buildpacks/<runtime>), whose code rbp knows. */
-function isOurs(dir: string): boolean {
-  try {
-    return (
-      (RUNTIMES as readonly string[]).includes(path.basename(dir)) && fs.realpathSync.native(path.dirname(dir)) === fs.realpathSync.native(ourBuildpacksDir())
-    );
-  } catch {
-    return false;
-  }
-}
-
-/**
- * The first line of a lib/detect.cjs that exports detectExit (scripts/build.mjs): one built by an
- * older rbp runs its detect as a program when loaded, exit included, so it is never required. The
- * line goes on with the id of the build that made it (`; build <id>`), which rbp compares with its
- * own (CompiledDetects).
- */
-const DETECT_API_MARK = '// rbp-detect-api: 1';
-
-/**
- * Our own buildpacks' detect, run in rbp's process: the CNB contract of a detect (the environment and
- * directory it is given; the plan written to CNB_BUILD_PLAN_PATH; what bin/detect would print and its
- * exit code), without a Node.js start (~50–70 ms each, three per automatic detect). When the
- * folder's lib/detect.cjs comes from the build that made this rbp, its detect is the one compiled
- * into rbp (CompiledDetects): nothing to read or compile. Another build of ours (an older or newer
- * dist/buildpacks, RBP_BUILDPACKS_DIR) is loaded: its lib/detect.cjs is the very program bin/detect
- * runs, and exports it as detectExit(env, cwd) (scripts/build.mjs). Anything else runs as
- * bin/detect: another buildpack, and ours when NODE_OPTIONS is set for it (it would change the
- * Node.js that bin/detect starts).
- */
-type InProcess = { compiled: DetectFn } | { loaded: InProcessDetect };
-
-function inProcessDetect(ref: BuildpackRef, env: EnvMap, allowed: boolean): InProcess | undefined {
-  if (!allowed || env.NODE_OPTIONS || !isOurs(ref.dir)) return undefined;
-  const lib = path.join(ref.dir, 'lib', 'detect.cjs');
-  const head = fs.existsSync(path.join(ref.dir, 'bin', 'detect')) ? firstLine(lib) : undefined;
-  if (!head?.startsWith(DETECT_API_MARK)) return undefined;
-  if (compiled && head === `${DETECT_API_MARK}; build ${compiled.buildId}`) return { compiled: compiled.detects[path.basename(ref.dir) as Runtime] };
-  const mod = createRequire(import.meta.url)(lib) as { rbpDetectApi?: number; detectExit?: InProcessDetect };
-  return mod.rbpDetectApi === 1 && typeof mod.detectExit === 'function' ? { loaded: mod.detectExit } : undefined;
-}
-
-const printed = (r: DetectExit): string => r.output.map((o) => o.text).join('');
-
-/**
- * One buildpack's detect. `plans` gives the folder of plan files, made at its first use: a detect
- * compiled into rbp hands its plan back and needs none.
- */
-async function runDetect(ref: BuildpackRef, appDir: string, penv: PhaseEnv, plans: () => string): Promise<DetectRun> {
-  const envWith = (platformDir: string | undefined, planPath: string | undefined) =>
-    buildProcessEnv({
-      base: penv.base,
-      user: penv.user,
-      operator: penv.operator,
-      clearEnv: ref.descriptor.buildpack['clear-env'] === true,
-      cnb: detectCnbEnv(ref, platformDir, planPath),
-    });
-  // Without the platform folder and the plan file: a compiled detect is handed both in memory.
-  const inMemory = envWith(undefined, undefined);
-  const inProcess = inProcessDetect(ref, inMemory, penv.inProcess !== false);
-  // As a child process started in appDir sees it: getcwd() is the physical path.
-  if (inProcess && 'compiled' in inProcess) {
-    let plan: BuildPlan | undefined;
-    const platform = { env: penv.user, dir: () => platformFolder(penv), named: apiAtLeast(ref.descriptor.api, '0.8') };
-    const r = await detectExit(inProcess.compiled, inMemory, fs.realpathSync.native(appDir), (p) => (plan = p), platform);
-    return { code: r.code, output: printed(r), ...(r.code === 0 ? { plan: plan ?? {} } : {}) };
-  }
-  const planPath = path.join(plans(), `${escapeId(ref.descriptor.buildpack.id)}-plan.toml`);
+/** One buildpack's bin/detect, as the lifecycle runs it: in the app's folder, with its plan file to write. */
+async function runDetect(ref: BuildpackRef, appDir: string, penv: PhaseEnv, plans: string, signal: AbortSignal): Promise<DetectRun> {
+  const planPath = path.join(plans, `${escapeId(ref.descriptor.buildpack.id)}-plan.toml`);
   fs.writeFileSync(planPath, '', { mode: 0o600 });
-  const platformDir = platformFolder(penv);
-  const env = envWith(platformDir, planPath);
-  let run: DetectRun;
-  if (inProcess) {
-    const r = await inProcess.loaded(env, fs.realpathSync.native(appDir));
-    run = { code: r.code, output: printed(r) };
-  } else {
-    // execa loads when a buildpack runs as a process: our own detects in-process need none of it.
-    const { execa } = await import('execa');
-    const bin = path.join(ref.dir, 'bin', 'detect');
-    const r = finished(await execa(bin, [platformDir, planPath], { cwd: appDir, env, extendEnv: false, reject: false, all: true, stdin: 'ignore' }));
-    run = { code: typeof r.exitCode === 'number' ? r.exitCode : -1, output: r.all ?? '' };
-    if (r.failed && r.exitCode === undefined) run.error = r.shortMessage;
-  }
-  const code = run.code;
-  if (code === 0) {
+  const env = buildProcessEnv({
+    base: penv.base,
+    user: penv.user,
+    operator: penv.operator,
+    clearEnv: ref.descriptor.buildpack['clear-env'] === true,
+    cnb: detectCnbEnv(ref, penv.platformDir, planPath),
+  });
+  const bin = path.join(ref.dir, 'bin', 'detect');
+  const r = await new Promise<DetectRun>((resolve) => {
+    let output = '';
+    const child = spawn(bin, [penv.platformDir, planPath], { cwd: appDir, env, stdio: ['ignore', 'pipe', 'pipe'], signal });
+    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+    child.once('error', (e) => resolve({ code: -1, output, error: e.name === 'AbortError' ? 'not needed' : e.message }));
+    child.once('close', (code, sig) => resolve({ code: code ?? -1, output, ...(code === null ? { error: `killed by ${sig}` } : {}) }));
+  });
+  if (r.code === 0) {
     try {
-      run.plan = readBuildPlan(planPath);
+      r.plan = readBuildPlan(planPath);
     } catch (e) {
-      run.code = -1;
-      run.error = `invalid build plan: ${(e as Error).message}`;
+      r.code = -1;
+      r.error = `invalid build plan: ${(e as Error).message}`;
     }
   }
-  return run;
+  return r;
 }
 
 /**
  * The CNB_* variables of bin/detect, by the buildpack's API (lifecycle buildpack/detect.go):
  * CNB_BUILDPACK_DIR always; CNB_PLATFORM_DIR and CNB_BUILD_PLAN_PATH from 0.8 (a 0.7 buildpack
- * reads its positional arguments); CNB_TARGET_* from 0.10. A detect compiled into rbp has no plan
- * file (it hands its plan back), and is given the platform folder apart (PlatformInMemory).
+ * reads its positional arguments); CNB_TARGET_* from 0.10.
  */
-function detectCnbEnv(ref: BuildpackRef, platformDir: string | undefined, planPath: string | undefined): EnvMap {
+function detectCnbEnv(ref: BuildpackRef, platformDir: string, planPath: string): EnvMap {
   const api = ref.descriptor.api;
   return {
     CNB_BUILDPACK_DIR: ref.dir,
-    ...(apiAtLeast(api, '0.8') ? { ...(platformDir ? { CNB_PLATFORM_DIR: platformDir } : {}), ...(planPath ? { CNB_BUILD_PLAN_PATH: planPath } : {}) } : {}),
+    ...(apiAtLeast(api, '0.8') ? { CNB_PLATFORM_DIR: platformDir, CNB_BUILD_PLAN_PATH: planPath } : {}),
     ...(apiAtLeast(api, '0.10') ? targetEnv() : {}),
   };
 }
@@ -203,34 +104,45 @@ function indent(text: string): string {
     .join('\n');
 }
 
+/**
+ * The detect phase as the lifecycle's detector decides it: groups in order, the first that passes
+ * wins (exit 20 when none does, 21 when one errored). Detect only reads the app (the Buildpack API),
+ * so every buildpack of the order starts at once rather than group after group; the groups are still
+ * judged in order, and what is no longer needed once one passes is stopped.
+ */
 export async function detect(order: Order, appDir: string, penv: PhaseEnv, log: Logger): Promise<DetectOutcome> {
   // As the lifecycle's detector when it starts: every buildpack the order names (a composite, not
   // its components) must be of a Buildpack API it supports, else exit 12 before any detect runs.
   for (const group of order) for (const e of group) verifyBuildpackApi(e.ref);
-  let tmp: string | undefined;
-  const plans = () => (tmp ??= fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-detect-')));
+  const plans = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-detect-'));
+  const abort = new AbortController();
   const runs = new Map<string, Promise<DetectRun>>();
   const here = machineTarget();
+  const start = (ref: BuildpackRef, optional: boolean): Promise<DetectRun> => {
+    const key = bpKey(ref);
+    let run = runs.get(key);
+    if (!run) {
+      // A component's api is checked at build (build.ts), as the lifecycle does; one that is not
+      // even a version is refused here (the lifecycle would crash on it).
+      if (!parseApi(ref.descriptor.api)) verifyBuildpackApi(ref);
+      // As the lifecycle: a required buildpack whose [[targets]] exclude this machine is an error
+      // without running its bin/detect (an optional one is left to detect).
+      const targets = buildpackTargets(ref.descriptor);
+      run =
+        !optional && !targetMatches(targets, here)
+          ? Promise.resolve({ code: -1, output: '', error: `unable to satisfy target os/arch constraints; this machine: ${JSON.stringify(here)}, buildpack: ${JSON.stringify(targets)}` })
+          : runDetect(ref, appDir, penv, plans, abort.signal);
+      runs.set(key, run);
+    }
+    return run;
+  };
+  for (const e of leafEntries(order)) void start(e.ref, e.optional === true);
   // With composites the groups tried are not the ones written: say which one each result is for.
   const headers = order.some((g) => g.some((e) => e.order));
   let found: DetectOutcome | undefined;
   const tryGroup = async (group: GroupEntry[], n: number): Promise<GroupOutcome> => {
     if (headers) log.info(`try #${n}: ${group.map((e) => `${bpKey(e.ref)}${e.optional ? ' (optional)' : ''}`).join(', ') || '(no buildpacks)'}`);
-    // The lifecycle may run a group's detects in parallel; results are memoised per id@version.
-    for (const e of group) {
-      if (runs.has(bpKey(e.ref))) continue;
-      // A component's api is checked at build (build.ts), as the lifecycle does; one that is not
-      // even a version is refused here (the lifecycle would crash on it).
-      if (!parseApi(e.ref.descriptor.api)) verifyBuildpackApi(e.ref);
-      // As the lifecycle: a required buildpack whose [[targets]] exclude this machine is an error
-      // without running its bin/detect (an optional one is left to detect).
-      const targets = buildpackTargets(e.ref.descriptor);
-      if (!e.optional && !targetMatches(targets, here)) {
-        const error = `unable to satisfy target os/arch constraints; this machine: ${JSON.stringify(here)}, buildpack: ${JSON.stringify(targets)}`;
-        runs.set(bpKey(e.ref), Promise.resolve({ code: -1, output: '', error }));
-      } else runs.set(bpKey(e.ref), runDetect(e.ref, appDir, penv, plans));
-    }
-    const results = await Promise.all(group.map((e) => runs.get(bpKey(e.ref))!));
+    const results = await Promise.all(group.map((e) => start(e.ref, e.optional === true)));
     let ok = true;
     let groupError = false;
     const passed = [];
@@ -270,23 +182,24 @@ export async function detect(order: Order, appDir: string, penv: PhaseEnv, log: 
     if (step.value === 'pass' && found) return found;
     return { code: step.value === 'error' ? EXIT.detectError : EXIT.detectNoGroup };
   } finally {
-    if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+    abort.abort();
+    await Promise.all(runs.values());
+    fs.rmSync(plans, { recursive: true, force: true });
   }
 }
 
 /** Every buildpack an order may run: its entries and, for composites, their components. */
-function leaves(order: Order): BuildpackRef[] {
-  return order.flatMap((g) => g.flatMap((e) => (e.order ? leaves(e.order) : [e.ref])));
+function leafEntries(order: Order): GroupEntry[] {
+  return order.flatMap((g) => g.flatMap((e) => (e.order ? leafEntries(e.order) : [e])));
 }
 
 /**
- * `rbp detect`: detect on a copy of the app with include/exclude applied (app-copy.ts), as a build
- * detects. When nothing is filtered and every buildpack is one of ours, whose detect only reads
- * the app, the copy would be the app itself: detect then reads the app in place (a copy of an app
- * with its node_modules would cost seconds).
+ * `rbp detect`: detect on the app itself, as the lifecycle gives its detector the app directory; with
+ * project.toml's include/exclude, on a copy of what a build would take (app-copy.ts), as pack copies
+ * the app into its build container.
  */
 export async function detectApp(order: Order, appDir: string, filter: AppFilter | undefined, penv: PhaseEnv, log: Logger): Promise<DetectOutcome> {
-  if (!filter && leaves(order).every((r) => isOurs(r.dir))) return await detect(order, appDir, penv, log);
+  if (!filter) return await detect(order, appDir, penv, log);
   const tmp = privateTemp('rbp-detect-app-');
   try {
     const copy = path.join(tmp.dir, 'app');

@@ -1,16 +1,12 @@
 /**
- * Which OUTs a running app uses, and which generation of each: `rbp run` and `rbp deploy` write
- * `<OUT>.rbp-run/<pid>` for as long as they (or the app they became with execve: the same pid) run,
- * and remove it when they end. The mark names the generation the app started from (OUT's folder
- * then: `generation <inode>:<birth>`), so that a build that switches OUT to a new generation keeps
- * the old one while an app runs from it, and `rbp prune` keeps every OUT with a live mark. An app
- * started some other way (its launch entrypoint run by hand, a container that mounts OUT) is not
- * known: README says so.
+ * Which OUTs a running app uses: `rbp run` and `rbp deploy` write `<OUT>.rbp-run/<pid>` for as long
+ * as they (or the app they became with execve: the same pid) run, and remove it when they end; `rbp
+ * prune` keeps every OUT with a live mark. An app started some other way (its launch entrypoint run
+ * by hand, a container that mounts OUT) is not known: README says so.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { pidAlive } from '../pid.ts';
-import { identity } from './fsops.ts';
 
 export const runDirOf = (out: string) => `${path.resolve(out)}.rbp-run`;
 
@@ -23,7 +19,7 @@ export function markInUse(out: string, pid = process.pid): void {
   const file = path.join(runDirOf(out), String(pid));
   try {
     fs.mkdirSync(path.dirname(file), { recursive: true });
-    fs.writeFileSync(file, `${new Date().toISOString()}\ngeneration ${identity(path.resolve(out)) ?? 'unknown'}\n`);
+    fs.writeFileSync(file, `${new Date().toISOString()}\n`);
   } catch {
     return;
   }
@@ -47,24 +43,4 @@ export function usersOf(out: string): number[] {
     return [];
   }
   return names.map(Number).filter((pid) => Number.isInteger(pid) && pid > 0 && pidAlive(pid));
-}
-
-/**
- * Whether a live app runs from the generation of OUT now in the folder `dir` (found by the folder's
- * identity, which a rename keeps). A mark that names no generation (an older rbp's) counts for
- * every generation.
- */
-export function generationInUse(out: string, dir: string): boolean {
-  const id = identity(dir);
-  if (id === undefined) return false;
-  return usersOf(out).some((pid) => {
-    let text: string;
-    try {
-      text = fs.readFileSync(path.join(runDirOf(out), String(pid)), 'utf8');
-    } catch {
-      return false;
-    }
-    const gen = /^generation (\S+)$/m.exec(text)?.[1];
-    return gen === undefined || gen === 'unknown' || gen === id;
-  });
 }

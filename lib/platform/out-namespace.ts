@@ -11,13 +11,16 @@
  *   that the buildpack runs as the user it is, and the files it makes are the user's.
  * The mount is the process's own: it goes with the process, nothing is left mounted.
  * Where neither can be had (no unshare, user namespaces disabled or refused), the build happens
- * at OUT itself as before, and rbp says so (out-transaction.ts).
+ * at OUT itself, and rbp says so (out-transaction.ts).
  */
 import { spawn } from 'node:child_process';
 import { findOnPath } from '../fsx.ts';
 
-/** The shell step inside the namespace: mount, move to the working folder, become the command. */
-const STEP = '"$0" -n --bind -- "$1" "$2" || exit 125; cd -- "$3" || exit 125; shift 3; exec "$@"';
+/**
+ * The shell step inside the namespace: mount, move to the working folder, become the command. The
+ * command gets the environment rbp gave it: `cd` would add OLDPWD, so it goes.
+ */
+const STEP = '"$0" -n --bind -- "$1" "$2" || exit 125; cd -- "$3" || exit 125; unset OLDPWD; shift 3; exec "$@"';
 
 export interface OutNamespace {
   /** How the namespace is made, for the log: `mount namespace` or `user namespace`. */

@@ -3,14 +3,12 @@
  * removal frees, removed unless --dry-run:
  * - download cache entries (lib/deps/download-cache.ts) that no layer links any more, and the
  *   litter of builds killed while filling one;
- * - for each OUT rbp built (out-registry.ts) that is gone: its cache beside it, its spare, its
- *   lock, its run marks, its record;
- * - for each OUT still there: its spare (links the next build makes again), the generation a
- *   killed build was filling, earlier generations no app runs from any more, and the previous OUT
- *   an interrupted in-place build left beside a complete one; with --caches, its cache beside it too;
+ * - for each OUT rbp built (out-registry.ts) that is gone: its cache beside it, its lock, its run
+ *   marks, its record;
+ * - for each OUT still there: the previous OUT an interrupted build left beside a complete one; with
+ *   --caches, its cache beside it too;
  * - `rbp deploy` OUTs (rbp's own folder) whose application folder is gone.
- * Never an OUT in use: a live `rbp run`/`rbp deploy` (in-use.ts) or a build (its lock); of an OUT
- * an app runs from, only the earlier generations no app runs from.
+ * Never an OUT in use: a live `rbp run`/`rbp deploy` (in-use.ts) or a build (its lock).
  *
  * Sizes are what the removal frees: blocks of files whose every hard link is removed too (a
  * download cache entry still linked by a layer frees nothing, and is kept).
@@ -19,15 +17,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { discard, downloadCacheRoot, readEntry, sweepLitter } from '../deps/download-cache.ts';
 import { formatBytes } from '../log.ts';
-import { generationInUse, runDirOf, usersOf } from './in-use.ts';
-import { nextOf, oldGenerations } from './out-generations.ts';
+import { runDirOf, usersOf } from './in-use.ts';
 import { forgetOut, knownOuts, outRecordFile, type OutRecord } from './out-registry.ts';
-import { lockHolder, lockOf, previousOf, recover, spareOf } from './out-transaction.ts';
+import { lockHolder } from './out-lock.ts';
+import { lockOf, previousOf } from './out-paths.ts';
+import { recover } from './out-recover.ts';
 import { rbpInfoPath } from './metadata.ts';
-import { isDir } from './fsops.ts';
 import { downloadCacheSetting, rbpCacheHome } from './rbp-dirs.ts';
 
-export type PruneKind = 'download' | 'litter' | 'spare' | 'previous' | 'generation' | 'cache' | 'out' | 'leftover';
+export type PruneKind = 'download' | 'litter' | 'previous' | 'cache' | 'out' | 'leftover';
 
 export interface PruneItem {
   path: string;
@@ -81,27 +79,12 @@ function planOut(r: OutRecord, o: PruneOptions, env: NodeJS.ProcessEnv, plan: Om
   const add = (p: string, kind: PruneKind, why: string) => {
     if (exists(p)) plan.remove.push({ path: p, kind, why, bytes: 0 });
   };
-  const next = nextOf(out);
-  // A switch killed between its two renames (no renameat2): the new generation comes back as OUT.
-  if (!exists(out) && exists(rbpInfoPath(next))) {
-    plan.recover.push(out);
-    return;
-  }
-  // Generations beside OUT: the one a killed build was filling, and earlier ones, each removed once
-  // no app started from it runs any more.
-  for (const gen of [...(isDir(next) ? [next] : []), ...oldGenerations(out)]) {
-    if (generationInUse(out, gen)) plan.kept.push({ path: gen, why: `an earlier build of ${out} that an app started by rbp run or deploy still runs from` });
-    else add(gen, 'generation', gen === next ? `left by an interrupted build of ${out}` : `an earlier build of ${out} that nothing runs from any more`);
-  }
   if (users.length) {
     plan.kept.push({ path: out, why: `in use by rbp run or deploy (process ${users.join(', ')})` });
     return;
   }
   const leftovers = () => {
-    add(spareOf(out), 'spare', `links of ${out}'s layers`);
-    add(`${spareOf(out)}.rbp-new`, 'spare', `links of ${out}'s layers`);
     if (r.cacheBeside) add(r.cache, 'cache', `the layer cache of ${out}`);
-    add(`${r.cache}.rbp-new`, 'cache', `an unfinished layer cache of ${out}`);
     add(lockOf(out), 'leftover', `the lock of a build of ${out} that is gone`);
     add(runDirOf(out), 'leftover', `the run marks of ${out}`);
     add(outRecordFile(out, env), 'leftover', `rbp's record of ${out}`);
@@ -122,7 +105,6 @@ function planOut(r: OutRecord, o: PruneOptions, env: NodeJS.ProcessEnv, plan: Om
     leftovers();
     return;
   }
-  add(spareOf(out), 'spare', `links of ${out}'s layers, made again by its next build`);
   if (exists(previousOf(out))) {
     if (exists(rbpInfoPath(out))) add(previousOf(out), 'previous', `left by an interrupted build; ${out} is complete`);
     else plan.recover.push(out);
@@ -231,16 +213,6 @@ export function planPrune(o: PruneOptions = {}): PrunePlan {
   return { ...plan, freed: plan.remove.reduce((a, i) => a + i.bytes, 0) };
 }
 
-/** OUT.rbp-old once its last generation is gone (any other folder is not empty, and stays). */
-function removeIfEmpty(dir: string): void {
-  if (!dir.endsWith('.rbp-old')) return;
-  try {
-    fs.rmdirSync(dir);
-  } catch {
-    // generations still kept
-  }
-}
-
 /** Removes what the plan lists (what is gone meanwhile is skipped); returns what failed. */
 export function applyPrune(plan: PrunePlan, env: NodeJS.ProcessEnv = process.env): string[] {
   const problems: string[] = [];
@@ -253,7 +225,6 @@ export function applyPrune(plan: PrunePlan, env: NodeJS.ProcessEnv = process.env
       if (item.kind === 'download' && root) discard(root, item.path);
       else fs.rmSync(item.path, { recursive: true, force: true });
       if (item.kind === 'out') forgetOut(item.path, env);
-      if (item.kind === 'generation') removeIfEmpty(path.dirname(item.path));
     } catch (e) {
       problems.push(`${item.path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
     }

@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readEntry } from '../../lib/deps/download-cache.ts';
-import { scanTree } from '../../lib/cache-check.ts';
+import { scanTree } from '../../lib/tree-digest.ts';
 import { freePort, RBP, rbp, tmpDir } from '../helpers/rbp.ts';
 
 function nodeApp(i: number): string {

@@ -10,7 +10,7 @@ import { bpKey, detectApp } from '../detect.ts';
 import { filteredHostEnv, operatorEnv } from '../env.ts';
 import { failureError } from '../failure.ts';
 import { readProjectDescriptor } from '../project-descriptor.ts';
-import { privateTemp, removeOnSignals, sweepStaleTemps, type PrivateTemp } from '../temp.ts';
+import { privateTemp, removeOnSignals, sweepStaleTemps } from '../temp.ts';
 import { list, one, orderOf, str, type Handler } from './context.ts';
 
 export const run: Handler = async (ctx) => {
@@ -33,22 +33,14 @@ export const run: Handler = async (ctx) => {
   const env = collectEnv(list(ctx, 'env-file'), list(ctx, 'env'), project?.env);
   const order = await orderOf(ctx, project);
   removeOnSignals();
-  // The platform folder (env/ with the user's variables, CNB_PLATFORM_DIR) is made for the first
-  // buildpack that needs it: a third party's bin/detect, another build's detect. Ours compiled into
-  // rbp are handed the variables in memory: an automatic detect makes no folder. What a killed rbp
-  // left (a platform folder holds secrets) is removed all the same.
+  // The platform folder holds the user's variables (secrets among them): private, removed on every
+  // exit path; one a killed rbp left is removed first.
   sweepStaleTemps();
-  let tmp: PrivateTemp | undefined;
-  const platformDir = () => {
-    if (!tmp) {
-      tmp = privateTemp('rbp-platform-');
-      writePlatformEnv(tmp.dir, env);
-    }
-    return tmp.dir;
-  };
+  const tmp = privateTemp('rbp-platform-');
+  writePlatformEnv(tmp.dir, env);
   try {
     log.section('Detect');
-    const r = await detectApp(order, path.resolve(app), project?.filter, { base: filteredHostEnv(), user: env, operator: operatorEnv(), platformDir }, log);
+    const r = await detectApp(order, path.resolve(app), project?.filter, { base: filteredHostEnv(), user: env, operator: operatorEnv(), platformDir: tmp.dir }, log);
     const failure = r.code === EXIT.detectError ? 'detection failed with a buildpack error' : 'no buildpack group passed detection';
     if (r.group) {
       log.info(`group: ${r.group.map(bpKey).join(', ')}`);
@@ -67,6 +59,6 @@ export const run: Handler = async (ctx) => {
     if (r.code !== 0) log.flushHeld();
     return r.code;
   } finally {
-    tmp?.remove();
+    tmp.remove();
   }
 };

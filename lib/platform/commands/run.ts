@@ -11,7 +11,8 @@ import { writeJson } from '../cli-json.ts';
 import { closeChannel, handoffChannel, handoffProblem, handOver } from '../handoff.ts';
 import { markInUse } from '../in-use.ts';
 import { rbpInfoPath, readRbpInfo } from '../metadata.ts';
-import { lockHolder, recover } from '../out-transaction.ts';
+import { lockHolder } from '../out-lock.ts';
+import { recover } from '../out-recover.ts';
 import { list, one, parsePort, str, usage, type Handler } from './context.ts';
 
 const launcherModule = () => import('../launcher.ts');
@@ -19,8 +20,7 @@ const launcherModule = () => import('../launcher.ts');
 export const run: Handler = async (ctx) => {
   const { log, streams, values } = ctx;
   const out = one(ctx, 'OUT directory');
-  // A build killed with SIGKILL: its buildpack is stopped, and an OUT it left incomplete (in
-  // place, or between the two renames of a switch without renameat2) is made whole again.
+  // A build killed with SIGKILL: its buildpack is stopped, and the OUT it left incomplete is made whole again.
   const recovered = recover(out);
   if (recovered) log.warn(recovered);
   const builder = lockHolder(out);
@@ -29,7 +29,7 @@ export const run: Handler = async (ctx) => {
       id: 'platform/out/building',
       title: 'A build into OUT is running',
       seen: { what: 'OUT', value: out, where: `process ${builder}` },
-      rule: 'rbp run starts the complete build OUT holds, and OUT holds none until this build ends (the first build of OUT, or one made in place where no mount namespace can be had).',
+      rule: 'rbp run starts the complete build OUT holds, and OUT holds none until this build ends.',
       fix: `Wait for process ${builder} to finish, then run again.`,
     });
   }

@@ -1,15 +1,12 @@
 /**
- * OUT is complete at every instant (issue 28, point 1). A build is stopped at every step of the OUT
- * transaction (rbp stops itself at each named checkpoint: lib/platform/checkpoint.ts) and inside
- * its buildpacks (in detect, halfway through a buildpack's layers, between two buildpacks), then
- * killed with SIGKILL, as a power cut would. Each time OUT, as any reader sees it (`cp -a OUT`, files
- * read through OUT), is the previous complete build or the new complete build, stopped and killed
- * alike, and `rbp run OUT` serves that build. The builds alternate between two generations of an app
- * whose layer `lib` is reused from build to build and named by absolute paths (the process command, a
- * link in the workspace, as the node buildpack links node_modules), so a reused layer must stay true
- * at OUT's path across generations.
- * Where no mount namespace can be had (no unshare), a build happens in place, says so, and a killed
- * one is put right by the next rbp command.
+ * A build that fails or is killed leaves OUT its previous complete build. A build is stopped at every
+ * step of the OUT transaction (rbp stops itself at each named checkpoint: lib/platform/checkpoint.ts)
+ * and inside its buildpacks (in detect, halfway through a buildpack's layers, between two
+ * buildpacks), then killed with SIGKILL, as a power cut would. The next rbp command makes OUT the
+ * previous complete build (or the new one, once export had written it), as any reader sees it (`cp
+ * -a OUT`, files read through OUT), and `rbp run OUT` serves it. The builds alternate between two
+ * generations of an app whose layer `lib` is reused from build to build and named by absolute paths
+ * (the process command, a link in the workspace), so a reused layer must stay true at OUT's path.
  */
 import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -61,6 +58,7 @@ const SCRIPTS = {
   'b/build': [
     STOP,
     'stop build-b',
+    '[ "$(cat "$CNB_PLATFORM_DIR/env/FAIL_B" 2>/dev/null)" = 1 ] && exit 3',
     'mkdir -p "$CNB_LAYERS_DIR/x"',
     'cat gen.txt > "$CNB_LAYERS_DIR/x/gen"',
     'printf "[types]\\nlaunch = true\\n" > "$CNB_LAYERS_DIR/x.toml"',
@@ -201,25 +199,6 @@ async function killAt(
   }
 }
 
-/** A PATH of every command of this machine's but `missing` (a machine without them). */
-function pathWithout(missing: string[]): string {
-  const bin = tmpDir('rbp-without-');
-  for (const dir of (process.env.PATH ?? '').split(':').reverse()) {
-    let names: string[];
-    try {
-      names = fs.readdirSync(dir);
-    } catch {
-      continue;
-    }
-    for (const n of names) {
-      if (missing.includes(n)) continue;
-      fs.rmSync(path.join(bin, n), { force: true });
-      fs.symlinkSync(path.join(dir, n), path.join(bin, n));
-    }
-  }
-  return bin;
-}
-
 const kill = (pid: number) => {
   try {
     process.kill(pid, 'SIGKILL');
@@ -228,8 +207,8 @@ const kill = (pid: number) => {
   }
 };
 
-describe('OUT is complete at every instant', () => {
-  it('a build stopped and killed at every step leaves OUT the previous or the new complete build, and rbp run serves it', async () => {
+describe('a build that fails or is killed leaves OUT its previous complete build', () => {
+  it('a build stopped and killed at every step leaves OUT, after the next rbp command, the previous or the new complete build, and rbp run serves it', async () => {
     const app = scriptedApp(SCRIPTS, { 'gen.txt': 'A\n' });
     const scratch = tmpDir('rbp-atomic-');
     const out = path.join(scratch, 'out');
@@ -237,7 +216,6 @@ describe('OUT is complete at every instant', () => {
     const full = async (gen: string) => {
       const r = await buildTo(app, out, marks, gen);
       expect(r.exitCode, r.all).toBe(0);
-      expect(r.all).not.toContain('not switched atomically');
       return complete(out)!;
     };
     // The two generations as complete builds: the reference each reader's view must equal.
@@ -245,33 +223,32 @@ describe('OUT is complete at every instant', () => {
     want.A = (await full('A')).hash;
     want.B = (await full('B')).hash;
     const serverIno = fs.statSync(path.join(out, 'layers', 'test_a', 'lib', 'server.js')).ino;
-    // Where the buildpacks saw their work: OUT's own path, physically (pwd -P), never OUT.rbp-next.
+    // Where the buildpacks saw their work: OUT's own path, where the app runs from.
     expect(fs.readFileSync(path.join(out, 'layers', 'test_a', 'rt', 'seen-at'), 'utf8').trim()).toBe(path.join(fs.realpathSync(scratch), 'out', 'workspace'));
 
-    // Every checkpoint but the one only a machine without renameat2 reaches (its own test below),
-    // and the one only our own buildpacks reach (test/lifecycle/build-gate.test.ts).
-    const ours = CHECKPOINTS.filter((c) => c !== 'switch-halfway' && c !== 'prestarted');
-    const steps = [...ours.slice(0, 2), 'detect', ...ours.slice(2, 4), 'build-a', 'build-b', ...ours.slice(4)];
-    expect(new Set(steps).size).toBe(CHECKPOINTS.length - 2 + IN_BUILDPACKS.length);
+    const steps = [...CHECKPOINTS.slice(0, 2), 'detect', ...CHECKPOINTS.slice(2, 4), 'build-a', 'build-b', ...CHECKPOINTS.slice(4)];
+    expect(new Set(steps).size).toBe(CHECKPOINTS.length + IN_BUILDPACKS.length);
     for (const step of steps) {
       const before = complete(out)!;
       const next = before.gen === 'A' ? 'B' : 'A';
-      let seen = before;
-      await killAt({ app, out, marks, gen: next, step }, async () => {
-        // Stopped there: the previous build until OUT is switched, the new one from then on.
-        const switched = CHECKPOINTS.indexOf(step as never) >= CHECKPOINTS.indexOf('switched');
-        seen = await asReadersSeeIt(out, scratch);
-        expect({ step, gen: seen.gen }).toEqual({ step, gen: switched ? next : before.gen });
-        expect(seen.hash, `${step}: OUT is the complete build ${seen.gen}`).toBe(want[seen.gen]);
+      await killAt({ app, out, marks, gen: next, step }, () => {
+        // Stopped there: OUT is the new complete build once export wrote rbp.toml; until then the
+        // previous complete build waits beside it.
+        const done = CHECKPOINTS.indexOf(step as never) >= CHECKPOINTS.indexOf('exported');
+        if (done) expect(complete(out)?.hash, step).toBe(want[next]);
+        else expect(complete(`${out}.rbp-previous`)?.hash, step).toBe(before.hash);
       });
-      // Killed there: still that complete build, and rbp run serves it.
+      // Killed there: the next rbp command makes OUT a complete build again, and serves it.
+      const run = await rbp(['run', out, '--dry-run']);
+      expect(run.exitCode, run.all).toBe(0);
       const after = await asReadersSeeIt(out, scratch);
       expect(after.hash, `${step}: after SIGKILL`).toBe(want[after.gen]);
-      expect(after.gen).toBe(seen.gen);
+      expect(after.gen, step).toBe(CHECKPOINTS.indexOf(step as never) >= CHECKPOINTS.indexOf('exported') ? next : before.gen);
+      expect(fs.existsSync(`${out}.rbp-previous`), step).toBe(false);
       await servesGeneration(out, after.gen);
     }
     // The next builds carry on: a complete new build, the reused layer still the same files (moved
-    // and linked, never copied), its absolute paths true; nothing left beside OUT but its cache and spare.
+    // and linked, never copied), its absolute paths true; nothing left beside OUT but its cache.
     const last = complete(out)!.gen === 'A' ? 'B' : 'A';
     expect((await full(last)).hash).toBe(want[last]);
     await servesGeneration(out, last);
@@ -281,88 +258,29 @@ describe('OUT is complete at every instant', () => {
         .readdirSync(scratch)
         .filter((n) => n.startsWith('out'))
         .sort(),
-    ).toEqual(['out', 'out.rbp-cache', 'out.rbp-spare']);
+    ).toEqual(['out', 'out.rbp-cache']);
   });
 
-  it('an app started from a build keeps that generation beside OUT while it runs; rbp prune removes it once it has ended', async () => {
-    const xdg = tmpDir('rbp-atomic-xdg-');
-    const env = { ...process.env, XDG_CACHE_HOME: xdg };
+  it('a build that fails puts the previous OUT back as it was, and the layers it had restored are made again or relinked next time', async () => {
     const app = scriptedApp(SCRIPTS, { 'gen.txt': 'A\n' });
-    const out = path.join(tmpDir('rbp-atomic-'), 'out');
-    const marks = tmpDir('rbp-atomic-marks-');
-    const build = (gen: string) => buildTo(app, out, marks, gen, env);
-    expect((await build('A')).exitCode).toBe(0);
-    let kept = '';
-    const served = await serve(out, {}, async () => {
-      // While the app started from A runs, a build switches OUT to B: A is kept, the app's working folder.
-      const r = await build('B');
-      expect(r.exitCode, r.all).toBe(0);
-      expect(r.all).toMatch(/the previous build of .* is kept in .*out\.rbp-old\/\S+ while an app started from it runs/);
-      const old = fs.readdirSync(`${out}.rbp-old`);
-      expect(old).toHaveLength(1);
-      kept = path.join(`${out}.rbp-old`, old[0]!);
-      expect(fs.readFileSync(path.join(kept, 'workspace', 'gen.txt'), 'utf8')).toBe('A\n');
-      expect(complete(out)!.gen).toBe('B');
-      const dry = await rbp(['prune', '--dry-run', '--json'], { env });
-      expect(JSON.parse(dry.stdout).kept).toContainEqual({
-        path: kept,
-        why: `an earlier build of ${out} that an app started by rbp run or deploy still runs from`,
-      });
-    });
-    expect(served.output).not.toContain('Error');
-    const pruned = await rbp(['prune', '--json'], { env });
-    expect(pruned.exitCode, pruned.all).toBe(0);
-    expect(JSON.parse(pruned.stdout).removed).toContainEqual(expect.objectContaining({ path: kept, kind: 'generation' }));
-    expect(fs.existsSync(`${out}.rbp-old`)).toBe(false);
-    expect(complete(out)!.gen).toBe('B');
-  });
-
-  it('without renameat2 (no exch, no perl) OUT switches in two renames; a build killed between them is carried through by the next rbp command', async () => {
-    const env = { ...process.env, PATH: pathWithout(['exch', 'perl']) };
-    const app = scriptedApp(SCRIPTS, { 'gen.txt': 'A\n' });
-    const out = path.join(tmpDir('rbp-atomic-'), 'out');
-    const marks = tmpDir('rbp-atomic-marks-');
-    const first = await buildTo(app, out, marks, 'A', env);
-    expect(first.exitCode, first.all).toBe(0);
-    await killAt({ app, out, marks, gen: 'B', step: 'switch-halfway', env }, () => {
-      // The instant without OUT that this fallback has.
-      expect(fs.existsSync(out)).toBe(false);
-    });
-    const run = await rbp(['run', out, '--dry-run'], { env });
-    expect(run.exitCode, run.all).toBe(0);
-    expect(run.all).toContain('had not finished switching');
-    await servesGeneration(out, 'B');
-    const again = await buildTo(app, out, marks, 'A', env);
-    expect(again.exitCode, again.all).toBe(0);
-    expect(again.all).toContain('was switched to the new build in two renames, not one (neither exch (util-linux 2.40+) nor perl is on PATH)');
-    expect(complete(out)!.gen).toBe('A');
-    expect(fs.readdirSync(path.dirname(out)).sort()).toEqual(['out', 'out.rbp-cache', 'out.rbp-spare']);
-  });
-
-  it('where no mount namespace can be had, the build happens in place, says so, and a killed one is undone by the next rbp command', async () => {
-    const env = { ...process.env, PATH: pathWithout(['unshare']) };
-    const app = scriptedApp(SCRIPTS, { 'gen.txt': 'A\n' });
-    const out = path.join(tmpDir('rbp-inplace-'), 'out');
-    const marks = tmpDir('rbp-inplace-marks-');
-    const first = await buildTo(app, out, marks, 'A', env);
-    expect(first.exitCode, first.all).toBe(0);
-    expect(first.all).toContain(
-      `OUT is not switched atomically here (no private mount namespace: no unshare on PATH (util-linux)): the build happens in ${out} itself`,
-    );
+    const out = path.join(tmpDir('rbp-fail-'), 'out');
+    const marks = tmpDir('rbp-fail-marks-');
+    expect((await buildTo(app, out, marks, 'A')).exitCode).toBe(0);
     const before = complete(out)!;
-    await killAt({ app, out, marks, gen: 'B', step: 'build-a', env }, () => {
-      // In place: OUT is the build being made, and the previous one waits beside it.
-      expect(complete(out)).toBeUndefined();
-      expect(fs.existsSync(`${out}.rbp-previous`)).toBe(true);
-    });
-    const run = await rbp(['run', out, '--dry-run'], { env });
-    expect(run.exitCode, run.all).toBe(0);
-    expect(run.all).toContain('the previous build is back');
+    fs.writeFileSync(path.join(app, 'gen.txt'), 'B\n');
+    // b fails after a has reused lib (restored from the cache).
+    const failing = await rbp(['build', app, '--out', out, ...bpArgs('a', 'b'), '--env', 'STOP_IN=', '--env', `MARKS=${marks}`, '--env', 'FAIL_B=1']);
+    expect(failing.exitCode, failing.all).toBe(51);
+    expect(failing.all).toContain(`The previous build in ${out} is unchanged.`);
     expect(complete(out)).toEqual(before);
-    await servesGeneration(out, 'A');
+    const again = await buildTo(app, out, marks, 'B');
+    expect(again.exitCode, again.all).toBe(0);
+    expect(again.all).toContain('lib (from the previous build)');
+    expect(complete(out)!.gen).toBe('B');
+    await servesGeneration(out, 'B');
   });
 
-  it('as a user other than root, the buildpacks run as that user (in a user namespace) and OUT still switches atomically', async () => {
+  it('as a user other than root, the buildpacks run as that user and the files are the user\'s', async () => {
     // Run as root (CI), the test builds as uid 1000 through setpriv (util-linux); run as a user, as itself.
     const root = process.getuid?.() === 0;
     const uid = root ? 1000 : process.getuid!();
@@ -374,50 +292,14 @@ describe('OUT is complete at every instant', () => {
     const out = path.join(home, 'out');
     // Everything rbp writes is the user's own: no folder of the test run's (root's) is needed.
     const env = { ...process.env, HOME: home, TMPDIR: home, XDG_CACHE_HOME: path.join(home, 'cache'), RBP_DOWNLOAD_CACHE: path.join(home, 'downloads') };
-    const first = await buildTo(app, out, marks, 'A', env, as);
-    expect(first.exitCode, first.all).toBe(0);
-    expect(first.all).not.toContain('not switched atomically');
-    const a = complete(out)!;
-    // Stopped halfway through a buildpack, then killed: OUT is A throughout (the build fills the next generation, not OUT).
-    await killAt({ app, out, marks, gen: 'B', step: 'build-a', env, as }, async () => {
-      expect((await asReadersSeeIt(out, home)).hash).toBe(a.hash);
-    });
-    expect(complete(out)).toEqual(a);
+    expect((await buildTo(app, out, marks, 'A', env, as)).exitCode).toBe(0);
     const second = await buildTo(app, out, marks, 'B', env, as);
     expect(second.exitCode, second.all).toBe(0);
     expect(complete(out)!.gen).toBe('B');
-    // The buildpack ran as the user (not as root of its namespace), at OUT's own path; the files are the user's.
     const rt = path.join(out, 'layers', 'test_a', 'rt');
     expect(fs.readFileSync(path.join(rt, 'uid'), 'utf8').trim()).toBe(String(uid));
-    expect(fs.readFileSync(path.join(rt, 'seen-at'), 'utf8').trim()).toBe(path.join(fs.realpathSync(home), 'out', 'workspace'));
     for (const f of [rt, path.join(out, 'layers', 'test_a', 'lib', 'server.js'), path.join(out, 'workspace', 'gen.txt'), path.join(out, 'rbp.toml')])
       expect(fs.statSync(f).uid, f).toBe(uid);
     await servesGeneration(out, 'B');
-  });
-
-  it('as root that may not mount, with user namespaces refused (as in a container), the build happens in place and says why each way failed', async () => {
-    // A user namespace of the test's own in which rbp is root without CAP_SYS_ADMIN (setpriv drops
-    // it) and may make no user namespace (user.max_user_namespaces is 0 there): a container's root
-    // under a seccomp profile that refuses unshare fails the same two ways.
-    const as = [
-      'unshare',
-      '--user',
-      '--map-root-user',
-      '--',
-      'sh',
-      '-c',
-      'echo 0 > /proc/sys/user/max_user_namespaces && exec setpriv --inh-caps=-sys_admin --bounding-set=-sys_admin -- "$@"',
-      'container',
-    ];
-    const app = scriptedApp(SCRIPTS, { 'gen.txt': 'A\n' });
-    const out = path.join(tmpDir('rbp-container-'), 'out');
-    const marks = tmpDir('rbp-container-marks-');
-    const r = await buildTo(app, out, marks, 'A', process.env, as);
-    expect(r.exitCode, r.all).toBe(0);
-    expect(r.all).toContain(
-      `OUT is not switched atomically here (no private mount namespace: mount namespace: unshare failed: Operation not permitted (no CAP_SYS_ADMIN, as in many containers); user namespace: unshare failed: No space left on device (user namespaces turned off or at their limit: sysctl user.max_user_namespaces)): the build happens in ${out} itself`,
-    );
-    expect(complete(out)!.gen).toBe('A');
-    await servesGeneration(out, 'A');
   });
 });

@@ -1,0 +1,89 @@
+/**
+ * The layer cache: the lifecycle's cache, kept as folders. For each `cache = true` layer of a build,
+ *   CACHE/<escaped id>/<layer>.toml          its types and metadata
+ *   CACHE/<escaped id>/<layer>/              its files (for a launch layer: hard links to OUT's)
+ *   CACHE/<escaped id>/<layer>.sbom.<ext>    its SBOM files
+ * and `CACHE/.rbp-cache`, which marks the folder as rbp's and records, for each layer, the identity of
+ * the folder the last build left there. A layer is trusted by that record, as the lifecycle trusts its
+ * cache by what its exporter recorded: restore takes a folder only when it is the one recorded, so one
+ * that a killed or failed build took away, or half wrote, or that anything else replaced, is dropped
+ * and built again. Whether a layer is reused is the buildpack's decision, by its metadata: a buildpack
+ * that keeps a layer's metadata keeps its files as they are.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { parse } from 'smol-toml';
+import { tomlString } from '../cnb/toml.ts';
+import { identity, isDir, linkTree, moveTree, rmrf } from './fsops.ts';
+import { CACHE_MARKER } from './out-paths.ts';
+
+const HEADER = '# This folder is an rbp layer cache: rbp build replaces it.\n';
+
+/** `<escaped id>/<layer>` → the identity of its folder in the cache. */
+export type CacheRecord = Map<string, string>;
+
+/** The record export wrote; empty for a new cache, an older rbp's or a damaged one. */
+export function readCacheRecord(cacheDir: string): CacheRecord {
+  try {
+    const t = parse(fs.readFileSync(path.join(cacheDir, CACHE_MARKER), 'utf8')) as { layers?: Record<string, unknown> };
+    return new Map(Object.entries(t.layers ?? {}).filter((e): e is [string, string] => typeof e[1] === 'string'));
+  } catch {
+    return new Map();
+  }
+}
+
+/** Writes the record through a rename (a reader sees the old one or the new one), and drops every layer it does not name. */
+export function writeCacheRecord(cacheDir: string, record: CacheRecord): void {
+  fs.mkdirSync(cacheDir, { recursive: true });
+  const file = path.join(cacheDir, CACHE_MARKER);
+  fs.writeFileSync(`${file}.tmp`, HEADER + tomlString({ layers: Object.fromEntries([...record].sort()) }));
+  fs.renameSync(`${file}.tmp`, file);
+  for (const esc of fs.readdirSync(cacheDir)) {
+    const dir = path.join(cacheDir, esc);
+    if (!isDir(dir)) continue;
+    for (const f of fs.readdirSync(dir)) {
+      const layer = f.replace(/\.(toml|sbom\.[^/]+)$/, '');
+      if (!record.has(`${esc}/${layer}`)) rmrf(path.join(dir, f));
+    }
+    if (fs.readdirSync(dir).length === 0) fs.rmdirSync(dir);
+  }
+}
+
+/** Whether the cache's folder of `key` is the one the record names. */
+export function isRecorded(cacheDir: string, record: CacheRecord, key: string): boolean {
+  const want = record.get(key);
+  return want !== undefined && identity(path.join(cacheDir, key)) === want;
+}
+
+/** The `<layer>.sbom.<ext>` files beside a layer's toml in `dir`. */
+export function sbomFiles(dir: string, layer: string): string[] {
+  try {
+    return fs.readdirSync(dir).filter((f) => f.startsWith(`${layer}.sbom.`));
+  } catch {
+    return [];
+  }
+}
+
+/** Copies a layer's SBOM files from one layers folder to another (the cache, or back). */
+export function copySboms(fromDir: string, toDir: string, layer: string): void {
+  for (const f of sbomFiles(fromDir, layer)) fs.copyFileSync(path.join(fromDir, f), path.join(toDir, f));
+}
+
+/**
+ * Puts `src` into the cache as the folder of `key`, moved (`move`) or as a tree of hard links (a
+ * launch layer, whose folder OUT keeps), and returns its identity for the record. A tree of links is
+ * made aside and renamed into place: a build killed meanwhile leaves no half folder under the name.
+ */
+export function putInCache(cacheDir: string, key: string, src: string, how: 'move' | 'link'): string {
+  const dst = path.join(cacheDir, key);
+  rmrf(dst);
+  if (how === 'move') moveTree(src, dst);
+  else {
+    const aside = `${dst}.rbp-new`;
+    rmrf(aside);
+    fs.mkdirSync(path.dirname(aside), { recursive: true });
+    linkTree(src, aside);
+    fs.renameSync(aside, dst);
+  }
+  return identity(dst)!;
+}
