@@ -18,7 +18,8 @@ import { readLayout, type ReadImage } from '../../lib/package/oci-layout.ts';
 import { FIXTURES, freePort, have, rbp, ROOT, serve, tmpDir } from '../helpers/rbp.ts';
 import { describeNeeding, requirement, requirementOfAll } from '../helpers/requirement.ts';
 import { realTool } from '../helpers/tool-cache.ts';
-import { body200, cleanupPodman, logs, lowerTmp, runDetached, stop } from './podman.ts';
+import { body200, cleanupPodman, forgetImage, logs, lowerTmp, podman, runDetached, stop } from './podman.ts';
+import { bp, passWith, scriptedApp } from '../lifecycle/helpers.ts';
 
 const runImage = runImageLayout();
 const launcher = referenceLauncher();
@@ -170,6 +171,28 @@ describeNeeding(imageTools, 'rbp build --image DIR', () => {
     });
     expect(served.output).not.toMatch(/error/i);
   }, 600_000);
+
+  it('a buildpack that names its layers by their absolute paths: a warning names each such layer and process, and the image links OUT to /layers and /workspace so that they run', async () => {
+    const app = scriptedApp({
+      'a/detect': passWith(),
+      'a/build': [
+        'L="$CNB_LAYERS_DIR"',
+        `mkdir -p "$L/web/bin" && printf '[types]\\nlaunch = true\\n' > "$L/web.toml" && echo hello > "$L/web/greeting"`,
+        `printf '#!/bin/sh\\ncat %s/web/greeting\\n' "$L" > "$L/web/bin/hello" && chmod +x "$L/web/bin/hello"`,
+        `printf '[[processes]]\\ntype = "web"\\ncommand = ["%s/web/bin/hello"]\\ndefault = true\\n' "$L" > "$L/launch.toml"`,
+      ].join('\n'),
+    });
+    const image = path.join(lowerTmp('rbp-image-'), 'image');
+    const out = path.join(lowerTmp('rbp-image-'), 'out');
+    const r = await rbp(['build', app, '--out', out, '--image', image, '--buildpack', bp('a')]);
+    expect(r.exitCode, r.all).toBe(0);
+    expect(r.all).toContain(`Layer: 'web', Created by buildpack: test/a@0.0.1 names the build folder ${out}`);
+    expect(r.all).toContain(`the process web of test/a names the build folder ${out}`);
+    const ran = await podman(['run', '--rm', '--passwd=false', '--read-only', '--user', '12345:0', `oci:${image}:latest`]);
+    forgetImage(`localhost${image}`);
+    expect(ran.exitCode, ran.all).toBe(0);
+    expect(ran.stdout.trim()).toBe('hello');
+  }, 300_000);
 
   it.skipIf(root.skip)(
     'a full disk: one clear error, exit 62, and the previous image and OUT as they were',
