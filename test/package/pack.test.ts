@@ -6,9 +6,14 @@
  *     and REGISTRY, are this test's): `rbp builder --publish`, `pack build --trust-builder
  *     --publish` (the creator) and `pack build --lifecycle-image` (untrusted: five phases, three of
  *     them in our lifecycle image), `pack builder create` from builder.toml;
- *   - `pack builder create` offline (no proxy reaches the internet: the lifecycle and the buildpacks
- *     are files beside builder.toml), then a PHP app built with that builder;
+ *   - the load commands `rbp builder --out` prints, then `pack builder create --pull-policy never`
+ *     offline (no proxy reaches the internet: the lifecycle and the buildpacks are files beside
+ *     builder.toml), then a PHP app built with that builder;
  *   - a static site built untrusted, its server given by the operator (--volume, --env RBP_TOOL_*);
+ *   - as Kubernetes engines run the lifecycle (the builder pulled from the registry, one container
+ *     per phase as 1000:1000, volumes only): Tekton's five phases, the creator with kpack's cache
+ *     image; the SBOMs `pack sbom download` finds in those images and in rbp's own; then a patched
+ *     run image pushed under the run image's name, the lifecycle's `rebaser` and `pack rebase`;
  * and every image started by podman with --passwd=false (as Docker and Kubernetes, which add no
  * /etc/passwd line for an unknown user) and no mounts answers 200 with the right body.
  * Needs pack, podman, runc, skopeo, docker-registry, the run image and the lifecycle: in CI all
