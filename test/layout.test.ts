@@ -34,8 +34,8 @@ const ROOMS: Record<string, string[]> = {
   'lib/deps': ['lib/cnb'],
   'lib/js-project': ['lib/cnb', 'lib/deps'],
   'lib/launch': ['lib/cnb', 'lib/deps'],
-  // rbp: the CLI and its lifecycle (platform) and the images it writes (package) use each other.
-  'lib/package': ['lib/cnb', 'lib/deps', 'lib/launch', 'lib/platform'],
+  // rbp: the images it writes and our buildpacks (package), below its CLI and lifecycle (platform).
+  'lib/package': ['lib/cnb', 'lib/deps', 'lib/launch'],
   'lib/platform': ['lib/cnb', 'lib/deps', 'lib/launch', 'lib/package'],
   'buildpacks/node': ['lib/cnb', 'lib/deps', 'lib/js-project', 'lib/launch'],
   'buildpacks/static': ['lib/cnb', 'lib/deps', 'lib/js-project', 'lib/launch'],

@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { readTomlIfExists, writeToml } from './toml.ts';
 import { LayerEnv } from './env.ts';
+import { isDir } from '../fsx.ts';
 
 export interface LayerTypes {
   launch?: boolean;
@@ -153,4 +154,16 @@ export function readLayerToml(file: string): { types: Required<LayerTypes>; meta
     types: { launch: types.launch === true, build: types.build === true, cache: types.cache === true },
     metadata: t.metadata ?? {},
   };
+}
+
+/** A buildpack's launch layers in a layers folder, alphabetically: folders whose .toml says launch = true. */
+export function launchLayers(dir: string): string[] {
+  if (!isDir(dir)) return [];
+  return fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith('.toml') && f !== 'store.toml')
+    .map((f) => f.slice(0, -'.toml'.length))
+    .sort()
+    .filter((name) => isDir(path.join(dir, name)) && readLayerToml(path.join(dir, `${name}.toml`))?.types.launch)
+    .map((name) => path.join(dir, name));
 }

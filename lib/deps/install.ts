@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ociArch } from '../cnb/descriptor.ts';
 import type { Layer, Layers } from '../cnb/layers.ts';
-import { writeSbom } from '../cnb/sbom.ts';
+import { readSbom, writeSbom } from '../cnb/sbom.ts';
 import { read } from '../config/read.ts';
 import { UserError } from '../errors.ts';
 import { expandTemplate, type DependencySpec } from './catalog.ts';
@@ -62,12 +62,6 @@ export const REQUIRE_CHECKSUMS_VARIABLE = 'RBP_REQUIRE_CHECKSUMS';
 export function requireChecksums(env: Record<string, string | undefined>): boolean {
   return read<boolean>(env, REQUIRE_CHECKSUMS_VARIABLE)?.value ?? false;
 }
-
-/**
- * The sha256 seen when a tool without a published checksum was downloaded, kept inside its layer so
- * a build that reuses the layer records the same digest in the SBOM.
- */
-const OBSERVED_SHA256 = '.rbp-observed-sha256';
 
 /** What decides whether a cached install can be reused. Never holds credentials. */
 export type ToolLayerMetadata = {
@@ -142,7 +136,7 @@ export async function installTool(o: InstallToolOptions): Promise<InstalledTool>
   if (layer.state === 'reused') {
     if (isExecutableFile(exe)) {
       log.info(`reused ${id} ${spec.version} (cached)`);
-      writeToolSbom(o, spec, metadata, readObserved(layer.path));
+      writeToolSbom(o, spec, metadata, readObserved(o));
       return { id, path: exe, version: spec.version, source: 'cache', layer };
     }
     // Same metadata but no executable: an install that was interrupted. Start again.
@@ -162,7 +156,6 @@ export async function installTool(o: InstallToolOptions): Promise<InstalledTool>
   try {
     observed = shared ? await viaDownloadCache(shared, spec, metadata.arch, place, mirror, o) : await download(spec, layer.path, mirror, o, place);
     linkExecutable(layer.path, spec.bin, command);
-    if (observed) fs.writeFileSync(path.join(layer.path, OBSERVED_SHA256), `${observed}\n`);
   } catch (e) {
     // Never leave metadata that would let a later build reuse half an install.
     o.layers.remove(o.layerName);
@@ -172,10 +165,12 @@ export async function installTool(o: InstallToolOptions): Promise<InstalledTool>
   return { id, path: exe, version: spec.version, source: mirror ? 'mirror' : 'download', layer };
 }
 
-function readObserved(layerPath: string): string | undefined {
-  const file = path.join(layerPath, OBSERVED_SHA256);
-  const text = fs.existsSync(file) ? fs.readFileSync(file, 'utf8').trim() : '';
-  return /^[0-9a-f]{64}$/.test(text) ? text : undefined;
+/**
+ * The sha256 seen when a tool without a published checksum was downloaded: a build that reuses the
+ * layer takes it from the layer's SBOM, restored with the layer, and records it again.
+ */
+function readObserved(o: InstallToolOptions): string | undefined {
+  return readSbom(o.layers.dir, o.layerName)?.[0]?.hashes?.find((h) => h.alg === 'SHA-256')?.content;
 }
 
 /**

@@ -2,17 +2,20 @@
  * `rbp build APP --out OUT --image DIR`: the built app as an OCI image layout, shaped as the
  * reference lifecycle's exporter shapes an app image, so podman can run it or skopeo push it:
  *   - the run image's layers, as they are;
- *   - the launcher (the reference lifecycle's cmd/launcher) at /cnb/lifecycle/launcher and one
- *     /cnb/process/<type> link per process, the entrypoint being the default process's link;
  *   - one layer per launch layer, at /layers/<escaped buildpack id>/<layer>/ (its .toml is not in
  *     the image: the lifecycle keeps layer metadata in the io.buildpacks.lifecycle.metadata label);
- *   - /layers/config/metadata.toml; the app at /workspace;
+ *   - the launch SBOMs at /layers/sbom/launch/ (the label's `sbom`, which `pack sbom download` reads);
+ *   - the app at /workspace;
+ *   - the launcher (the reference lifecycle's cmd/launcher) at /cnb/lifecycle/launcher and one
+ *     /cnb/process/<type> link per process, the entrypoint being the default process's link;
+ *   - /layers/config/metadata.toml;
  *   - Env CNB_LAYERS_DIR=/layers, CNB_APP_DIR=/workspace, CNB_PLATFORM_API, PATH with /cnb/process
  *     first; the lifecycle's labels (io.buildpacks.lifecycle.metadata, io.buildpacks.build.metadata,
- *     io.buildpacks.project.metadata).
- * rbp builds at OUT's own path, and buildpacks write absolute paths (a process's command, a link
- * from the app to its modules layer): the image keeps them true with two links, OUT/layers →
- * /layers and OUT/workspace → /workspace, rather than rewriting files it does not own.
+ *     io.buildpacks.project.metadata); `created` and the history dated by SOURCE_DATE_EPOCH.
+ * rbp builds at OUT's own path. The image holds nothing of that path unless a buildpack wrote it
+ * into a launch layer, the app or a process (a third-party buildpack that names its layers by their
+ * absolute paths): only then does it get links OUT/layers → /layers and OUT/workspace → /workspace,
+ * which keep those paths true, with a warning, rather than rewriting files it does not own.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -21,9 +24,9 @@ import { escapeId } from '../cnb/descriptor.ts';
 import { value } from '../config/read.ts';
 import { UserError } from '../errors.ts';
 import { formatDuration, type Logger } from '../log.ts';
-import { launchLayers } from '../platform/launcher.ts';
-import { readLaunchMetadata, type LaunchMetadata } from '../platform/metadata.ts';
-import { historyFor, imageEnv, OciLayoutWriter, readLayout, REPRODUCIBLE_DATE, type Descriptor, type Layer, type ReadImage } from './oci-layout.ts';
+import { launchLayers } from '../cnb/layers.ts';
+import { readLaunchMetadata, type LaunchMetadata } from '../cnb/metadata.ts';
+import { historyFor, imageEnv, imageTime, OciLayoutWriter, readLayout, REPRODUCIBLE_DATE, type Layer, type ReadImage } from './oci-layout.ts';
 import { CNB_USER } from './stack-user.ts';
 
 export const LAYERS_DIR = '/layers';
@@ -169,117 +172,113 @@ function readInputs(o: AppImageOptions): { src: string; md: LaunchMetadata; runL
   return { src, md, runLayout, run };
 }
 
+/** The date of the image and of its history: SOURCE_DATE_EPOCH (seconds), as the lifecycle's exporter reads it, else 1980-01-01T00:00:01Z. */
+export function imageDate(env: NodeJS.ProcessEnv, log: Logger): Date {
+  const epoch = env.SOURCE_DATE_EPOCH;
+  if (!epoch) return REPRODUCIBLE_DATE;
+  const date = /^[+-]?\d{1,15}$/.test(epoch) ? new Date(Number(epoch) * 1000) : undefined;
+  if (date && !Number.isNaN(date.getTime())) return date;
+  log.warn(`SOURCE_DATE_EPOCH=${epoch} is not a number of seconds: ignored (the image is dated ${imageTime(REPRODUCIBLE_DATE)}, as the lifecycle does)`);
+  return REPRODUCIBLE_DATE;
+}
+
+/**
+ * The layers an app image adds to its run image, each the previous export's when its files'
+ * fingerprint is the same, else written now; and which of them name the build folder: a layer whose
+ * bytes hold OUT's path (a buildpack that wrote its layers' absolute paths at build) needs links from
+ * OUT to /layers and /workspace in the image.
+ */
+class ImageLayers {
+  readonly layers: Layer[] = [];
+  readonly createdBy: string[] = [];
+  readonly record: ExportRecord = { version: 1, layers: {} };
+  /** What made each layer whose bytes name the build folder. */
+  readonly namingOut: string[] = [];
+  reused = 0;
+
+  constructor(
+    readonly w: OciLayoutWriter,
+    private readonly image: string,
+    private readonly previous: ExportRecord['layers'],
+    /** OUT's path and a slash: what a layer naming the build folder holds. */
+    readonly outPrefix: string,
+  ) {}
+
+  async add(key: string, createdBy: string, fingerprint: string, write: () => Promise<Layer>): Promise<Layer> {
+    const before = this.previous[key];
+    let l: Layer;
+    if (before?.fingerprint === fingerprint && fs.existsSync(path.join(this.image, 'blobs', ...before.layer.digest.split(':')))) {
+      l = this.w.reuseLayer(this.image, before.layer);
+      this.reused++;
+    } else l = await write();
+    this.record.layers[key] = { fingerprint, layer: l };
+    if (l.found) this.namingOut.push(createdBy);
+    this.layers.push(l);
+    this.createdBy.push(createdBy);
+    return l;
+  }
+
+  /** Entries of a folder as a layer owned by the CNB user, under `prefix`, looked through for the build folder. */
+  addTree(key: string, createdBy: string, root: string, entries: string[], prefix = '', content = false): Promise<Layer> {
+    const fingerprint = treeFingerprint(
+      entries.map((e) => path.join(root, e)),
+      `${prefix}\0${this.outPrefix}`,
+      { content },
+    );
+    return this.add(key, createdBy, fingerprint, () => this.w.addLayer(root, prefix || undefined, { entries, owner: cnbOwned, find: this.outPrefix }));
+  }
+}
+
 /**
  * Writes the app image of the build in OUT beside `image` (`<image>.partial-<pid>`); commit() moves
- * it into place. Layers whose files are unchanged since the image's previous export are reused.
+ * it into place. Layers whose files are unchanged since the image's previous export are reused. The
+ * layers come in the order of the lifecycle's exporter: the buildpacks' layers, the SBOM, the app,
+ * the launcher, the config.
  */
 export async function prepareAppImage(o: AppImageOptions): Promise<PreparedImage> {
   const started = performance.now();
   const { src, md, runLayout, run } = readInputs(o);
-
+  const created = imageDate(process.env, o.log);
   const out = path.resolve(o.out);
-  const previous = readRecord(o.image);
-  const record: ExportRecord = { version: 1, layers: {} };
   const layoutDir = `${o.image}.partial-${process.pid}`;
   fs.rmSync(layoutDir, { recursive: true, force: true });
   fs.mkdirSync(path.dirname(layoutDir), { recursive: true });
   const tmp = fs.mkdtempSync(`${o.image}.staging-`);
-  let reused = 0;
   try {
     const w = new OciLayoutWriter(layoutDir);
-    const layers: Descriptor[] = [];
-    const diffIds: string[] = [];
-    const added: string[] = [];
-    run.manifest.layers.forEach((l, i) => {
-      w.adoptBlob(runLayout, l);
-      layers.push(l);
-      diffIds.push(run.config.rootfs.diff_ids[i]!);
-    });
-    /** One layer: the previous export's when its files' fingerprint is the same, else written now. */
-    const layer = async (key: string, what: string, fingerprint: string, write: () => Promise<Layer>): Promise<Layer> => {
-      const before = previous[key];
-      let l: Layer;
-      if (before?.fingerprint === fingerprint && fs.existsSync(path.join(o.image, 'blobs', ...before.layer.digest.split(':')))) {
-        l = w.reuseLayer(o.image, before.layer);
-        reused++;
-      } else l = await write();
-      record.layers[key] = { fingerprint, layer: l };
-      layers.push(l);
-      diffIds.push(l.diffID);
-      added.push(what);
-      return l;
-    };
-
-    // The launcher and one /cnb/process/<type> link per process.
-    const types = md.processes.map((p) => p.type).sort();
-    const launcherLayer = await layer(
-      'launcher',
-      'rbp: the launcher at /cnb/lifecycle/launcher, /cnb/process/<type>',
-      treeFingerprint([o.launcher], types.join(',')),
-      async () => {
-        const cnb = path.join(tmp, 'launcher');
-        fs.mkdirSync(path.join(cnb, 'cnb', 'lifecycle'), { recursive: true });
-        fs.copyFileSync(o.launcher, path.join(cnb, 'cnb', 'lifecycle', 'launcher'));
-        fs.chmodSync(path.join(cnb, 'cnb', 'lifecycle', 'launcher'), 0o755);
-        fs.mkdirSync(path.join(cnb, 'cnb', 'process'));
-        for (const t of types) fs.symlinkSync('../lifecycle/launcher', path.join(cnb, 'cnb', 'process', t));
-        return w.addLayer(cnb);
-      },
-    );
-
-    // One image layer per launch layer, as the exporter writes them: the layer's folder only (its
-    // .toml lives in the image label), taken from OUT as it is.
-    const bpLayers: Record<string, Record<string, { sha: string; launch: true }>> = {};
-    for (const bp of md.buildpacks) {
-      const bpDir = path.join(src, 'layers', escapeId(bp.id));
-      for (const dir of launchLayers(bpDir)) {
-        const name = path.basename(dir);
-        const prefix = `${LAYERS_DIR.slice(1)}/${escapeId(bp.id)}`;
-        const l = await layer(`layer:${bp.id}:${name}`, `${bp.id}: launch layer ${name}`, treeFingerprint([dir], prefix), () =>
-          w.addLayer(bpDir, prefix, { entries: [name], owner: cnbOwned }),
-        );
-        (bpLayers[bp.id] ??= {})[name] = { sha: l.diffID, launch: true };
-      }
-    }
-
-    const cfg = configFolder(src, md, out, path.join(tmp, 'config'));
-    const configLayer = await layer('config', 'rbp: /layers/config/metadata.toml, links from OUT to /layers and /workspace', contentFingerprint(cfg), () =>
-      w.addLayer(cfg),
-    );
-
-    // The app, from OUT/workspace as it is.
-    const appLayer = await layer('app', 'rbp: the application at /workspace', treeFingerprint([path.join(src, 'workspace')], '', { content: true }), () =>
-      w.addLayer(src, undefined, { entries: ['workspace'], owner: cnbOwned }),
-    );
+    for (const l of run.manifest.layers) w.adoptBlob(runLayout, l);
+    const x = new ImageLayers(w, o.image, readRecord(o.image), `${out}/`);
+    const sha = await addLayers(x, src, md, o.launcher, tmp);
+    const cfg = configFolder(src, md, out, path.join(tmp, 'config'), namingOut(x, md, o.log));
+    sha.config = (await x.add('config', 'Buildpacks Launcher Config', contentFingerprint(cfg), () => w.addLayer(cfg))).diffID;
 
     const dflt = md['buildpack-default-process-type'];
     const { path: runPath, rest: runEnv } = imageEnv(run.config);
-    const labels = imageLabels(md, run, { app: appLayer.diffID, config: configLayer.diffID, launcher: launcherLayer.diffID, buildpacks: bpLayers });
     const { manifest } = w.finish(
       {
         architecture: run.config.architecture,
         os: run.config.os,
-        created: REPRODUCIBLE_DATE.toISOString(),
+        created: imageTime(created),
         config: {
           Env: [...runEnv, `CNB_LAYERS_DIR=${LAYERS_DIR}`, `CNB_APP_DIR=${APP_DIR}`, `CNB_PLATFORM_API=${PLATFORM_API}`, `PATH=/cnb/process:${runPath}`],
           Entrypoint: [dflt ? `/cnb/process/${dflt}` : '/cnb/lifecycle/launcher'],
           WorkingDir: APP_DIR,
-          Labels: labels,
+          Labels: imageLabels(md, run, sha),
           ...({ ExposedPorts: { '8080/tcp': {} } } as object),
         },
-        rootfs: { type: 'layers', diff_ids: diffIds },
-        history: historyFor(run.config, run.manifest.layers.length, added),
+        rootfs: { type: 'layers', diff_ids: [...run.config.rootfs.diff_ids, ...x.layers.map((l) => l.diffID)] },
+        history: historyFor(run.config, run.manifest.layers.length, x.createdBy, created),
       },
-      layers,
+      [...run.manifest.layers, ...x.layers],
       o.tags?.length ? o.tags : undefined,
     );
-    fs.writeFileSync(path.join(layoutDir, EXPORT_RECORD), JSON.stringify(record));
-    const written = layers.length - run.manifest.layers.length - reused;
+    fs.writeFileSync(path.join(layoutDir, EXPORT_RECORD), JSON.stringify(x.record));
+    const layers = run.manifest.layers.length + x.layers.length;
     o.log.info(
-      `app image: ${o.image}${o.tags?.length ? ` tagged ${o.tags.join(', ')}` : ''} (OCI layout, ${layers.length} layers, ${manifest.digest.slice(0, 19)}…, entrypoint ${dflt ? `/cnb/process/${dflt}` : 'the launcher'}; ${written} written, ${reused} unchanged, ${formatDuration(performance.now() - started)})`,
+      `app image: ${o.image}${o.tags?.length ? ` tagged ${o.tags.join(', ')}` : ''} (OCI layout, ${layers} layers, ${manifest.digest.slice(0, 19)}…, entrypoint ${dflt ? `/cnb/process/${dflt}` : 'the launcher'}; ${x.layers.length - x.reused} written, ${x.reused} unchanged, ${formatDuration(performance.now() - started)})`,
     );
     return {
-      layers: layers.length,
+      layers,
       digest: manifest.digest,
       staged: layoutDir,
       commit: () => {
@@ -300,8 +299,67 @@ export async function prepareAppImage(o: AppImageOptions): Promise<PreparedImage
   }
 }
 
-/** /layers/config/metadata.toml, the buildpacks' folders, and the links that keep OUT's paths true, in `cfg`. */
-function configFolder(src: string, md: LaunchMetadata, out: string, cfg: string): string {
+/** The diffID of each layer the labels name. */
+interface LayerShas {
+  app: string;
+  config: string;
+  launcher: string;
+  sbom?: string;
+  buildpacks: Record<string, Record<string, { sha: string; launch: true }>>;
+}
+
+/** The layers before the config: each buildpack's launch layers, the launch SBOMs, the app, the launcher. */
+async function addLayers(x: ImageLayers, src: string, md: LaunchMetadata, launcher: string, tmp: string): Promise<LayerShas> {
+  // One image layer per launch layer, as the exporter writes them: the layer's folder only (its
+  // .toml lives in the image label), taken from OUT as it is.
+  const buildpacks: LayerShas['buildpacks'] = {};
+  for (const bp of md.buildpacks) {
+    const bpDir = path.join(src, 'layers', escapeId(bp.id));
+    for (const dir of launchLayers(bpDir)) {
+      const name = path.basename(dir);
+      const createdBy = `Layer: '${name}', Created by buildpack: ${bp.id}@${bp.version}`;
+      const l = await x.addTree(`layer:${bp.id}:${name}`, createdBy, bpDir, [name], `${LAYERS_DIR.slice(1)}/${escapeId(bp.id)}`);
+      (buildpacks[bp.id] ??= {})[name] = { sha: l.diffID, launch: true };
+    }
+  }
+  // The launch SBOMs where `pack sbom download` finds them: /layers/sbom/launch/<bp>[/<layer>]/sbom.<ext>.
+  const sbomRoot = path.join(src, 'layers', 'sbom');
+  const sbom = fs.existsSync(path.join(sbomRoot, 'launch'))
+    ? (await x.addTree('sbom', 'Software Bill-of-Materials', sbomRoot, ['launch'], `${LAYERS_DIR.slice(1)}/sbom`)).diffID
+    : undefined;
+  // The app, from OUT/workspace as it is (copied at every build: fingerprinted by content).
+  const app = await x.addTree('app', 'Application Layer', src, ['workspace'], '', true);
+  // The launcher and one /cnb/process/<type> link per process.
+  const types = md.processes.map((p) => p.type).sort();
+  const l = await x.add('launcher', 'Buildpacks Application Launcher', treeFingerprint([launcher], types.join(',')), async () => {
+    const cnb = path.join(tmp, 'launcher');
+    fs.mkdirSync(path.join(cnb, 'cnb', 'lifecycle'), { recursive: true });
+    fs.copyFileSync(launcher, path.join(cnb, 'cnb', 'lifecycle', 'launcher'));
+    fs.chmodSync(path.join(cnb, 'cnb', 'lifecycle', 'launcher'), 0o755);
+    fs.mkdirSync(path.join(cnb, 'cnb', 'process'));
+    for (const t of types) fs.symlinkSync('../lifecycle/launcher', path.join(cnb, 'cnb', 'process', t));
+    return x.w.addLayer(cnb);
+  });
+  return { buildpacks, ...(sbom ? { sbom } : {}), app: app.diffID, launcher: l.diffID, config: '' };
+}
+
+/**
+ * Whether the image needs links from OUT's path: a layer, or a process of metadata.toml, names the
+ * build folder. Each is one warning: such an image depends on the folder it was built in.
+ */
+function namingOut(x: ImageLayers, md: LaunchMetadata, log: Logger): boolean {
+  const processes = md.processes.filter((p) => [...p.command, ...(p.args ?? []), p['working-dir'] ?? ''].some((a) => a.includes(x.outPrefix)));
+  const named = [...x.namingOut, ...processes.map((p) => `the process ${p.type} of ${p['buildpack-id']}`)];
+  const out = x.outPrefix.slice(0, -1);
+  for (const what of named)
+    log.warn(
+      `${what} names the build folder ${out}: the image links ${out}/layers to /layers and ${out}/workspace to /workspace so that it holds there, and the image depends on the folder it was built in (a buildpack should name its layers by CNB_LAYERS_DIR or by relative paths)`,
+    );
+  return named.length > 0;
+}
+
+/** /layers/config/metadata.toml, the buildpacks' folders and, when the build named OUT's path, the links that keep it true, in `cfg`. */
+function configFolder(src: string, md: LaunchMetadata, out: string, cfg: string, linkOut: boolean): string {
   fs.mkdirSync(path.join(cfg, 'layers', 'config'), { recursive: true });
   fs.copyFileSync(path.join(src, 'layers', 'config', 'metadata.toml'), path.join(cfg, 'layers', 'config', 'metadata.toml'));
   for (const bp of md.buildpacks) {
@@ -310,7 +368,7 @@ function configFolder(src: string, md: LaunchMetadata, out: string, cfg: string)
     const store = path.join(src, 'layers', escapeId(bp.id), 'store.toml');
     if (fs.existsSync(store)) fs.copyFileSync(store, path.join(d, 'store.toml'));
   }
-  if (out !== LAYERS_DIR.slice(0, -'/layers'.length)) {
+  if (linkOut && out !== LAYERS_DIR.slice(0, -'/layers'.length)) {
     fs.mkdirSync(path.join(cfg, out.slice(1)), { recursive: true });
     fs.symlinkSync(LAYERS_DIR, path.join(cfg, out.slice(1), 'layers'));
     fs.symlinkSync(APP_DIR, path.join(cfg, out.slice(1), 'workspace'));
@@ -319,15 +377,12 @@ function configFolder(src: string, md: LaunchMetadata, out: string, cfg: string)
 }
 
 /** The image's labels, as the lifecycle's exporter writes them: the run image's, then ours, then the buildpacks'. */
-function imageLabels(
-  md: LaunchMetadata,
-  run: ReadImage,
-  sha: { app: string; config: string; launcher: string; buildpacks: Record<string, Record<string, { sha: string; launch: true }>> },
-): Record<string, string> {
+function imageLabels(md: LaunchMetadata, run: ReadImage, sha: LayerShas): Record<string, string> {
   const labels: Record<string, string> = {
     ...(run.config.config?.Labels ?? {}),
     'io.buildpacks.lifecycle.metadata': JSON.stringify({
       app: [{ sha: sha.app }],
+      ...(sha.sbom ? { sbom: { sha: sha.sbom } } : {}),
       config: { sha: sha.config },
       launcher: { sha: sha.launcher },
       buildpacks: md.buildpacks.map((b) => ({ key: b.id, version: b.version, layers: sha.buildpacks[b.id] ?? {} })),

@@ -22,12 +22,23 @@ import { stringify } from 'smol-toml';
 import { UserError } from '../errors.ts';
 import { escapeId, type BuildpackRef } from '../cnb/descriptor.ts';
 import type { Logger } from '../log.ts';
-import { AUTO_ORDER, ourBuildpack } from '../platform/order.ts';
+import { AUTO_ORDER, ourBuildpack } from './our-buildpacks.ts';
 import { runImageLayout } from './app-image.ts';
 import { LAYERS_LABEL, oneGroupEach, stageBuildpack, writeBuildpackage } from './buildpackage.ts';
 import { formatRef, parseImageRef, sibling, type ImageRef } from './image-ref.ts';
 import { lifecycleArchiveName, lifecycleDescriptor, lifecycleImageLabels, LIFECYCLE_APIS, stageLifecycle, writeLifecycleArchive } from './lifecycle.ts';
-import { historyFor, imageEnv, OciLayoutWriter, readLayout, REPRODUCIBLE_DATE, type Descriptor, type ImageConfig, type LayerOptions } from './oci-layout.ts';
+import {
+  historyFor,
+  imageEnv,
+  imageTime,
+  OciLayoutWriter,
+  readLayout,
+  REPRODUCIBLE_DATE,
+  type Descriptor,
+  type ImageConfig,
+  type LayerOptions,
+  type ReadImage,
+} from './oci-layout.ts';
 import { cnbHomeOwner, CNB_USER, stageCnbUser } from './stack-user.ts';
 
 export const BUILD_UID = CNB_USER.uid;
@@ -114,170 +125,81 @@ export function checkBuilderTools(runLayout: string, lifecycleDir: string): void
   });
 }
 
+/** An image being made: its base's layers plus some of its own, each with its history entry. */
+interface Built {
+  layers: Descriptor[];
+  diffIds: string[];
+  history: NonNullable<ImageConfig['history']>;
+}
+const from = (b: Built): Built => ({ layers: [...b.layers], diffIds: [...b.diffIds], history: [...b.history] });
+
+/** The writer of the builder's layout, with what the images share: the run image, a staging folder. */
+class BuilderLayout {
+  readonly w: OciLayoutWriter;
+  readonly base: ReadImage;
+  readonly baseImg: Built;
+  readonly runPath: string;
+
+  constructor(
+    partial: string,
+    runLayout: string,
+    private readonly tmp: string,
+  ) {
+    this.w = new OciLayoutWriter(partial);
+    this.base = readLayout(runLayout);
+    for (const l of this.base.manifest.layers) this.w.adoptBlob(runLayout, l);
+    this.baseImg = {
+      layers: [...this.base.manifest.layers],
+      diffIds: [...this.base.config.rootfs.diff_ids],
+      history: historyFor(this.base.config, this.base.manifest.layers.length, []),
+    };
+    this.runPath = imageEnv(this.base.config).path;
+  }
+
+  stage(name: string): string {
+    fs.mkdirSync(path.join(this.tmp, name), { recursive: true });
+    return path.join(this.tmp, name);
+  }
+
+  async add(img: Built, root: string, what: string, opts: LayerOptions = {}) {
+    const l = await this.w.addLayer(root, undefined, { normalizeModes: true, ...opts });
+    img.layers.push(l);
+    img.diffIds.push(l.diffID);
+    img.history.push(...historyFor(undefined, 0, [what]));
+    return l;
+  }
+
+  /** Writes one image of the builder. */
+  finish(img: Built, config: Omit<ImageConfig, 'architecture' | 'os' | 'rootfs' | 'history'>, tag: string): void {
+    const { architecture, os } = this.base.config;
+    this.w.finish(
+      { architecture, os, created: imageTime(REPRODUCIBLE_DATE), ...config, rootfs: { type: 'layers', diff_ids: img.diffIds }, history: img.history },
+      img.layers,
+      tag,
+    );
+  }
+}
+
 export async function writeBuilder(o: BuilderOptions): Promise<{ layout: string }> {
   const runLayout = runImageLayout(o.runImage);
   checkBuilderTools(runLayout, o.lifecycleDir);
-  const base = readLayout(runLayout);
   const members: BuildpackRef[] = AUTO_ORDER.map((r) => ourBuildpack(r));
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-builder-'));
   const partial = `${o.out}.partial-${process.pid}`;
   fs.rmSync(partial, { recursive: true, force: true });
-  const runRef = formatRef(o.names.run);
   try {
-    const w = new OciLayoutWriter(partial);
-    for (const l of base.manifest.layers) w.adoptBlob(runLayout, l);
-    w.adoptBlob(runLayout, base.manifest.config);
-    const stage = (name: string) => {
-      fs.mkdirSync(path.join(tmp, name), { recursive: true });
-      return path.join(tmp, name);
-    };
-
-    // An image is its base's layers plus some of its own, each with its history entry.
-    interface Built {
-      layers: Descriptor[];
-      diffIds: string[];
-      history: NonNullable<ImageConfig['history']>;
-    }
-    const from = (b: Built): Built => ({ layers: [...b.layers], diffIds: [...b.diffIds], history: [...b.history] });
-    const add = async (img: Built, root: string, what: string, opts: LayerOptions = {}) => {
-      const l = await w.addLayer(root, undefined, { normalizeModes: true, ...opts });
-      img.layers.push(l);
-      img.diffIds.push(l.diffID);
-      img.history.push(...historyFor(undefined, 0, [what]));
-      return l;
-    };
-    const baseImg: Built = {
-      layers: [...base.manifest.layers],
-      diffIds: [...base.config.rootfs.diff_ids],
-      history: historyFor(base.config, base.manifest.layers.length, []),
-    };
-
-    // The run image: the CNB user's passwd and group entries, when the given run image has none.
-    const run = from(baseImg);
-    const userRoot = await stageCnbUser(base, stage('user'));
-    if (userRoot)
-      await add(run, userRoot, `rbp: the CNB user ${CNB_USER.name} (${CNB_USER.uid}:${CNB_USER.gid}) in /etc/passwd and /etc/group, home ${CNB_USER.home}`, {
-        owner: cnbHomeOwner,
-      });
-    const runConfig: ImageConfig = {
-      ...base.config,
-      created: REPRODUCIBLE_DATE.toISOString(),
-      rootfs: { type: 'layers', diff_ids: run.diffIds },
-      history: run.history,
-    };
-    w.finish(runConfig, run.layers, LAYOUT_TAGS.run);
-
-    // The build base image: the run image, the bootstraps' Node.js, the CNB user's home.
-    const build = from(run);
-    const nodeRoot = stage('node');
-    fs.mkdirSync(path.join(nodeRoot, 'usr', 'local', 'bin'), { recursive: true });
-    fs.copyFileSync(o.node, path.join(nodeRoot, 'usr', 'local', 'bin', 'node'));
-    fs.chmodSync(path.join(nodeRoot, 'usr', 'local', 'bin', 'node'), 0o755);
-    fs.mkdirSync(path.join(nodeRoot, CNB_USER.home.slice(1)), { recursive: true });
-    await add(build, nodeRoot, `rbp: Node.js ${process.version} at /usr/local/bin/node, for the buildpacks' bootstraps`, { owner: cnbHomeOwner });
-    const runPath = imageEnv(base.config).path;
-    const stackEnv = [`CNB_USER_ID=${BUILD_UID}`, `CNB_GROUP_ID=${BUILD_GID}`, `CNB_STACK_ID=${STACK_ID}`, `HOME=${CNB_USER.home}`];
-    const stackLabels = { ...(base.config.config?.Labels ?? {}), 'io.buildpacks.stack.id': STACK_ID };
-    w.finish(
-      {
-        architecture: base.config.architecture,
-        os: base.config.os,
-        created: REPRODUCIBLE_DATE.toISOString(),
-        config: { Env: [`PATH=${runPath}`, ...stackEnv], User: `${BUILD_UID}:${BUILD_GID}`, Labels: stackLabels },
-        rootfs: { type: 'layers', diff_ids: build.diffIds },
-        history: build.history,
-      },
-      build.layers,
-      LAYOUT_TAGS.build,
-    );
-
-    // The lifecycle, one layer shared by the builder and the lifecycle image.
-    const lcRoot = stage('lifecycle');
-    stageLifecycle(o.lifecycleDir, lcRoot);
-    const builder = from(build);
-    const lcLayer = await add(builder, lcRoot, `rbp: the reference lifecycle ${o.lifecycleVersion} at /cnb/lifecycle`);
-
-    // One layer per buildpack, as a buildpackage has them.
-    const bpLayers: Record<string, Record<string, { api?: string; targets?: unknown; layerDiffID: string; homepage?: string; name?: string }>> = {};
-    for (const ref of members) {
-      const d = ref.descriptor;
-      const root = stage(`bp-${escapeId(d.buildpack.id)}`);
-      stageBuildpack(ref, root);
-      const l = await add(builder, root, `rbp: buildpack ${d.buildpack.id}@${d.buildpack.version}`);
-      (bpLayers[d.buildpack.id] ??= {})[d.buildpack.version] = {
-        api: d.api,
-        ...(d.targets ? { targets: d.targets } : {}),
-        layerDiffID: l.diffID,
-        ...(d.buildpack.homepage ? { homepage: d.buildpack.homepage } : {}),
-        ...(d.buildpack.name ? { name: d.buildpack.name } : {}),
-      };
-    }
-
-    // order.toml, run.toml, stack.toml and the platform's folders. The same order as the composite
-    // rbp/auto: one group per runtime, in AUTO_ORDER.
-    const order = oneGroupEach(members);
-    const cfg = stage('config');
-    for (const d of [...ROOT_DIRS, ...USER_DIRS]) fs.mkdirSync(path.join(cfg, d), { recursive: true });
-    fs.writeFileSync(path.join(cfg, 'cnb', 'order.toml'), stringify({ order }));
-    fs.writeFileSync(path.join(cfg, 'cnb', 'run.toml'), stringify({ images: [{ image: runRef }] }));
-    fs.writeFileSync(path.join(cfg, 'cnb', 'stack.toml'), stringify({ 'run-image': { image: runRef } }));
-    await add(builder, cfg, 'rbp: /cnb/order.toml, /cnb/run.toml, /cnb/stack.toml, /layers, /workspace, /platform', {
-      owner: (rel) => (USER_DIRS.includes(rel) ? { uid: BUILD_UID, gid: BUILD_GID } : undefined),
-    });
-
-    const metadata = {
-      description: `runtime-buildpacks: ${AUTO_ORDER.join(', ')} on Debian bookworm`,
-      buildpacks: members.map((m) => ({
-        id: m.descriptor.buildpack.id,
-        version: m.descriptor.buildpack.version,
-        homepage: m.descriptor.buildpack.homepage,
-        name: m.descriptor.buildpack.name,
-      })),
-      stack: { runImage: { image: runRef, mirrors: [] } },
-      images: [{ image: runRef, mirrors: [] }],
-      lifecycle: { version: o.lifecycleVersion, api: { buildpack: '0.10', platform: BUILDER_PLATFORM_API }, apis: LIFECYCLE_APIS },
-      createdBy: { name: 'rbp', version: '' },
-    };
-    w.finish(
-      {
-        architecture: base.config.architecture,
-        os: base.config.os,
-        created: REPRODUCIBLE_DATE.toISOString(),
-        config: {
-          Env: [`PATH=/cnb/lifecycle:${runPath}`, ...stackEnv, `CNB_PLATFORM_API=${BUILDER_PLATFORM_API}`],
-          User: `${BUILD_UID}:${BUILD_GID}`,
-          WorkingDir: '/layers',
-          Labels: {
-            ...stackLabels,
-            'io.buildpacks.builder.metadata': JSON.stringify(metadata),
-            'io.buildpacks.buildpack.order': JSON.stringify(order),
-            [LAYERS_LABEL]: JSON.stringify(bpLayers),
-            'io.buildpacks.builder.api': BUILDER_PLATFORM_API,
-          },
-        },
-        rootfs: { type: 'layers', diff_ids: builder.diffIds },
-        history: builder.history,
-      },
-      builder.layers,
-      LAYOUT_TAGS.builder,
-    );
-
+    const b = new BuilderLayout(partial, runLayout, tmp);
+    const build = await stackImages(b, o);
+    const { lcLayer, description, order, layers } = await builderImage(b, from(build), members, o);
     // The lifecycle image: what buildpacksio/lifecycle holds (/cnb/lifecycle, its labels, /layers as
     // working folder, run as root), on the run image's layers (it needs CA certificates and /tmp).
-    const lifecycle = from(baseImg);
+    const lifecycle = from(b.baseImg);
     lifecycle.layers.push(lcLayer);
     lifecycle.diffIds.push(lcLayer.diffID);
     lifecycle.history.push(...historyFor(undefined, 0, [`rbp: the reference lifecycle ${o.lifecycleVersion} at /cnb/lifecycle`]));
-    w.finish(
-      {
-        architecture: base.config.architecture,
-        os: base.config.os,
-        created: REPRODUCIBLE_DATE.toISOString(),
-        config: { Env: [`PATH=/cnb/lifecycle:${runPath}`], WorkingDir: '/layers', Labels: lifecycleImageLabels(o.lifecycleVersion) },
-        rootfs: { type: 'layers', diff_ids: lifecycle.diffIds },
-        history: lifecycle.history,
-      },
-      lifecycle.layers,
+    b.finish(
+      lifecycle,
+      { config: { Env: [`PATH=/cnb/lifecycle:${b.runPath}`], WorkingDir: '/layers', Labels: lifecycleImageLabels(o.lifecycleVersion) } },
       LAYOUT_TAGS.lifecycle,
     );
 
@@ -285,24 +207,110 @@ export async function writeBuilder(o: BuilderOptions): Promise<{ layout: string 
     const bpDir = path.join(partial, 'buildpacks');
     fs.mkdirSync(bpDir);
     for (const [i, ref] of members.entries()) await writeBuildpackage(ref, [], path.join(bpDir, `rbp-${AUTO_ORDER[i]}.cnb`));
-    const archive = lifecycleArchiveName(o.lifecycleVersion, base.config.architecture);
+    const archive = lifecycleArchiveName(o.lifecycleVersion, b.base.config.architecture);
     await writeLifecycleArchive(o.lifecycleDir, o.lifecycleVersion, path.join(partial, archive), tmp);
     fs.writeFileSync(path.join(partial, 'lifecycle.toml'), lifecycleDescriptor(o.lifecycleVersion));
-    fs.writeFileSync(
-      path.join(partial, 'builder.toml'),
-      builderToml({ description: metadata.description, order, archive, names: o.names, arch: base.config.architecture }),
-    );
+    fs.writeFileSync(path.join(partial, 'builder.toml'), builderToml({ description, order, archive, names: o.names, arch: b.base.config.architecture }));
 
     fs.rmSync(o.out, { recursive: true, force: true });
     fs.renameSync(partial, o.out);
     o.log.info(
-      `builder: ${o.out} (OCI layout: tags builder, build, run, lifecycle; ${builder.layers.length} layers in the builder), order ${AUTO_ORDER.join(' | ')}, lifecycle ${o.lifecycleVersion}`,
+      `builder: ${o.out} (OCI layout: tags builder, build, run, lifecycle; ${layers} layers in the builder), order ${AUTO_ORDER.join(' | ')}, lifecycle ${o.lifecycleVersion}`,
     );
     return { layout: o.out };
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
     fs.rmSync(partial, { recursive: true, force: true });
   }
+}
+
+const stackEnv = [`CNB_USER_ID=${BUILD_UID}`, `CNB_GROUP_ID=${BUILD_GID}`, `CNB_STACK_ID=${STACK_ID}`, `HOME=${CNB_USER.home}`];
+
+/** The run image (the CNB user's passwd and group entries, when the given run image has none) and the build image; returns the build image. */
+async function stackImages(b: BuilderLayout, o: BuilderOptions): Promise<Built> {
+  const run = from(b.baseImg);
+  const userRoot = await stageCnbUser(b.base, b.stage('user'));
+  if (userRoot)
+    await b.add(run, userRoot, `rbp: the CNB user ${CNB_USER.name} (${CNB_USER.uid}:${CNB_USER.gid}) in /etc/passwd and /etc/group, home ${CNB_USER.home}`, {
+      owner: cnbHomeOwner,
+    });
+  const { architecture: _a, os: _o, rootfs: _r, history: _h, created: _c, ...runRest } = b.base.config;
+  b.finish(run, runRest, LAYOUT_TAGS.run);
+
+  // The build base image: the run image, the bootstraps' Node.js, the CNB user's home.
+  const build = from(run);
+  const nodeRoot = b.stage('node');
+  fs.mkdirSync(path.join(nodeRoot, 'usr', 'local', 'bin'), { recursive: true });
+  fs.copyFileSync(o.node, path.join(nodeRoot, 'usr', 'local', 'bin', 'node'));
+  fs.chmodSync(path.join(nodeRoot, 'usr', 'local', 'bin', 'node'), 0o755);
+  fs.mkdirSync(path.join(nodeRoot, CNB_USER.home.slice(1)), { recursive: true });
+  await b.add(build, nodeRoot, `rbp: Node.js ${process.version} at /usr/local/bin/node, for the buildpacks' bootstraps`, { owner: cnbHomeOwner });
+  b.finish(build, { config: { Env: [`PATH=${b.runPath}`, ...stackEnv], User: `${BUILD_UID}:${BUILD_GID}`, Labels: stackLabels(b) } }, LAYOUT_TAGS.build);
+  return build;
+}
+
+const stackLabels = (b: BuilderLayout) => ({ ...(b.base.config.config?.Labels ?? {}), 'io.buildpacks.stack.id': STACK_ID });
+
+/** The builder image: the build image, the lifecycle, one layer per buildpack, /cnb's files and the platform's folders. */
+async function builderImage(b: BuilderLayout, builder: Built, members: BuildpackRef[], o: BuilderOptions) {
+  // The lifecycle, one layer shared by the builder and the lifecycle image.
+  const lcRoot = b.stage('lifecycle');
+  stageLifecycle(o.lifecycleDir, lcRoot);
+  const lcLayer = await b.add(builder, lcRoot, `rbp: the reference lifecycle ${o.lifecycleVersion} at /cnb/lifecycle`);
+
+  // One layer per buildpack, as a buildpackage has them.
+  const bpLayers: Record<string, Record<string, { api?: string; targets?: unknown; layerDiffID: string; homepage?: string; name?: string }>> = {};
+  for (const ref of members) {
+    const d = ref.descriptor;
+    const root = b.stage(`bp-${escapeId(d.buildpack.id)}`);
+    stageBuildpack(ref, root);
+    const l = await b.add(builder, root, `rbp: buildpack ${d.buildpack.id}@${d.buildpack.version}`);
+    (bpLayers[d.buildpack.id] ??= {})[d.buildpack.version] = {
+      api: d.api,
+      ...(d.targets ? { targets: d.targets } : {}),
+      layerDiffID: l.diffID,
+      ...(d.buildpack.homepage ? { homepage: d.buildpack.homepage } : {}),
+      ...(d.buildpack.name ? { name: d.buildpack.name } : {}),
+    };
+  }
+
+  // order.toml, run.toml, stack.toml and the platform's folders. The same order as the composite
+  // rbp/auto: one group per runtime, in AUTO_ORDER.
+  const runRef = formatRef(o.names.run);
+  const order = oneGroupEach(members);
+  const cfg = b.stage('config');
+  for (const d of [...ROOT_DIRS, ...USER_DIRS]) fs.mkdirSync(path.join(cfg, d), { recursive: true });
+  fs.writeFileSync(path.join(cfg, 'cnb', 'order.toml'), stringify({ order }));
+  fs.writeFileSync(path.join(cfg, 'cnb', 'run.toml'), stringify({ images: [{ image: runRef }] }));
+  fs.writeFileSync(path.join(cfg, 'cnb', 'stack.toml'), stringify({ 'run-image': { image: runRef } }));
+  await b.add(builder, cfg, 'rbp: /cnb/order.toml, /cnb/run.toml, /cnb/stack.toml, /layers, /workspace, /platform', {
+    owner: (rel) => (USER_DIRS.includes(rel) ? { uid: BUILD_UID, gid: BUILD_GID } : undefined),
+  });
+
+  const description = `runtime-buildpacks: ${AUTO_ORDER.join(', ')} on Debian bookworm`;
+  const metadata = {
+    description,
+    buildpacks: members.map((m) => ({
+      id: m.descriptor.buildpack.id,
+      version: m.descriptor.buildpack.version,
+      homepage: m.descriptor.buildpack.homepage,
+      name: m.descriptor.buildpack.name,
+    })),
+    stack: { runImage: { image: runRef, mirrors: [] } },
+    images: [{ image: runRef, mirrors: [] }],
+    lifecycle: { version: o.lifecycleVersion, api: { buildpack: '0.10', platform: BUILDER_PLATFORM_API }, apis: LIFECYCLE_APIS },
+    createdBy: { name: 'rbp', version: '' },
+  };
+  const labels = {
+    ...stackLabels(b),
+    'io.buildpacks.builder.metadata': JSON.stringify(metadata),
+    'io.buildpacks.buildpack.order': JSON.stringify(order),
+    [LAYERS_LABEL]: JSON.stringify(bpLayers),
+    'io.buildpacks.builder.api': BUILDER_PLATFORM_API,
+  };
+  const env = [`PATH=/cnb/lifecycle:${b.runPath}`, ...stackEnv, `CNB_PLATFORM_API=${BUILDER_PLATFORM_API}`];
+  b.finish(builder, { config: { Env: env, User: `${BUILD_UID}:${BUILD_GID}`, WorkingDir: '/layers', Labels: labels } }, LAYOUT_TAGS.builder);
+  return { lcLayer, description, order, layers: builder.layers.length };
 }
 
 /** builder.toml for `pack builder create`: everything it names is beside it or in a registry. */
@@ -329,9 +337,9 @@ ${stringify({
 export function builderInstructions(layout: string, names: BuilderNames): string[] {
   const rows = (['builder', 'build', 'run', 'lifecycle'] as const).map((k) => `  ${k.padEnd(9)} ${formatRef(names[k])}  (oci:${layout}:${LAYOUT_TAGS[k]})`);
   const copy = (dest: string) =>
-    (['builder', 'run', 'lifecycle'] as const).map((k) => `  skopeo copy oci:${layout}:${LAYOUT_TAGS[k]} ${dest}${formatRef(names[k])}`);
+    (['builder', 'build', 'run', 'lifecycle'] as const).map((k) => `  skopeo copy oci:${layout}:${LAYOUT_TAGS[k]} ${dest}${formatRef(names[k])}`);
   return [
-    'images (the builder names its run image; pack needs the builder and run images, untrusted builds the lifecycle image):',
+    'images (pack build needs the builder and its run image, untrusted builds the lifecycle image, pack builder create with builder.toml the build and run images):',
     ...rows,
     'push them to a registry: rbp builder --publish REGISTRY/NAME:TAG (the others are named beside it), or load them:',
     'into Docker:',

@@ -16,13 +16,54 @@ import type { WriteEntry } from 'tar';
 
 export const MEDIA = {
   index: 'application/vnd.oci.image.index.v1+json',
+} as const;
+
+/**
+ * The media types of one image: its manifest, config and layers are all of one family, OCI or
+ * Docker's, for containers/image (podman, CRI-O, skopeo) refuses a Docker v2s2 manifest that names
+ * OCI layers ("unsupported docker v2s2 media type"). The same blobs make an image of either family.
+ * An OCI layout holds OCI manifests (containers/image reads no other from one); a registry gets
+ * the family its push asks for (registry.ts).
+ */
+export interface MediaFamily {
+  manifest: string;
+  config: string;
+  layerGzip: string;
+}
+export const OCI: MediaFamily = {
   manifest: 'application/vnd.oci.image.manifest.v1+json',
   config: 'application/vnd.oci.image.config.v1+json',
   layerGzip: 'application/vnd.oci.image.layer.v1.tar+gzip',
-} as const;
+};
+/**
+ * Docker's v2s2 family: that of the images the reference lifecycle writes from a base of this
+ * family. Its exporter appends layers typed as go-containerregistry types a tarball layer (Docker's)
+ * under the base's manifest type, and its rebaser (go-containerregistry's mutate.Rebase) starts from
+ * an empty Docker v2s2 manifest and keeps each layer's type: only a run image of this family gives
+ * app images that stay of one family when exported and rebased (google/go-containerregistry#2101).
+ */
+export const DOCKER: MediaFamily = {
+  manifest: 'application/vnd.docker.distribution.manifest.v2+json',
+  config: 'application/vnd.docker.container.image.v1+json',
+  layerGzip: 'application/vnd.docker.image.rootfs.diff.tar.gzip',
+};
+
+/** The manifest of the same image in `family`: its gzip layers retyped, any other layer as it is. */
+export function retype(m: Manifest, family: MediaFamily): Manifest {
+  const layer = (t: string) => (t === OCI.layerGzip || t === DOCKER.layerGzip ? family.layerGzip : t);
+  return {
+    schemaVersion: 2,
+    mediaType: family.manifest,
+    config: { ...m.config, mediaType: family.config },
+    layers: m.layers.map((l) => ({ ...l, mediaType: layer(l.mediaType) })),
+  };
+}
 
 /** The date every layer entry and the image carry, as pack does for reproducible buildpackages. */
 export const REPRODUCIBLE_DATE = new Date('1980-01-01T00:00:01Z');
+
+/** A date as go-containerregistry writes an image's (RFC 3339, no fraction of a second when there is none). */
+export const imageTime = (d: Date) => d.toISOString().replace('.000Z', 'Z');
 
 export interface Descriptor {
   mediaType: string;
@@ -35,6 +76,8 @@ export interface Descriptor {
 export interface Layer extends Descriptor {
   /** sha256 of the uncompressed tar, the config's rootfs.diff_ids entry. */
   diffID: string;
+  /** Whether the layer's bytes (its files and link targets) hold LayerOptions.find. */
+  found?: boolean;
 }
 
 export interface ImageConfig {
@@ -65,6 +108,8 @@ export interface LayerOptions {
   normalizeModes?: boolean;
   /** Only these names of `root` (each with what it holds), rather than all it holds. */
   entries?: string[];
+  /** Text to look for in the layer's bytes as they are written (Layer.found). */
+  find?: string;
 }
 
 /** A link cache that never finds a link: every file is written whole. */
@@ -99,16 +144,17 @@ export interface History {
 /**
  * The history of an image built on `base`: one entry per layer, as image builders write it (podman
  * and buildah refuse `FROM` an image whose history does not match its layers). The base's own history
- * is kept when it matches its layers; `added` says what made each new layer.
+ * is kept when it matches its layers; `added` says what made each new layer. Every entry is dated
+ * `created`, as the lifecycle's exporter dates them all with the image.
  */
-export function historyFor(base: ImageConfig | undefined, baseLayers: number, added: string[]): History[] {
-  const created = REPRODUCIBLE_DATE.toISOString();
+export function historyFor(base: ImageConfig | undefined, baseLayers: number, added: string[], created = REPRODUCIBLE_DATE): History[] {
+  const at = imageTime(created);
   const own = base?.history ?? [];
   const kept =
     own.filter((h) => !h.empty_layer).length === baseLayers
-      ? own
-      : Array.from({ length: baseLayers }, (_, i) => ({ created, created_by: `base layer ${i + 1}` }));
-  return [...kept, ...added.map((what) => ({ created, created_by: what, comment: 'rbp' }))];
+      ? own.map((h) => ({ ...h, created: at }))
+      : Array.from({ length: baseLayers }, (_, i) => ({ created: at, created_by: `base layer ${i + 1}` }));
+  return [...kept, ...added.map((what) => ({ created: at, created_by: what }))];
 }
 
 const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
@@ -117,6 +163,18 @@ const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/b
 export function imageEnv(config: ImageConfig): { path: string; rest: string[] } {
   const env = config.config?.Env ?? [];
   return { path: env.find((e) => e.startsWith('PATH='))?.slice('PATH='.length) ?? DEFAULT_PATH, rest: env.filter((e) => !e.startsWith('PATH=')) };
+}
+
+/** Looks for `needle` in a stream's chunks, across their boundaries; called without a chunk, says whether it was seen. */
+function finder(needle: Buffer): (chunk?: Buffer) => boolean {
+  let seen = false;
+  let tail: Buffer = Buffer.alloc(0);
+  return (chunk) => {
+    if (!chunk || seen) return seen;
+    seen = Buffer.concat([tail, chunk.subarray(0, needle.length - 1)]).includes(needle) || chunk.includes(needle);
+    tail = chunk.subarray(Math.max(0, chunk.length - needle.length + 1));
+    return seen;
+  };
 }
 
 const sha256 = (data: Buffer | string) => `sha256:${crypto.createHash('sha256').update(data).digest('hex')}`;
@@ -180,12 +238,14 @@ export class OciLayoutWriter {
       // level (gzip's fastest, as go-containerregistry writes layers) and mtime 0 in the gzip header
       // keep the compressed digest reproducible too.
       const gzip = zlib.createGzip({ level: 1 });
+      const seek = opts.find ? finder(Buffer.from(opts.find)) : undefined;
       await Promise.all([
         pipeline(
           stream as unknown as NodeJS.ReadableStream,
           new Transform({
             transform: (c: Buffer, _e, cb) => {
               raw.update(c);
+              seek?.(c);
               cb(null, c);
             },
           }),
@@ -205,7 +265,7 @@ export class OciLayoutWriter {
       const digest = `sha256:${packed.digest('hex')}`;
       const size = fs.statSync(gz).size;
       fs.renameSync(gz, path.join(this.blobs, digest.slice('sha256:'.length)));
-      return { mediaType: MEDIA.layerGzip, digest, size, diffID: `sha256:${raw.digest('hex')}` };
+      return { mediaType: OCI.layerGzip, digest, size, diffID: `sha256:${raw.digest('hex')}`, ...(seek ? { found: seek() } : {}) };
     } finally {
       fs.rmSync(tmp, { recursive: true, force: true });
     }
@@ -231,31 +291,16 @@ export class OciLayoutWriter {
 
   private readonly images: Descriptor[] = [];
 
-  /** Adds another layout's image (manifest, config, layers) as is, tagged `refName`. */
-  adoptImage(fromLayout: string, image: { manifest: Manifest; config: ImageConfig }, manifestDigest: string, refName: string): void {
-    for (const l of image.manifest.layers) this.adoptBlob(fromLayout, l);
-    this.adoptBlob(fromLayout, image.manifest.config);
-    const m = { mediaType: MEDIA.manifest, digest: manifestDigest, size: 0 };
-    this.adoptBlob(fromLayout, m);
-    m.size = fs.statSync(path.join(this.blobs, manifestDigest.slice('sha256:'.length))).size;
-    this.addToIndex(m, refName, image.config);
-  }
-
   private addToIndex(m: Descriptor, refName: string, config: ImageConfig): void {
     this.images.push({ ...m, annotations: { 'org.opencontainers.image.ref.name': refName }, platform: { os: config.os, architecture: config.architecture } });
     fs.writeFileSync(path.join(this.dir, 'index.json'), JSON.stringify({ schemaVersion: 2, mediaType: MEDIA.index, manifests: this.images }));
   }
 
-  /** Writes the config and the manifest, and lists the image in index.json, once per ref name (`latest` by default). */
+  /** Writes the config and the manifest (OCI's media types), and lists the image in index.json, once per ref name (`latest` by default). */
   finish(config: ImageConfig, layers: Descriptor[], refName: string | string[] = 'latest'): { manifest: Descriptor; config: Descriptor } {
-    const cfg = this.writeBlob(JSON.stringify(config), MEDIA.config);
-    const manifest: Manifest = {
-      schemaVersion: 2,
-      mediaType: MEDIA.manifest,
-      config: cfg,
-      layers: layers.map(({ mediaType, digest, size }) => ({ mediaType, digest, size })),
-    };
-    const m = this.writeBlob(JSON.stringify(manifest), MEDIA.manifest);
+    const cfg = this.writeBlob(JSON.stringify(config), OCI.config);
+    const manifest = retype({ schemaVersion: 2, config: cfg, layers: layers.map(({ mediaType, digest, size }) => ({ mediaType, digest, size })) }, OCI);
+    const m = this.writeBlob(JSON.stringify(manifest), OCI.manifest);
     for (const name of typeof refName === 'string' ? [refName] : refName) this.addToIndex(m, name, config);
     return { manifest: m, config: cfg };
   }

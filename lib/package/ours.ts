@@ -8,10 +8,10 @@ import os from 'node:os';
 import path from 'node:path';
 import type { BuildpackRef } from '../cnb/descriptor.ts';
 import type { Logger } from '../log.ts';
-import { AUTO_ORDER, ourBuildpack } from '../platform/order.ts';
+import { AUTO_ORDER, ourBuildpack } from './our-buildpacks.ts';
 import { compositeDescriptor, writeBuildpackage, writeComposite } from './buildpackage.ts';
 import { formatRef, parseImageRef, sibling } from './image-ref.ts';
-import { extractArchive } from './oci-layout.ts';
+import { extractArchive, OCI } from './oci-layout.ts';
 import { pushImages } from './registry.ts';
 
 export const AUTO_ID = 'rbp/auto';
@@ -66,7 +66,7 @@ export async function publishPackages(files: string[], ref: string, log: Logger)
       const name = path.basename(file, '.cnb').replace(/^rbp-/, '');
       const layout = path.join(tmp, name);
       await extractArchive(file, layout);
-      targets.push({ layout, tag: 'latest', ref: name === 'auto' ? auto : sibling(auto, `-${name}`) });
+      targets.push({ layout, tag: 'latest', ref: name === 'auto' ? auto : sibling(auto, `-${name}`), family: OCI });
     }
     // rbp/auto last: its layers are then mounted from the others' repositories, not sent again.
     targets.sort((a, b) => Number(a.ref === auto) - Number(b.ref === auto));

@@ -13,7 +13,7 @@ import { proxiedFetch } from '../deps/download.ts';
 import { UserError } from '../errors.ts';
 import { formatDuration, type Logger } from '../log.ts';
 import { formatRef, registryHost, registryScheme, type ImageRef } from './image-ref.ts';
-import { readLayout, type Descriptor } from './oci-layout.ts';
+import { DOCKER, readLayout, retype, type Descriptor, type MediaFamily } from './oci-layout.ts';
 import { findCredentials, type FoundCredentials } from './registry-auth.ts';
 
 export interface PushTarget {
@@ -21,6 +21,12 @@ export interface PushTarget {
   layout: string;
   tag: string;
   ref: ImageRef;
+  /**
+   * The media types the registry gets (the same blobs): Docker's by default, those of the run images
+   * and app images the reference lifecycle rebases (oci-layout.ts DOCKER); OCI's for buildpackages,
+   * as pack publishes them.
+   */
+  family?: MediaFamily;
 }
 
 interface Challenge {
@@ -216,9 +222,10 @@ export async function pushImages(targets: PushTarget[], log: Logger): Promise<{ 
         bytes += blob.size;
       }
     }
-    const manifest = fs.readFileSync(blobPath(t.layout, image.manifestDigest));
+    const family = t.family ?? DOCKER;
+    const manifest = Buffer.from(JSON.stringify(retype(image.manifest, family)));
     const res = await reg.request(repo, ref, 'PUT', `/v2/${repo}/manifests/${t.ref.tag ?? 'latest'}`, {
-      headers: { 'content-type': image.manifest.mediaType ?? 'application/vnd.oci.image.manifest.v1+json' },
+      headers: { 'content-type': family.manifest },
       body: () => Readable.from([manifest]),
       length: manifest.length,
     });

@@ -15,7 +15,7 @@ import { escapeId } from '../cnb/descriptor.ts';
 import { applyLayerEnv, applyLayerRoots, type EnvMap } from '../cnb/env.ts';
 import { EXIT, PhaseFailure } from '../cnb/exit.ts';
 import { DRY_RUN_LABEL } from '../cnb/launch.ts';
-import { readLayerToml } from '../cnb/layers.ts';
+import { launchLayers } from '../cnb/layers.ts';
 import { redactEnv, UserError } from '../errors.ts';
 import { exitStatus } from '../launch/supervisor.ts';
 import { execveOf, execveProblem, stepAside } from '../launch/exec.ts';
@@ -93,18 +93,6 @@ function verifyLaunchApi(bp: { id: string; api?: unknown }, out: string): void {
     fix: `Build again with this rbp (rbp build APP --out ${out}).`,
   });
   throw new PhaseFailure(EXIT.buildpackApi, e.message, e);
-}
-
-/** A buildpack's launch layers in the exported OUT, alphabetically: folders whose .toml says launch = true. */
-export function launchLayers(dir: string): string[] {
-  if (!isDir(dir)) return [];
-  return fs
-    .readdirSync(dir)
-    .filter((f) => f.endsWith('.toml') && f !== 'store.toml')
-    .map((f) => f.slice(0, -'.toml'.length))
-    .sort()
-    .filter((name) => isDir(path.join(dir, name)) && readLayerToml(path.join(dir, `${name}.toml`))?.types.launch)
-    .map((name) => path.join(dir, name));
 }
 
 export function planLaunch(opts: RunOptions): LaunchPlan {

@@ -4,33 +4,18 @@
  * gathered per build under OUT/layers/sbom/ as the lifecycle does.
  */
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
-import { Ajv } from 'ajv';
-import formats from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
 import { composerComponents, nodeModulesComponents, yarnBerryLockComponents } from '../../lib/cnb/sbom-deps.ts';
-import { cycloneDx } from '../../lib/cnb/sbom.ts';
+import { cycloneDx, spdx } from '../../lib/cnb/sbom.ts';
 import { copyFixture, rbp, tmpDir } from '../helpers/rbp.ts';
 import { editedBuildpack, launchToml, passWith, scriptedApp } from '../lifecycle/helpers.ts';
 import { requirement } from '../helpers/requirement.ts';
 import { SYSTEM_COMPOSER as COMPOSER, haveFile, makeMirror, operatorEnv, SYSTEM_PHP as PHP } from '../phpserver/support.ts';
+import { sbomErrors } from '../package/sbom-schemas.ts';
 
-const require = createRequire(import.meta.url);
-const schemaDir = path.join(path.dirname(require.resolve('@cyclonedx/cyclonedx-library/package.json')), 'res', 'schema');
-const loadSchema = (f: string) => JSON.parse(fs.readFileSync(path.join(schemaDir, f), 'utf8')) as Record<string, unknown>;
-
-/** ajv with CycloneDX 1.4 and the schemas it refers to (by their SNAPSHOT file names). */
-// iri-reference and idn-email (URLs and e-mails) are formats ajv-formats lacks: accepted as strings.
-const ajv = new Ajv({ strict: false, allErrors: true, formats: { 'iri-reference': true, 'idn-email': true } });
-// ajv-formats is CommonJS: its function is the default export's default.
-(formats as unknown as { default: (a: Ajv) => void }).default(ajv);
-for (const f of ['spdx.SNAPSHOT.schema.json', 'jsf-0.82.SNAPSHOT.schema.json']) ajv.addSchema({ ...loadSchema(f), $id: `http://cyclonedx.org/schema/${f}` });
-const validate = ajv.compile(loadSchema('bom-1.4.SNAPSHOT.schema.json'));
-
-function expectValid(doc: unknown): void {
-  const ok = validate(doc);
-  expect(ok ? [] : validate.errors!.map((e) => `${e.instancePath} ${e.message}`)).toEqual([]);
+function expectValid(doc: unknown, format: 'cdx' | 'spdx' = 'cdx'): void {
+  expect(sbomErrors(format, doc)).toEqual([]);
 }
 
 function write(file: string, data: unknown): void {
@@ -38,11 +23,16 @@ function write(file: string, data: unknown): void {
   fs.writeFileSync(file, typeof data === 'string' ? data : JSON.stringify(data));
 }
 
-describe('CycloneDX documents', () => {
+describe('CycloneDX and SPDX documents', () => {
   it('the schema check catches an invalid document (so a pass means something)', () => {
     expect(
-      validate({ bomFormat: 'CycloneDX', specVersion: '1.4', components: [{ type: 'library', name: 'x', licenses: [{ license: { id: 'Not-A-License' } }] }] }),
-    ).toBe(false);
+      sbomErrors('cdx', {
+        bomFormat: 'CycloneDX',
+        specVersion: '1.4',
+        components: [{ type: 'library', name: 'x', licenses: [{ license: { id: 'Not-A-License' } }] }],
+      }),
+    ).not.toEqual([]);
+    expect(sbomErrors('spdx', { spdxVersion: 'SPDX-2.3', SPDXID: 'SPDXRef-DOCUMENT', packages: [{ name: 'x' }] })).not.toEqual([]);
   });
 
   it('node_modules: every installed package (scoped, nested, pnpm store), integrity from package-lock, licenses as SPDX ids, expressions or names', () => {
@@ -71,6 +61,17 @@ describe('CycloneDX documents', () => {
     expect(ms.licenses).toEqual([{ license: { id: 'MIT' } }]);
     expect(doc.components.find((x) => x.name === 'pkg')).toMatchObject({ group: '@scope', licenses: [{ expression: '(MIT OR Apache-2.0)' }] });
     expect(doc.components.find((x) => x.purl === 'pkg:npm/a@1.0.0')!.licenses).toEqual([{ license: { name: 'SEE LICENSE IN LICENSE.txt' } }]);
+    // The same components in SPDX 2.3: a package each, the free license text as a LicenseRef.
+    const sp = spdx('rbp_node/modules', c) as { packages: Record<string, unknown>[]; hasExtractedLicensingInfos: unknown[] };
+    expectValid(sp, 'spdx');
+    expect(sp.packages.map((p) => p.name)).toEqual(['@scope/pkg', 'a', 'b', 'ms', 'ms']);
+    expect(sp.packages.find((p) => p.name === '@scope/pkg')!.licenseDeclared).toBe('(MIT OR Apache-2.0)');
+    expect(sp.packages.find((p) => p.name === 'a')!.licenseDeclared).toBe('LicenseRef-1');
+    expect(sp.hasExtractedLicensingInfos).toEqual([
+      { licenseId: 'LicenseRef-1', extractedText: 'SEE LICENSE IN LICENSE.txt', name: 'SEE LICENSE IN LICENSE.txt' },
+    ]);
+    expect(sp.packages.find((p) => p.versionInfo === '2.1.3')!.checksums).toEqual([{ algorithm: 'SHA512', checksumValue: expect.stringMatching(/^e8597/) }]);
+    expect(JSON.stringify(spdx('rbp_node/modules', c))).toBe(JSON.stringify(sp));
   });
 
   it("Yarn Plug'n'Play: the npm packages of yarn.lock, without workspaces or patches", () => {
@@ -88,6 +89,7 @@ describe('CycloneDX documents', () => {
     const doc = cycloneDx(yarnBerryLockComponents(lock)) as { components: Record<string, unknown>[] };
     expectValid(doc);
     expect(doc.components.map((x) => x.purl)).toEqual(['pkg:npm/%40types/node@20.1.0', 'pkg:npm/ms@2.1.3']);
+    expectValid(spdx('rbp_node/modules', yarnBerryLockComponents(lock)), 'spdx');
   });
 
   it("Composer's vendor/: the packages of vendor/composer/installed.json", () => {
@@ -100,6 +102,7 @@ describe('CycloneDX documents', () => {
     });
     const doc = cycloneDx(composerComponents(vendor)) as { components: Record<string, unknown>[] };
     expectValid(doc);
+    expectValid(spdx('rbp_phpserver/launch', composerComponents(vendor)), 'spdx');
     expect(doc.components.map((x) => x.purl)).toEqual(['pkg:composer/acme/tool@dev-main', 'pkg:composer/monolog/monolog@3.5.0']);
     expect(doc.components[0]).toMatchObject({
       group: 'acme',
@@ -154,6 +157,11 @@ describe('the build SBOM, gathered as the lifecycle does', () => {
       components: { purl: string; hashes?: unknown[] }[];
     };
     expectValid(modules);
+    const modulesSpdx = JSON.parse(fs.readFileSync(path.join(launch, 'modules', 'sbom.spdx.json'), 'utf8')) as { packages: unknown[] };
+    expectValid(modulesSpdx, 'spdx');
+    expect(modulesSpdx.packages).toHaveLength(modules.components.length);
+    // Nothing of the buildpack's own bookkeeping in the launch layer.
+    expect(fs.readdirSync(path.join(out, 'layers', 'rbp_node', 'modules')).filter((f) => f.startsWith('.rbp'))).toEqual([]);
     const ms = modules.components.find((c) => c.purl.startsWith('pkg:npm/ms@2.'));
     expect(ms?.hashes).toHaveLength(1);
     const bpWide = [path.join(launch, 'sbom.cdx.json'), path.join(out, 'layers', 'sbom', 'build', 'rbp_node', 'sbom.cdx.json')].filter((f) => fs.existsSync(f));

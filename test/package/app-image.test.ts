@@ -8,14 +8,18 @@
  * and a missing one fails; elsewhere the test says what is missing and is skipped.
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import * as tar from 'tar';
 import { execa } from 'execa';
 import { afterAll, expect, it } from 'vitest';
 import { referenceLauncher, runImageLayout } from '../../lib/package/app-image.ts';
-import { FIXTURES, freePort, have, rbp, tmpDir } from '../helpers/rbp.ts';
+import { readLayout, type ReadImage } from '../../lib/package/oci-layout.ts';
+import { FIXTURES, freePort, have, rbp, ROOT, serve, tmpDir } from '../helpers/rbp.ts';
 import { describeNeeding, requirement, requirementOfAll } from '../helpers/requirement.ts';
 import { realTool } from '../helpers/tool-cache.ts';
-import { body200, cleanupPodman, logs, lowerTmp, runDetached, stop } from './podman.ts';
+import { body200, cleanupPodman, forgetImage, logs, lowerTmp, podman, runDetached, stop } from './podman.ts';
+import { bp, passWith, scriptedApp } from '../lifecycle/helpers.ts';
 
 const runImage = runImageLayout();
 const launcher = referenceLauncher();
@@ -124,6 +128,72 @@ describeNeeding(imageTools, 'rbp build --image DIR', () => {
     expect(Number(ch?.[2]), changed.stdout).toBe(1);
   }, 600_000);
 
+  it('two clean builds of the same app in two folders give the same image, which names nothing of the build host; SOURCE_DATE_EPOCH dates it; rbp run OUT still serves', async () => {
+    const builds: { out: string; image: string }[] = [];
+    for (const n of [1, 2]) {
+      const where = tmpDir(`rbp-image-${n}-`);
+      const app = path.join(where, 'app');
+      fs.cpSync(path.join(FIXTURES, 'node-hello'), app, { recursive: true });
+      const b = { out: path.join(where, 'out'), image: path.join(where, 'image') };
+      const r = await rbp(['build', app, '--out', b.out, '--image', b.image]);
+      expect(r.exitCode, r.all).toBe(0);
+      builds.push(b);
+    }
+    const [one, two] = builds.map((b) => readLayout(b.image));
+    // Every layer, then the image: what differs says which part still depends on the folder (each
+    // checked softly, so that one difference does not hide the others or the checks below).
+    const madeBy = (img: ReadImage, d: string) => img.config.history?.filter((h) => !h.empty_layer)[img.config.rootfs.diff_ids.indexOf(d)]?.created_by ?? d;
+    expect
+      .soft(
+        two!.config.rootfs.diff_ids.filter((d) => !one!.config.rootfs.diff_ids.includes(d)).map((d) => madeBy(two!, d)),
+        'layers of the second build not in the first',
+      )
+      .toEqual([]);
+    expect.soft(two!.manifestDigest).toBe(one!.manifestDigest);
+    // The run's temporary root holds both builds, their apps and caches; the checkout and the tool cache are the host's too.
+    const host = [os.tmpdir(), ROOT, path.join(os.homedir(), '.cache')];
+    expect.soft(await hostPathsIn(one!, host)).toEqual([]);
+    // Nothing of the buildpacks' own bookkeeping in a launch layer or the app.
+    expect((await entriesOf(one!)).filter((e) => /(^|\/)\.rbp/.test(e))).toEqual([]);
+
+    // SOURCE_DATE_EPOCH dates the image and every history entry, as the lifecycle's exporter does.
+    const epoch = await rbp(['build', path.join(path.dirname(builds[0]!.out), 'app'), '--out', builds[0]!.out, '--image', builds[0]!.image], {
+      env: { SOURCE_DATE_EPOCH: '1700000000' },
+    });
+    expect(epoch.exitCode, epoch.all).toBe(0);
+    const epochConfig = readLayout(builds[0]!.image).config;
+    expect(epochConfig.created).toBe('2023-11-14T22:13:20Z');
+    expect(new Set(epochConfig.history!.map((h) => h.created))).toEqual(new Set(['2023-11-14T22:13:20Z']));
+    expect(epochConfig.rootfs.diff_ids).toEqual(one!.config.rootfs.diff_ids);
+
+    const served = await serve(builds[0]!.out, {}, async (port) => {
+      expect(await (await fetch(`http://127.0.0.1:${port}/`)).text()).toContain('hello from node');
+    });
+    expect(served.output).not.toMatch(/error/i);
+  }, 600_000);
+
+  it('a buildpack that names its layers by their absolute paths: a warning names each such layer and process, and the image links OUT to /layers and /workspace so that they run', async () => {
+    const app = scriptedApp({
+      'a/detect': passWith(),
+      'a/build': [
+        'L="$CNB_LAYERS_DIR"',
+        `mkdir -p "$L/web/bin" && printf '[types]\\nlaunch = true\\n' > "$L/web.toml" && echo hello > "$L/web/greeting"`,
+        `printf '#!/bin/sh\\ncat %s/web/greeting\\n' "$L" > "$L/web/bin/hello" && chmod +x "$L/web/bin/hello"`,
+        `printf '[[processes]]\\ntype = "web"\\ncommand = ["%s/web/bin/hello"]\\ndefault = true\\n' "$L" > "$L/launch.toml"`,
+      ].join('\n'),
+    });
+    const image = path.join(lowerTmp('rbp-image-'), 'image');
+    const out = path.join(lowerTmp('rbp-image-'), 'out');
+    const r = await rbp(['build', app, '--out', out, '--image', image, '--buildpack', bp('a')]);
+    expect(r.exitCode, r.all).toBe(0);
+    expect(r.all).toContain(`Layer: 'web', Created by buildpack: test/a@0.0.1 names the build folder ${out}`);
+    expect(r.all).toContain(`the process web of test/a names the build folder ${out}`);
+    const ran = await podman(['run', '--rm', '--passwd=false', '--read-only', '--user', '12345:0', `oci:${image}:latest`]);
+    forgetImage(`localhost${image}`);
+    expect(ran.exitCode, ran.all).toBe(0);
+    expect(ran.stdout.trim()).toBe('hello');
+  }, 300_000);
+
   it.skipIf(root.skip)(
     'a full disk: one clear error, exit 62, and the previous image and OUT as they were',
     async () => {
@@ -164,3 +234,34 @@ describeNeeding(imageTools, 'rbp build --image DIR', () => {
     300_000,
   );
 });
+
+/** Where a layer the app image adds to its run image (its files, link targets), its labels or its env name one of `paths`. */
+async function hostPathsIn(image: ReadImage, paths: string[]): Promise<string[]> {
+  const found: string[] = [];
+  const look = (where: string, text: string) => {
+    for (const p of paths) if (text.includes(p)) found.push(`${where} names ${p}`);
+  };
+  for (const [k, v] of Object.entries(image.config.config?.Labels ?? {})) look(`label ${k}`, v);
+  for (const e of image.config.config?.Env ?? []) look('env', e);
+  for (const file of image.layerFiles.slice(readLayout(runImage).manifest.layers.length)) {
+    await tar.t({
+      file,
+      onReadEntry: (entry) => {
+        look(`the path of ${entry.path}`, `/${entry.path}`);
+        if (entry.linkpath) look(`link ${entry.path}`, entry.linkpath);
+        const chunks: Buffer[] = [];
+        entry.on('data', (c: Buffer) => chunks.push(c));
+        entry.on('end', () => look(entry.path, Buffer.concat(chunks).toString('latin1')));
+      },
+    });
+  }
+  return found;
+}
+
+/** Every entry of the layers the app image adds to its run image. */
+async function entriesOf(image: ReadImage): Promise<string[]> {
+  const run = readLayout(runImage).manifest.layers.length;
+  const names: string[] = [];
+  for (const file of image.layerFiles.slice(run)) await tar.t({ file, onReadEntry: (e) => names.push(e.path) });
+  return names;
+}

@@ -38,6 +38,8 @@ const frankenphp = realTool('RBP_TOOL_FRANKENPHP', 'builder.test.ts (the PHP cas
 let dir: string;
 let builderOutput = '';
 const RUN_NAME = 'localhost:5000/rbp-run:bookworm';
+/** How OpenShift runs an image: a read-only root, a tmpfs /tmp, an arbitrary user of group 0. */
+const RESTRICTED = ['--read-only', '--tmpfs', '/tmp', '--user', '12345:0'];
 beforeAll(async () => {
   if (tools.skip) return;
   tools.value();
@@ -172,6 +174,16 @@ describeNeeding(tools, 'rbp builder --out DIR', () => {
     // rbp builder says how to have the images where pack looks for them.
     expect(builderOutput).toContain(`skopeo copy oci:${dir}:run docker-daemon:${RUN_NAME}`);
     expect(builderOutput).toContain(`skopeo copy oci:${dir}:builder containers-storage:localhost:5000/rbp:bookworm`);
+    expect(builderOutput).toContain(`skopeo copy oci:${dir}:build containers-storage:localhost:5000/rbp-build:bookworm`);
+    // Every image of one family of media types: OCI's in the layout (the only one containers/image
+    // reads from a layout); `--publish` pushes them with Docker's (pack.test.ts).
+    for (const tag of ['builder', 'build', 'run', 'lifecycle']) {
+      const m = JSON.parse((await execa('skopeo', ['inspect', '--raw', `oci:${dir}:${tag}`])).stdout) as { mediaType: string; layers: { mediaType: string }[] };
+      expect([...new Set([m.mediaType, ...m.layers.map((l) => l.mediaType)])], tag).toEqual([
+        'application/vnd.oci.image.manifest.v1+json',
+        'application/vnd.oci.image.layer.v1.tar+gzip',
+      ]);
+    }
   });
 
   it("the lifecycle image: buildpacksio/lifecycle's labels and /cnb/lifecycle; the build image: the stack kpack reads", async () => {
@@ -247,13 +259,13 @@ describeNeeding(tools, 'rbp builder --out DIR', () => {
     expect(built.exitCode, built.all).toBe(0);
   }, 300_000);
 
-  it('the lifecycle in the builder builds a node app into an image podman runs: 200, clean stop', async () => {
+  it('the lifecycle in the builder builds a node app into an image podman runs read-only as any user: 200, clean stop', async () => {
     const r = await create('node-hello', {}, []);
     expect(r.exitCode, r.all).toBe(0);
     expect(r.all).toContain('===> DETECTING');
     expect(r.all).toMatch(/rbp\/node\s+\S+/);
     const port = await freePort();
-    const id = await runDetached(`oci:${r.image}`, ['-e', `RBP_PUBLIC_PORT=${port}`]);
+    const id = await runDetached(`oci:${r.image}`, [...RESTRICTED, '-e', `RBP_PUBLIC_PORT=${port}`]);
     const body = await body200(port);
     expect(body, await logs(id)).toContain('hello from node v24.15.0 (production)');
     expect(await stop(id)).toBe('0');
@@ -274,14 +286,14 @@ describeNeeding(tools, 'rbp builder --out DIR', () => {
     await expectNoNodeInImage(r.image, buildpack, layer);
     // The image holds the server (copied into a launch layer): it runs with no mount.
     const port = await freePort();
-    const id = await runDetached(`oci:${r.image}`, ['-e', `RBP_PUBLIC_PORT=${port}`]);
+    const id = await runDetached(`oci:${r.image}`, [...RESTRICTED, '-e', `RBP_PUBLIC_PORT=${port}`]);
     const body = await body200(port);
     expect(body, await logs(id)).toMatch(expectBody);
     expect(await stop(id)).toBe('0');
   }
 
   it.skipIf(sws.skip)(
-    'and a static site served by the Static Web Server the operator gave',
+    'and a static site served by the Static Web Server the operator gave, read-only as any user',
     async () => {
       await withOperatorServer('static-index-html', 'rbp/static', 'RBP_TOOL_STATIC_WEB_SERVER', sws.path(), 'sws', 'static-web-server', /<html/i);
     },
@@ -289,7 +301,7 @@ describeNeeding(tools, 'rbp builder --out DIR', () => {
   );
 
   it.skipIf(frankenphp.skip)(
-    'and a PHP app served by the FrankenPHP the operator gave (lib/libphp.so beside bin/)',
+    'and a PHP app served by the FrankenPHP the operator gave (lib/libphp.so beside bin/), read-only as any user',
     async () => {
       await withOperatorServer(
         'php-index-php',

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { Layers } from '../../../lib/cnb/layers.ts';
-import { writeSbom, type SbomComponent } from '../../../lib/cnb/sbom.ts';
+import { readSbom, writeSbom } from '../../../lib/cnb/sbom.ts';
 import { nodeModulesComponents, yarnBerryLockComponents } from '../../../lib/cnb/sbom-deps.ts';
 import { UserError } from '../../../lib/errors.ts';
 import type { Logger } from '../../../lib/log.ts';
@@ -22,13 +22,15 @@ import { lockFileOf } from '../../../lib/js-project/lock-files.ts';
 import { MANAGERS, PACKAGE_MANAGERS } from '../../../lib/js-project/package-managers.ts';
 import { hideSecrets, registryRefused, registryRefusedError, withRegistryAuth, type RegistryAuth } from './registry-auth.ts';
 import { sshRefused, sshRefusedError, withSshKeys, type SshKeyBinding } from './ssh-key.ts';
-import { keepModules, placeModules } from './modules-placement.ts';
+import { appFromLayer, keepModules, placeModules } from './modules-placement.ts';
 import { keepGeneratedLocks, placeGeneratedLocks, presentLocks } from './generated-locks.ts';
 
 export const MODULES_LAYER = 'modules';
 export const PACKAGE_CACHE_LAYER = 'package-cache';
-/** 2: every node_modules folder (workspaces' too) in the layer, links leaving them absolute (modules-placement.ts). */
-export const MODULES_LAYOUT = '2';
+/** Lock files the install wrote (generated-locks.ts): a cache layer of their own, out of the image, reused with the modules. */
+export const LOCKS_LAYER = 'generated-locks';
+/** 3: every node_modules folder (workspaces' too) in the layer, every link between the app and the layer relative (modules-placement.ts). */
+export const MODULES_LAYOUT = '3';
 export const INSTALL_SCRIPTS = ['preinstall', 'install', 'postinstall'] as const;
 
 /** Fields of package.json that change what gets installed (scripts do not: they run again anyway). */
@@ -146,9 +148,11 @@ export async function installDependencies(r: InstallRequest): Promise<InstallRes
   // A custom command builds as well as installs (`npm install && npm run build`): what it leaves
   // cannot be proven unchanged by the lock file, so it runs on every build.
   const custom = !PACKAGE_MANAGERS[r.choice.manager].install;
+  // The layer's links into the app are relative: an app elsewhere beside the layers installs anew.
+  const metadata = { ...r.metadata, app: appFromLayer(appDir, r.layers.pathOf(MODULES_LAYER)) };
   const layer = custom
-    ? r.layers.fresh(MODULES_LAYER, { launch: true, cache: true }, r.metadata)
-    : r.layers.get(MODULES_LAYER, { launch: true, cache: true }, r.metadata);
+    ? r.layers.fresh(MODULES_LAYER, { launch: true, cache: true }, metadata)
+    : r.layers.get(MODULES_LAYER, { launch: true, cache: true }, metadata);
   if (custom) log.info('CC_CUSTOM_BUILD_TOOL runs on every build: its outputs are not cached');
   for (const out of r.pnp ? [] : outputs) {
     const p = path.join(appDir, out);
@@ -160,7 +164,8 @@ export async function installDependencies(r: InstallRequest): Promise<InstallRes
   if (layer.state === 'reused') {
     log.info(`dependencies reused (${layer.reason}: ${describe(r.metadata)})`);
     placeOutputs(layer.path, appDir, outputs, r.pnp);
-    placeGeneratedLocks(layer.path, appDir);
+    const locks = r.layers.get(LOCKS_LAYER, { cache: true }, metadata);
+    if (locks.state === 'reused') placeGeneratedLocks(locks.path, appDir);
     await runInstallScripts(r);
     writeModulesSbom(r, layer.path, true);
     return { state: 'reused', reason: layer.reason, layerPath: layer.path };
@@ -186,10 +191,11 @@ export async function installDependencies(r: InstallRequest): Promise<InstallRes
       ),
     );
     keepOutputs(appDir, layer.path, outputs, r.pnp);
-    keepGeneratedLocks(appDir, locks, layer.path, log);
+    keepGeneratedLocks(appDir, locks, r.layers.get(LOCKS_LAYER, { cache: true }, metadata).path, log);
   } catch (e) {
     // A half-done install must not be cached as if it were complete.
     r.layers.remove(MODULES_LAYER);
+    r.layers.remove(LOCKS_LAYER);
     throw e;
   }
   writeModulesSbom(r, layer.path, false);
@@ -197,39 +203,22 @@ export async function installDependencies(r: InstallRequest): Promise<InstallRes
 }
 
 /**
- * `modules.sbom.cdx.json`: every package installed in the layer's node_modules, with package-lock's
- * integrity digests when there is one; for Plug'n'Play, the npm packages of yarn.lock. Written at every build, reused layer included (rbp's and the
- * lifecycle's caches do not restore SBOM files of cached layers).
+ * The modules layer's SBOM: every package installed in the layer's node_modules, with package-lock's
+ * integrity digests when there is one; for Plug'n'Play, the npm packages of yarn.lock. Written at every
+ * build, reused layer included.
  */
 function writeModulesSbom(r: InstallRequest, layerPath: string, reused: boolean): void {
   // Plug'n'Play installs no node_modules tree: its lock file says what was installed.
   const lock = ['npm-shrinkwrap.json', 'package-lock.json'].map((f) => path.join(r.appDir, f)).find((f) => fs.existsSync(f));
   // A reused layer holds what the build that made it listed (its metadata, the lock file's digest
   // among it, is unchanged), unless the app's own install scripts, which run again, may have
-  // changed node_modules: the list kept in the layer spares reading every package.json again.
-  const kept = path.join(layerPath, SBOM_COMPONENTS);
-  const keepable = !r.pnp && !INSTALL_SCRIPTS.some((s) => r.pkg.scripts?.[s]);
-  let components = reused && keepable ? readKeptComponents(kept) : undefined;
-  if (!components) {
-    components = r.pnp ? yarnBerryLockComponents(path.join(r.appDir, 'yarn.lock')) : nodeModulesComponents(path.join(layerPath, 'node_modules'), lock);
-    if (keepable) fs.writeFileSync(kept, JSON.stringify(components));
-  }
+  // changed node_modules: the SBOM restored with the layer spares reading every package.json again.
+  const keepable = reused && !r.pnp && !INSTALL_SCRIPTS.some((s) => r.pkg.scripts?.[s]);
+  const components =
+    (keepable ? readSbom(r.layers.dir, MODULES_LAYER) : undefined) ??
+    (r.pnp ? yarnBerryLockComponents(path.join(r.appDir, 'yarn.lock')) : nodeModulesComponents(path.join(layerPath, 'node_modules'), lock));
   writeSbom(r.layers.dir, MODULES_LAYER, components);
-  r.log.detail(`SBOM: ${components.length} package(s) in ${MODULES_LAYER}.sbom.cdx.json`);
-}
-
-/** Where the modules layer keeps its SBOM components, for a build that reuses it. */
-export const SBOM_COMPONENTS = '.rbp-sbom-components.json';
-
-function readKeptComponents(file: string): SbomComponent[] | undefined {
-  try {
-    const c = JSON.parse(fs.readFileSync(file, 'utf8')) as unknown;
-    return Array.isArray(c) && c.every((x) => typeof x === 'object' && x !== null && typeof (x as SbomComponent).name === 'string')
-      ? (c as SbomComponent[])
-      : undefined;
-  } catch {
-    return undefined;
-  }
+  r.log.detail(`SBOM: ${components.length} package(s) in ${MODULES_LAYER}.sbom.cdx.json and .spdx.json`);
 }
 
 function describe(md: ModulesMetadata): string {

@@ -29,24 +29,29 @@ describe('modules placement', () => {
     expect(findModuleDirs(app)).toEqual(['node_modules', path.join('packages', 'greet', 'node_modules')]);
   });
 
-  it('keeps every link valid after the move, and after a reuse in another place', () => {
+  it('keeps every link valid and relative after the move, and after a reuse by a fresh copy of the app', () => {
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-placement-'));
     const app = workspaceApp(tmp);
-    const layer = path.join(tmp, 'layer');
-    const record = keepModules(app, layer);
-    expect(record.links).toEqual([path.join('node_modules', 'greet')]);
-    expect(fs.lstatSync(path.join(app, 'node_modules')).isSymbolicLink()).toBe(true);
+    const layer = path.join(tmp, 'layers', 'modules');
+    keepModules(app, layer);
+    expect(fs.readlinkSync(path.join(app, 'node_modules'))).toBe('../layers/modules/node_modules');
     expect(fs.readFileSync(path.join(app, 'node_modules', 'greet', 'index.js'), 'utf8')).toBe('greet');
     expect(fs.readFileSync(path.join(app, 'packages', 'greet', 'node_modules', 'ms', 'index.js'), 'utf8')).toBe('ms 2.0.0');
-    // Links inside the moved folder stay relative.
+    // The link out of the moved folder leads back into the app, relatively; those inside it stay as they were.
+    expect(fs.readlinkSync(path.join(layer, 'node_modules', 'greet'))).toBe('../../../app/packages/greet');
     expect(fs.readlinkSync(path.join(layer, 'node_modules', '.bin', 'ms'))).toBe('../ms/index.js');
 
-    // The next build: a fresh copy of the source elsewhere, the layer reused.
-    const moved = path.join(tmp, 'moved');
-    fs.mkdirSync(path.join(moved, 'packages', 'greet'), { recursive: true });
-    fs.writeFileSync(path.join(moved, 'packages', 'greet', 'index.js'), 'greet moved');
-    placeModules(layer, moved);
-    expect(fs.readFileSync(path.join(moved, 'node_modules', 'greet', 'index.js'), 'utf8')).toBe('greet moved');
-    expect(fs.readFileSync(path.join(moved, 'packages', 'greet', 'node_modules', 'ms', 'index.js'), 'utf8')).toBe('ms 2.0.0');
+    // The next build: a fresh copy of the source at the same place, the layer reused.
+    fs.rmSync(app, { recursive: true });
+    fs.mkdirSync(path.join(app, 'packages', 'greet'), { recursive: true });
+    fs.writeFileSync(path.join(app, 'packages', 'greet', 'index.js'), 'greet again');
+    placeModules(layer, app);
+    expect(fs.readFileSync(path.join(app, 'node_modules', 'greet', 'index.js'), 'utf8')).toBe('greet again');
+    expect(fs.readFileSync(path.join(app, 'packages', 'greet', 'node_modules', 'ms', 'index.js'), 'utf8')).toBe('ms 2.0.0');
+    // No link names the build's folders: moved elsewhere together (as into an image), the app still finds its modules.
+    const image = path.join(tmp, 'image');
+    fs.mkdirSync(image);
+    for (const d of ['app', 'layers']) fs.renameSync(path.join(tmp, d), path.join(image, d));
+    expect(fs.readFileSync(path.join(image, 'app', 'node_modules', 'greet', 'node_modules', 'ms', 'index.js'), 'utf8')).toBe('ms 2.0.0');
   });
 });

@@ -1,37 +1,27 @@
 /**
- * Where installed node_modules live: in the modules layer, each one replaced in the app by a symlink
- * to its copy in the layer. A workspace install writes more than the root node_modules (each
+ * Where installed node_modules live: in the modules layer, each one replaced in the app by a relative
+ * symlink to its copy in the layer. A workspace install writes more than the root node_modules (each
  * workspace may get its own), and the package managers link workspace packages with relative links
  * (`node_modules/greet -> ../packages/greet`). Once the folder sits in the layer such a link would
- * point beside the layer, at nothing; so every link that leaves the moved folder is rewritten to the
- * absolute path it meant in the app. The layer keeps a record of the folders and of those links, so a
- * later build that reuses the layer places every folder again, and rewrites the links when the app
- * sits elsewhere than it did.
+ * point beside the layer, at nothing; so every link that leaves the moved folder is rewritten as a
+ * relative link from the layer to what it meant in the app. No link names an absolute path: they
+ * hold wherever the platform puts the app and the layers, as long as the app sits where it sat
+ * beside the layer (the modules layer's metadata records that place, `app`: appFromLayer). A
+ * reused layer's folders are found again by looking for node_modules in it.
  */
 import { moveAcross } from '../../../lib/fsx.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 
-export const PLACEMENT_RECORD = '.rbp-modules.json';
-
-export interface PlacementRecord {
-  /** Where the app was when the links were written. */
-  appDir: string;
-  /** node_modules folders, relative to the app (the root one first). */
-  dirs: string[];
-  /** Links (relative to the layer) rewritten to absolute paths in the app. */
-  links: string[];
-}
-
 const SKIP = new Set(['.git', '.yarn', '.hg', '.svn']);
 
-/** Every node_modules folder in the app: the root one, and those of workspaces (not those inside another node_modules). */
-export function findModuleDirs(appDir: string, maxDepth = 8): string[] {
+/** Every node_modules folder under `root`: the root one, and those of workspaces (not those inside another node_modules). */
+export function findModuleDirs(root: string, maxDepth = 8): string[] {
   const found: string[] = [];
   const walk = (rel: string, depth: number) => {
     let entries: fs.Dirent[];
     try {
-      entries = fs.readdirSync(path.join(appDir, rel), { withFileTypes: true });
+      entries = fs.readdirSync(path.join(root, rel), { withFileTypes: true });
     } catch {
       return;
     }
@@ -50,14 +40,16 @@ function inside(p: string, dir: string): boolean {
   return p === dir || p.startsWith(dir + path.sep);
 }
 
-/** Moves each node_modules into the layer, keeps every link valid, and leaves a symlink in the app. */
-export function keepModules(appDir: string, layerPath: string): PlacementRecord {
+/** Where the app sits from the layer: what the relative links between them depend on. */
+export const appFromLayer = (appDir: string, layerPath: string) => path.relative(layerPath, appDir);
+
+/** Moves each node_modules into the layer, keeps every link valid (and relative), and leaves a relative symlink in the app. */
+export function keepModules(appDir: string, layerPath: string): void {
   const dirs = findModuleDirs(appDir);
   if (!dirs.includes('node_modules')) {
     fs.mkdirSync(path.join(appDir, 'node_modules'), { recursive: true });
     dirs.unshift('node_modules');
   }
-  const links: string[] = [];
   for (const rel of dirs) {
     const src = path.join(appDir, rel);
     const dst = path.join(layerPath, rel);
@@ -68,48 +60,23 @@ export function keepModules(appDir: string, layerPath: string): PlacementRecord 
       // The entry's folder: `parentPath` from Node.js 20.12, `path` before it (and neither in 20.0), whatever @types/node says.
       const at: { parentPath?: string; path?: string } = e;
       const inLayer = path.join(at.parentPath ?? at.path ?? dst, e.name);
-      const sub = path.relative(dst, inLayer);
       const target = fs.readlinkSync(inLayer);
       if (path.isAbsolute(target)) continue;
-      const meant = path.resolve(path.join(src, path.dirname(sub)), target);
+      const meant = path.resolve(path.join(src, path.dirname(path.relative(dst, inLayer))), target);
       if (inside(meant, src)) continue;
       fs.rmSync(inLayer);
-      fs.symlinkSync(meant, inLayer);
-      links.push(path.join(rel, sub));
+      fs.symlinkSync(path.relative(path.dirname(inLayer), meant), inLayer);
     }
-    fs.symlinkSync(dst, src);
+    fs.symlinkSync(path.relative(path.dirname(src), dst), src);
   }
-  const record: PlacementRecord = { appDir, dirs, links };
-  fs.writeFileSync(path.join(layerPath, PLACEMENT_RECORD), JSON.stringify(record));
-  return record;
 }
 
-/** On reuse: a symlink for each recorded folder; links moved to the app's new place if it moved. */
-export function placeModules(layerPath: string, appDir: string): PlacementRecord {
-  let record: PlacementRecord;
-  try {
-    record = JSON.parse(fs.readFileSync(path.join(layerPath, PLACEMENT_RECORD), 'utf8')) as PlacementRecord;
-  } catch {
-    record = { appDir, dirs: ['node_modules'], links: [] };
-  }
-  if (record.appDir !== appDir) {
-    for (const l of record.links) {
-      const file = path.join(layerPath, l);
-      const target = fs.readlinkSync(file);
-      if (!inside(target, record.appDir)) continue;
-      fs.rmSync(file);
-      fs.symlinkSync(path.join(appDir, path.relative(record.appDir, target)), file);
-    }
-    record = { ...record, appDir };
-    fs.writeFileSync(path.join(layerPath, PLACEMENT_RECORD), JSON.stringify(record));
-  }
-  for (const rel of record.dirs) {
-    const src = path.join(layerPath, rel);
+/** On reuse: a relative symlink in the app for each node_modules folder of the layer. */
+export function placeModules(layerPath: string, appDir: string): void {
+  for (const rel of findModuleDirs(layerPath)) {
     const dst = path.join(appDir, rel);
-    if (!fs.existsSync(src)) continue;
     fs.rmSync(dst, { recursive: true, force: true });
     fs.mkdirSync(path.dirname(dst), { recursive: true });
-    fs.symlinkSync(src, dst);
+    fs.symlinkSync(path.relative(path.dirname(dst), path.join(layerPath, rel)), dst);
   }
-  return record;
 }
