@@ -46,12 +46,13 @@ export interface Layer<M extends Metadata = Metadata> {
   writeEnv(env: LayerEnv): void;
 }
 
-function stable(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(stable).join(',')}]`;
+/** JSON with every object's keys in order: the same values give the same text. */
+export function stableJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(stableJson).join(',')}]`;
   if (v && typeof v === 'object') {
     return `{${Object.keys(v)
       .sort()
-      .map((k) => `${JSON.stringify(k)}:${stable((v as Metadata)[k])}`)
+      .map((k) => `${JSON.stringify(k)}:${stableJson((v as Metadata)[k])}`)
       .join(',')}}`;
   }
   return JSON.stringify(v);
@@ -59,15 +60,15 @@ function stable(v: unknown): string {
 
 /** Whether two layers' metadata are the same values (key order and object kinds aside). */
 export function sameMetadata(a: Metadata | undefined, b: Metadata | undefined): boolean {
-  return a !== undefined && b !== undefined && stable(a) === stable(b);
+  return a !== undefined && b !== undefined && stableJson(a) === stableJson(b);
 }
 
 /** The keys whose values differ, as `key changed (old → new)` phrases. */
 export function metadataChanges(before: Metadata | undefined, after: Metadata): string[] {
   if (!before) return [];
   const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
-  const show = (v: unknown) => (v === undefined ? 'unset' : typeof v === 'string' ? v : stable(v));
-  return keys.filter((k) => stable(before[k]) !== stable(after[k])).map((k) => `${k} changed (${show(before[k])} → ${show(after[k])})`);
+  const show = (v: unknown) => (v === undefined ? 'unset' : typeof v === 'string' ? v : stableJson(v));
+  return keys.filter((k) => stableJson(before[k]) !== stableJson(after[k])).map((k) => `${k} changed (${show(before[k])} → ${show(after[k])})`);
 }
 
 export class Layers {

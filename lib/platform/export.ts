@@ -21,7 +21,7 @@ import type { Logger } from '../log.ts';
 import type { Built } from './build-phase.ts';
 import { checkpoint } from './checkpoint.ts';
 import { identity, isDir, rmrf } from './fsops.ts';
-import { copySboms, putInCache, writeCacheRecord, type CacheRecord } from './layer-cache.ts';
+import { copySboms, putInCache, recordOf, writeCacheRecord, type CacheRecord } from './layer-cache.ts';
 import { writeLaunchMetadata, writeRbpInfo, type LaunchMetadata } from './metadata.ts';
 import type { OutTransaction } from './out-transaction.ts';
 import { layerNames, readLayerSafely, type Restored } from './restore.ts';
@@ -95,7 +95,8 @@ function exportLayer(o: ExportOptions, x: Exported, esc: string, name: string, b
       isDir(path.join(prev, name)) &&
       sameMetadata(readLayerSafely(path.join(prev, `${name}.toml`)).t?.metadata, t.metadata);
     if (unchanged) x.adopt.push(key);
-    else x.record.set(key, putInCache(tx.cacheDir, key, layerDir, t.types.launch ? 'link' : 'move'));
+    else putInCache(tx.cacheDir, key, layerDir, t.types.launch ? 'link' : 'move');
+    x.record.set(key, recordOf(t.metadata));
   }
   if (!t.types.launch) {
     // Not part of the app: its folder, toml and SBOM (a build SBOM for the lifecycle) go.
@@ -168,8 +169,9 @@ export function commitCache(cacheDir: string, previous: string | undefined, x: E
     const from = previous ? path.join(previous, 'layers', key) : undefined;
     try {
       if (!from || !isDir(from)) throw new Error('the previous build has no such layer');
-      x.record.set(key, putInCache(cacheDir, key, from, 'move'));
+      putInCache(cacheDir, key, from, 'move');
     } catch (e) {
+      x.record.delete(key);
       notes.push(`cache: ${key} is not kept (${(e as Error).message}): the next build makes it again`);
     }
   }

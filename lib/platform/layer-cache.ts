@@ -3,23 +3,27 @@
  *   CACHE/<escaped id>/<layer>.toml          its types and metadata
  *   CACHE/<escaped id>/<layer>/              its files (for a launch layer: hard links to OUT's)
  *   CACHE/<escaped id>/<layer>.sbom.<ext>    its SBOM files
- * and `CACHE/.rbp-cache`, which marks the folder as rbp's and records, for each layer, the identity of
- * the folder the last build left there. A layer is trusted by that record, as the lifecycle trusts its
- * cache by what its exporter recorded: restore takes a folder only when it is the one recorded, so one
- * that a killed or failed build took away, or half wrote, or that anything else replaced, is dropped
- * and built again. Whether a layer is reused is the buildpack's decision, by its metadata: a buildpack
- * that keeps a layer's metadata keeps its files as they are.
+ * and `CACHE/.rbp-cache`, which marks the folder as rbp's and records, for each layer the last build
+ * left there whole, a digest of its metadata. A layer is trusted by that record, as the lifecycle
+ * trusts its cache by what its exporter recorded: restore takes a folder only when the record names
+ * its layer with the metadata its TOML holds, and the folder is there. Every folder is put in place
+ * by one rename and the record is written last, so a layer a killed or failed build took away or was
+ * writing is never taken for a whole one; and the cache may be copied (cp -a, a CI system's cache)
+ * and still be used. Whether a layer is reused is the buildpack's decision, by its metadata: a
+ * buildpack that keeps a layer's metadata keeps its files as they are.
  */
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { parse } from 'smol-toml';
+import { stableJson, type Metadata } from '../cnb/layers.ts';
 import { tomlString } from '../cnb/toml.ts';
-import { identity, isDir, linkTree, moveTree, rmrf } from './fsops.ts';
+import { isDir, linkTree, moveTree, rmrf } from './fsops.ts';
 import { CACHE_MARKER } from './out-paths.ts';
 
 const HEADER = '# This folder is an rbp layer cache: rbp build replaces it.\n';
 
-/** `<escaped id>/<layer>` → the identity of its folder in the cache. */
+/** `<escaped id>/<layer>` → the digest of its metadata. */
 export type CacheRecord = Map<string, string>;
 
 /** The record export wrote; empty for a new cache, an older rbp's or a damaged one. */
@@ -32,7 +36,7 @@ export function readCacheRecord(cacheDir: string): CacheRecord {
   }
 }
 
-/** Writes the record through a rename (a reader sees the old one or the new one), and drops every layer it does not name. */
+/** Writes the record through a rename (a reader sees the old one or the new one), last, and drops every layer it does not name. */
 export function writeCacheRecord(cacheDir: string, record: CacheRecord): void {
   fs.mkdirSync(cacheDir, { recursive: true });
   const file = path.join(cacheDir, CACHE_MARKER);
@@ -49,10 +53,14 @@ export function writeCacheRecord(cacheDir: string, record: CacheRecord): void {
   }
 }
 
-/** Whether the cache's folder of `key` is the one the record names. */
-export function isRecorded(cacheDir: string, record: CacheRecord, key: string): boolean {
-  const want = record.get(key);
-  return want !== undefined && identity(path.join(cacheDir, key)) === want;
+/** What the record keeps of a layer: its metadata's digest. */
+export function recordOf(metadata: Metadata): string {
+  return crypto.createHash('sha256').update(stableJson(metadata)).digest('hex').slice(0, 32);
+}
+
+/** Whether the cache holds `key` whole, with this metadata, as the last build left it. */
+export function isRecorded(cacheDir: string, record: CacheRecord, key: string, metadata: Metadata): boolean {
+  return record.get(key) === recordOf(metadata) && isDir(path.join(cacheDir, key));
 }
 
 /** The `<layer>.sbom.<ext>` files beside a layer's toml in `dir`. */
@@ -71,10 +79,10 @@ export function copySboms(fromDir: string, toDir: string, layer: string): void {
 
 /**
  * Puts `src` into the cache as the folder of `key`, moved (`move`) or as a tree of hard links (a
- * launch layer, whose folder OUT keeps), and returns its identity for the record. A tree of links is
- * made aside and renamed into place: a build killed meanwhile leaves no half folder under the name.
+ * launch layer, whose folder OUT keeps). A tree of links is made aside and renamed into place: a
+ * build killed meanwhile leaves no half folder under the name.
  */
-export function putInCache(cacheDir: string, key: string, src: string, how: 'move' | 'link'): string {
+export function putInCache(cacheDir: string, key: string, src: string, how: 'move' | 'link'): void {
   const dst = path.join(cacheDir, key);
   rmrf(dst);
   if (how === 'move') moveTree(src, dst);
@@ -85,5 +93,4 @@ export function putInCache(cacheDir: string, key: string, src: string, how: 'mov
     linkTree(src, aside);
     fs.renameSync(aside, dst);
   }
-  return identity(dst)!;
 }

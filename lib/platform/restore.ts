@@ -85,7 +85,7 @@ export function restore(o: {
         continue;
       }
       const dst = path.join(dir, name);
-      if (isRecorded(o.cacheDir, record, key)) {
+      if (isRecorded(o.cacheDir, record, key, t.metadata)) {
         moveTree(path.join(cached, name), dst);
         said.push(name);
       } else if (
@@ -99,7 +99,7 @@ export function restore(o: {
         said.push(`${name} (from the previous build)`);
       } else {
         if (fs.existsSync(path.join(cached, name)))
-          log.warn(`cache: ${key} is not what the last build left there and is dropped: the buildpack builds it again`);
+          log.warn(`cache: ${key} is not as the last build left it (a failed build took it, or it was changed) and is dropped: the buildpack builds it again`);
         continue;
       }
       // [types] is never restored: a buildpack must say again what the layer is.

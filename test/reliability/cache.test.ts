@@ -1,8 +1,8 @@
 /**
- * The layer cache (lib/platform/layer-cache.ts): a layer comes back when its folder is the one the
- * last build left there, moved or linked, never copied; an entry that is not (TOML that does not
- * parse, a file where a folder should be, a folder replaced or taken by a build that failed) is
- * dropped with a warning and the buildpack builds the layer again.
+ * The layer cache (lib/platform/layer-cache.ts): a layer comes back as the last build left it, moved
+ * or linked, never copied, and a copy of the cache (cp -a, a CI system's cache) serves as well; an
+ * entry that is not as it was left (TOML that does not parse or holds other metadata, a file where a
+ * folder should be, a folder a failed build took) is dropped with a warning and built again.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -78,14 +78,23 @@ describe('the layer cache', () => {
     expect(inodes(path.join(r.cache, 'test_a', 'tool'))).toEqual(inodes(path.join(r.out, 'layers', 'test_a', 'tool')));
   });
 
-  it('a folder that is not the one the last build left there is dropped and built again', async () => {
+  it('a copy of the cache (cp -a, as a CI system keeps one) is restored as the cache itself', async () => {
     const r = await builtTwice((c) => {
-      fs.rmSync(path.join(c, 'dl'), { recursive: true });
-      fs.mkdirSync(path.join(c, 'dl'));
-      fs.writeFileSync(path.join(c, 'dl', 'data'), 'cached\n');
-    });
+      const copy = `${c}.copy`;
+      fs.cpSync(c, copy, { recursive: true, preserveTimestamps: true });
+      fs.rmSync(c, { recursive: true });
+      fs.renameSync(copy, c);
+    }, true);
     expect(r.code).toBe(0);
-    expect(r.second).toContain('cache: test_a/dl is not what the last build left there and is dropped: the buildpack builds it again');
+    expect(r.second).toContain('tool restored: 4096 bytes');
+    expect(r.second).not.toContain('dropped');
+  });
+
+  it('a layer whose TOML holds other metadata than the last build recorded is dropped and built again', async () => {
+    const r = await builtTwice((c) => fs.writeFileSync(path.join(c, 'tool.toml'), '[types]\nlaunch = true\ncache = true\n[metadata]\nv = 2\n'), true);
+    expect(r.code).toBe(0);
+    expect(r.second).toContain('cache: test_a/tool is not as the last build left it');
+    expect(r.second).toContain('tool: none');
   });
 
   it('a layer TOML that does not parse is dropped, without a stack trace', async () => {
@@ -102,7 +111,7 @@ describe('the layer cache', () => {
       fs.writeFileSync(path.join(c, 'dl'), 'not a folder');
     });
     expect(r.code).toBe(0);
-    expect(r.second).toContain('cache: test_a/dl is not what the last build left there and is dropped');
+    expect(r.second).toContain('cache: test_a/dl is not as the last build left it');
   });
 
   it('after a build that failed, a launch layer it had restored is linked from the previous build and a cache-only one built again', async () => {
