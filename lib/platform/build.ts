@@ -16,6 +16,7 @@ import path from 'node:path';
 import { writePlatformEnv, type EnvMap } from '../cnb/env.ts';
 import { EXIT, PhaseFailure } from '../cnb/exit.ts';
 import { isUserError, UserError, type UserErrorData } from '../errors.ts';
+import { writeFailure, writtenPath } from '../disk.ts';
 import { phaseError } from './failure.ts';
 import { formatDuration, type Logger } from '../log.ts';
 import { buildPhase } from './build-phase.ts';
@@ -115,6 +116,7 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
     return { ...result, group: reuse.group, reused: reuse.builtAt };
   }
   const interrupt = new Interrupt();
+  const phase = { name: 'copy' };
   // Holds the platform env files (secrets among them): private, fresh, removed on every exit path.
   const tmp = privateTemp('rbp-build-');
   try {
@@ -122,11 +124,12 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
     writePlatformEnv(platformDir, opts.userEnv);
     linkBindings(platformDir, opts.bindings ?? []);
     const penv: PhaseEnv = { base: filteredHostEnv(), user: opts.userEnv, operator, platformDir };
-    await phases({ opts, tx, penv, tmp: tmp.dir, interrupt, result, taken: reuse?.taken });
+    await phases({ opts, tx, penv, tmp: tmp.dir, interrupt, result, taken: reuse?.taken, phase });
     summarize(result, log);
     return result;
-  } catch (e) {
+  } catch (caught) {
     for (const p of tx.rollback()) log.warn(`could not undo: ${p}`);
+    const e = rbpWriteFailure(caught, tx, phase.name) ?? caught;
     if (!(e instanceof PhaseFailure)) throw e;
     if (isUserError(e.shown)) log.error(e.shown.data);
     else log.fail(e.message);
@@ -139,6 +142,23 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
     tx.release();
     interrupt.dispose();
   }
+}
+
+/**
+ * A write of rbp's own (the app's copy, a layer moved or linked, the cache, OUT's metadata) that
+ * found no room or no rights, as one clear error naming OUT or the cache: a failed export (62), or
+ * before it bad input of the machine (2). Anything else is left as it is.
+ */
+function rbpWriteFailure(e: unknown, tx: OutTransaction, phase: string): PhaseFailure | undefined {
+  const at = writtenPath(e) ?? '';
+  const inCache = at === tx.cacheDir || at.startsWith(`${tx.cacheDir}/`);
+  const disk = writeFailure(
+    e,
+    inCache
+      ? { folder: tx.cacheDir, what: 'the layer cache', elsewhere: 'give --cache a folder on a larger file system' }
+      : { folder: tx.out, what: 'OUT', elsewhere: 'give --out a folder on a larger file system' },
+  );
+  return disk && new PhaseFailure(phase === 'export' ? EXIT.exportFailed : EXIT.usage, disk.data.title, disk);
 }
 
 /**
@@ -169,6 +189,8 @@ interface PhaseRun {
   interrupt: Interrupt;
   result: BuildResult;
   taken: TakenInputs | undefined;
+  /** The phase running, for what a failed write of rbp's own is called. */
+  phase: { name: string };
 }
 
 /** detect, restore, build and export, as the lifecycle's creator runs them, then the commit. */
@@ -177,6 +199,7 @@ async function phases(r: PhaseRun): Promise<void> {
   const { log } = opts;
   const timed = async <T>(name: string, fn: () => Promise<T> | T): Promise<T> => {
     log.section(name[0]!.toUpperCase() + name.slice(1));
+    r.phase.name = name;
     const t0 = performance.now();
     try {
       return await fn();

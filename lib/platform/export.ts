@@ -18,6 +18,7 @@ import { EXIT, PhaseFailure } from '../cnb/exit.ts';
 import { readLayerToml, sameMetadata } from '../cnb/layers.ts';
 import { writeToml } from '../cnb/toml.ts';
 import type { Logger } from '../log.ts';
+import { writeFailureCode } from '../disk.ts';
 import type { Built } from './build-phase.ts';
 import { checkpoint } from './checkpoint.ts';
 import { identity, isDir, rmrf } from './fsops.ts';
@@ -128,7 +129,8 @@ export function exportPhase(o: ExportOptions): Exported {
       try {
         exportLayer(o, x, esc, name, bp);
       } catch (e) {
-        if (e instanceof PhaseFailure) throw e;
+        // A write that found no room or no rights goes up as it is: build.ts names the folder.
+        if (e instanceof PhaseFailure || writeFailureCode(e)) throw e;
         throw new PhaseFailure(EXIT.exportFailed, (e as Error).message);
       }
     }

@@ -24,8 +24,8 @@ const mounting = smallFsRequirement('full-disk tests');
 const APP = path.join(FIXTURES, 'node-hello');
 
 /** `rbp build APP --out out` where `fsys` is seen, with the download cache at `cache`. */
-async function build(fsys: SmallFs, out: string, cache: string): Promise<{ exitCode: number; all: string }> {
-  const r = await fsys.run('node', ['--', RBP, 'build', APP, '--out', out, '--type', 'node'], {
+async function build(fsys: SmallFs, out: string, cache: string, more: string[] = []): Promise<{ exitCode: number; all: string }> {
+  const r = await fsys.run('node', ['--', RBP, 'build', APP, '--out', out, '--type', 'node', ...more], {
     env: { NO_COLOR: '1', RBP_DOWNLOAD_CACHE: cache, XDG_CACHE_HOME: tmpDir('rbp-full-xdg-') },
     all: true,
     reject: false,
@@ -62,7 +62,7 @@ describeNeeding(mounting, 'a build on a full file system', () => {
   // One file system for each test: the first leaves Node.js in its download cache.
   const small: SmallFs[] = [];
   beforeAll(async () => {
-    for (let i = 0; i < 2; i++) small.push(await mountSmallFs(mounting.value(), '12m'));
+    for (let i = 0; i < 4; i++) small.push(await mountSmallFs(mounting.value(), '12m'));
   });
   afterAll(async () => {
     for (const f of small) await f.close();
@@ -115,6 +115,39 @@ describeNeeding(mounting, 'a build on a full file system', () => {
     expect(second.exitCode, second.all).toBe(0);
     expect(second.all).not.toMatch(/- download \S+node-linux/);
     expect(second.all).toContain(`linked from the download cache ${cache}`);
+  }, 300_000);
+
+  it('OUT filled up by a build that needs more: that build fails with the one error, and the previous build in OUT is as it was', async () => {
+    const fsys = small[2]!;
+    await fsys.resize('400m');
+    const cache = process.env.RBP_DOWNLOAD_CACHE ?? tmpDir('rbp-full-downloads-');
+    const out = path.join(fsys.dir, 'out');
+    expect((await build(fsys, out, cache)).exitCode).toBe(0);
+    const before = scanTree(fsys.seen(out)).digest;
+    // What is left free now is less than another Node.js needs.
+    await fsys.run('sh', ['-c', `head -c $(( $(df -k --output=avail "${fsys.dir}" | tail -n 1) * 1024 - 8 * 1048576 )) /dev/zero > "${fsys.dir}/filler"`]);
+    const r = await build(fsys, out, cache, ['--env', 'CC_NODE_VERSION=22']);
+    expect(r.exitCode, r.all).toBe(51);
+    expect(oneError(r.all).id).toBe('disk/full');
+    expect(r.all).toContain(`The previous build in ${out} is unchanged.`);
+    expect(scanTree(fsys.seen(out)).digest).toBe(before);
+    expect(fs.existsSync(fsys.seen(`${out}.rbp-previous`))).toBe(false);
+  }, 300_000);
+
+  it('the layer cache on a full file system: one error naming it (exit 62); OUT is not made', async () => {
+    const fsys = small[3]!;
+    const downloads = process.env.RBP_DOWNLOAD_CACHE ?? tmpDir('rbp-full-downloads-');
+    const out = path.join(tmpDir('rbp-full-out-'), 'out');
+    const layerCache = path.join(fsys.dir, 'cache');
+    const r = await build(fsys, out, downloads, ['--cache', layerCache]);
+    expect(r.exitCode, r.all).toBe(62);
+    const error = oneError(r.all);
+    expect(error.id).toBe('disk/full');
+    expect(error.title).toBe('No room left in the layer cache: its file system is full');
+    expect(r.all).toContain(`! Seen: folder: "${layerCache}" (the tmpfs file system mounted at ${fsys.dir}: 12.0 MiB, `);
+    expect(error.fix).toContain('give --cache a folder on a larger file system');
+    expect(r.all).toContain(`${out} was not created.`);
+    expect(fs.existsSync(out)).toBe(false);
   }, 300_000);
 });
 
