@@ -22,7 +22,7 @@ import { findOperatorTool, readToolVersion } from '../../../lib/deps/index.ts';
 import { isExecutableFile } from '../../../lib/fsx.ts';
 import type { Logger } from '../../../lib/log.ts';
 import { PHP_CLI_FRONT } from './php-cli-front.ts';
-import { PRODUCTION_SOURCE, writePhpIni, type PhpIni } from './php-ini.ts';
+import { PRODUCTION_SOURCE, writePhpIni } from './php-ini.ts';
 import type { InstalledServer } from './server-install.ts';
 
 export const PHP_LAYER = 'php';
@@ -69,8 +69,6 @@ export interface PhpCommand {
   version: string;
   /** What `php` runs, for the log. */
   origin: string;
-  /** PHP's configuration files. */
-  ini: PhpIni;
   /** The build environment as the layer leaves it for later steps (PATH, PHPRC, PHP_INI_SCAN_DIR): what our own steps run with. */
   env: Record<string, string>;
 }
@@ -112,7 +110,7 @@ export async function installPhpCommand(o: {
   fs.writeFileSync(path.join(binDir, 'php'), phpShim(o.server.path, o.server.variable, front), { mode: 0o755 });
   if (o.server.source === 'operator') fs.writeFileSync(path.join(binDir, 'frankenphp'), serverShim(o.server.path, o.server.variable), { mode: 0o755 });
   const layerEnv = new LayerEnv();
-  const ini = writePhpIni(layer.path, o.appDir, layerEnv);
+  const appIni = writePhpIni(layer.path, o.appDir, layerEnv);
   layer.writeEnv(layerEnv);
   // Our own steps see the layer as later buildpacks do: a build layer's env only reaches those.
   const env = Object.fromEntries(Object.entries(o.env).filter((e): e is [string, string] => e[1] !== undefined));
@@ -124,10 +122,10 @@ export async function installPhpCommand(o: {
       ? `the PHP CLI of the server's build (${cli})`
       : `${o.server.path} php-cli with PHP's CLI options`;
   o.log.info(`php runs ${origin}`);
-  o.log.info(`php.ini: PHP's production settings (${PRODUCTION_SOURCE})${ini.appIni ? ", the project's php.ini on top" : ''}, for the server and php alike`);
+  o.log.info(`php.ini: PHP's production settings (${PRODUCTION_SOURCE})${appIni ? ", the project's php.ini on top" : ''}, for the server and php alike`);
   if (!operator && !cli)
     o.log.warn(
       "the application server has no PHP CLI beside it: php runs its php-cli sub-command with PHP's CLI options (-v, -m, -i, -r, -d, -f, stdin) on top; -n, -c, -S and the like need a PHP CLI (RBP_TOOL_PHP)",
     );
-  return { php: path.join(binDir, 'php'), binDir, version: operator?.version ?? o.server.php, origin, ini, env };
+  return { php: path.join(binDir, 'php'), binDir, version: operator?.version ?? o.server.php, origin, env };
 }

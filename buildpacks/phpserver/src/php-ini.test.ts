@@ -20,11 +20,11 @@ afterEach(() => {
 function written(app: string, start: Record<string, string> = {}) {
   const layer = dir();
   const env = new LayerEnv();
-  const ini = writePhpIni(layer, app, env);
+  const appIni = writePhpIni(layer, app, env);
   env.write(layer);
   const applied = { ...start };
   applyLayerEnv(applied, layer, 'launch');
-  return { layer, ini, env: applied };
+  return { layer, appIni, env: applied };
 }
 
 describe("PHP's configuration", () => {
@@ -34,8 +34,8 @@ describe("PHP's configuration", () => {
   });
 
   it('without a project php.ini: PHPRC names the base, no scan directory is added', () => {
-    const { layer, ini, env } = written(dir());
-    expect(ini).toEqual({ files: [path.join(layer, 'etc', 'php.ini')], appIni: undefined });
+    const { layer, appIni, env } = written(dir());
+    expect(appIni).toBeUndefined();
     expect(fs.readFileSync(path.join(layer, 'etc', 'php.ini'), 'utf8')).toBe(productionIni());
     expect(env).toEqual({ PHPRC: path.join(layer, 'etc') });
   });
@@ -44,9 +44,9 @@ describe("PHP's configuration", () => {
     const app = dir();
     fs.writeFileSync(path.join(app, 'php.ini'), 'display_errors = On\n');
     fs.writeFileSync(path.join(app, 'config.ini'), 'not = php\n');
-    const { layer, ini, env } = written(app);
+    const { layer, appIni, env } = written(app);
     const scan = path.join(layer, 'etc', 'app');
-    expect(ini.appIni).toBe(path.join(app, 'php.ini'));
+    expect(appIni).toBe(path.join(app, 'php.ini'));
     expect(fs.readdirSync(scan)).toEqual(['php.ini']);
     expect(fs.readlinkSync(path.join(scan, 'php.ini'))).toBe(path.join(app, 'php.ini'));
     expect(env).toEqual({ PHPRC: path.join(layer, 'etc'), PHP_INI_SCAN_DIR: `:${scan}` });

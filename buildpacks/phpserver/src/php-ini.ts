@@ -3,19 +3,14 @@
  * project's `php.ini` on top (contract: "php.ini at project root: loaded automatically"), the same
  * files for the server and for `php`, so both read the same values.
  *
- * None of the ways the server comes ships php.ini-production (upstream's release is one static
- * executable; scripts/tools/frankenphp.sh installs PHP with `make install`, which leaves the file in
- * the source tree; an operator's server is whatever it is), and Debian's copy
- * (/usr/lib/php/8.2/php.ini-production) is PHP 8.2's, edited for Debian (no session garbage
- * collection: a cron job of Debian's does it). So the buildpack carries the settings as data: the
- * directives php.ini-production sets to another value than PHP's built-in default, each as the file
- * writes it. The others of the file restate PHP's defaults.
+ * No way the server comes ships php.ini-production (upstream's release is one executable;
+ * scripts/tools/frankenphp.sh's `make install` leaves it in PHP's source tree), and Debian's copy is
+ * PHP 8.2's, edited for Debian (no session garbage collection). So the buildpack carries as data the
+ * directives the file sets to another value than PHP's built-in default; its other lines restate them.
  *
- * The files, as PHP reads them: PHPRC names the php layer's `etc/`, whose `php.ini` holds these
- * settings (so no other php.ini is read: not the cwd's, nor one of a distribution's PHP); then the
- * scan directories (PHP_INI_SCAN_DIR): the compiled-in one first (the leading empty entry: the PHP
- * build's own `zend_extension=opcache`, Debian's extension files), then `etc/app/`, which holds the
- * project's php.ini (a link to it), so the app has the last word on every directive.
+ * PHPRC names the layer's `etc/`, whose `php.ini` holds these settings (no other php.ini is read);
+ * PHP_INI_SCAN_DIR keeps the compiled-in scan directory (its leading empty entry: opcache's ini of the
+ * PHP build, Debian's extension files) and adds `etc/app/`, a link to the project's php.ini, read last.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -54,29 +49,21 @@ export function productionIni(): string {
   ].join('\n');
 }
 
-export interface PhpIni {
-  /** The files PHP reads, in order (the compiled-in scan directory's aside). */
-  files: string[];
-  /** The project's php.ini, when it has one. */
-  appIni: string | undefined;
-}
-
 /**
  * Writes `etc/php.ini` and `etc/app/` into the php layer `layerDir` and declares PHPRC and
- * PHP_INI_SCAN_DIR in `env` (a PHPRC or PHP_INI_SCAN_DIR the run environment sets is kept: PHPRC
- * then names another base, PHP_INI_SCAN_DIR's directories come after ours).
+ * PHP_INI_SCAN_DIR in `env` (the run environment's own PHPRC is kept, its PHP_INI_SCAN_DIR read after
+ * ours). Returns the project's php.ini, when it has one.
  */
-export function writePhpIni(layerDir: string, appDir: string, env: LayerEnv): PhpIni {
+export function writePhpIni(layerDir: string, appDir: string, env: LayerEnv): string | undefined {
   const etc = path.join(layerDir, 'etc');
   fs.mkdirSync(etc, { recursive: true });
-  const base = path.join(etc, 'php.ini');
-  fs.writeFileSync(base, productionIni());
+  fs.writeFileSync(path.join(etc, 'php.ini'), productionIni());
   env.default('PHPRC', etc);
   const own = path.join(appDir, 'php.ini');
-  if (!fs.statSync(own, { throwIfNoEntry: false })?.isFile()) return { files: [base], appIni: undefined };
+  if (!fs.statSync(own, { throwIfNoEntry: false })?.isFile()) return undefined;
   const scan = path.join(etc, 'app');
   fs.mkdirSync(scan);
   fs.symlinkSync(own, path.join(scan, 'php.ini'));
   env.prepend('PHP_INI_SCAN_DIR', `:${scan}`, ':');
-  return { files: [base, own], appIni: own };
+  return own;
 }
