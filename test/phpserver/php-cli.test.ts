@@ -2,14 +2,15 @@
  * `php` as an app's hooks, tasks, Composer and CC_RUN_COMMAND see it (issue "PHP as the contract
  * ships it", item 4): the PHP CLI of the application server's own build, found beside the real server
  * (RBP_TOOL_FRANKENPHP, no RBP_TOOL_PHP), behaving as PHP's CLI does: -v, -m, -i, -r, -d, -f, a
- * script on stdin, exit codes, PHP_BINARY a php that works, and the project's php.ini (PHPRC). Each
- * command runs as the app's CC_RUN_COMMAND through `rbp run`, in the launch environment.
+ * script on stdin, exit codes, PHP_BINARY a php that works, and PHP's configuration: the production
+ * settings and the project's php.ini, the same values as the server's phpinfo() reports. Each command
+ * runs as the app's CC_RUN_COMMAND through `rbp run`, in the launch environment.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
-import { FIXTURES, rbp, tmpDir } from '../helpers/rbp.ts';
+import { FIXTURES, rbp, serve, tmpDir } from '../helpers/rbp.ts';
 import { SERVER, envArgs, itWithServer, makeMirror, operatorEnv } from './support.ts';
 
 /** The contract's extensions the server's build carries, as `php -m` lists them (opcache as Zend OPcache). */
@@ -23,6 +24,8 @@ let out: string;
 let bareOut: string;
 let bareServer: string;
 let mirror: string;
+/** Each directive's local value as the server's phpinfo() reports it (php-ini's info.php). */
+let served: Map<string, string>;
 beforeAll(async () => {
   work = tmpDir('rbp-php-cli-');
   mirror = makeMirror();
@@ -44,11 +47,58 @@ beforeAll(async () => {
   });
   expect(b.exitCode, b.all).toBe(0);
   expect(b.all).toContain(`php runs ${bareServer} php-cli with PHP's CLI options`);
+  let html = '';
+  const s = await serve(out, {}, async (port) => {
+    const res = await fetch(`http://127.0.0.1:${port}/info.php`, { signal: AbortSignal.timeout(45_000) });
+    html = await res.text();
+    expect(res.status, html).toBe(200);
+  });
+  expect([0, 143], s.output).toContain(s.status);
+  served = new Map(
+    [...html.matchAll(/<tr><td class="e">([^<]+?)\s*<\/td><td class="v">(.*?)<\/td><td class="v">.*?<\/td><\/tr>/g)].map((m) => [m[1]!, text(m[2]!)]),
+  );
 }, 300_000);
 afterAll(() => {
   fs.rmSync(work, { recursive: true, force: true });
   fs.rmSync(mirror, { recursive: true, force: true });
 });
+
+/** An HTML cell's text, as `php -i` writes it. */
+const text = (html: string): string =>
+  html
+    .replace(/<[^>]+>/g, '')
+    .replaceAll('&quot;', '"')
+    .replaceAll('&#039;', "'")
+    .replaceAll('&lt;', '<')
+    .replaceAll('&gt;', '>')
+    .replaceAll('&amp;', '&')
+    .trim();
+
+/** `name => local => master` lines of `php -i`: each directive's local value (the CLI too colours highlight.* in HTML). */
+const cliDirectives = (out: string): Map<string, string> =>
+  new Map([...out.matchAll(/^([\w.]+) => (.*?) => .*$/gm)].filter((m) => m[1] !== 'Directive').map((m) => [m[1]!, text(m[2]!)]));
+
+/**
+ * What PHP's command-line SAPIs (the CLI, the embed SAPI of php-cli) fix whatever php.ini says, as
+ * `php -i` and the server report them: the only directives on which they differ.
+ */
+const FIXED_FOR_THE_CLI = {
+  output_buffering: ['0', '4096'],
+  implicit_flush: ['On', 'Off'],
+  max_execution_time: ['0', '30'],
+  max_input_time: ['-1', '60'],
+  register_argc_argv: ['On', 'Off'],
+  html_errors: ['Off', 'On'],
+};
+
+/** `php -i` against the server's phpinfo(): every directive both report, with the same value but for FIXED_FOR_THE_CLI. */
+function expectSameConfiguration(info: string): void {
+  const cli = cliDirectives(info);
+  const both = [...cli.keys()].filter((k) => served.has(k));
+  expect(both.length, info).toBeGreaterThan(200);
+  const differ = Object.fromEntries(both.filter((k) => cli.get(k) !== served.get(k)).map((k) => [k, [cli.get(k), served.get(k)]]));
+  expect(differ).toEqual(FIXED_FOR_THE_CLI);
+}
 
 /** `command` as the app's CC_RUN_COMMAND: its output and exit status, as rbp run passes them on. */
 async function run(command: string, built = out, server = SERVER!): Promise<{ code: number; out: string; err: string }> {
@@ -79,12 +129,30 @@ describe("php in hooks, tasks and CC_RUN_COMMAND is the PHP CLI of the server's 
     expect(f.out).toContain('mbregex argon2');
   });
 
-  itWithServer("-i shows the configuration, with the project's php.ini (PHPRC)", async () => {
+  itWithServer("-i shows the configuration: PHP's production settings, the project's php.ini on top", async () => {
     const r = await run('php -i');
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/^Thread Safety => enabled$/m);
+    const layer = path.join(out, 'layers', 'rbp_phpserver', 'php');
+    expect(r.out).toContain(`Loaded Configuration File => ${path.join(layer, 'etc', 'php.ini')}\n`);
+    // The scanned files, comma-separated over lines: the build's own (opcache) first, the project's php.ini last.
+    const scanned = /^Additional \.ini files parsed => ([^]*?)\n\n/m.exec(r.out)?.[1]?.split(/,\s*/);
+    expect(scanned?.at(-1), r.out).toBe(path.join(layer, 'etc', 'app', 'php.ini'));
+    // The project's values (memory_limit, error_reporting = E_ALL) over the production ones, which stay where it is silent.
     expect(r.out).toMatch(/^memory_limit => 77M => 77M$/m);
-    expect(r.out).toMatch(/^Loaded Configuration File => .*\/php\.ini$/m);
+    expect((await run(`php -r 'echo error_reporting() === E_ALL ? "E_ALL" : error_reporting();'`)).out).toContain('E_ALL');
+    for (const line of ['display_errors => Off', 'log_errors => On', 'short_open_tag => Off', 'session.gc_divisor => 1000', 'zend.assertions => -1'])
+      expect(r.out).toContain(`\n${line} => `);
+  });
+
+  itWithServer("-i and the server's phpinfo() report the same value for every directive, but those PHP's CLI fixes", async () => {
+    expect(served.get('output_buffering')).toBe('4096');
+    expect(served.get('display_errors')).toBe('Off');
+    expect(served.get('expose_php')).toBe('On');
+    expect(served.get('memory_limit')).toBe('77M');
+    const r = await run('php -i');
+    expect(r.code).toBe(0);
+    expectSameConfiguration(r.out);
   });
 
   itWithServer('-r, -d and -f; a script on stdin; the exit status comes back', async () => {
@@ -124,7 +192,9 @@ describe("without a PHP CLI beside the server (as an upstream release binary): i
       MODULES.filter((x) => !listed.has(x)),
       m.out,
     ).toEqual([]);
-    expect((await bare('php -i')).out).toMatch(/memory_limit => 77M/);
+    const i = await bare('php -i');
+    expect(i.out).toMatch(/memory_limit => 77M/);
+    expectSameConfiguration(i.out);
   });
 
   itWithServer('-r, -d, -f, stdin and exit codes; PHP_BINARY names bin/php; a CLI-only option is refused by name', async () => {

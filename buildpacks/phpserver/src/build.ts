@@ -4,7 +4,6 @@
  * command and the Composer dependencies, and records what the launch needs.
  */
 import type { BuildContext } from '../../../lib/cnb/context.ts';
-import { prependPath } from '../../../lib/cnb/env.ts';
 import { dependenciesOf } from '../../../lib/deps/index.ts';
 import { installLaunch } from '../../../lib/launch/install.ts';
 import { Logger } from '../../../lib/log.ts';
@@ -53,15 +52,11 @@ export default async function build(ctx: BuildContext): Promise<void> {
   const specs = dependenciesOf(ctx.descriptor);
   const server = await installServer({ version, specs, layers: ctx.layers, env, log });
   const php = await installPhpCommand({ layers: ctx.layers, server, appDir, env, log });
-  if (reqs.length) await checkServerExtensions(reqs, server, env, php.phprc, log);
+  if (reqs.length) await checkServerExtensions(reqs, server, php.env, log);
 
   if (project) {
     const composer = await findComposer({ appDir, env, layers: ctx.layers, specs, log });
-    // Our own steps see the `php` command: a build layer's env only reaches later buildpacks.
-    const childEnv: Record<string, string> = { ...env };
-    prependPath(childEnv, 'PATH', php.binDir);
-    if (php.phprc) childEnv.PHPRC = php.phprc;
-    await composerInstall({ appDir, project, flags, composer, php: php.php, phpVersion: php.version, env: childEnv, layers: ctx.layers, log });
+    await composerInstall({ appDir, project, flags, composer, php: php.php, phpVersion: php.version, env: php.env, layers: ctx.layers, log });
   } else {
     ctx.layers.remove('vendor');
     log.info('no composer.json: no dependencies to install');
@@ -80,7 +75,6 @@ export default async function build(ctx: BuildContext): Promise<void> {
       variable: server.variable,
     },
     ...(worker ? { worker } : {}),
-    ...(php.phprc ? { phprc: php.phprc } : {}),
   };
   await installLaunch(ctx, decision, { direct: phpServerLaunch(decision) });
 }
@@ -89,15 +83,9 @@ export default async function build(ctx: BuildContext): Promise<void> {
  * The ext-* requirements against the extensions the installed server reports. A server that cannot
  * be asked on this machine (built for another one) is said, and the requirements are left to it.
  */
-async function checkServerExtensions(
-  reqs: ExtensionRequirement[],
-  server: InstalledServer,
-  env: Record<string, string | undefined>,
-  phprc: string | undefined,
-  log: Logger,
-): Promise<void> {
+async function checkServerExtensions(reqs: ExtensionRequirement[], server: InstalledServer, env: Record<string, string>, log: Logger): Promise<void> {
   const names = [...new Set(reqs.map((r) => r.name))];
-  const found = await serverExtensions(server.path, env, phprc);
+  const found = await serverExtensions(server.path, env);
   if ('error' in found) {
     log.warn(
       `could not ask the application server for its extensions (${found.error}): the requirements on ${names.map((n) => `ext-${n}`).join(', ')} are not checked at build`,

@@ -14,9 +14,9 @@ describe('planPhpServer', () => {
     expect(p.argv).toEqual(['/layers/frankenphp/bin/frankenphp', 'php-server', '--listen', '0.0.0.0:8080', '--root', '/nonexistent-app/public']);
     expect(p.env).toEqual({});
   });
-  it('adds --worker in worker mode and PHPRC with php.ini', () => {
+  it('adds --worker in worker mode', () => {
     const p = planPhpServer(
-      { ...decision, worker: 'public/worker.php', phprc: '/nonexistent-app' },
+      { ...decision, worker: 'public/worker.php' },
       launchContext({ CC_PHPSERVER_PORT: '8181' }, '/nonexistent-app', 'CC_PHPSERVER_PORT'),
     );
     expect(p.argv).toEqual([
@@ -29,7 +29,7 @@ describe('planPhpServer', () => {
       '--worker',
       '/nonexistent-app/public/worker.php',
     ]);
-    expect(p.env).toEqual({ PHPRC: '/nonexistent-app' });
+    expect(p.env).toEqual({});
   });
   it('listens on 9000 behind request-flow middleware', () => {
     expect(

@@ -4,6 +4,8 @@
  * mode; the port is CC_PHPSERVER_PORT (8080), or 9000 behind request-flow middleware.
  * CC_RUN_COMMAND replaces the whole command and runs through the shell, where `frankenphp` and `php`
  * are on PATH (`frankenphp php-server --debug --mercure`, `frankenphp run --config Caddyfile`).
+ * PHP's configuration (PHPRC, PHP_INI_SCAN_DIR: php-ini.ts) comes from the php layer's env files,
+ * which every launcher applies, so the plan sets no variable.
  */
 import { shellCommand } from '../../../lib/launch/exec.ts';
 import path from 'node:path';
@@ -20,28 +22,24 @@ export interface PhpServerDecision extends LaunchDecision {
   server: { id: string; version: string; php: string; caddy: string; path: string; source: string; variable?: string };
   /** Relative to the app root, validated at build. */
   worker?: string;
-  /** Directory holding php.ini (PHPRC), when the project has one. */
-  phprc?: string;
 }
 
 export function planPhpServer(d: PhpServerDecision, { env, appDir, port }: LaunchContext): RuntimePlan {
   const server = raw(env, overrideVariable(d)) ?? d.server.path;
   const root = path.resolve(appDir, d.webroot);
   const worker = d.worker ? path.resolve(appDir, d.worker) : undefined;
-  const processEnv: Record<string, string> = d.phprc ? { PHPRC: d.phprc } : {};
   const facts = {
     runtime: 'phpserver',
     webroot: root,
     server: { ...d.server, path: server },
     ...(worker ? { worker } : {}),
-    ...(d.phprc ? { phpIni: path.join(d.phprc, 'php.ini') } : {}),
   };
   const runCommand = raw(env, 'CC_RUN_COMMAND');
   if (runCommand) {
-    return { argv: shellCommand(runCommand), env: processEnv, cwd: appDir, facts: { ...facts, command: 'CC_RUN_COMMAND' } };
+    return { argv: shellCommand(runCommand), env: {}, cwd: appDir, facts: { ...facts, command: 'CC_RUN_COMMAND' } };
   }
   const argv = [server, 'php-server', '--listen', `0.0.0.0:${port}`, '--root', root, ...(worker ? ['--worker', worker] : [])];
-  return { argv, env: processEnv, cwd: appDir, facts: { ...facts, command: worker ? 'php-server (worker mode)' : 'php-server' } };
+  return { argv, env: {}, cwd: appDir, facts: { ...facts, command: worker ? 'php-server (worker mode)' : 'php-server' } };
 }
 
 export const PHPSERVER_PORT_VARIABLE = 'CC_PHPSERVER_PORT';

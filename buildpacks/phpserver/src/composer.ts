@@ -99,7 +99,7 @@ export interface ComposerInstallOptions {
   /** The `php` that runs Composer (the shim). */
   php: string;
   phpVersion: string;
-  /** Environment for Composer: PATH with the php shim, PHPRC. */
+  /** Environment for Composer: PATH with the php shim, PHP's configuration (PHPRC, PHP_INI_SCAN_DIR). */
   env: Record<string, string>;
   layers: Layers;
   log: Logger;

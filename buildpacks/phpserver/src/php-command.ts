@@ -11,16 +11,18 @@
  *    -i, -r, -d, -f, stdin); PHP_BINARY then names this command, so Composer's `@php` finds it.
  * The variables are read when the script runs, so the operator may point them elsewhere at launch.
  * When the operator provides the server, `bin/frankenphp` runs it, so CC_RUN_COMMAND can say
- * `frankenphp …` either way. php.ini at the project root is PHP's configuration (PHPRC).
+ * `frankenphp …` either way. The layer also holds PHP's configuration, which the server reads too
+ * (php-ini.ts).
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Layers } from '../../../lib/cnb/layers.ts';
-import { LayerEnv } from '../../../lib/cnb/env.ts';
+import { LayerEnv, applyLayerEnv, prependPath } from '../../../lib/cnb/env.ts';
 import { findOperatorTool, readToolVersion } from '../../../lib/deps/index.ts';
 import { isExecutableFile } from '../../../lib/fsx.ts';
 import type { Logger } from '../../../lib/log.ts';
 import { PHP_CLI_FRONT } from './php-cli-front.ts';
+import { PRODUCTION_SOURCE, writePhpIni } from './php-ini.ts';
 import type { InstalledServer } from './server-install.ts';
 
 export const PHP_LAYER = 'php';
@@ -67,8 +69,8 @@ export interface PhpCommand {
   version: string;
   /** What `php` runs, for the log. */
   origin: string;
-  /** PHPRC when the project has php.ini. */
-  phprc: string | undefined;
+  /** The build environment as the layer leaves it for later steps (PATH, PHPRC, PHP_INI_SCAN_DIR): what our own steps run with. */
+  env: Record<string, string>;
 }
 
 /**
@@ -98,10 +100,8 @@ export async function installPhpCommand(o: {
     sbom: { layersDir: o.layers.dir, target: 'launch' },
   });
   const cli = operator ? undefined : await serverCli(o.server);
-  const phpIni = path.join(o.appDir, 'php.ini');
-  const phprc = fs.statSync(phpIni, { throwIfNoEntry: false })?.isFile() ? o.appDir : undefined;
   // Rewritten at every build: it is a few lines and names the server of this build.
-  const layer = o.layers.fresh(PHP_LAYER, { build: true, launch: true }, { server: o.server.path, phpIni: Boolean(phprc) });
+  const layer = o.layers.fresh(PHP_LAYER, { build: true, launch: true }, { server: o.server.path });
   const binDir = path.join(layer.path, 'bin');
   fs.mkdirSync(binDir, { recursive: true });
   const front = path.join(layer.path, 'share', 'php-cli.php');
@@ -109,18 +109,23 @@ export async function installPhpCommand(o: {
   fs.writeFileSync(front, PHP_CLI_FRONT);
   fs.writeFileSync(path.join(binDir, 'php'), phpShim(o.server.path, o.server.variable, front), { mode: 0o755 });
   if (o.server.source === 'operator') fs.writeFileSync(path.join(binDir, 'frankenphp'), serverShim(o.server.path, o.server.variable), { mode: 0o755 });
-  const env = new LayerEnv();
-  if (phprc) env.default('PHPRC', phprc);
-  layer.writeEnv(env);
+  const layerEnv = new LayerEnv();
+  const appIni = writePhpIni(layer.path, o.appDir, layerEnv);
+  layer.writeEnv(layerEnv);
+  // Our own steps see the layer as later buildpacks do: a build layer's env only reaches those.
+  const env = Object.fromEntries(Object.entries(o.env).filter((e): e is [string, string] => e[1] !== undefined));
+  prependPath(env, 'PATH', binDir);
+  applyLayerEnv(env, layer.path, 'build');
   const origin = operator
     ? `RBP_TOOL_PHP=${operator.path}`
     : cli
       ? `the PHP CLI of the server's build (${cli})`
       : `${o.server.path} php-cli with PHP's CLI options`;
-  o.log.info(`php runs ${origin}${phprc ? '; php.ini at the project root is loaded (PHPRC)' : ''}`);
+  o.log.info(`php runs ${origin}`);
+  o.log.info(`php.ini: PHP's production settings (${PRODUCTION_SOURCE})${appIni ? ", the project's php.ini on top" : ''}, for the server and php alike`);
   if (!operator && !cli)
     o.log.warn(
       "the application server has no PHP CLI beside it: php runs its php-cli sub-command with PHP's CLI options (-v, -m, -i, -r, -d, -f, stdin) on top; -n, -c, -S and the like need a PHP CLI (RBP_TOOL_PHP)",
     );
-  return { php: path.join(binDir, 'php'), binDir, version: operator?.version ?? o.server.php, origin, phprc };
+  return { php: path.join(binDir, 'php'), binDir, version: operator?.version ?? o.server.php, origin, env };
 }

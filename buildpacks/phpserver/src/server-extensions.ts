@@ -1,6 +1,6 @@
 /**
  * The extensions the application server really loads: the server runs a small script through its
- * own `php-cli` sub-command (the embed SAPI that serves requests, with the project's php.ini), and
+ * own `php-cli` sub-command (the embed SAPI that serves requests, with PHP's configuration), and
  * says which modules and Zend extensions it has. mbregex and password-argon2, which the contract lists
  * as extensions, are features of mbstring and standard: they count when they are there.
  */
@@ -31,19 +31,12 @@ const RENAMED: Record<string, string> = { 'zend opcache': 'opcache' };
  * Asks the server. Resolves with the reason when it cannot be asked (an executable for another
  * machine, a server that does not start): the caller decides what that means.
  */
-export async function serverExtensions(
-  server: string,
-  env: Record<string, string | undefined>,
-  phprc: string | undefined,
-): Promise<ServerExtensions | { error: string }> {
+export async function serverExtensions(server: string, env: Record<string, string>): Promise<ServerExtensions | { error: string }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-php-ext-'));
   try {
     const script = path.join(dir, 'extensions.php');
     fs.writeFileSync(script, SCRIPT);
-    const childEnv = { ...env, ...(phprc ? { PHPRC: phprc } : {}) };
-    const r = finished(
-      await execa(server, ['php-cli', script], { env: childEnv, extendEnv: false, reject: false, timeout: 60_000, stdin: 'ignore', all: true }),
-    );
+    const r = finished(await execa(server, ['php-cli', script], { env, extendEnv: false, reject: false, timeout: 60_000, stdin: 'ignore', all: true }));
     const line = (r.stdout ?? '').split('\n').find((l) => l.startsWith('{'));
     if (r.exitCode !== 0 || !line)
       return {
