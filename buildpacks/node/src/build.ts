@@ -230,7 +230,7 @@ async function installTools(ctx: BuildContext, s: Settings, log: Logger): Promis
     },
     ...(own ? [{ task: managerTask(tools, own, s), layer: entry.tool!.layer, role: 'manager' as const, manager: own }] : []),
     ...s.beside.map((b) => ({ task: besideTask(tools, b, app, s.pkgFile), layer: PACKAGE_MANAGERS[b.call.manager].tool!.layer, manager: b.call.manager })),
-    ...buildPathTools(choice, pm).map((extra) => ({ task: buildPathTask(tools, extra), layer: PACKAGE_MANAGERS[extra.id].tool!.layer, manager: extra.id })),
+    ...buildPathTools(choice, pm, s.pkg.engines).map((extra) => ({ task: buildPathTask(tools, extra), layer: PACKAGE_MANAGERS[extra.id].tool!.layer, manager: extra.id })),
   ];
   if (deno) {
     slots.push({

@@ -82,14 +82,15 @@ export interface BuildPathTool {
   because: string;
   origin: { what: string; where?: string };
   hash?: PackageManagerField['hash'];
+  engines?: ManagerVersion['engines'];
 }
 
 /**
  * Package managers put on the build PATH beside the one the app's commands use (node rule 7): those
- * of the table on every build PATH (Yarn: the packageManager version, else the system default
- * 1.22.22; yarn-berry brings its own 4.x).
+ * of the table on every build PATH (Yarn: the packageManager version, else its engines range, else
+ * the system default 1.22.22; yarn-berry brings its own 4.x).
  */
-export function buildPathTools(choice: ToolChoice, pm: PackageManagerField | undefined): BuildPathTool[] {
+export function buildPathTools(choice: ToolChoice, pm: PackageManagerField | undefined, engines?: Record<string, unknown>): BuildPathTool[] {
   const out: BuildPathTool[] = [];
   const chosen = PACKAGE_MANAGERS[appManager(choice)];
   const named = managerNamedBy(pm);
@@ -106,8 +107,15 @@ export function buildPathTools(choice: ToolChoice, pm: PackageManagerField | und
         ...(pm.hash ? { hash: pm.hash } : {}),
       });
     } else {
-      const v = m.version!({ tool: m.buildTools[0]!.name, pm: undefined });
-      out.push({ id: id as InstalledManager, constraint: v.constraint, because: v.because, origin: { what: m.onEveryBuildPath.origin } });
+      const tool = m.buildTools[0]!.name;
+      const v = enginesVersion(m, tool, engines) ?? m.version!({ tool, pm: undefined });
+      out.push({
+        id: id as InstalledManager,
+        constraint: v.constraint,
+        because: v.because,
+        origin: { what: v.engines?.field ?? m.onEveryBuildPath.origin, ...(v.engines ? { where: 'package.json' } : {}) },
+        ...(v.engines ? { engines: v.engines } : {}),
+      });
     }
   }
   return out;
