@@ -227,7 +227,7 @@ export function enginesUnsatisfied(
     id: 'node/package-manager/engines-unsatisfied',
     title: `No ${label} release satisfies ${field} "${range}"`,
     seen: { what: field, value: range, where },
-    rule: `Without packageManager, the ${label} the build installs is the newest release that satisfies ${field}, a semver range such as "9.x" or ">=9.1 <10" (contract, node rule 7).`,
+    rule: `Without packageManager, the ${label} the build installs is the newest release that satisfies ${field}, a semver range (contract, node rule 7: versions come from packageManager).`,
     fix: `Write a range that a published ${label} satisfies${newest ? ` (the newest is ${newest})` : ''}, or name one exactly: "packageManager": "${tool}@${newest ?? '<version>'}" in package.json.`,
   });
 }
