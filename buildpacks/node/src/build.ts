@@ -22,7 +22,15 @@ import { findIndex } from '../../../lib/app-path.ts';
 import { appManager, chooseTool, type ToolChoice } from '../../../lib/js-project/build-tool.ts';
 import { devDependenciesChoice, installCommand } from '../../../lib/js-project/install-command.ts';
 import { lockFileOf } from '../../../lib/js-project/lock-files.ts';
-import { DEFAULT_MANAGER, PACKAGE_MANAGERS, TOOL_LAYERS, toolOf, type InstalledManager, type Manager, type ManagerVersion } from '../../../lib/js-project/package-managers.ts';
+import {
+  DEFAULT_MANAGER,
+  PACKAGE_MANAGERS,
+  TOOL_LAYERS,
+  toolOf,
+  type InstalledManager,
+  type Manager,
+  type ManagerVersion,
+} from '../../../lib/js-project/package-managers.ts';
 import { nativeModulesEnv, npmBuildEnv } from '../../../lib/js-project/npm-env.ts';
 import { parsePackageManager } from '../../../lib/js-project/package-manager-field.ts';
 import { buildPathTools, managerVersion } from './package-manager.ts';
@@ -154,7 +162,13 @@ function readSettings(ctx: BuildContext, log: Logger) {
   // A runtime of the table (Bun) that the app's commands call goes beside the app's manager.
   const beside = runtimesCalled(appDir, pkg, start, appManager(choice)).map((call) => ({
     call,
-    version: managerVersion({ tool: PACKAGE_MANAGERS[call.manager].buildTools[0]!.name, manager: call.manager, because: call.where }, pm, appDir, undefined, pkg.engines)!,
+    version: managerVersion(
+      { tool: PACKAGE_MANAGERS[call.manager].buildTools[0]!.name, manager: call.manager, because: call.where },
+      pm,
+      appDir,
+      undefined,
+      pkg.engines,
+    )!,
   }));
 
   for (const f of ['.nvmrc']) {
@@ -198,7 +212,13 @@ async function installTools(ctx: BuildContext, s: Settings, log: Logger): Promis
   const entry = PACKAGE_MANAGERS[app];
   // The manager of the app's commands, installed for the install or a custom command (not npm: it comes with Node.js).
   const own = wanted && entry.tool && !entry.bundled ? (app as InstalledManager) : undefined;
-  if (own && !lockChecked && PACKAGE_MANAGERS[choice.manager].yarn === 'berry' && yarnLockFormat(appDir)?.berry && !isSet(env, operatorVariable(entry.tool!.id))) {
+  if (
+    own &&
+    !lockChecked &&
+    PACKAGE_MANAGERS[choice.manager].yarn === 'berry' &&
+    yarnLockFormat(appDir)?.berry &&
+    !isSet(env, operatorVariable(entry.tool!.id))
+  ) {
     lockCheck(await resolveManagerVersion(tools, managerRequest(own, wanted!, s.pkgFile)));
     lockChecked = true;
   }
@@ -230,7 +250,11 @@ async function installTools(ctx: BuildContext, s: Settings, log: Logger): Promis
     },
     ...(own ? [{ task: managerTask(tools, own, s), layer: entry.tool!.layer, role: 'manager' as const, manager: own }] : []),
     ...s.beside.map((b) => ({ task: besideTask(tools, b, app, s.pkgFile), layer: PACKAGE_MANAGERS[b.call.manager].tool!.layer, manager: b.call.manager })),
-    ...buildPathTools(choice, pm, s.pkg.engines).map((extra) => ({ task: buildPathTask(tools, extra), layer: PACKAGE_MANAGERS[extra.id].tool!.layer, manager: extra.id })),
+    ...buildPathTools(choice, pm, s.pkg.engines).map((extra) => ({
+      task: buildPathTask(tools, extra),
+      layer: PACKAGE_MANAGERS[extra.id].tool!.layer,
+      manager: extra.id,
+    })),
   ];
   if (deno) {
     slots.push({
@@ -375,7 +399,10 @@ async function installAppDependencies(
     log.info(`CC_CUSTOM_BUILD_TOOL's installs include them whatever NODE_ENV is: ${vars.join(' ')}`);
   }
   const native = nativeModulesEnv(node.tool.path, npm.tool.path);
-  if (native.nodedir) log.detail(`native modules: node-gyp compiles against the headers of Node.js ${node.version} (npm_config_nodedir=${native.nodedir}), nothing is downloaded`);
+  if (native.nodedir)
+    log.detail(
+      `native modules: node-gyp compiles against the headers of Node.js ${node.version} (npm_config_nodedir=${native.nodedir}), nothing is downloaded`,
+    );
   const installEnv: Record<string, string> = {
     ...env,
     PATH: [...new Set(bins.map((b) => b.binDir)), ...native.path, env.PATH ?? '/usr/local/bin:/usr/bin:/bin'].join(':'),

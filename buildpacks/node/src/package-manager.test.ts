@@ -44,7 +44,11 @@ describe('the package manager version (contract, node rule 7)', () => {
     const yarn1 = { tool: 'yarn', manager: 'yarn', because: 'yarn.lock' } as const;
     const berry = { tool: 'yarn-berry', manager: 'yarn-berry', because: 'x' } as const;
     const v = managerVersion(pnpm, undefined, undefined, undefined, { pnpm: '9.1.0 - 9.1.1' })!;
-    expect(v).toMatchObject({ constraint: '9.1.0 - 9.1.1', source: 'engines', because: 'engines.pnpm "9.1.0 - 9.1.1" in package.json: the newest release that satisfies it' });
+    expect(v).toMatchObject({
+      constraint: '9.1.0 - 9.1.1',
+      source: 'engines',
+      because: 'engines.pnpm "9.1.0 - 9.1.1" in package.json: the newest release that satisfies it',
+    });
     expect(v.engines?.field).toBe('engines.pnpm');
     // packageManager comes first; an engines range another line satisfies is not this line's.
     expect(managerVersion(pnpm, { name: 'pnpm', version: '9.15.0' }, undefined, undefined, { pnpm: '^8' })?.constraint).toBe('9.15.0');
