@@ -30,6 +30,7 @@ import {
   type InstalledManager,
   type Manager,
   type ManagerVersion,
+  type ToolId,
 } from '../../../lib/js-project/package-managers.ts';
 import { nativeModulesEnv, npmBuildEnv } from '../../../lib/js-project/npm-env.ts';
 import { parsePackageManager } from '../../../lib/js-project/package-manager-field.ts';
@@ -101,7 +102,7 @@ export default async function build(ctx: BuildContext): Promise<void> {
     runtime: entry.runtime?.name ?? 'node',
     node: node.version,
     ...(bun ? { bun: bun.version, bunNode: bunNodeLayer(ctx.layers, bun.tool.path) } : {}),
-    manager: managerLabel(choice, managerVer),
+    manager: `${app} ${managerVer}`,
     tool: choice.tool,
     ...(pnpFiles ? { pnp: true } : {}),
   };
@@ -187,13 +188,10 @@ function readSettings(ctx: BuildContext, log: Logger) {
 
 type Task = (l: Logger) => Promise<Installed | undefined>;
 
-/** One tool to install: its task, the layer it fills, and what it is to the build. */
+/** One tool to install: its task, and the program of the table it installs (the app's manager first). */
 interface Slot {
   task: Task;
-  layer?: string;
-  role?: 'manager';
-  /** The manager of the table it installs. */
-  manager?: Manager;
+  tool?: ToolId;
 }
 
 /**
@@ -212,13 +210,8 @@ async function installTools(ctx: BuildContext, s: Settings, log: Logger): Promis
   const entry = PACKAGE_MANAGERS[app];
   // The manager of the app's commands, installed for the install or a custom command (not npm: it comes with Node.js).
   const own = wanted && entry.tool && !entry.bundled ? (app as InstalledManager) : undefined;
-  if (
-    own &&
-    !lockChecked &&
-    PACKAGE_MANAGERS[choice.manager].yarn === 'berry' &&
-    yarnLockFormat(appDir)?.berry &&
-    !isSet(env, operatorVariable(entry.tool!.id))
-  ) {
+  const berryLock = PACKAGE_MANAGERS[choice.manager].yarn === 'berry' && yarnLockFormat(appDir)?.berry;
+  if (own && !lockChecked && berryLock && !isSet(env, operatorVariable(entry.tool!.id))) {
     lockCheck(await resolveManagerVersion(tools, managerRequest(own, wanted!, s.pkgFile)));
     lockChecked = true;
   }
@@ -248,13 +241,18 @@ async function installTools(ctx: BuildContext, s: Settings, log: Logger): Promis
         return npm;
       },
     },
-    ...(own ? [{ task: managerTask(tools, own, s), layer: entry.tool!.layer, role: 'manager' as const, manager: own }] : []),
-    ...s.beside.map((b) => ({ task: besideTask(tools, b, app, s.pkgFile), layer: PACKAGE_MANAGERS[b.call.manager].tool!.layer, manager: b.call.manager })),
-    ...buildPathTools(choice, pm, s.pkg.engines).map((extra) => ({
-      task: buildPathTask(tools, extra),
-      layer: PACKAGE_MANAGERS[extra.id].tool!.layer,
-      manager: extra.id,
+    ...(own ? [{ task: managerTask(tools, own, wanted!, s.pkgFile, custom(choice)), tool: own }] : []),
+    ...s.beside.map(({ call, version: v }) => ({
+      task: managerTask(
+        tools,
+        call.manager as InstalledManager,
+        v,
+        s.pkgFile,
+        `; beside ${app}: ${call.where} calls ${call.runtime.name} (\`${call.command}\`), on PATH at build and launch`,
+      ),
+      tool: call.manager as InstalledManager,
     })),
+    ...buildPathTools(choice, pm, s.pkg.engines).map((extra) => ({ task: buildPathTask(tools, extra), tool: extra.id })),
   ];
   if (deno) {
     slots.push({
@@ -265,7 +263,7 @@ async function installTools(ctx: BuildContext, s: Settings, log: Logger): Promis
         l.info(`Deno ${d.version} (${deno.file}: deno = "${deno.constraint}")`);
         return d;
       },
-      layer: toolOf('deno').layer,
+      tool: 'deno',
     });
   }
   const installed = await inParallel(
@@ -273,26 +271,16 @@ async function installTools(ctx: BuildContext, s: Settings, log: Logger): Promis
     slots.map((x) => x.task),
   );
   const [node, npm] = [installed[0]!, installed[1]!];
-  const bins: Installed[] = [];
-  let managerVer = npm.version;
-  let bun: Installed | undefined;
-  const used = new Set<string>();
-  const managers: Manager[] = [DEFAULT_MANAGER];
-  slots.forEach((slot, i) => {
-    const m = installed[i];
-    if (!m) return;
-    bins.push(m);
-    if (slot.layer) used.add(slot.layer);
-    if (slot.manager) managers.push(slot.manager);
-    if (slot.role !== 'manager') return;
-    managerVer = m.version;
-    // The manager that is the app's runtime too (Bun), when it installs: a custom command's Bun is one of its tools.
-    if (PACKAGE_MANAGERS[choice.manager].runtime) bun = m;
-  });
+  const done = slots.flatMap((slot, i) => (installed[i] ? [{ ...slot, m: installed[i] }] : []));
+  const managers = [DEFAULT_MANAGER, ...done.flatMap((x) => (x.tool && x.tool !== 'deno' ? [x.tool] : []))];
+  const used = new Set(done.flatMap((x) => (x.tool ? [toolOf(x.tool).layer] : [])));
+  const managerVer = own ? installed[2]!.version : npm.version;
+  // The manager that is the app's runtime too (Bun), when it installs: a custom command's Bun is one of its tools.
+  const bun = own && PACKAGE_MANAGERS[choice.manager].runtime ? installed[2] : undefined;
   for (const l of EXTRA_LAYERS) if (!used.has(l) && fs.existsSync(path.join(ctx.layersDir, `${l}.toml`))) ctx.layers.remove(l);
   // Otherwise the Yarn's version is known once installed: its lock check comes now, still before the install.
   if (wanted && !lockChecked) lockCheck(managerVer);
-  return { node, npm, bins, managers, managerVer, ...(bun ? { bun } : {}) };
+  return { node, npm, bins: done.map((x) => x.m), managers, managerVer, ...(bun ? { bun } : {}) };
 }
 
 /** What installManager is asked for the version `wanted` (its engines range, its packageManager hash). */
@@ -306,33 +294,23 @@ function managerRequest(id: InstalledManager, wanted: ManagerVersion, pkgFile: s
   };
 }
 
-/** The package manager of the app's commands: for the install, or on PATH for a custom command; at build and launch. */
-function managerTask(tools: ToolEnv, id: InstalledManager, s: Settings): Task {
-  const wanted = s.wanted!;
+/** A manager at build and launch: the app's (for the install, or a custom command's), or a runtime its commands call beside it (Bun). */
+function managerTask(tools: ToolEnv, id: InstalledManager, wanted: ManagerVersion, pkgFile: string, note: string): Task {
   const checkedIn = wanted.release;
-  const custom = s.choice.app ? `; for CC_CUSTOM_BUILD_TOOL (${s.choice.app.because}), on PATH at build and launch` : '';
   return async (l) => {
     const m = await l.step(id, async () =>
       checkedIn
         ? installCheckedInYarn({ ...tools, log: l }, checkedIn, PACKAGE_MANAGERS[id].tool!)
-        : installManager({ ...tools, log: l }, managerRequest(id, wanted, s.pkgFile)),
+        : installManager({ ...tools, log: l }, managerRequest(id, wanted, pkgFile)),
     );
-    l.info(`${id} ${m.version} (${wanted.because})${custom}`);
+    l.info(`${id} ${m.version} (${wanted.because})${note}`);
     return m;
   };
 }
 
-/** A runtime of the table (Bun) that the app's commands call, beside the app's manager: at build and launch. */
-function besideTask(tools: ToolEnv, b: Settings['beside'][number], app: string, pkgFile: string): Task {
-  const id = b.call.manager as InstalledManager;
-  const { runtime, where, command } = b.call;
-  return async (l) => {
-    const m = await l.step(id, () => installManager({ ...tools, log: l }, managerRequest(id, b.version, pkgFile)));
-    l.info(
-      `${runtime.label} ${m.version} installed beside ${app} (${b.version.because}): ${where} calls ${runtime.name} (\`${command}\`); on PATH at build and launch, Node.js stays the app's runtime`,
-    );
-    return m;
-  };
+/** What the log adds about a custom command's manager. */
+function custom(choice: ToolChoice): string {
+  return choice.app ? `; for CC_CUSTOM_BUILD_TOOL (${choice.app.because}), on PATH at build and launch` : '';
 }
 
 /**
@@ -359,11 +337,6 @@ function buildPathTask(tools: ToolEnv, extra: ReturnType<typeof buildPathTools>[
       return undefined;
     }
   };
-}
-
-/** The manager of a build, for the launcher's metadata: a custom command's names the one its commands use. */
-function managerLabel(choice: ToolChoice, version: string): string {
-  return choice.app ? `${choice.manager} (${choice.app.manager} ${version})` : `${choice.manager} ${version}`;
 }
 
 /** The app's dependencies, installed (or reused) by the package manager with the build's settings. */

@@ -3,7 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { chooseTool } from '../../../lib/js-project/build-tool.ts';
-import { buildPathTools, managerVersion, pnpmForLockfile } from './package-manager.ts';
+import { pnpmForLockfile } from '../../../lib/js-project/package-managers.ts';
+import { buildPathTools, managerVersion } from './package-manager.ts';
 
 function app(files: string[]): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-pm-'));

@@ -1,7 +1,7 @@
 /**
  * The package manager's own version (contract, node rule 7): pnpm, Yarn and Bun at the version the
- * `packageManager` field of package.json names, else their defaults, and the package managers put
- * on the build PATH beside the one that installs. Where each version comes from is the table's
+ * `packageManager` field of package.json names, else their engines range, else their defaults, and
+ * the package managers put on the build PATH beside the one of the app's commands. Where each version comes from is the table's
  * (lib/js-project/package-managers.ts); which manager installs, and with which command, is shared
  * with static: lib/js-project.
  */
@@ -17,17 +17,6 @@ import {
   type ManagerVersion,
   type PackageManager,
   type PackageManagerField,
-} from '../../../lib/js-project/package-managers.ts';
-
-export {
-  DEFAULT_BUN_VERSION,
-  DEFAULT_PNPM_RANGE,
-  DEFAULT_YARN1_VERSION,
-  DEFAULT_YARN2_RANGE,
-  DEFAULT_YARN_BERRY_RANGE,
-  pnpmForLockfile,
-  pnpmLockfileVersion,
-  type ManagerVersion,
 } from '../../../lib/js-project/package-managers.ts';
 
 /**
