@@ -344,7 +344,7 @@ async function run(r: InstallRequest, argv: string[], env: Record<string, string
     if (known) throw known;
   }
   if (res.exitCode !== 0 && what === 'install') {
-    const stale = staleLockfile(r.choice.manager, tail);
+    const stale = staleLockfile(appManager(r.choice), tail);
     if (stale) throw staleLockfileError(r.appDir, stale, hideSecrets(shown, env));
   }
   if (res.exitCode !== 0) {
