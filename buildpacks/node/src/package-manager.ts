@@ -1,9 +1,9 @@
 /**
  * The package manager's own version (contract, node rule 7): pnpm, Yarn and Bun at the version the
  * `packageManager` field of package.json names, else their engines range, else their defaults, and
- * the package managers put on the build PATH beside the one of the app's commands. Where each version comes from is the table's
- * (lib/js-project/package-managers.ts); which manager installs, and with which command, is shared
- * with static: lib/js-project.
+ * the package managers put on the build PATH beside the one of the app's commands. Where each
+ * version comes from is the table's (lib/js-project/package-managers.ts); which manager installs,
+ * and with which command, is shared with static: lib/js-project.
  */
 import semver from 'semver';
 import { appManager, type ToolChoice } from '../../../lib/js-project/build-tool.ts';
