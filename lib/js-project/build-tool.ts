@@ -8,9 +8,18 @@
 import { raw, read } from '../config/read.ts';
 import { NODE_BUILD_TOOLS } from '../config/variables.ts';
 import { UserError } from '../errors.ts';
-import { detectFromLockFiles, type Manager } from './lock-files.ts';
+import { detectFromLockFiles, lockFileOf, type Manager } from './lock-files.ts';
 import type { PackageManagerField } from './package-manager-field.ts';
-import { DEFAULT_MANAGER, managerOfTool, MANAGERS, PACKAGE_MANAGERS, yarnDeprecation, type BuildTool } from './package-managers.ts';
+import {
+  buildCommandExample,
+  DEFAULT_MANAGER,
+  managerNamedBy,
+  managerOfTool,
+  MANAGERS,
+  PACKAGE_MANAGERS,
+  yarnDeprecation,
+  type BuildTool,
+} from './package-managers.ts';
 
 export { yarnDeprecation, type BuildTool };
 export const DEPRECATED_BUILD_TOOLS: readonly BuildTool[] = MANAGERS.flatMap((m) =>
@@ -27,6 +36,17 @@ export interface ToolChoice {
   deprecated?: string;
   /** CC_CUSTOM_BUILD_TOOL, with `custom`. */
   command?: string;
+  /**
+   * With `custom`: the manager the app's own commands use, which the build installs for them as it
+   * would install it to run the install itself (node rules 5 and 7): the one packageManager names,
+   * else the one the lock file picks, else npm.
+   */
+  app?: { manager: Manager; because: string };
+}
+
+/** The manager of the app's own commands: the one that installs, or the one a custom command uses. */
+export function appManager(choice: ToolChoice): Manager {
+  return choice.app?.manager ?? choice.manager;
 }
 
 export function chooseTool(appDir: string, pm: PackageManagerField | undefined, env: Record<string, string | undefined>): ToolChoice {
@@ -39,16 +59,23 @@ export function chooseTool(appDir: string, pm: PackageManagerField | undefined, 
     // A manager without an install command of its own: CC_CUSTOM_BUILD_TOOL is the command.
     if (PACKAGE_MANAGERS[manager].install) return base;
     const command = raw(env, 'CC_CUSTOM_BUILD_TOOL');
+    const named = managerNamedBy(pm);
+    const found = named ? undefined : detectFromLockFiles(appDir, pm);
+    const app = named
+      ? { manager: named, because: `packageManager ${pm!.name}@${pm!.version}` }
+      : found
+        ? { manager: found.manager, because: found.because }
+        : { manager: DEFAULT_MANAGER, because: 'no packageManager, yarn.lock, pnpm-lock.yaml or bun.lock' };
     if (!command) {
       throw new UserError({
         id: 'node/build-tool/custom-missing',
         title: 'CC_NODE_BUILD_TOOL=custom needs CC_CUSTOM_BUILD_TOOL',
         seen: { what: 'CC_CUSTOM_BUILD_TOOL', value: '', where: 'the application environment' },
         rule: 'With CC_NODE_BUILD_TOOL=custom, CC_CUSTOM_BUILD_TOOL is the command that installs the dependencies.',
-        fix: 'Set CC_CUSTOM_BUILD_TOOL, e.g. CC_CUSTOM_BUILD_TOOL="npm install --legacy-peer-deps", or choose another CC_NODE_BUILD_TOOL.',
+        fix: `Set CC_CUSTOM_BUILD_TOOL, e.g. CC_CUSTOM_BUILD_TOOL="${buildCommandExample(app.manager, lockFileOf(appDir, app.manager) !== undefined)}", or choose another CC_NODE_BUILD_TOOL.`,
       });
     }
-    return { ...base, command };
+    return { ...base, command, app };
   }
   const found = detectFromLockFiles(appDir, pm);
   if (!found)

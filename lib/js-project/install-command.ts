@@ -8,7 +8,7 @@
  */
 import { read } from '../config/read.ts';
 import type { ToolChoice } from './build-tool.ts';
-import { managerOfTool, PACKAGE_MANAGERS } from './package-managers.ts';
+import { managerOfTool, PACKAGE_MANAGERS, type Manager } from './package-managers.ts';
 
 export type DevDependencies = 'install' | 'ignore' | 'unset';
 
@@ -24,6 +24,11 @@ export interface InstallCommand {
   then?: string[];
   /** Whether the install leaves development dependencies out (for the log). */
   dev: 'included' | 'excluded';
+  /**
+   * A custom command with CC_NODE_DEV_DEPENDENCIES=install: the variables that make the installs of
+   * the managers on its PATH include development dependencies whatever NODE_ENV is (rule 8).
+   */
+  env?: Record<string, string>;
   /**
    * Yarn 2 and 3 have no `workspaces focus` without the workspace-tools plugin: dev dependencies are
    * dropped by a second install from manifests without devDependencies (node's dependencies.ts).
@@ -43,6 +48,8 @@ export interface InstallOptions {
   berryMajor?: number;
   /** Flags for a run nobody watches: npm's --no-audit --no-fund, Yarn 1's --non-interactive (node). */
   unattended?: boolean;
+  /** The managers on the build PATH, whose installs a custom command may run. */
+  onPath?: readonly Manager[];
 }
 
 export function installCommand(choice: ToolChoice, opts: InstallOptions = {}): InstallCommand {
@@ -51,7 +58,10 @@ export function installCommand(choice: ToolChoice, opts: InstallOptions = {}): I
   const row = managerOfTool(choice.tool).row.install ?? entry.install;
   if (!row) {
     const production = opts.dev?.nodeEnv === 'production';
-    return { argv: ['/bin/sh', '-c', choice.command!], dev: opts.dev?.choice === 'install' || !production ? 'included' : 'excluded' };
+    const argv = ['/bin/sh', '-c', choice.command!];
+    if (opts.dev?.choice !== 'install') return { argv, dev: production ? 'excluded' : 'included' };
+    const env = Object.assign({}, ...(opts.onPath ?? []).map((m) => PACKAGE_MANAGERS[m].install?.includeDevEnv ?? {})) as Record<string, string>;
+    return { argv, dev: 'included', ...(Object.keys(env).length ? { env } : {}) };
   }
   const include = !opts.dev || opts.dev.choice === 'install';
   const production = opts.dev?.nodeEnv === 'production';

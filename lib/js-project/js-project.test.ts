@@ -1,6 +1,8 @@
 /**
  * What node and static share about a JavaScript project: the packageManager field, the lock-file
- * order (contract, node rule 5), the install command table (rules 4 and 8) and the lock digest.
+ * order (contract, node rule 5), the install command table (rules 4 and 8), the lock digest, and what
+ * the app's own commands get (a custom command's dev-dependency variables, a fix's build command,
+ * node-gyp's headers).
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -13,6 +15,8 @@ import { devDependenciesChoice, installCommand } from './install-command.ts';
 import { lockDigest } from './lock-digest.ts';
 import { detectFromLockFiles, lockFileOf, yarnPathOf } from './lock-files.ts';
 import { packageManagerIfValid, parsePackageManager } from './package-manager-field.ts';
+import { nativeModulesEnv } from './npm-env.ts';
+import { buildCommandExample } from './package-managers.ts';
 
 function app(files: string[] | Record<string, string>): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-js-project-'));
@@ -180,5 +184,49 @@ describe('lock files and their digest', () => {
     expect(lockDigest(path.join(a, 'yarn.lock'))).toMatch(/^[0-9a-f]{16}$/);
     expect(lockDigest(path.join(a, 'yarn.lock'))).toBe(lockDigest(path.join(b, 'yarn.lock')));
     expect(lockDigest(path.join(a, 'yarn.lock'))).not.toBe(lockDigest(path.join(c, 'yarn.lock')));
+  });
+});
+
+describe("what an app's own commands get", () => {
+  it('a custom command with CC_NODE_DEV_DEPENDENCIES=install: the variables that make the installs of the managers on its PATH include them', () => {
+    const custom: ToolChoice = { tool: 'custom', manager: 'custom', because: 'CC_NODE_BUILD_TOOL', command: 'yarn install && yarn build' };
+    const dev = (choice: 'install' | 'unset', onPath: ('npm' | 'pnpm' | 'yarn' | 'yarn-berry' | 'bun')[]) =>
+      installCommand(custom, { dev: { choice, nodeEnv: 'production' }, onPath });
+    expect(dev('install', ['npm', 'yarn'])).toEqual({
+      argv: ['/bin/sh', '-c', 'yarn install && yarn build'],
+      dev: 'included',
+      env: { npm_config_include: 'dev', YARN_PRODUCTION: 'false' },
+    });
+    expect(dev('install', ['npm', 'pnpm', 'yarn-berry', 'bun']).env).toEqual({ npm_config_include: 'dev', npm_config_production: 'false' });
+    expect(dev('unset', ['npm', 'yarn'])).toEqual({ argv: ['/bin/sh', '-c', 'yarn install && yarn build'], dev: 'excluded' });
+  });
+
+  it('the build command a fix suggests is the manager’s own, in its frozen mode with a lock file', () => {
+    expect(buildCommandExample('npm', false)).toBe('npm install && npm run build');
+    expect(buildCommandExample('npm', true)).toBe('npm ci && npm run build');
+    expect(buildCommandExample('pnpm', true)).toBe('pnpm install --frozen-lockfile && pnpm run build');
+    expect(buildCommandExample('yarn', true)).toBe('yarn install --frozen-lockfile && yarn run build');
+    expect(buildCommandExample('yarn-berry', true)).toBe('yarn install --immutable && yarn run build');
+    expect(buildCommandExample('bun', false)).toBe('bun install && bun run build');
+    expect(buildCommandExample('custom', false)).toBe('npm install && npm run build');
+  });
+
+  it('native modules: node-gyp gets the headers beside the Node.js installed, and npm’s node-gyp', () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-native-'));
+    const node = path.join(root, 'node');
+    const npm = path.join(root, 'npm');
+    for (const d of [path.join(node, 'bin'), path.join(node, 'include', 'node'), path.join(npm, 'bin', 'node-gyp-bin')]) fs.mkdirSync(d, { recursive: true });
+    for (const f of [path.join(node, 'bin', 'node'), path.join(node, 'include', 'node', 'common.gypi'), path.join(npm, 'bin', 'npm-cli.js')])
+      fs.writeFileSync(f, '');
+    fs.writeFileSync(path.join(npm, 'bin', 'node-gyp-bin', 'node-gyp'), '');
+    fs.symlinkSync('npm-cli.js', path.join(npm, 'bin', 'npm'));
+    expect(nativeModulesEnv(path.join(node, 'bin', 'node'), path.join(npm, 'bin', 'npm'))).toEqual({
+      env: { npm_config_nodedir: node },
+      path: [path.join(npm, 'bin', 'node-gyp-bin')],
+      nodedir: node,
+    });
+    // A Node.js without its headers (an operator's binary): node-gyp is left to its own ways.
+    fs.rmSync(path.join(node, 'include'), { recursive: true });
+    expect(nativeModulesEnv(path.join(node, 'bin', 'node'), undefined)).toEqual({ env: {}, path: [] });
   });
 });

@@ -200,6 +200,36 @@ export interface ManagerRequest {
   hash?: { algorithm: string; hex: string };
   /** Default build and launch; a tool only the build's commands use (Yarn beside npm) is build-only. */
   types?: { build?: boolean; launch?: boolean };
+  /** The constraint is the app's engines range (`engines.pnpm`): the releases it may pick, and an error of its own when none fits. */
+  engines?: { field: string; label: string; accept?: (version: string) => boolean };
+}
+
+/** The version a request picks from the registry's: the newest that satisfies it (of the engines range's line). */
+function pickManagerVersion(versions: string[], req: Pick<ManagerRequest, 'id' | 'constraint' | 'origin' | 'engines'>): string {
+  if (!req.engines) return pickVersion(versions, req.constraint, req.id, req.origin);
+  const line = versions.filter((v) => semver.valid(v) && !semver.prerelease(v) && (req.engines!.accept?.(v) ?? true));
+  const range = semver.validRange(req.constraint);
+  const best = range ? semver.maxSatisfying(line, range) : null;
+  if (!best) throw enginesUnsatisfied(req.engines, req.constraint, toolOf(req.id).id, semver.rsort(line)[0], req.origin.where);
+  return best;
+}
+
+/** No release of the manager's line satisfies the app's engines range (or it is no range). */
+export function enginesUnsatisfied(
+  engines: { field: string; label: string },
+  range: string,
+  tool: string,
+  newest: string | undefined,
+  where = 'package.json',
+): UserError {
+  const { field, label } = engines;
+  return new UserError({
+    id: 'node/package-manager/engines-unsatisfied',
+    title: `No ${label} release satisfies ${field} "${range}"`,
+    seen: { what: field, value: range, where },
+    rule: `Without packageManager, the ${label} the build installs is the newest release that satisfies ${field}, a semver range (contract, node rule 7: versions come from packageManager).`,
+    fix: `Write a range that a published ${label} satisfies${newest ? ` (the newest is ${newest})` : ''}, or name one exactly: "packageManager": "${tool}@${newest ?? '<version>'}" in package.json.`,
+  });
 }
 
 /**
@@ -207,25 +237,26 @@ export interface ManagerRequest {
  * (kept for the build: the install asks for it again for free). For a check that must come before
  * any download (a yarn.lock the default Yarn would rewrite).
  */
-export async function resolveManagerVersion(t: ToolEnv, req: Pick<ManagerRequest, 'id' | 'constraint' | 'origin'>): Promise<string> {
+export async function resolveManagerVersion(t: ToolEnv, req: Pick<ManagerRequest, 'id' | 'constraint' | 'origin' | 'engines'>): Promise<string> {
   const exact = semver.valid(req.constraint);
-  if (exact) return exact;
+  if (exact && !req.engines) return exact;
   const pkg = toolOf(req.id).pkg();
   const doc = await t.log.step(`resolve ${req.id} "${req.constraint}" from the registry (${pkg})`, () => t.npm.document(pkg));
-  return pickVersion(Object.keys(doc.versions), req.constraint, req.id, req.origin);
+  return pickManagerVersion(Object.keys(doc.versions), req);
 }
 
 /** pnpm, Yarn, Bun or Deno, at the version packageManager (or mise.toml) asks for, else the default. */
 export async function installManager(t: ToolEnv, req: ManagerRequest): Promise<Installed> {
   const p = toolOf(req.id);
   const pkg = p.pkg();
-  const exact = semver.valid(req.constraint) ?? undefined;
+  // An engines range that is one version is still checked against the registry (and its line).
+  const exact = req.engines ? undefined : (semver.valid(req.constraint) ?? undefined);
   // A packageManager hash of the package tarball is checked by the download; one of a single file of it (Yarn ≥ 2's yarn.js) once installed.
   const hashChecksum = req.hash && !p.hashedFile ? checksumFromHex(req.hash.hex, req.hash.algorithm as Checksum['algorithm']) : undefined;
   let spec = exact && !req.hash ? cachedSpec(t, p.layer, p.id, p.bin(exact), (md) => md.version === exact && String(md.uri).includes(`/${pkg}/-/`)) : undefined;
   if (!spec) {
     const doc = await t.log.step(`resolve ${req.id} "${req.constraint}" from the registry (${pkg})`, () => t.npm.document(pkg));
-    const version = pickVersion(Object.keys(doc.versions), req.constraint, req.id, req.origin);
+    const version = pickManagerVersion(Object.keys(doc.versions), req);
     spec = specOf(t, doc, pkg, p.id, version, p.bin(version), hashChecksum);
     if (req.hash && !hashChecksum && !p.hashedFile && req.hash.algorithm === 'sha1' && doc.versions[version]?.dist?.shasum !== req.hash.hex) {
       throw hashMismatch(req, version, `registry sha1 ${doc.versions[version]?.dist?.shasum}`);

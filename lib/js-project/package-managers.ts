@@ -67,6 +67,11 @@ export interface InstallRow {
   argv: string[];
   /** CC_NODE_DEV_DEPENDENCIES=install (node rule 8's table). */
   includeDev: string[];
+  /**
+   * What includeDev does, as variables, for installs the build does not write (CC_CUSTOM_BUILD_TOOL):
+   * they include development dependencies whatever NODE_ENV is. None where NODE_ENV never excludes them.
+   */
+  includeDevEnv?: Record<string, string>;
   /** Dev dependencies left out: with NODE_ENV=production (pnpm), or always unless asked for (Bun). */
   omitDev?: { flags: string[]; when: 'production' | 'always' };
   /** Its frozen mode: with a lock file, the install follows it and fails when it is out of date. */
@@ -120,6 +125,10 @@ export interface VersionQuery {
 export interface ManagerVersion {
   constraint: string;
   because: string;
+  /** Where it comes from: the ones the app names exactly (packageManager, yarnPath) come before an engines range. */
+  source: 'packageManager' | 'yarnPath' | 'engines' | 'lockfile' | 'default';
+  /** From an engines range: its field, the manager's line in messages, and the releases of that line it may pick (Yarn 1's engines.yarn picks no Berry). */
+  engines?: { field: string; label: string; accept: (version: string) => boolean };
   hash?: PackageManagerField['hash'];
   /** Yarn Berry: the release checked in at yarnPath, which runs instead of any installed Yarn. */
   release?: CheckedInYarn;
@@ -202,13 +211,13 @@ export function yarnDeprecation(version: '1.x' | '2.x'): string {
  * The pnpm major that writes a lockfileVersion (pnpm's own table): without packageManager, the lock
  * file says which pnpm made it, and a newer major would rewrite it and resolve anew.
  */
-export function pnpmForLockfile(lockfileVersion: string | undefined): { constraint: string; because: string } | undefined {
+export function pnpmForLockfile(lockfileVersion: string | undefined): ManagerVersion | undefined {
   const v = lockfileVersion?.trim().replace(/^['"]|['"]$/g, '');
   if (!v) return undefined;
   const major = Number(v.split('.')[0]);
   const range = v === '5.3' ? '6' : major === 5 ? '7' : major === 6 ? '8' : undefined; // 9.0: pnpm 9 and 10, the default
   if (!range) return undefined;
-  return { constraint: range, because: `pnpm-lock.yaml lockfileVersion ${v}: latest pnpm ${range}.x` };
+  return { constraint: range, because: `pnpm-lock.yaml lockfileVersion ${v}: latest pnpm ${range}.x`, source: 'lockfile' };
 }
 
 /** `lockfileVersion` of a pnpm-lock.yaml, read without parsing the whole file. */
@@ -223,7 +232,9 @@ export function pnpmLockfileVersion(appDir: string): string | undefined {
 
 /** The version packageManager gives, when it names `name`. */
 function fromField(pm: PackageManagerField | undefined, name: FieldName): ManagerVersion | undefined {
-  return pm?.name === name ? { constraint: pm.version, because: `packageManager ${pm.name}@${pm.version}`, ...(pm.hash ? { hash: pm.hash } : {}) } : undefined;
+  return pm?.name === name
+    ? { constraint: pm.version, because: `packageManager ${pm.name}@${pm.version}`, source: 'packageManager', ...(pm.hash ? { hash: pm.hash } : {}) }
+    : undefined;
 }
 
 const npmRegistryTool = (id: string, pkg: () => string, bin: (version: string) => string, extra: Partial<ToolPackage> = {}): ToolPackage => ({
@@ -251,7 +262,13 @@ export const PACKAGE_MANAGERS: Record<Manager, PackageManager> = {
       () => 'bin/npm-cli.js',
     ),
     bundled: true,
-    install: { argv: ['npm', 'install'], includeDev: ['--production=false'], locked: [], unattendedAfter: ['--no-audit', '--no-fund'] },
+    install: {
+      argv: ['npm', 'install'],
+      includeDev: ['--production=false'],
+      includeDevEnv: { npm_config_include: 'dev' },
+      locked: [],
+      unattendedAfter: ['--no-audit', '--no-fund'],
+    },
     run: ['npm', 'run'],
     cacheEnv: (dir) => ({ npm_config_cache: path.join(dir, 'npm') }),
     cacheInEveryBuild: true,
@@ -268,6 +285,7 @@ export const PACKAGE_MANAGERS: Record<Manager, PackageManager> = {
       (appDir ? pnpmForLockfile(pnpmLockfileVersion(appDir)) : undefined) ?? {
         constraint: DEFAULT_PNPM_RANGE,
         because: 'default (no packageManager pnpm@…): latest pnpm 10.x',
+        source: 'default',
       },
     tool: npmRegistryTool(
       'pnpm',
@@ -275,7 +293,14 @@ export const PACKAGE_MANAGERS: Record<Manager, PackageManager> = {
       // v is the exact version installed; a plain parse, so that detect (which reads this table) needs no semver.
       (v) => (Number.parseInt(v, 10) >= 11 ? 'bin/pnpm.mjs' : 'bin/pnpm.cjs'),
     ),
-    install: { argv: ['pnpm', 'install'], includeDev: ['--prod', 'false'], omitDev: { flags: ['--prod'], when: 'production' }, locked: ['--frozen-lockfile'] },
+    install: {
+      argv: ['pnpm', 'install'],
+      includeDev: ['--prod', 'false'],
+      // pnpm before 10 leaves them out with NODE_ENV=production; it reads its `production` setting from npm's variables.
+      includeDevEnv: { npm_config_production: 'false' },
+      omitDev: { flags: ['--prod'], when: 'production' },
+      locked: ['--frozen-lockfile'],
+    },
     run: ['pnpm', 'run'],
     // pnpm refuses to run when packageManager names another manager (or version): the build chose it.
     installEnv: { npm_config_package_manager_strict: 'false' },
@@ -296,7 +321,7 @@ export const PACKAGE_MANAGERS: Record<Manager, PackageManager> = {
     lockFiles: [LOCK_FILES.yarn],
     version: ({ pm }) => {
       const f = fromField(pm, 'yarn');
-      return f?.constraint.startsWith('1.') ? f : { constraint: DEFAULT_YARN1_VERSION, because: 'system default Yarn 1.22.22' };
+      return f?.constraint.startsWith('1.') ? f : { constraint: DEFAULT_YARN1_VERSION, because: 'system default Yarn 1.22.22', source: 'default' };
     },
     tool: npmRegistryTool(
       'yarn',
@@ -304,7 +329,14 @@ export const PACKAGE_MANAGERS: Record<Manager, PackageManager> = {
       () => 'bin/yarn.js',
     ),
     onEveryBuildPath: { origin: 'the system default Yarn' },
-    install: { argv: ['yarn', 'install'], includeDev: ['--production=false'], locked: ['--frozen-lockfile'], unattendedBefore: ['--non-interactive'] },
+    install: {
+      argv: ['yarn', 'install'],
+      includeDev: ['--production=false'],
+      // Yarn 1 leaves them out with NODE_ENV=production unless YARN_PRODUCTION (or NPM_CONFIG_PRODUCTION) is false.
+      includeDevEnv: { YARN_PRODUCTION: 'false' },
+      locked: ['--frozen-lockfile'],
+      unattendedBefore: ['--non-interactive'],
+    },
     run: ['yarn', 'run'],
     cacheEnv: (dir) => ({ YARN_CACHE_FOLDER: path.join(dir, 'yarn') }),
     staleLockfile: { pattern: /Your lockfile needs to be updated/i, lock: LOCK_FILES.yarn, local: 'yarn install' },
@@ -325,13 +357,14 @@ export const PACKAGE_MANAGERS: Record<Manager, PackageManager> = {
         return {
           constraint: release.version,
           because: `yarnPath ${release.file} in .yarnrc.yml: the release checked in runs, not looked up in the registry${ignored}`,
+          source: 'yarnPath',
           release,
         };
       }
       if (f && !f.constraint.startsWith('1.')) return f;
       return tool === 'yarn2'
-        ? { constraint: DEFAULT_YARN2_RANGE, because: 'CC_NODE_BUILD_TOOL=yarn2: latest Yarn 2.x' }
-        : { constraint: DEFAULT_YARN_BERRY_RANGE, because: 'latest packaged Yarn 4.x' };
+        ? { constraint: DEFAULT_YARN2_RANGE, because: 'CC_NODE_BUILD_TOOL=yarn2: latest Yarn 2.x', source: 'default' }
+        : { constraint: DEFAULT_YARN_BERRY_RANGE, because: 'latest packaged Yarn 4.x', source: 'default' };
     },
     tool: {
       ...npmRegistryTool(
@@ -367,7 +400,7 @@ export const PACKAGE_MANAGERS: Record<Manager, PackageManager> = {
     field: { name: 'bun', takes: () => true },
     lockRank: 3,
     lockFiles: [LOCK_FILES.bun, LOCK_FILES.bunBinary],
-    version: ({ pm }) => fromField(pm, 'bun') ?? { constraint: DEFAULT_BUN_VERSION, because: 'latest available Bun' },
+    version: ({ pm }) => fromField(pm, 'bun') ?? { constraint: DEFAULT_BUN_VERSION, because: 'latest available Bun', source: 'default' },
     tool: npmRegistryTool(
       'bun',
       () => bunPackage(),
@@ -439,6 +472,18 @@ export function managerNamedBy(pm: PackageManagerField | undefined): Manager | u
 /** Whether packageManager names `manager`'s program (any version of it: Yarn 1 and Berry are both `yarn`). */
 export function fieldNames(pm: PackageManagerField | undefined, manager: Manager): boolean {
   return pm !== undefined && PACKAGE_MANAGERS[manager].field?.name === pm.name;
+}
+
+/**
+ * The command that installs with `manager` and then runs the app's build script, in its frozen mode
+ * when the app has its lock file: what a fix suggests the app run at build (CC_CUSTOM_BUILD_TOOL).
+ */
+export function buildCommandExample(manager: Manager, locked: boolean): string {
+  const e = PACKAGE_MANAGERS[manager].install ? PACKAGE_MANAGERS[manager] : PACKAGE_MANAGERS[DEFAULT_MANAGER];
+  const own = e.install!;
+  // npm's frozen mode is a build tool of its own (npm ci).
+  const row = locked && own.locked.length === 0 ? (e.buildTools.find((t) => t.install)?.install ?? own) : own;
+  return `${[...row.argv, ...(locked ? row.locked : [])].join(' ')} && ${[...e.run!, 'build'].join(' ')}`;
 }
 
 /** The entry that is an app runtime by that name (Bun), if any. */

@@ -17,7 +17,7 @@ import { devToolError, installFailedError, staleLockfileError } from '../../buil
 import { sshRefusedError } from '../../buildpacks/node/src/ssh-key.ts';
 import { checkBerryLockfile, checkedInYarn, checkYarn1Fits, releaseVersion } from '../../buildpacks/node/src/yarn-project.ts';
 import { checkPnpLoader, pnpFilesOf } from '../../buildpacks/node/src/pnp.ts';
-import { hashMismatch } from '../../lib/js-project/node-tools.ts';
+import { enginesUnsatisfied, hashMismatch } from '../../lib/js-project/node-tools.ts';
 import { composerFailedError } from '../../buildpacks/phpserver/src/composer.ts';
 import { otherLineError } from '../../buildpacks/phpserver/src/server-install.ts';
 import { keyValueAddon } from '../../buildpacks/phpserver/src/kv-addon.ts';
@@ -91,9 +91,18 @@ describe('node', () => {
     expect(stableRendering(thrownUserError(() => parsePackageManager({ packageManager: 'pnpm@^10' })))).toMatchSnapshot();
   });
 
-  it('node/build-tool/custom-missing', () => {
+  it("node/build-tool/custom-missing: the example names the app's own manager", () => {
     const dir = appWith({ 'package.json': '{}' });
     expect(stableRendering(thrownUserError(() => chooseTool(dir, undefined, { CC_NODE_BUILD_TOOL: 'custom' })))).toMatchSnapshot();
+    const pnpm = appWith({ 'package.json': '{}', 'pnpm-lock.yaml': "lockfileVersion: '9.0'\n" });
+    const rendered = stableRendering(thrownUserError(() => chooseTool(pnpm, undefined, { CC_NODE_BUILD_TOOL: 'custom' })));
+    expect(rendered).toContain('CC_CUSTOM_BUILD_TOOL="pnpm install --frozen-lockfile && pnpm run build"');
+    expect(rendered).toMatchSnapshot();
+  });
+
+  it('node/package-manager/engines-unsatisfied: pnpm, and the Yarn 1 line', () => {
+    expect(stableRendering(enginesUnsatisfied({ field: 'engines.pnpm', label: 'pnpm' }, '^99.0.0', 'pnpm', '10.12.1', '/app/package.json'))).toMatchSnapshot();
+    expect(stableRendering(enginesUnsatisfied({ field: 'engines.yarn', label: 'Yarn 1' }, '1.99.x', 'yarn', '1.22.22', '/app/package.json'))).toMatchSnapshot();
   });
 
   it('node/mise/parse and node/mise/deno-version', () => {

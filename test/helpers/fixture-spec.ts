@@ -67,6 +67,8 @@ export interface Case {
     launch?: { argv: string[]; env?: Record<string, string>; server?: Record<string, string> };
     task?: { exitCode: number; contains: string[] };
     http?: HttpCheck[];
+    /** How the served app ends on SIGTERM when not 0 or 143: Yarn 1's `yarn run` forwards the signal, then exits 1. */
+    stopStatus?: number;
     afterStop?: { present?: string[] };
     /** A second build with the first one's cache: its log. */
     rebuild?: { log?: string[]; notLog?: string[]; count?: Record<string, number> };
@@ -131,6 +133,7 @@ export const SCHEMA: Shape = {
               launch: { object: { argv: STRINGS, env: VARS, server: VARS }, required: ['argv'] },
               task: { object: { exitCode: 'number', contains: STRINGS }, required: ['exitCode', 'contains'] },
               http: { list: HTTP },
+              stopStatus: 'number',
               afterStop: { object: { present: STRINGS } },
               rebuild: { object: { log: STRINGS, notLog: STRINGS, count: COUNTS } },
             },

@@ -20,10 +20,20 @@ export interface RbpResult {
   all: string;
 }
 
+/**
+ * PATH without the node_modules/.bin folders `npm test` and `npx` put first: the repository's own
+ * tools (tsc, eslint…) are not on a build machine, and an app's build must not find them.
+ */
+const MACHINE_PATH = (process.env.PATH ?? '')
+  .split(path.delimiter)
+  .filter((d) => !d.endsWith(`${path.sep}node_modules${path.sep}.bin`))
+  .join(path.delimiter);
+
 /** Runs `node dist/rbp.js ...args`; never throws on a non-zero exit. NO_COLOR keeps logs plain. */
 export async function rbp(args: string[], opts: Options = {}): Promise<RbpResult> {
   // `node --`: else Node.js 20 reads an `--env-file` meant for rbp itself (as the bin's shebang does).
-  const r = await execa('node', ['--', RBP, ...args], { reject: false, all: true, ...opts, env: { NO_COLOR: '1', ...(opts.env ?? {}) } });
+  const env = { NO_COLOR: '1', PATH: MACHINE_PATH, ...(opts.env ?? {}) };
+  const r = await execa('node', ['--', RBP, ...args], { reject: false, all: true, ...opts, env });
   return { exitCode: r.exitCode ?? -1, stdout: String(r.stdout ?? ''), stderr: String(r.stderr ?? ''), all: String(r.all ?? '') };
 }
 
@@ -122,7 +132,7 @@ export async function serve(out: string, env: Record<string, string>, checks: (p
   const port = await freePort();
   const child = spawn('node', [RBP, 'run', out, '--port', String(port), ...extraArgs, ...envArgs(env)], {
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, NO_COLOR: '1' },
+    env: { ...process.env, PATH: MACHINE_PATH, NO_COLOR: '1' },
   });
   let output = '';
   child.stdout.on('data', (d: Buffer | string) => (output += d.toString()));

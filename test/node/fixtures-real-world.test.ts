@@ -27,6 +27,7 @@ fixtureSuite(
     'node-vite-unbuilt',
     'node-yarn-path-berry2',
     'node-yarn-berry-engines',
+    'node-yarn-berry-old-lock',
     'node-pnp-custom-build',
     'node-pnp-esm-old-yarn',
     'node-paketo-node-version',

@@ -15,7 +15,7 @@ import { UserError } from '../../../lib/errors.ts';
 import type { Logger } from '../../../lib/log.ts';
 import { runStep } from '../../../lib/run-step.ts';
 import type { PackageJson } from './package-json.ts';
-import type { ToolChoice } from '../../../lib/js-project/build-tool.ts';
+import { appManager, type ToolChoice } from '../../../lib/js-project/build-tool.ts';
 import type { DevDependencies, InstallCommand } from '../../../lib/js-project/install-command.ts';
 import { keyDigest, lockDigest } from '../../../lib/js-project/lock-digest.ts';
 import { lockFileOf } from '../../../lib/js-project/lock-files.ts';
@@ -108,11 +108,12 @@ export function installOutputs(pnp: boolean): string[] {
 
 /**
  * Where each package manager keeps its download cache, inside the package-cache layer
- * (package-managers.ts): the installing manager's, and those set for every build (npm's and Bun's,
- * which the app's scripts may call).
+ * (package-managers.ts): the app's manager's (the one that installs, or a custom command's), and
+ * those set for every build (npm's and Bun's, which the app's scripts may call). `pnp`: that manager
+ * is Yarn Berry with Plug'n'Play, whose archives must stay in the app.
  */
 export function cacheEnv(cacheDir: string, choice: ToolChoice, env: Record<string, string | undefined>, pnp: boolean): Record<string, string> {
-  const entries = MANAGERS.filter((m) => m === choice.manager || PACKAGE_MANAGERS[m].cacheInEveryBuild);
+  const entries = MANAGERS.filter((m) => m === appManager(choice) || PACKAGE_MANAGERS[m].cacheInEveryBuild);
   return Object.assign({}, ...entries.map((m) => PACKAGE_MANAGERS[m].cacheEnv?.(cacheDir, { pnp, env }) ?? {})) as Record<string, string>;
 }
 
@@ -332,7 +333,7 @@ async function run(r: InstallRequest, argv: string[], env: Record<string, string
     if (known) throw known;
   }
   if (res.exitCode !== 0 && what === 'install') {
-    const stale = staleLockfile(r.choice.manager, tail);
+    const stale = staleLockfile(appManager(r.choice), tail);
     if (stale) throw staleLockfileError(r.appDir, stale, hideSecrets(shown, env));
   }
   if (res.exitCode !== 0) {

@@ -126,7 +126,8 @@ export function berryEvidence(appDir: string, pkg: { engines?: Record<string, un
   const lock = yarnLockFormat(appDir);
   if (lock?.berry) decisive.push(`yarn.lock is in Yarn Berry's format (__metadata${lock.version !== undefined ? `, lockfile version ${lock.version}` : ''})`);
   const engines = typeof pkg.engines?.yarn === 'string' ? pkg.engines.yarn.trim() : undefined;
-  if (engines && semver.validRange(engines) && !semver.satisfies(yarn1, engines))
+  // An engines range Yarn 1 was chosen by (yarn1 is that range, not a version) fits it.
+  if (engines && semver.validRange(engines) && semver.valid(yarn1) && !semver.satisfies(yarn1, engines))
     decisive.push(`engines.yarn is "${engines}", which Yarn ${yarn1} does not satisfy`);
   const pinned = yarnPathOf(appDir);
   if (pinned && !(pinned.version && semver.major(pinned.version) < 2))

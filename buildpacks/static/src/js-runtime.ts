@@ -2,7 +2,8 @@
  * The Node.js and npm a JavaScript generator builds with: those a node app of the same project
  * would get, decided and installed by the same code (lib/js-project): engines.node, else
  * CC_NODE_VERSION, else the latest LTS; the npm bundled with that Node.js; npm's settings of a node
- * build (the project's own .npmrc, never the build machine's ~/.npmrc). Never the build image's own
+ * build (the project's own .npmrc, never the build machine's ~/.npmrc; node-gyp pointed at this
+ * Node.js's headers). Never the build image's own
  * node and npm: an Astro that needs Node.js 22 builds on a build image that has 20. The layers are
  * build-only: the site is served without Node.js.
  */
@@ -13,7 +14,7 @@ import type { BuildContext } from '../../../lib/cnb/context.ts';
 import type { Logger } from '../../../lib/log.ts';
 import { installNode, installNpm, toolRegistryClient, type ToolEnv } from '../../../lib/js-project/node-tools.ts';
 import { endOfLife, nodeConstraint, type EnginesField } from '../../../lib/js-project/node-version.ts';
-import { npmBuildEnv } from '../../../lib/js-project/npm-env.ts';
+import { nativeModulesEnv, npmBuildEnv } from '../../../lib/js-project/npm-env.ts';
 
 export interface JsRuntime {
   /** The Node.js version installed. */
@@ -49,9 +50,15 @@ export async function jsRuntime(ctx: BuildContext, log: Logger): Promise<JsRunti
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-static-npm-'));
   const userconfig = path.join(tmp, 'npmrc');
   fs.writeFileSync(userconfig, '');
+  // A native module of the generator's dependencies compiles against this Node.js's headers, with no download.
+  const native = nativeModulesEnv(node.tool.path, npm.tool.path);
   return {
     node: node.version,
-    env: { PATH: [...new Set([node.binDir, npm.binDir]), ctx.env.PATH ?? '/usr/local/bin:/usr/bin:/bin'].join(':'), ...npmBuildEnv(userconfig) },
+    env: {
+      PATH: [...new Set([node.binDir, npm.binDir]), ...native.path, ctx.env.PATH ?? '/usr/local/bin:/usr/bin:/bin'].join(':'),
+      ...npmBuildEnv(userconfig),
+      ...native.env,
+    },
     done: () => fs.rmSync(tmp, { recursive: true, force: true }),
   };
 }
