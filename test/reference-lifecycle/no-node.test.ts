@@ -39,7 +39,7 @@ let buildOutput: string;
 beforeAll(async () => {
   noNodePath = pathWithoutNode();
   const out = path.join(tmpDir('rbp-with-node-'), 'dist');
-  buildOutput = (await execa('node', [path.join(ROOT, 'scripts', 'build.mjs'), '--with-node', '--out', out])).stdout;
+  buildOutput = (await execa('node', [path.join(ROOT, 'scripts', 'build.mjs'), '--with-node', '--out', out])).stderr;
   carrying = path.join(out, 'buildpacks');
 }, 120_000);
 
