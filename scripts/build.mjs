@@ -14,6 +14,7 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
 
@@ -260,30 +261,9 @@ defer_ca
 exec node -- "$rbp_js" "$@"
 `;
 
-// bin/detect and bin/build: the lifecycle runs them with the build image's PATH, which may hold no
-// Node.js (a stock CNB build image has none). The bootstrap takes the Node.js carried in the
-// buildpack (node/bin/node, put there by --with-node: the packager chose it, so it wins), else a
-// `node` >= 20 from PATH, else fails with one clear message. It execs, so exit codes (0, 100, other)
-// and signals are the bundled code's own. Plain POSIX sh: dash and busybox run it.
+// bin/detect and bin/build: lib/cnb/sh/bootstrap.sh (a build image may hold no Node.js).
+const BOOTSTRAP = fs.readFileSync(path.join(root, 'lib', 'cnb', 'sh', 'bootstrap.sh'), 'utf8');
 const NODE_FIX = `Fix: package the buildpack with Node.js (npm run build -- --with-node), or put node >= ${MIN_NODE_MAJOR} on the build image's PATH`;
-// The bootstrap forks nothing on its way (each process is a start-up cost on every build): a node
-// from PATH has its version checked by lib/<entry>.cjs itself, first thing (NODE_CHECK).
-const BOOTSTRAP = (entry) => `#!/bin/sh
-# ${entry} bootstrap (scripts/build.mjs): runs lib/${entry}.cjs on Node.js >= ${MIN_NODE_MAJOR}.
-bp=\${CNB_BUILDPACK_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
-node="$bp/node/bin/node"
-if [ ! -x "$node" ]; then
-  if ! command -v node >/dev/null 2>&1; then
-    echo "ERROR $(basename "$bp"): bin/${entry} needs Node.js >= ${MIN_NODE_MAJOR}: none in this buildpack (node/bin/node) and no node on PATH" >&2
-    echo "${NODE_FIX}" >&2
-    exit 1
-  fi
-  node=node
-fi
-${DEFER_CA}
-defer_ca
-exec "$node" "$bp/lib/${entry}.cjs" "$@"
-`;
 // lib/<entry>.cjs's first statements: the version check of a node from PATH, with the bootstrap's
 // message, in syntax any Node.js that may be there parses (the rest of the file too: Node.js >= 6).
 const NODE_CHECK = (entry) => `if (Number(process.versions.node.split('.')[0]) < ${MIN_NODE_MAJOR}) {
@@ -293,12 +273,20 @@ const NODE_CHECK = (entry) => `if (Number(process.versions.node.split('.')[0]) <
 
 // src/detect.ts and src/build.ts export the function; each bundle runs it as the program.
 const contextTs = JSON.stringify(path.join(root, 'lib', 'cnb', 'context.ts'));
+const quickTs = JSON.stringify(path.join(root, 'lib', 'cnb', 'quick-detect.ts'));
 const bundleEntry = (entry, file) => ({
   sourcefile: `${entry}-entry.cjs`,
   resolveDir: path.dirname(file),
   loader: 'js',
-  contents: `const { ${entry === 'detect' ? 'runDetect' : 'runBuild'}: run } = require(${contextTs});
-module.exports = { main: () => run(require(${JSON.stringify(file)}).default) };
+  contents:
+    entry === 'detect'
+      ? `const { runDetect } = require(${contextTs});
+const { quickFiles } = require(${quickTs});
+const program = require(${JSON.stringify(file)});
+module.exports = { main: () => runDetect(program.default), quickFiles: () => program.quick && quickFiles(program.quick) };
+`
+      : `const { runBuild } = require(${contextTs});
+module.exports = { main: () => runBuild(require(${JSON.stringify(file)}).default) };
 `,
 });
 const PROGRAM = (entry) => `'use strict';
@@ -307,6 +295,14 @@ ${NODE_CHECK(entry)}
 ${LOAD}
 load('${entry}').main();
 `;
+
+/** lib/detect-quick and lib/detect-plan.toml: what bin/detect answers without Node.js (lib/cnb/quick-detect.ts), from the detect bundle's own data. */
+function writeQuickDetect(bundle, lib) {
+  const files = createRequire(bundle)(bundle).quickFiles();
+  if (!files) return;
+  fs.writeFileSync(path.join(lib, 'detect-quick'), files.data);
+  if (files.plan) fs.writeFileSync(path.join(lib, 'detect-plan.toml'), files.plan);
+}
 
 fs.rmSync(dist, { recursive: true, force: true });
 fs.mkdirSync(dist, { recursive: true });
@@ -344,8 +340,9 @@ await Promise.all(
         const outfile = path.join(out, 'lib', `${entry}.bundle.cjs`);
         await esbuild.build({ ...common, stdin: bundleEntry(entry, file), outfile, format: 'cjs', plugins: [lazyImports, asideLibraries] });
         fs.writeFileSync(path.join(out, 'lib', `${entry}.cjs`), PROGRAM(entry));
+        if (entry === 'detect') writeQuickDetect(outfile, path.join(out, 'lib'));
         await execFileAsync(carriedNode ?? process.execPath, ['-e', MAKE_CACHE, outfile, path.join(finalDist, path.relative(dist, outfile))]);
-        fs.writeFileSync(path.join(out, 'bin', entry), BOOTSTRAP(entry), { mode: 0o755 });
+        fs.writeFileSync(path.join(out, 'bin', entry), BOOTSTRAP, { mode: 0o755 });
       }),
     ];
   }),

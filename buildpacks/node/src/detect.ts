@@ -4,9 +4,11 @@
  * to the next runtime.
  */
 import type { DetectFn } from '../../../lib/cnb/context.ts';
-import { bareEntryFile, NOTHING_TO_START_FIX, readPackageJson, START_SOURCE, startMethod } from './package-json.ts';
+import { BARE_ENTRY_FILES, bareEntryFile, NOTHING_TO_START_FIX, PACKAGE_JSON, readPackageJson, START_SOURCE, startMethod } from './package-json.ts';
+import type { QuickDetect } from '../../../lib/cnb/quick-detect.ts';
 
-// The build (scripts/build.mjs) makes this bin/detect's program, and the module rbp runs in-process.
+const NO_PACKAGE_JSON = 'rbp/node: no package.json at the application root';
+
 const detect: DetectFn = (ctx) => {
   const pkg = readPackageJson(ctx.appDir);
   if (!pkg) {
@@ -18,7 +20,7 @@ const detect: DetectFn = (ctx) => {
         reason: `rbp/node: ${entry} and no package.json: the build says what to add`,
         plan: { provides: [{ name: 'node' }], requires: [{ name: 'node' }] },
       };
-    return { pass: false, reason: 'rbp/node: no package.json at the application root' };
+    return { pass: false, reason: NO_PACKAGE_JSON };
   }
   const start = startMethod(pkg, ctx.env, ctx.appDir);
   if (!start) return { pass: false, reason: `rbp/node: package.json has nothing to start. ${NOTHING_TO_START_FIX}` };
@@ -26,3 +28,6 @@ const detect: DetectFn = (ctx) => {
   return { pass: true, reason: `rbp/node: package.json, started by ${how}`, plan: { provides: [{ name: 'node' }], requires: [{ name: 'node' }] } };
 };
 export default detect;
+
+/** What bin/detect answers without Node.js (lib/cnb/quick-detect.ts): no package.json and no bare entry file at the root declines, whatever the variables. */
+export const quick: QuickDetect = { variables: [], files: [PACKAGE_JSON, ...BARE_ENTRY_FILES], declined: NO_PACKAGE_JSON };

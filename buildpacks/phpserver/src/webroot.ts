@@ -26,10 +26,10 @@ export function resolveWebroot(appDir: string, env: Record<string, string | unde
 }
 
 /** What detect says when the webroot has no index: which file is missing, and where. */
-export function missingIndexReason(webroot: Webroot): string {
+export function missingIndexReason(webroot: Webroot, exists = statIfAny(webroot.abs)?.isDirectory()): string {
   const where = webroot.rel === '.' ? 'the project root' : `${webroot.rel}/`;
   const setting = webroot.setting === undefined ? 'CC_WEBROOT unset, so the webroot is the project root' : `CC_WEBROOT=${webroot.setting}`;
-  if (!statIfAny(webroot.abs)?.isDirectory()) {
+  if (!exists) {
     return `phpserver needs index.php or index.html in the webroot, and the webroot ${where} does not exist (${setting}, ${webroot.abs})`;
   }
   return `phpserver needs index.php or index.html in the webroot: neither is in ${where} (${setting}, ${webroot.abs})`;
