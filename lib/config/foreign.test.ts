@@ -4,7 +4,7 @@ import { adoptForeignVariables } from './foreign.ts';
 import { spec } from './read.ts';
 import { FOREIGN_VARIABLES } from './variables.ts';
 
-describe("other platforms' variables (issue 30 item 5)", () => {
+describe("other platforms' variables", () => {
   it('each one means a declared variable, or says what to do instead', () => {
     for (const f of FOREIGN_VARIABLES) {
       expect(Boolean(f.means) !== Boolean(f.hint), f.name).toBe(true);

@@ -89,7 +89,7 @@ export const VARIABLES: readonly VariableSpec[] = [
 ];
 
 /**
- * Another platform's build variable (issue 30 item 5): apps that come from Paketo set these in their
+ * Another platform's build variable: apps that come from Paketo set these in their
  * project.toml. One that means the same as a contract variable (`means`) is honoured when that one is
  * unset, read by the contract variable's rule, and the build says so (lib/config/foreign.ts); one with
  * no equivalent gets a `hint` in the build log. Only build-time meanings: the launch never sees them.

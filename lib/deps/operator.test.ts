@@ -101,10 +101,11 @@ describe('operator-provided tools', () => {
     fs.mkdirSync(path.join(layersDir, 'caddy', 'bin'), { recursive: true });
     fs.writeFileSync(path.join(layersDir, 'caddy.toml'), '[types]\ncache = true\n[metadata]\nversion = "2.11.1"\n');
     await install({ RBP_TOOL_CADDY: fakeCaddy('2.11.2') }, layersDir);
-    // Only the buildpack-wide SBOM naming the operator's caddy is left.
-    expect(fs.readdirSync(layersDir).filter((f) => !/^(launch|build)\.sbom\.cdx\.json$/.test(f))).toEqual([]);
+    // Only the buildpack-wide SBOM naming the operator's caddy is left (CycloneDX and SPDX).
+    expect(fs.readdirSync(layersDir).filter((f) => !/^(launch|build)\.sbom\.(cdx|spdx)\.json$/.test(f))).toEqual([]);
     const sbom = fs
       .readdirSync(layersDir)
+      .filter((f) => f.endsWith('.cdx.json'))
       .map((f) => JSON.parse(fs.readFileSync(path.join(layersDir, f), 'utf8')) as { components: { name: string; version?: string }[] });
     expect(sbom.flatMap((d) => d.components)).toEqual([expect.objectContaining({ name: 'caddy', version: '2.11.2' })]);
   });

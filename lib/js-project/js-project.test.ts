@@ -49,7 +49,7 @@ describe('chooseTool (contract, node rule 5)', () => {
     expect(chooseTool(app(['yarn.lock']), { name: 'yarn', version: '2.4.3' }, {}).deprecated).toMatch(/Yarn 2.x is deprecated/);
     expect(chooseTool(app(['yarn.lock']), undefined, {}).deprecated).toMatch(/Yarn 1.x is deprecated/);
   });
-  it('keeps rule 5 as written when yarnPath pins a release: the tool is Yarn 1 (issue 30: the release runs once Berry is chosen)', () => {
+  it('keeps rule 5 as written when yarnPath pins a release: the tool is Yarn 1 (the release runs once Berry is chosen)', () => {
     const dir = app({ 'yarn.lock': '', '.yarnrc.yml': 'nodeLinker: node-modules\nyarnPath: .yarn/releases/yarn-3.8.7.cjs\n' });
     expect(yarnPathOf(dir)).toEqual({ file: '.yarn/releases/yarn-3.8.7.cjs', version: '3.8.7' });
     expect(yarnPathOf(app({ 'yarn.lock': '', '.yarnrc.yml': "yarnPath: '.yarn/releases/yarn-berry.cjs'\n" }))).toEqual({

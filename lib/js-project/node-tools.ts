@@ -295,7 +295,7 @@ export function hashMismatch(req: ManagerRequest, version: string, actual: strin
 }
 
 /**
- * Yarn Berry from the release checked in at yarnPath (issue 30 item 1): nothing is downloaded. The
+ * Yarn Berry from the release checked in at yarnPath: nothing is downloaded. The
  * `yarn` layer holds a `yarn` that starts that release with the Node.js on PATH, as any Yarn would
  * after reading yarnPath; its metadata records the release and its digest (SBOM, reuse).
  */

@@ -1,5 +1,5 @@
 /**
- * `rbp run` hands its place over (issue 27, memory beside the app): nothing of rbp stays resident
+ * `rbp run` hands its place over (memory beside the app): nothing of rbp stays resident
  * beside the process it starts. rbp.js run directly becomes the process on a Node.js with
  * process.execve (launcher.ts execInstead); the package's bin, dist/rbp, a POSIX sh wrapper
  * (scripts/build.mjs RBP_BIN), whatever its Node.js, runs rbp.js with a channel on fd 3 and its pid in

@@ -1,5 +1,5 @@
 /**
- * Progress on steps longer than a second (issue 26): on a terminal, a live line under the step,
+ * Progress on steps longer than a second: on a terminal, a live line under the step,
  * redrawn every second with the time so far and erased when it ends; in a file or a pipe, no control
  * characters, one result line per step. The logger with a terminal-like stream, the command runner,
  * and rbp itself in a pseudo-terminal (`script`), where the buildpack's own steps draw through rbp.

@@ -1,6 +1,6 @@
 /**
  * What rbp says about a buildpack.toml it cannot take, and a Buildpack API the lifecycle does not
- * run (issue 25): one block naming the file, the line and the rule, no stack trace, and the
+ * run: one block naming the file, the line and the rule, no stack trace, and the
  * lifecycle's exit code (1 for a file it cannot read, 12 for the API), run through the CLI as a
  * user runs `rbp detect`.
  */

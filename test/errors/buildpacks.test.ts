@@ -153,7 +153,7 @@ describe('node', () => {
   });
 });
 
-describe('node, issue 30: Yarn, Plug-n-Play and apps from other platforms', () => {
+describe('node, Yarn, Plug-n-Play and apps from other platforms', () => {
   const berryLock = (v: number) => `__metadata:\n  version: ${v}\n  cacheKey: 8\n`;
 
   it('node/package-json/missing with a server.js: the two-line package.json to add', () => {

@@ -1,6 +1,6 @@
 /**
  * rbp deploy reuses the build OUT holds when nothing changed since it was made (lib/platform/
- * build-reuse.ts, issue 27), and builds again, saying why, when anything it was made from changed:
+ * build-reuse.ts), and builds again, saying why, when anything it was made from changed:
  * the app's files, its variables, the buildpacks, the options, or OUT itself (an app that wrote into
  * its workspace gets a fresh one, as from an image). Real deploys through the test's node-server
  * buildpack (a real Node.js HTTP server), each answering its health check.

@@ -1,5 +1,5 @@
 /**
- * Issue 17: `bun --bun run start` makes `node` mean Bun through a folder that Bun shares between all
+ * `bun --bun run start` makes `node` mean Bun through a folder that Bun shares between all
  * its runs, /tmp/bun-node-<revision>/node (Bun ignores TMPDIR for it). A link left there by a Bun that
  * is gone dangles, and `node` then fell through to the Node.js layer: the app ran on Node.js and
  * `Bun.serve` crashed. The build writes its own `node -> bun` link (layer bun-node), first on the launch PATH; this test leaves

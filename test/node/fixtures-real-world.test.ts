@@ -1,6 +1,6 @@
 /**
- * Issue 12: real-world app families (workspaces, reused builds, every Yarn, locked installs…), and
- * issue 30: apps as they come from other platforms and real Yarn set-ups (a release checked in at
+ * real-world app families (workspaces, reused builds, every Yarn, locked installs…), and
+ * apps as they come from other platforms and real Yarn set-ups (a release checked in at
  * yarnPath, a Berry project left to Yarn 1, Plug'n'Play started with plain node after a custom
  * build, a PnP loader that fails on the default Node.js, Paketo's BP_NODE_VERSION, a server.js
  * without package.json, an app with no SIGTERM handler), as fixtures/node-*: see driver.ts.

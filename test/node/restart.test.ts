@@ -1,5 +1,5 @@
 /**
- * Issue 12 item 9, run time (fixtures/node-crash, a real Node.js server that counts its starts):
+ * Run time (fixtures/node-crash, a real Node.js server that counts its starts):
  * `rbp run --restart on-failure` starts a crashed app again with back-off and logs each restart; a
  * clean exit ends the run with status 0 and is not logged as a failure; without --restart a crash ends
  * the run; a busy public port is reported before the app starts; variables given to `rbp build --env`

@@ -1,5 +1,5 @@
 /**
- * App images (issue "Ship it", item 3; issue 23: self-contained, reproducible, reused layers): `rbp build APP --out OUT --image DIR` writes the built app
+ * App images (issue "Ship it", item 3; self-contained, reproducible, reused layers): `rbp build APP --out OUT --image DIR` writes the built app
  * as an OCI image layout shaped as the reference exporter shapes one (run image + launcher +
  * launch layers + /workspace, the lifecycle's labels and env), and podman (runc) runs it: the
  * default process answers 200 and the container stops cleanly on SIGTERM.

@@ -1,5 +1,5 @@
 /**
- * rbp against the reference lifecycle (issue 25): what differs by Buildpack API, buildpack.toml's
+ * rbp against the reference lifecycle: what differs by Buildpack API, buildpack.toml's
  * acceptance rules, project.toml's include/exclude before detect, and what a rebuild restores (layer
  * SBOMs; nothing with --clear-cache). Each case runs the same buildpacks on the same app through rbp
  * and through the lifecycle's phases (differential.ts) and compares what both observed.

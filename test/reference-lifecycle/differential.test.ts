@@ -1,5 +1,5 @@
 /**
- * rbp against the reference lifecycle, on the same inputs (issue 10, part 3): the scripted shell
+ * rbp against the reference lifecycle, on the same inputs (part 3): the scripted shell
  * buildpacks of fixtures/buildpacks exercising each lifecycle rule of cnb-spec.md. Each scenario runs
  * through `rbp` (detect, build, run) and through the lifecycle's detector, builder and launcher; the
  * two observations must be equal: detect exit code, group and plan; build exit code; launch layers

@@ -1,5 +1,5 @@
 /**
- * No Node.js on the build image (issue 10, part 4): bin/detect and bin/build are POSIX sh bootstraps
+ * No Node.js on the build image (part 4): bin/detect and bin/build are POSIX sh bootstraps
  * (scripts/build.mjs) that run the bundled code with the Node.js carried in the buildpack
  * (`npm run build -- --with-node`), else a `node` >= 20 from PATH. Under the reference lifecycle, with
  * a PATH that holds every program of this machine but node:

@@ -1,5 +1,5 @@
 /**
- * Our three buildpacks under the reference lifecycle, without rbp (issue 10, part 2).
+ * Our three buildpacks under the reference lifecycle, without rbp (part 2).
  *
  * Detect, every runtime fixture (fixtures/node-*, static-*, php-* with a test.json), with the
  * variables of its first case: the reference detector, over the order node, static, phpserver (as

@@ -1,5 +1,5 @@
 /**
- * The command line, fuzzed (issue 28): 1,000 generated command lines (commands known and mistyped,
+ * The command line, fuzzed: 1,000 generated command lines (commands known and mistyped,
  * each command's flags and others', unknown flags, flags without values, values that look like
  * flags, odd strings and paths, `--`) run through rbp's main() in this process, and a sample of them
  * through the installed form, `dist/rbp` (where Node.js itself reads the command line first). Every

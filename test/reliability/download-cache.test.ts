@@ -1,5 +1,5 @@
 /**
- * Issue 28, point 3 and issue 26's shared download cache, with real builds: four builds of
+ * The shared download cache, with real builds: four builds of
  * different node apps start at once on one empty download cache; the first is killed (rbp and its
  * buildpack, SIGKILL, as a power cut would) while it downloads Node.js, holding that entry's lock.
  * The other three wait for the lock to turn stale, one of them downloads, the others link: every

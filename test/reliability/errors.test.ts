@@ -1,5 +1,5 @@
 /**
- * Inputs that used to end in a stack trace (issue 11, "Stack traces instead of errors"): each one is
+ * Inputs that used to end in a stack trace ("Stack traces instead of errors"): each one is
  * now a user error with an id (exit 2, or the lifecycle's status), or works.
  */
 import { execFileSync } from 'node:child_process';

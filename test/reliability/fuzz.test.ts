@@ -1,5 +1,5 @@
 /**
- * Seeded fuzzing (issue 11): generated package.json, composer.json and variable values through
+ * Seeded fuzzing: generated package.json, composer.json and variable values through
  * `rbp detect` (our three buildpacks, in the automatic order) and `rbp run --dry-run` (the launch
  * entrypoint's plan). Any stack trace, hang, "internal error", `undefined` or a secret's value in
  * the output fails,

@@ -1,5 +1,5 @@
 /**
- * OUT as a transaction (issue 11, "Data loss"): rbp never replaces a folder it did not make, never
+ * OUT as a transaction ("Data loss"): rbp never replaces a folder it did not make, never
  * builds into or around the app, holds one lock per OUT, and a failed, killed or concurrent build
  * leaves a runnable OUT (the previous one or the new complete one), with its temp folders gone and
  * the buildpack's whole process group stopped.

@@ -1,5 +1,5 @@
 /**
- * Confinement (issue 11): a path from the app or a variable resolves inside the app after following
+ * Confinement: a path from the app or a variable resolves inside the app after following
  * symlinks, with one resolver (lib/app-path.ts); the cache VCL is the first user of it. A file
  * outside the app is refused before any tool reads it, so its lines never reach the build log.
  */

@@ -1,5 +1,5 @@
 /**
- * Secrets (issue 11): the registry credentials never go through a `.npmrc` the app controls (a
+ * Secrets: the registry credentials never go through a `.npmrc` the app controls (a
  * symlink, dangling or to a file outside the app, or a hard link), and no error echoes a value
  * typed with `:` for `=` in `--env` or a line without `=` in `--env-file`.
  */

@@ -34,7 +34,7 @@ describe('installOutputs', () => {
   });
 });
 
-describe('missingDevTool (issue 12 item 7)', () => {
+describe('missingDevTool', () => {
   const pkg = { devDependencies: { nuxt: '^3', typescript: '^5', '@scope/semver': '1' } };
   it('finds the development dependency that provides a command the shell did not find', () => {
     expect(missingDevTool(pkg, '> postinstall\n> nuxt prepare\n\nsh: 1: nuxt: not found\nnpm error code 127')).toEqual({ command: 'nuxt', dependency: 'nuxt' });

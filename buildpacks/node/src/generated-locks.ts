@@ -2,7 +2,7 @@
  * Lock files an install writes that the source did not hold (`npm install` writes package-lock.json
  * when there is none): kept in a cache layer and put back when the modules layer is reused, so the app
  * after the build is the same whether the dependencies were installed or reused, and the same input
- * gives the same image (issue 23). The app's own lock files are left as they are.
+ * gives the same image. The app's own lock files are left as they are.
  */
 import fs from 'node:fs';
 import path from 'node:path';

@@ -140,7 +140,7 @@ export const NOTHING_TO_START_FIX =
 export const BARE_ENTRY_FILES = ['server.js', 'index.js'] as const;
 
 /**
- * A Node.js app with no package.json (issue 30 item 5): a server.js or index.js at the root, and
+ * A Node.js app with no package.json: a server.js or index.js at the root, and
  * nothing another runtime serves (an index.html, index.htm or index.php at the root, or CC_WEBROOT
  * or CC_BUILD_COMMAND set). The contract requires package.json: detect takes such an app so that its
  * build says which one to add, instead of no runtime taking it.

@@ -27,7 +27,7 @@ describe('the package manager version (contract, node rule 7)', () => {
     expect(managerVersion(explicit('yarn'), undefined)?.constraint).toBe('1.22.22');
     expect(managerVersion(explicit('yarn2'), undefined)?.constraint).toBe('2');
   });
-  it('yarn-berry: the release checked in at yarnPath runs, before packageManager and the default (issue 30 item 1)', () => {
+  it('yarn-berry: the release checked in at yarnPath runs, before packageManager and the default', () => {
     const berry = { tool: 'yarn-berry', manager: 'yarn-berry', because: 'CC_NODE_BUILD_TOOL' } as const;
     const release = { file: '.yarn/releases/yarn-2.4.3.cjs', abs: '/app/.yarn/releases/yarn-2.4.3.cjs', version: '2.4.3' };
     expect(managerVersion(berry, undefined, undefined, release)).toMatchObject({

@@ -33,7 +33,7 @@ function app(files: Record<string, string>): string {
   return dir;
 }
 
-describe('Plug-n-Play at launch (issue 30 item 3)', () => {
+describe('Plug-n-Play at launch', () => {
   it('finds .pnp.cjs (Yarn 3+) or .pnp.js (Yarn 2), and the ESM loader when Yarn wrote one', () => {
     expect(pnpFilesOf(app({ 'package.json': '{}' }))).toBeUndefined();
     const d = app({ '.pnp.cjs': '', '.pnp.loader.mjs': '' });
@@ -77,7 +77,7 @@ describe('Plug-n-Play at launch (issue 30 item 3)', () => {
   });
 });
 
-describe('the PnP loader and Node.js EBADF incompatibility (issue 30 item 4)', () => {
+describe('the PnP loader and Node.js EBADF incompatibility', () => {
   it('reads each release’s own gate: which Node.js it works around', () => {
     expect(loaderCovers(GATES['4.12.0']!, '24.15.0')).toBe(false);
     expect(loaderCovers(GATES['4.14.0']!, '24.15.0')).toBe(false);

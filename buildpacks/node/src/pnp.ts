@@ -1,5 +1,5 @@
 /**
- * Yarn Plug'n'Play at launch (issue 30 items 3 and 4). An app installed with PnP has no
+ * Yarn Plug'n'Play at launch. An app installed with PnP has no
  * node_modules: `.pnp.cjs` resolves `require()`, and `.pnp.loader.mjs` (when Yarn wrote one) serves
  * ES modules from the zip archives of `.yarn/cache`. `yarn node` preloads them; a process started
  * with plain `node` does not, and fails with "Cannot find module". Whenever the built app has them

@@ -40,7 +40,7 @@ function thrown(fn: () => void): UserError | undefined {
 
 const yarn1 = { tool: 'yarn', manager: 'yarn', because: 'yarn.lock' } as const;
 
-describe('the lock file a Yarn writes (issue 30 item 2)', () => {
+describe('the lock file a Yarn writes', () => {
   it('tells Berry lock files (with their lockfile version) from Yarn 1 ones', () => {
     expect(yarnLockFormat(app({ 'yarn.lock': BERRY_LOCK(6) }))).toEqual({ berry: true, version: 6 });
     expect(yarnLockFormat(app({ 'yarn.lock': YARN1_LOCK }))).toEqual({ berry: false });
@@ -66,7 +66,7 @@ describe('the lock file a Yarn writes (issue 30 item 2)', () => {
   });
 });
 
-describe('a Berry project that rule 5 leaves to Yarn 1 (issue 30 item 2)', () => {
+describe('a Berry project that rule 5 leaves to Yarn 1', () => {
   it('names every piece of evidence; a .yarnrc.yml alone is not enough', () => {
     const dir = app({ 'yarn.lock': BERRY_LOCK(4), '.yarnrc.yml': 'nodeLinker: node-modules\n' });
     expect(berryEvidence(dir, { engines: { yarn: '2.4.x' } }, '1.22.22')).toEqual({
@@ -96,7 +96,7 @@ describe('a Berry project that rule 5 leaves to Yarn 1 (issue 30 item 2)', () =>
   });
 });
 
-describe('the release checked in at yarnPath (issue 30 item 1)', () => {
+describe('the release checked in at yarnPath', () => {
   it('is the Yarn that runs: its version from its name, else from running it', () => {
     const named = app({ '.yarnrc.yml': 'yarnPath: .yarn/releases/yarn-2.4.3.cjs\n', '.yarn/releases/yarn-2.4.3.cjs': '' });
     expect(checkedInYarn(named, () => undefined)).toMatchObject({ file: '.yarn/releases/yarn-2.4.3.cjs', version: '2.4.3' });

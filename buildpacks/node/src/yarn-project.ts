@@ -1,5 +1,5 @@
 /**
- * Which Yarn runs, and whether the project fits it (issue 30 items 1 and 2). The contract picks the
+ * Which Yarn runs, and whether the project fits it. The contract picks the
  * tool (node rule 5: Yarn Berry for a yarn.lock only with packageManager yarn@3/4, else Yarn 1; or
  * CC_NODE_BUILD_TOOL) and the default version (rule 7). On top of that, as every Yarn does itself, a
  * release checked in at `yarnPath` (.yarnrc.yml) is the Yarn that runs: it is started from the app,

@@ -13,7 +13,7 @@ const app = (ini?: string) => {
   return dir;
 };
 
-describe('extensions php.ini needs (issue 30 item 5)', () => {
+describe('extensions php.ini needs', () => {
   it('reads ini pairs as PHP does: comments, sections and quotes aside', () => {
     expect(iniPairs('; c\n[PHP]\nsession.save_handler = "redis" ; inline\nmemory_limit=77M\n')).toEqual([
       ['session.save_handler', 'redis'],

@@ -1,5 +1,5 @@
 /**
- * The extensions php.ini needs (issue 30 item 5). An app that keeps its sessions in Redis or
+ * The extensions php.ini needs. An app that keeps its sessions in Redis or
  * memcached says so in php.ini (`session.save_handler = redis`, the way Paketo's and Heroku's PHP
  * apps do), not in composer.json: that handler is an extension, required like an `ext-*` of
  * Composer, and so are the extensions php.ini loads itself (`extension=redis`). The build checks them

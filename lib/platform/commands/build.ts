@@ -12,7 +12,7 @@ import { readProjectDescriptor } from '../project-descriptor.ts';
 import { defaultDeployOut } from '../rbp-dirs.ts';
 import { list, one, orderOf, parsePort, parseTimeout, str, usage, type Handler } from './context.ts';
 
-// The build and packaging code (execa, tar, ...) loads only when a command uses it (issue 14).
+// The build and packaging code (execa, tar, ...) loads only when a command uses it.
 const buildModule = () => import('../build.ts');
 const packagingModule = () => import('../cli-package.ts');
 const deployModule = () => import('../deploy.ts');
