@@ -20,8 +20,8 @@ const machine = `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${Math.
 const header = [
   '# Benchmark results',
   '',
-  'Produced by `npm run bench` (or `node scripts/bench.mjs NAME...` for some); ratios compare rbp with the raw commands a user would type, in the same run.',
-  'Each section says when it was run and under what load; a run replaces only its own sections, so the hand-written ones (the breakdown) stay.',
+  'Written by `npm run bench` (`node scripts/bench.mjs NAME...` runs some sections, replacing only theirs); each ratio compares rbp with the raw commands or the tool a user would run, measured in the same run, and each goal row says whether it is met.',
+  'Each section says when it ran and under what load; earlier figures are in git.',
   '',
 ];
 /** The sections of RESULTS.md as it is, by their "## name" title, in order. */

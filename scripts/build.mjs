@@ -71,6 +71,29 @@ const MIN_NODE_MAJOR = 20;
 // lib/cnb/extra-ca.ts's DEFERRED_CA_CERTS (test/deps/extra-ca.test.ts checks they agree).
 const DEFERRED_CA_CERTS = '_RBP_DEFERRED_NODE_EXTRA_CA_CERTS';
 
+// dist/cli-detect.bundle.cjs: the CLI for `rbp detect` (a platform runs it on every build), `rbp
+// --version` and `rbp help`, without the command modules of the other commands (build, run, packaging:
+// execa, tar, the OCI code), a third of the whole CLI to load. rbp.js picks it for those commands.
+const DETECT_BUNDLE = 'cli-detect.bundle.cjs';
+const DETECT_BUNDLE_ARGS = ['detect', 'version', '--version', '-V', 'help', '--help', '-h', ''];
+// The command modules cli-commands.ts loads for the other commands: a name that no longer exists fails the build.
+const NOT_FOR_DETECT = ['build.ts', 'run.ts', 'package.ts', 'prune.ts'].map((f) => path.join(root, 'lib', 'platform', 'commands', f));
+for (const f of NOT_FOR_DETECT)
+  if (!fs.existsSync(f)) throw new Error(`scripts/build.mjs: NOT_FOR_DETECT names ${path.relative(root, f)}, which does not exist`);
+const withoutCommands = {
+  name: 'without-commands',
+  setup(b) {
+    b.onResolve({ filter: /\.ts$/ }, (a) => {
+      const p = path.resolve(a.resolveDir, a.path);
+      return a.kind === 'dynamic-import' && NOT_FOR_DETECT.includes(p) ? { path: p, namespace: 'not-for-detect' } : undefined;
+    });
+    b.onLoad({ filter: /.*/, namespace: 'not-for-detect' }, (a) => ({
+      loader: 'js',
+      contents: `throw new Error(${JSON.stringify(`${path.relative(root, a.path)} is not in ${DETECT_BUNDLE}: rbp.js runs only detect, version and help from it`)});`,
+    }));
+  },
+};
+
 // Libraries that most runs never call are files of their own beside each bundle that may call them,
 // loaded (a plain require, relative to the bundle) at their first use, so that loading the bundle
 // does not read and deserialize them: in a warm rebuild, rbp's and the buildpack's build load each
@@ -139,6 +162,23 @@ const LAZY = {
   tar: ['c', 't', 'x'],
   yaml: ['parse'],
 };
+// A built-in that many modules import is made an ES module once: esbuild would otherwise copy its
+// exports into a new object for each importing module (__toESM), at every start of the bundle.
+const builtinsOnce = {
+  name: 'builtins-once',
+  setup(b) {
+    b.onResolve({ filter: /^node:/ }, (a) =>
+      a.kind === 'import-statement' && a.namespace === 'file' && !a.importer.includes(`${path.sep}node_modules${path.sep}`) && !(a.path in LAZY)
+        ? { path: a.path, namespace: 'builtin' }
+        : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'builtin' }, async (a) => {
+      const names = Object.keys(await import(a.path)).filter((n) => n !== 'default' && /^[A-Za-z_$][\w$]*$/.test(n));
+      const exports = names.map((n) => `export const ${n} = m.${n};`).join('\n');
+      return { loader: 'js', contents: `const m = require(${JSON.stringify(a.path)});\nexport default m;\n${exports}\n` };
+    });
+  },
+};
 const lazyImports = {
   name: 'lazy-imports',
   setup(b) {
@@ -179,7 +219,8 @@ if (Number(process.versions.node.split('.')[0]) < ${MIN_RBP_NODE_MAJOR}) {
 const fs = require('node:fs');
 const path = require('node:path');
 const vm = require('node:vm');
-const file = path.join(__dirname, 'rbp.bundle.cjs');
+const light = ${JSON.stringify(DETECT_BUNDLE_ARGS)}.includes(process.argv[2] ?? '') && fs.existsSync(path.join(__dirname, '${DETECT_BUNDLE}'));
+const file = path.join(__dirname, light ? '${DETECT_BUNDLE}' : 'rbp.bundle.cjs');
 const cacheFile = file + '.v8cache';
 let cachedData;
 try {
@@ -333,12 +374,19 @@ await Promise.all(
         if (entry === 'launch') {
           // bin/launch stays one JS file: the build copies it into a launch layer and runs it with a chosen node.
           const outfile = path.join(out, 'bin', entry);
-          await esbuild.build({ ...common, entryPoints: [file], outfile, format: 'cjs', banner: { js: '#!/usr/bin/env node' }, plugins: [lazyImports] });
+          await esbuild.build({
+            ...common,
+            entryPoints: [file],
+            outfile,
+            format: 'cjs',
+            banner: { js: '#!/usr/bin/env node' },
+            plugins: [lazyImports, builtinsOnce],
+          });
           fs.chmodSync(outfile, 0o755);
           return;
         }
         const outfile = path.join(out, 'lib', `${entry}.bundle.cjs`);
-        await esbuild.build({ ...common, stdin: bundleEntry(entry, file), outfile, format: 'cjs', plugins: [lazyImports, asideLibraries] });
+        await esbuild.build({ ...common, stdin: bundleEntry(entry, file), outfile, format: 'cjs', plugins: [lazyImports, builtinsOnce, asideLibraries] });
         fs.writeFileSync(path.join(out, 'lib', `${entry}.cjs`), PROGRAM(entry));
         if (entry === 'detect') writeQuickDetect(outfile, path.join(out, 'lib'));
         await execFileAsync(carriedNode ?? process.execPath, ['-e', MAKE_CACHE, outfile, path.join(finalDist, path.relative(dist, outfile))]);
@@ -366,7 +414,11 @@ const cli = {
   entryPoints: [path.join(root, 'scripts', 'rbp.ts')],
   format: 'cjs',
 };
-await Promise.all([esbuild.build({ ...cli, outfile: path.join(dist, 'rbp.bundle.cjs'), plugins: [lazyImports, asideLibraries] }), ...asideBeside(dist)]);
+await Promise.all([
+  esbuild.build({ ...cli, outfile: path.join(dist, 'rbp.bundle.cjs'), plugins: [lazyImports, builtinsOnce, asideLibraries] }),
+  esbuild.build({ ...cli, outfile: path.join(dist, DETECT_BUNDLE), plugins: [withoutCommands, lazyImports, builtinsOnce, asideLibraries] }),
+  ...asideBeside(dist),
+]);
 fs.writeFileSync(path.join(dist, 'rbp.js'), RBP_LOADER, { mode: 0o755 });
 fs.writeFileSync(path.join(dist, 'rbp'), RBP_BIN, { mode: 0o755 });
 // dist/rbp.js is CommonJS (the package is "type": "module"): no ES module loader to start.
@@ -379,7 +431,7 @@ const shown = path.relative(root, finalDist) || finalDist;
 // Detect runs on every build, each time a Node.js start plus this file's load: its size is watched.
 const kib = (f) => `${(fs.statSync(f).size / 1024).toFixed(1)} KiB`;
 console.error(
-  `detect bundles: ${names.map((n) => `${n} ${kib(path.join(finalDist, 'buildpacks', n, 'lib', 'detect.bundle.cjs'))}`).join(', ')}; rbp.bundle.cjs ${kib(path.join(finalDist, 'rbp.bundle.cjs'))}`,
+  `detect bundles: ${names.map((n) => `${n} ${kib(path.join(finalDist, 'buildpacks', n, 'lib', 'detect.bundle.cjs'))}`).join(', ')}; rbp.bundle.cjs ${kib(path.join(finalDist, 'rbp.bundle.cjs'))}, ${DETECT_BUNDLE} ${kib(path.join(finalDist, DETECT_BUNDLE))}`,
 );
 console.error(
   `built ${names.map((n) => `${shown}/buildpacks/${n}`).join(', ')} and ${shown}/rbp.js${carriedNode ? ` (each buildpack carries ${carriedNode})` : ''}`,

@@ -123,7 +123,7 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
     const platformDir = path.join(tmp.dir, 'platform');
     writePlatformEnv(platformDir, opts.userEnv);
     linkBindings(platformDir, opts.bindings ?? []);
-    const penv: PhaseEnv = { base: filteredHostEnv(), user: opts.userEnv, operator, platformDir };
+    const penv: PhaseEnv = { base: filteredHostEnv(), user: opts.userEnv, operator, platformDir, scratch: tmp.dir };
     await phases({ opts, tx, penv, tmp: tmp.dir, interrupt, result, taken: reuse?.taken, phase });
     summarize(result, log);
     return result;

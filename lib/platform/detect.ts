@@ -5,7 +5,6 @@
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { escapeId, type BuildpackRef } from '../cnb/descriptor.ts';
 import { readBuildPlan, type BuildPlan, type BuildpackPlanEntry } from '../cnb/plan.ts';
@@ -49,11 +48,13 @@ export interface PhaseEnv {
   operator: EnvMap;
   /** CNB_PLATFORM_DIR, whose env/ holds `user`. */
   platformDir: string;
+  /** A private folder of rbp's, removed after the build: the plan files and what detect printed. */
+  scratch: string;
 }
 
 /** One buildpack's bin/detect, as the lifecycle runs it: in the app's folder, with its plan file to write. */
-async function runDetect(ref: BuildpackRef, appDir: string, penv: PhaseEnv, plans: string, signal: AbortSignal): Promise<DetectRun> {
-  const planPath = path.join(plans, `${escapeId(ref.descriptor.buildpack.id)}-plan.toml`);
+async function runDetect(ref: BuildpackRef, appDir: string, penv: PhaseEnv, signal: AbortSignal): Promise<DetectRun> {
+  const planPath = path.join(penv.scratch, `${escapeId(ref.descriptor.buildpack.id)}-detect-plan.toml`);
   fs.writeFileSync(planPath, '', { mode: 0o600 });
   const env = buildProcessEnv({
     base: penv.base,
@@ -62,15 +63,16 @@ async function runDetect(ref: BuildpackRef, appDir: string, penv: PhaseEnv, plan
     clearEnv: ref.descriptor.buildpack['clear-env'] === true,
     cnb: detectCnbEnv(ref, penv.platformDir, planPath),
   });
-  const bin = path.join(ref.dir, 'bin', 'detect');
+  // What it prints goes to a file beside its plan (no pipe to read as it comes): the log shows it once it ended.
+  const said = `${planPath}.out`;
+  const fd = fs.openSync(said, 'w', 0o600);
   const r = await new Promise<DetectRun>((resolve) => {
-    let output = '';
-    const child = spawn(bin, [penv.platformDir, planPath], { cwd: appDir, env, stdio: ['ignore', 'pipe', 'pipe'], signal });
-    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-    child.once('error', (e) => resolve({ code: -1, output, error: e.name === 'AbortError' ? 'not needed' : e.message }));
-    child.once('close', (code, sig) => resolve({ code: code ?? -1, output, ...(code === null ? { error: `killed by ${sig}` } : {}) }));
+    const child = spawn(path.join(ref.dir, 'bin', 'detect'), [penv.platformDir, planPath], { cwd: appDir, env, stdio: ['ignore', fd, fd], signal });
+    child.once('error', (e) => resolve({ code: -1, output: '', error: e.name === 'AbortError' ? 'not needed' : e.message }));
+    child.once('close', (code, sig) => resolve({ code: code ?? -1, output: '', ...(code === null ? { error: `killed by ${sig}` } : {}) }));
   });
+  fs.closeSync(fd);
+  r.output = fs.readFileSync(said, 'utf8');
   if (r.code === 0) {
     try {
       r.plan = readBuildPlan(planPath);
@@ -114,7 +116,6 @@ export async function detect(order: Order, appDir: string, penv: PhaseEnv, log: 
   // As the lifecycle's detector when it starts: every buildpack the order names (a composite, not
   // its components) must be of a Buildpack API it supports, else exit 12 before any detect runs.
   for (const group of order) for (const e of group) verifyBuildpackApi(e.ref);
-  const plans = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-detect-'));
   const abort = new AbortController();
   const runs = new Map<string, Promise<DetectRun>>();
   const here = machineTarget();
@@ -135,7 +136,7 @@ export async function detect(order: Order, appDir: string, penv: PhaseEnv, log: 
               output: '',
               error: `unable to satisfy target os/arch constraints; this machine: ${JSON.stringify(here)}, buildpack: ${JSON.stringify(targets)}`,
             })
-          : runDetect(ref, appDir, penv, plans, abort.signal);
+          : runDetect(ref, appDir, penv, abort.signal);
       runs.set(key, run);
     }
     return run;
@@ -188,7 +189,6 @@ export async function detect(order: Order, appDir: string, penv: PhaseEnv, log: 
   } finally {
     abort.abort();
     await Promise.all(runs.values());
-    fs.rmSync(plans, { recursive: true, force: true });
   }
 }
 

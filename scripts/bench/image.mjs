@@ -1,4 +1,4 @@
-// App image benchmark (issue 23): a warm `rbp build APP --out OUT --image DIR` (nothing changed: the
+// App image benchmark: a warm `rbp build APP --out OUT --image DIR` (nothing changed: the
 // build reuses every layer, the export every image layer) against a warm `pack build` of the same app
 // with our builder (trusted: the creator, its cache volume warm), measured in the same run.
 // Goal: warm rbp build --image ≤ 0.1 × warm pack build.

@@ -187,7 +187,7 @@ async function rbpDetect(s: Scenario, app: string): Promise<DetectOutcome> {
       order,
       app,
       readProjectDescriptor(app)?.filter,
-      { base: filteredHostEnv(BASE_ENV), user: s.userEnv ?? {}, operator: s.operatorEnv ?? {}, platformDir },
+      { base: filteredHostEnv(BASE_ENV), user: s.userEnv ?? {}, operator: s.operatorEnv ?? {}, platformDir, scratch: tmpDir('rbp-diff-scratch-') },
       new Logger({ out: sink, color: false }),
     );
   } catch (e) {

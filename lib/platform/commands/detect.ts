@@ -37,14 +37,15 @@ export const run: Handler = async (ctx) => {
   // exit path; one a killed rbp left is removed first.
   sweepStaleTemps();
   const tmp = privateTemp('rbp-platform-');
-  writePlatformEnv(tmp.dir, env);
+  const platformDir = path.join(tmp.dir, 'platform');
+  writePlatformEnv(platformDir, env);
   try {
     log.section('Detect');
     const r = await detectApp(
       order,
       path.resolve(app),
       project?.filter,
-      { base: filteredHostEnv(), user: env, operator: operatorEnv(), platformDir: tmp.dir },
+      { base: filteredHostEnv(), user: env, operator: operatorEnv(), platformDir, scratch: tmp.dir },
       log,
     );
     const failure = r.code === EXIT.detectError ? 'detection failed with a buildpack error' : 'no buildpack group passed detection';
