@@ -119,17 +119,6 @@ export function appPathError(o: {
   });
 }
 
-/** Resolves or throws the user error: for callers that need the path now. */
-export function appPath(
-  appDir: string,
-  value: string,
-  o: { id: string; what: string; kind: AppPathKind; fix: string; mustExist?: boolean; where?: string },
-): AppPath {
-  const r = resolveAppPath(appDir, value, o.kind, o.mustExist ?? true);
-  if (r.problem) throw appPathError({ ...o, value, problem: r.problem });
-  return r.path!;
-}
-
 /**
  * The index files each runtime serves a folder with, in the order it looks for them: the one place
  * that says it (static rule 3: index.html or index.htm; phpserver detection: index.php, then

@@ -93,19 +93,3 @@ export function linkFile(s: string, d: string): void {
     else throw e;
   }
 }
-
-/** The first line of `file` (at most 200 bytes), or undefined when it cannot be read. */
-export function firstLine(file: string): string | undefined {
-  let fd: number | undefined;
-  try {
-    fd = fs.openSync(file, 'r');
-    const buf = Buffer.alloc(200);
-    const text = buf.toString('utf8', 0, fs.readSync(fd, buf, 0, buf.length, 0));
-    const nl = text.indexOf('\n');
-    return nl < 0 ? text : text.slice(0, nl);
-  } catch {
-    return undefined;
-  } finally {
-    if (fd !== undefined) fs.closeSync(fd);
-  }
-}

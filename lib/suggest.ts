@@ -29,9 +29,3 @@ function swapped(a: string, b: string): boolean {
   const diff = [...a].flatMap((ch, i) => (ch === b[i] ? [] : [i]));
   return diff.length === 2 && diff[1] === diff[0]! + 1 && a[diff[0]!] === b[diff[1]] && a[diff[1]] === b[diff[0]!];
 }
-
-/** ` Did you mean X?` with what to type, or nothing. */
-export function didYouMean(input: string, candidates: readonly string[], shown: (w: string) => string = (w) => w): string {
-  const c = closest(input, candidates);
-  return c ? ` Did you mean ${shown(c)}?` : '';
-}

@@ -363,12 +363,6 @@ export function readLayout(layoutDir: string, refName?: string): ReadImage {
   return { layoutDir, manifestDigest: digest, manifest, config, layerFiles: manifest.layers.map((l) => blobPath(layoutDir, l.digest)) };
 }
 
-/** Unpacks an image's layers, in order, into `root` (no whiteouts: buildpackage layers add files only). */
-export async function unpackLayers(image: ReadImage, root: string): Promise<void> {
-  fs.mkdirSync(root, { recursive: true });
-  for (const file of image.layerFiles) await tar.x({ file, cwd: root, preserveOwner: false });
-}
-
 /** Extracts a layout archive (`.cnb`) into `dir`. */
 export async function extractArchive(file: string, dir: string): Promise<void> {
   fs.mkdirSync(dir, { recursive: true });

@@ -27,11 +27,6 @@ export interface DetectRun {
   error?: string;
 }
 
-export interface DetectedBuildpack {
-  ref: BuildpackRef;
-  plan: BuildpackPlanEntry[];
-}
-
 export interface DetectOutcome {
   code: number;
   group?: BuildpackRef[];

@@ -18,9 +18,6 @@ export const SERVER_VERSIONS: Record<ServerVersion['selector'], ServerVersion> =
   '8.5': { selector: '8.5', server: '1.12.3', php: '8.5', caddy: '2.11.3' },
 };
 
-/** The PHP line of the default server: `8.4` for 8.4.12. */
-export const DEFAULT_LINE = SERVER_VERSIONS.default.php.split('.').slice(0, 2).join('.');
-
 /** The PHP line a server version carries: `8.4` for 8.4.12, `8.5` for 8.5. */
 export function phpLine(php: string): string {
   return php.split('.').slice(0, 2).join('.');
