@@ -3,9 +3,11 @@
  * and extensions) before anything is installed, then installs the application server, the `php`
  * command and the Composer dependencies, and records what the launch needs.
  */
+import path from 'node:path';
 import type { BuildContext } from '../../../lib/cnb/context.ts';
 import { prependPath } from '../../../lib/cnb/env.ts';
 import { dependenciesOf } from '../../../lib/deps/index.ts';
+import { inLayers } from '../../../lib/launch/decision.ts';
 import { installLaunch } from '../../../lib/launch/install.ts';
 import { Logger } from '../../../lib/log.ts';
 import { phpServerLaunch, type PhpServerDecision } from './command.ts';
@@ -75,14 +77,14 @@ export default async function build(ctx: BuildContext): Promise<void> {
       version: server.version,
       php: server.php,
       caddy: server.caddy,
-      path: server.path,
+      path: inLayers(ctx.layersDir, server.path),
       source: server.source,
       variable: server.variable,
     },
     ...(worker ? { worker } : {}),
-    ...(php.phprc ? { phprc: php.phprc } : {}),
+    ...(php.phprc ? { phprc: path.relative(ctx.appDir, php.phprc) || '.' } : {}),
   };
-  await installLaunch(ctx, decision, { direct: phpServerLaunch(decision) });
+  await installLaunch(ctx, decision, { stored: phpServerLaunch(decision) });
 }
 
 /**
