@@ -156,10 +156,11 @@ rbp_tick() {
   [ -n "$rbp_got" ] || wait "$rbp_tk" 2>/dev/null
 }
 
-# Stops every member: SIGTERM to each group, SIGKILL to those left after the stop timeout, and to
-# every group at the end, so nothing a member started outlives the launch.
+# Stops every member: signal $1 to each group (none: a stop signal reached them already), SIGKILL to
+# those left after the stop timeout, and to every group at the end, so nothing a member started
+# outlives the launch.
 rbp_stop_all() {
-  for rbp_i in $rbp_started; do rbp_kill TERM "$rbp_i"; done
+  [ -z "$1" ] || for rbp_i in $rbp_started; do rbp_kill "$1" "$rbp_i"; done
   rbp_n=0
   while rbp_reap && rbp_left && [ -n "$rbp_left" ]; do
     if [ "$rbp_n" -ge "$rbp_stop_ticks" ]; then
@@ -209,7 +210,7 @@ rbp_member_ended() {
       printf '%s\n' "! $rbp_prog ($rbp_v) $rbp_how$rbp_stopping_others; the launch exits with status $rbp_st"
     fi
   fi
-  rbp_stop_all
+  rbp_stop_all TERM
 }
 
 # Member $1 did not listen ($2 says how): the run ends with its status for that.
@@ -217,12 +218,12 @@ rbp_not_listening() {
   rbp_f "$1" nls
   rbp_st=$rbp_v rbp_cause=failure
   if [ "$rbp_restart" = on-failure ]; then printf '%s\n' "! $2"; else printf '%s\n' "! $2; the launch exits with status $rbp_st"; fi
-  rbp_stop_all
+  rbp_stop_all TERM
 }
 
 # The run ended by a stop signal: every member stopped; the app's status, or 128+n when it never ended.
 rbp_by_signal() {
-  rbp_stop_all
+  rbp_stop_all ''
   rbp_cause=signal
   if [ -n "$rbp_st_0" ]; then
     rbp_st=$rbp_st_0
