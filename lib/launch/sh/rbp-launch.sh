@@ -22,18 +22,30 @@ case $0 in
   */*) rbp_self=$0 ;;
   *) rbp_self=$(command -v -- "$0") || exit 82 ;;
 esac
-# The app's folder is where the launch starts; the folder of the buildpack's layers is two up.
-cd -P . && rbp_app=$PWD || exit 82
-cd -P "${rbp_self%/*}/.." && rbp_layer=$PWD && cd -P .. && rbp_layers=$PWD && cd "$rbp_app" || exit 82
+case $rbp_self in /*) ;; *) rbp_self=$PWD/$rbp_self ;; esac
+# The app's folder is where the launch starts; the layer is two up from this script, the folder of
+# the buildpack's layers one more (read from the path, so no cd leaves its mark in the environment).
+rbp_app=$PWD
+rbp_layer=${rbp_self%/*}
+rbp_layer=${rbp_layer%/*}
+rbp_layers=${rbp_layer%/*}
 rbp_unset='
 (unset)'
 
 # The launch's stdin, for the app and the hooks (sh gives a background process /dev/null instead).
 exec 3<&0
 
+# Into folder $1, leaving no OLDPWD of the launch's own behind.
+rbp_cd() {
+  [ "$1" != "$PWD" ] || return 0
+  rbp_o=${OLDPWD+set}
+  cd "$1" || return
+  [ -n "$rbp_o" ] || unset OLDPWD
+}
+
 # The app's environment, in this shell: its folder, no middleware's secret, the plan's variables.
 rbp_app_env() {
-  cd "$rbp_cwd" || exit 82
+  rbp_cd "$rbp_cwd" || exit 82
   # shellcheck disable=SC2086 # a list of variable names
   unset $rbp_0_unset
   [ -z "$rbp_0_env" ] || eval "export $rbp_0_env"

@@ -107,7 +107,7 @@ rbp_start() {
 
 # In a member's own shell: its folder, the secrets it may not see unset, its variables.
 rbp_member_env() {
-  cd "$rbp_cwd" || return
+  rbp_cd "$rbp_cwd" || return
   # shellcheck disable=SC2086 # a list of variable names
   unset $rbp_su
   [ -z "$rbp_se" ] || eval "export $rbp_se"
