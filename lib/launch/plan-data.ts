@@ -42,7 +42,12 @@ interface Member {
 /** The program a command runs: the first word of a `sh -c` script (after `exec`), else argv[0]'s name. */
 export function programOf(argv: string[]): string {
   const script = ['sh', '/bin/sh', 'bash', '/bin/bash'].includes(argv[0] ?? '') && argv[1] === '-c' ? argv[2] : undefined;
-  const words = script ? script.trim().split(/\s+/).filter((w) => !/^[A-Za-z_][A-Za-z0-9_]*=/.test(w) && w !== 'exec') : argv;
+  const words = script
+    ? script
+        .trim()
+        .split(/\s+/)
+        .filter((w) => !/^[A-Za-z_][A-Za-z0-9_]*=/.test(w) && w !== 'exec')
+    : argv;
   return path.basename(words[0] ?? argv[0] ?? '');
 }
 
@@ -61,19 +66,17 @@ function members(plan: LaunchPlan): Member[] {
     unset: secrets,
     ...(flow ? { listen: flow.appPort, nls: APP_NOT_LISTENING_STATUS } : {}),
   };
-  const outer = [...(flow?.middlewares ?? [])].reverse().map(
-    (m): Member => ({
-      name: LABEL[m.kind],
-      prog: m.kind === 'block' ? 'node' : programOf(m.argv),
-      shown: m.shown,
-      argv: m.argv,
-      env: {},
-      unset: secrets.filter((k) => MIDDLEWARE_SECRETS[k] !== m.kind),
-      listen: m.listen,
-      status: FAILURE_STATUS[m.kind],
-      nls: FAILURE_STATUS[m.kind],
-    }),
-  );
+  const outer = [...(flow?.middlewares ?? [])].reverse().map((m): Member => ({
+    name: LABEL[m.kind],
+    prog: m.kind === 'block' ? 'node' : programOf(m.argv),
+    shown: m.shown,
+    argv: m.argv,
+    env: {},
+    unset: secrets.filter((k) => MIDDLEWARE_SECRETS[k] !== m.kind),
+    listen: m.listen,
+    status: FAILURE_STATUS[m.kind],
+    nls: FAILURE_STATUS[m.kind],
+  }));
   return [app, ...outer];
 }
 

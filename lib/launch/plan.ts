@@ -142,7 +142,13 @@ function reasonsToStay(planned: RuntimePlan, flow: FlowPlan | undefined, restart
  * runtime's own plan with that port, the restart policy. Every user error of the run environment
  * is thrown here, before anything starts. `port` replaces the port plan's (a stored plan's stand-in).
  */
-export async function planLaunch(runtime: RuntimeLaunch, env: NodeJS.ProcessEnv, appDir: string, layersDir: string, opts: { port?: number } = {}): Promise<LaunchPlan> {
+export async function planLaunch(
+  runtime: RuntimeLaunch,
+  env: NodeJS.ProcessEnv,
+  appDir: string,
+  layersDir: string,
+  opts: { port?: number } = {},
+): Promise<LaunchPlan> {
   checkRefusals(runtime, env);
   const requestFlow = await planFlow(env, appDir);
   const port = opts.port !== undefined ? { port: opts.port, source: 'the launch' } : appPort(env, runtime.portVariable, appDir);

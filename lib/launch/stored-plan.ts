@@ -46,14 +46,15 @@ export async function storePlan(runtime: RuntimeLaunch, build: { env: NodeJS.Pro
   const base: Record<string, string> = {};
   for (const [k, v] of Object.entries(build.env)) if (v !== undefined && !/^(RBP|CNB)_/.test(k) && !portVars.includes(k)) base[k] = v;
   const reads = new Set<string>();
-  let whole = false;
+  // A plan that lists the whole environment depends on all of it: nothing could be recorded.
+  const listed = { whole: false };
   const env = new Proxy(base, {
-    get: (t, k) => (typeof k === 'string' && reads.add(k), Reflect.get(t, k)),
+    get: (t, k) => (typeof k === 'string' && reads.add(k), Reflect.get(t, k) as string | undefined),
     has: (t, k) => (typeof k === 'string' && reads.add(k), Reflect.has(t, k)),
-    ownKeys: (t) => ((whole = true), Reflect.ownKeys(t)),
+    ownKeys: (t) => ((listed.whole = true), Reflect.ownKeys(t)),
   });
   const plan = await planLaunch(runtime, env, build.appDir, build.layersDir, { port: PORT_REF });
-  if (whole) return { ok: false, why: 'the plan reads the whole environment' };
+  if (listed.whole) return { ok: false, why: 'the plan reads the whole environment' };
   if (plan.requestFlow) return { ok: false, why: 'a request flow runs in front of the app' };
   const names = [...reads].filter((k) => !portVars.includes(k)).sort();
   const odd = names.find((k) => !/^[A-Za-z_][A-Za-z0-9_]*$/.test(k));

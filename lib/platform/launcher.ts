@@ -314,7 +314,7 @@ export function execInstead(plan: LaunchPlan): void {
   const before = process.cwd();
   try {
     process.chdir(plan.cwd);
-    execve.call(process, plan.argv[0]!, plan.argv, plan.env as Record<string, string>);
+    execve.call(process, plan.argv[0]!, plan.argv, plan.env);
   } catch {
     // Refused before replacing anything: rbp starts the process as a child instead.
     process.chdir(before);

@@ -17,7 +17,13 @@ const CRASH = ' --crash-after 4000';
 function chainEnv(crashing?: string): { env: Record<string, string>; operator: Record<string, string> } {
   const mw = (name: string) => MW(name) + (crashing === name ? CRASH : '');
   return {
-    env: { CC_REQUEST_FLOW: 'custom', CC_REQUEST_FLOW_CUSTOM: mw('custom'), ACCESSPROXY_CHALLENGE_SECRET: 's1', CC_REDIRECTOR_PROJECT_KEY: 's2', FLOW_APP_CHILD: '1' },
+    env: {
+      CC_REQUEST_FLOW: 'custom',
+      CC_REQUEST_FLOW_CUSTOM: mw('custom'),
+      ACCESSPROXY_CHALLENGE_SECRET: 's1',
+      CC_REDIRECTOR_PROJECT_KEY: 's2',
+      FLOW_APP_CHILD: '1',
+    },
     operator: { RBP_ACCESSPROXY_COMMAND: mw('accessproxy'), RBP_REDIRECTOR_COMMAND: mw('redirector') },
   };
 }
@@ -62,7 +68,10 @@ describe('a part of a request-flow launch ends (rbp run)', () => {
         const how = sig === 'SIGKILL' ? 'was killed by SIGKILL' : 'exited with status 0';
         const expected = 'status' in p ? p.status : sig === 'SIGKILL' ? 137 : 0;
         expect(status, run.output()).toBe(expected);
-        const lines = run.output().split('\n').filter((l) => l.includes(`${p.prog} (${p.name})`));
+        const lines = run
+          .output()
+          .split('\n')
+          .filter((l) => l.includes(`${p.prog} (${p.name})`));
         expect(lines, run.output()).toEqual([expect.stringContaining(`${p.prog} (${p.name}) ${how}; stopping `)]);
         await expectNothingLeft(run, pids);
       });
@@ -95,7 +104,12 @@ describe('a part of a request-flow launch ends (rbp run)', () => {
         expect(await waitHttp(port, run)).toMatchObject({ status: 200 });
         expect(await member(run.proc.pid!, PARTS.app.match)).not.toBe(app);
       }
-      expect(run.output().split('\n').filter((l) => l.startsWith('! restarting'))).toHaveLength(2);
+      expect(
+        run
+          .output()
+          .split('\n')
+          .filter((l) => l.startsWith('! restarting')),
+      ).toHaveLength(2);
       expect(run.output().match(/- request flow ready/g)).toHaveLength(3);
     } finally {
       expect(await run.stop()).toBe(0);
@@ -121,7 +135,9 @@ describeNeeding(varnishd, 'the cache proxy (Varnish) ends (rbp run)', () => {
       expect(pids.length).toBeGreaterThanOrEqual(4);
       process.kill(await member(run.proc.pid!, /^\S*varnishd /), sig);
       expect(await run.exited, run.output()).toBe(93);
-      expect(run.output()).toMatch(new RegExp(`! varnishd \\(cache proxy\\) (was killed by SIGKILL|exited with status \\d+); stopping app; the launch exits with status 93`));
+      expect(run.output()).toMatch(
+        new RegExp(`! varnishd \\(cache proxy\\) (was killed by SIGKILL|exited with status \\d+); stopping app; the launch exits with status 93`),
+      );
       await expectNothingLeft(run, pids);
     });
   }

@@ -164,7 +164,6 @@ describe('a node app with nothing to supervise (the runtime’s Node.js 24)', ()
     process.kill(pid, 'SIGKILL');
     expect(await run.exited).toBe(137);
   });
-
 });
 
 describe('prestart only: it runs first, then the launcher steps aside', () => {

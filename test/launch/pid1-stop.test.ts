@@ -74,7 +74,10 @@ describeNeeding(appImage, 'the launch as PID 1', () => {
     beforeAll(async () => {
       const app = tmpDir('rbp-pid1-flow-');
       fs.cpSync(path.join(FIXTURES, 'flow-app'), app, { recursive: true });
-      fs.writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'flow-app', version: '1.0.0', private: true, scripts: { start: 'node server.js' } }));
+      fs.writeFileSync(
+        path.join(app, 'package.json'),
+        JSON.stringify({ name: 'flow-app', version: '1.0.0', private: true, scripts: { start: 'node server.js' } }),
+      );
       image = path.join(lowerTmp('rbp-pid1-flow-'), 'image');
       const r = await rbp(['build', app, '--type', 'node', '--out', path.join(tmpDir('rbp-pid1-flow-'), 'out'), '--image', image]);
       expect(r.exitCode, r.all).toBe(0);
@@ -94,7 +97,10 @@ describeNeeding(appImage, 'the launch as PID 1', () => {
         CC_REDIRECTOR_PROJECT_KEY: 's2',
         RBP_REDIRECTOR_COMMAND: MW('redirector', crashing === 'redirector'),
       };
-      const id = await runDetached(`oci:${image}:latest`, Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`]));
+      const id = await runDetached(
+        `oci:${image}:latest`,
+        Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`]),
+      );
       expect(await body200(port), await logs(id)).toContain('hello from flow-app');
       return { id, port };
     }
@@ -114,7 +120,14 @@ describeNeeding(appImage, 'the launch as PID 1', () => {
           else if (part === 'app') await fetch(`http://127.0.0.1:${port}/exit?status=5`).catch(() => undefined);
           const code = await exitCode(id);
           const log = await logs(id);
-          const ended = how === 'SIGKILL' ? 'was killed by SIGKILL' : how === 'SIGTERM' ? 'exited with status 0' : part === 'app' ? 'exited with status 5' : 'exited with status 3';
+          const ended =
+            how === 'SIGKILL'
+              ? 'was killed by SIGKILL'
+              : how === 'SIGTERM'
+                ? 'exited with status 0'
+                : part === 'app'
+                  ? 'exited with status 5'
+                  : 'exited with status 3';
           expect(log).toContain(`node (${p.name}) ${ended}; stopping `);
           const own = how === 'SIGKILL' ? '137' : how === 'SIGTERM' ? '0' : '5';
           expect(code, log).toBe(p.status === undefined ? own : String(p.status));

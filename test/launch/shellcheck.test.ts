@@ -13,7 +13,9 @@ const shellcheck = requirement(found, { what: 'shellcheck', how: 'apt-get instal
 
 it.skipIf(shellcheck.skip)('every .sh file of the repository passes shellcheck', () => {
   shellcheck.value();
-  const files = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '*.sh'], { cwd: ROOT, encoding: 'utf8' }).split('\n').filter(Boolean);
+  const files = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '*.sh'], { cwd: ROOT, encoding: 'utf8' })
+    .split('\n')
+    .filter(Boolean);
   expect(files).toEqual(expect.arrayContaining(['lib/launch/sh/rbp-launch.sh', 'lib/launch/sh/supervise.sh']));
   const r = spawnSync('shellcheck', ['-x', '--severity=warning', '--format=gcc', ...files], { cwd: ROOT, encoding: 'utf8' });
   expect(r.stdout + r.stderr).toBe('');

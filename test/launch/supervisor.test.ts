@@ -75,7 +75,11 @@ function run(p: LaunchPlan, env: Record<string, string> = {}, cleanup: string[] 
   fs.copyFileSync(path.join(ROOT, 'lib/launch/sh/rbp-launch.sh'), path.join(layer, 'bin/rbp-launch'));
   fs.chmodSync(path.join(layer, 'bin/rbp-launch'), 0o755);
   fs.copyFileSync(path.join(ROOT, 'lib/launch/sh/supervise.sh'), path.join(layer, 'supervise.sh'));
-  const data = ["rbp_reads='' rbp_port_vars='' rbp_needs_node_before='' rbp_needs_node_after=''", `rbp_plan=${shQuote(planData(p, undefined, cleanup).join('\n'))}`, ''];
+  const data = [
+    "rbp_reads='' rbp_port_vars='' rbp_needs_node_before='' rbp_needs_node_after=''",
+    `rbp_plan=${shQuote(planData(p, undefined, cleanup).join('\n'))}`,
+    '',
+  ];
   fs.writeFileSync(path.join(layer, 'stored-plan.sh'), data.join('\n'));
   const child = spawn(path.join(layer, 'bin/rbp-launch'), [], { cwd: p.cwd, env: { PATH: process.env.PATH!, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
@@ -226,7 +230,9 @@ describe('the supervisor, with a request flow', () => {
     const [pub, appPort] = [await freePort(), await freePort()];
     const stubborn = `require('node:net').createServer((c) => c.end()).listen(${pub}); process.on('SIGTERM', () => {});`;
     const mw = middleware(dir, 'custom', pub, stubborn);
-    const r = run(plan(dir, `exec ${process.execPath} -e ${shQuote(listener(appPort))}\n`, { stopMs: 300, flow: { publicPort: pub, appPort, middlewares: [mw] } }));
+    const r = run(
+      plan(dir, `exec ${process.execPath} -e ${shQuote(listener(appPort))}\n`, { stopMs: 300, flow: { publicPort: pub, appPort, middlewares: [mw] } }),
+    );
     await r.until('request flow ready');
     r.child.kill('SIGTERM');
     expect(await r.exited, r.output()).toBe(0);
@@ -255,9 +261,17 @@ describe('the supervisor, with a request flow', () => {
   it('a middleware gets no secret of the others; the app none at all', async () => {
     const dir = tmpDir('rbp-sh-');
     const [pub, appPort] = [await freePort(), await freePort()];
-    const mw = middleware(dir, 'accessproxy', pub, `console.log('mw sees', process.env.ACCESSPROXY_CHALLENGE_SECRET, process.env.CC_REDIRECTOR_PROJECT_KEY); ${listener(pub)}`);
+    const mw = middleware(
+      dir,
+      'accessproxy',
+      pub,
+      `console.log('mw sees', process.env.ACCESSPROXY_CHALLENGE_SECRET, process.env.CC_REDIRECTOR_PROJECT_KEY); ${listener(pub)}`,
+    );
     const app = `echo "app sees [\${ACCESSPROXY_CHALLENGE_SECRET-}] [\${CC_REDIRECTOR_PROJECT_KEY-}]"\nexec ${process.execPath} -e ${shQuote(listener(appPort))}\n`;
-    const r = run(plan(dir, app, { flow: { publicPort: pub, appPort, middlewares: [mw] } }), { ACCESSPROXY_CHALLENGE_SECRET: 'a1', CC_REDIRECTOR_PROJECT_KEY: 'r2' });
+    const r = run(plan(dir, app, { flow: { publicPort: pub, appPort, middlewares: [mw] } }), {
+      ACCESSPROXY_CHALLENGE_SECRET: 'a1',
+      CC_REDIRECTOR_PROJECT_KEY: 'r2',
+    });
     await r.until('request flow ready');
     r.child.kill('SIGTERM');
     expect(await r.exited).toBe(0);
