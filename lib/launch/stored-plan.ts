@@ -34,7 +34,7 @@ function needsNode(): [string, string] {
     title: 'This launch needs a Node.js to plan it, and the image has none',
     seen: { what: 'what changed since the build', value: mark, where: 'the launch environment' },
     rule: "Without a Node.js the launch follows the plan its build stored, made with the build's variables: it holds while every variable the plan read keeps its value at build (the port aside). The build saw nothing that needed a Node.js at launch, so it put none in the image.",
-    fix: "Set the same variables at build and build again, or give the launch a Node.js: RBP_LAUNCHER_NODE naming the run image's, at launch or at build.",
+    fix: 'Set the same variables at build and build again, or give the launch a Node.js: RBP_LAUNCHER_NODE naming one, in the launch environment.',
   });
   const [before, after] = text.split(JSON.stringify(mark));
   return [before!, after ?? ''];
