@@ -33,8 +33,8 @@ export function middlewareActive(env: NodeJS.ProcessEnv, appDir: string = proces
 
 /**
  * Without a middleware, the variables that say the app's port, first set first: the runtime's own
- * (CC_STATIC_PORT, CC_PHPSERVER_PORT; none for node), then the public port's; else PUBLIC_PORT. The
- * direct launch script (direct.ts) renders the same chain in sh.
+ * (CC_STATIC_PORT, CC_PHPSERVER_PORT; none for node), then the public port's; else PUBLIC_PORT. A
+ * stored plan names the same chain for the launch to read its port from (stored-plan.ts).
  */
 export function portChain(runtimeVar: string | undefined): string[] {
   return [...(runtimeVar ? [runtimeVar] : []), 'RBP_PUBLIC_PORT'];

@@ -145,15 +145,21 @@ rbp_left() {
   done
 }
 
-# Waits for a child to end or a trapped signal, whichever first; a background sleep bounds the wait
-# (a child that ends just before the wait begins is seen at the next look).
+# Waits for a member to end or a trapped signal, whichever first. The app alone is waited for
+# itself; several members, through a background sleep that bounds the wait (a member that ends just
+# before the wait begins is seen at the next look).
 rbp_tick() {
+  [ -z "$rbp_got" ] || return 0
+  if [ "$rbp_members" = 0 ]; then
+    wait "$rbp_pid_0" 2>/dev/null
+    return 0
+  fi
   if ! rbp_alive "$rbp_tk"; then
     [ -z "$rbp_tk" ] || wait "$rbp_tk" 2>/dev/null
     sleep 2 >/dev/null 2>&1 3<&- &
     rbp_tk=$!
   fi
-  [ -n "$rbp_got" ] || wait "$rbp_tk" 2>/dev/null
+  wait "$rbp_tk" 2>/dev/null
 }
 
 # Stops every member: signal $1 to each group (none: a stop signal reached them already), SIGKILL to
