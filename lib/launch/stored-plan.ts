@@ -64,8 +64,9 @@ export async function storePlan(runtime: RuntimeLaunch, build: { env: NodeJS.Pro
   const clash = names.find((k) => base[k]?.includes(String(PORT_REF)));
   if (clash) return { ok: false, why: `${clash} holds the number the stored plan stands in for the port` };
   const refs: [RegExp, string][] = [
-    [new RegExp(`${escape(build.layersDir)}(?=[/'])`, 'g'), `'"$rbp_layers"'`],
-    [new RegExp(`${escape(build.appDir)}(?=[/'])`, 'g'), `'"$rbp_app"'`],
+    // A folder, not the start of another name beside it.
+    [new RegExp(`${escape(build.layersDir)}(?![\\w.-])`, 'g'), `'"$rbp_layers"'`],
+    [new RegExp(`${escape(build.appDir)}(?![\\w.-])`, 'g'), `'"$rbp_app"'`],
     [new RegExp(String(PORT_REF), 'g'), `'"$rbp_port"'`],
   ];
   const word = (text: string) => refs.reduce((w, [re, ref]) => w.replace(re, ref), shQuote(text));
