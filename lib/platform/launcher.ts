@@ -19,7 +19,7 @@ import { DRY_RUN_LABEL } from '../cnb/launch.ts';
 import { readLayerToml } from '../cnb/layers.ts';
 import { redactEnv, UserError } from '../errors.ts';
 import { checkPortFree } from '../launch/ports.ts';
-import { read } from '../config/read.ts';
+import { isSet, read } from '../config/read.ts';
 import { filteredHostEnv, operatorEnv, TRUST_VARS } from './env.ts';
 import { isDir } from './fsops.ts';
 import { readLaunchMetadata, type ExportedProcess } from './metadata.ts';
@@ -161,7 +161,7 @@ export function planLaunch(opts: RunOptions): LaunchPlan {
   const args = processArgs(proc, opts.args, bpApi);
   const aware = (md.labels ?? []).some((l) => l.key === DRY_RUN_LABEL && l.value.split(',').includes(type));
   // Our launch plans on a Node.js: rbp's own, unless the operator names one.
-  if (aware && !env.RBP_LAUNCHER_NODE) env.RBP_LAUNCHER_NODE = process.execPath;
+  if (aware && !isSet(env, 'RBP_LAUNCHER_NODE')) Object.assign(env, { RBP_LAUNCHER_NODE: process.execPath });
   // metadata.toml comes from disk: a process written without `direct` is not the shell form.
   // eslint-disable-next-line @typescript-eslint/no-unnecessary-boolean-literal-compare
   if (proc.direct === false) {
