@@ -5,10 +5,12 @@
  * restart policy the whole launch starts again. Real processes under `rbp run`: the flow fixtures'
  * app and proxies (fixtures/flow-app), and Debian's Varnish for the cache proxy.
  */
+import path from 'node:path';
+import { execa } from 'execa';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { describeNeeding, varnishdRequirement } from '../helpers/requirement.ts';
-import { freePort } from '../helpers/rbp.ts';
-import { buildFlowApp, startRun, waitHttp, waitOutput, type Running } from '../request-flow/helpers.ts';
+import { envArgs, FIXTURES, freePort, RBP, tmpDir } from '../helpers/rbp.ts';
+import { buildFlowApp, flowBuildpack, startRun, waitHttp, waitOutput, type Running } from '../request-flow/helpers.ts';
 import { descendants, member, stillRunning } from './processes.ts';
 
 const MW = (name: string) => `node middleware.mjs ${name} @@LISTEN_PORT@@ @@FORWARD_PORT@@`;
@@ -116,6 +118,35 @@ describe('a part of a request-flow launch ends (rbp run)', () => {
     }
     await expectNothingLeft(run, pids);
   });
+});
+
+describe('a part of a request-flow launch ends (rbp deploy)', () => {
+  it('rbp deploy starts the whole launch again, with back-off, one line per restart', async () => {
+    const [port, appPort] = [await freePort(), await freePort()];
+    const { env, operator } = chainEnv();
+    const args = ['deploy', path.join(FIXTURES, 'flow-app'), '--out', path.join(tmpDir('rbp-deploy-parts-'), 'out'), '--buildpack', await flowBuildpack()];
+    const proc = execa('node', [RBP, ...args, '--port', String(port), ...envArgs({ FLOW_RUNTIME: 'node', ...env })], {
+      reject: false,
+      all: true,
+      env: { NO_COLOR: '1', RBP_APP_PORT: String(appPort), RBP_RESTART_FIRST_DELAY: '0.2', ...operator },
+      forceKillAfterDelay: false,
+    });
+    let text = '';
+    proc.all.on('data', (d: Buffer) => (text += d.toString()));
+    const run: Running = { proc, output: () => text, exited: proc.then((r) => r.exitCode ?? -1), stop: async () => (proc.kill('SIGTERM'), run.exited) };
+    try {
+      await waitOutput(run, '- deployed:', 120_000);
+      const app = await member(proc.pid!, PARTS.app.match);
+      process.kill(await member(proc.pid!, PARTS.redirector.match), 'SIGKILL');
+      await waitOutput(run, '! node (redirection proxy) was killed by SIGKILL; stopping ');
+      await waitOutput(run, '! restarting the app in 200ms (restart 1, --restart on-failure; last exit status 92)');
+      await waitOutput(run, /request flow ready[\s\S]*request flow ready/);
+      expect(await member(proc.pid!, PARTS.app.match)).not.toBe(app);
+      expect((await waitHttp(port, run)).status).toBe(200);
+    } finally {
+      await run.stop();
+    }
+  }, 180_000);
 });
 
 const varnishd = varnishdRequirement('the cache proxy part of a-part-ends.test.ts');
