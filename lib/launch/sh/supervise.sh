@@ -74,15 +74,15 @@ rbp_on_stop() {
   done
   [ -z "$rbp_cn" ] || printf '%s\n' "- SIG$1: stopping $rbp_cn"
   for rbp_ci in $rbp_started; do
-    eval "rbp_cd=\$rbp_done_$rbp_ci"
-    [ -n "$rbp_cd" ] || rbp_kill "$1" "$rbp_ci"
+    eval "rbp_cd=\$rbp_done_$rbp_ci rbp_cp=\$rbp_pid_$rbp_ci"
+    [ -n "$rbp_cd" ] || kill -s "$1" -- "-$rbp_cp" 2>/dev/null || kill -s "$1" "$rbp_cp" 2>/dev/null
   done
 }
 
 # QUIT, USR1 and USR2 are the app's own (a dump, a reload): to its group, as they are.
 rbp_pass() {
   rbp_got=1
-  [ -n "$rbp_done_0" ] || rbp_kill "$1" 0
+  [ -n "$rbp_done_0" ] || kill -s "$1" -- "-$rbp_pid_0" 2>/dev/null || kill -s "$1" "$rbp_pid_0" 2>/dev/null
 }
 
 # Starts member $1 in its own group, with the launch's stdin for the app and none for the others.
