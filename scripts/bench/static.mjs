@@ -1,6 +1,6 @@
-// Static runtime benchmarks (issue "Speed to the limit", launch): the time to the first 200 of a site
-// started three ways, medians of 5 each, in one run: by `rbp run`; by the app's launch process alone
-// (the direct launch script, lib/launch/direct.ts, as a platform's launcher starts it); and by the
+// Static runtime benchmarks (launch): the time to the first 200 of a site started three ways, medians
+// of 5 each, in one run: by `rbp run`; by the app's launch process alone (rbp-launch, as a platform's
+// launcher starts it in an image with no Node.js: the plan stored at build); and by the
 // same server started by hand with the same command line. Goal: the launch process within 100 ms of
 // the server by hand. Then the throughput served through `rbp run` vs. by hand (nothing may sit in the
 // request path). The site is fixtures/static-caddy-forced served by caddy file-server (RBP_TOOL_CADDY,
@@ -42,9 +42,10 @@ export async function run() {
   const viaRbpRun = await firstOk((port) => spawn('node', [rbp, 'run', out, '--port', String(port), '--env', 'CC_STATIC_SERVER=caddy'], { env, stdio: 'ignore' }));
   const launched = viaRbpRun.last;
 
-  // The launch process alone, with the environment a platform's launcher gives it.
+  // The launch process alone, with the environment a platform's launcher gives it (no Node.js named).
   const md = JSON.parse(execFileSync('node', [rbp, 'run', out, '--dry-run', '--port', '8080', '--env', 'CC_STATIC_SERVER=caddy'], { env }).toString());
-  const launchEnv = (port) => ({ ...md.env, PORT: String(port), RBP_PUBLIC_PORT: String(port), CC_STATIC_SERVER: 'caddy' });
+  const { RBP_LAUNCHER_NODE: _node, ...platformEnv } = md.env;
+  const launchEnv = (port) => ({ ...platformEnv, PORT: String(port), RBP_PUBLIC_PORT: String(port), CC_STATIC_SERVER: 'caddy' });
   const viaLaunch = await firstOk((port) => spawn(md.argv[0], md.argv.slice(1), { cwd: md.cwd, env: launchEnv(port), stdio: 'ignore' }));
   await stop(viaLaunch.last.child);
 
