@@ -94,12 +94,15 @@ fi
 if [ -n "$rbp_node" ]; then
   [ "${RBP_DRY_RUN-}" != 1 ] || exec "$rbp_node" "$rbp_layer/plan.cjs" 3<&-
   rbp_plan=$("$rbp_node" "$rbp_layer/plan.cjs" 3<&-) || exit
+elif [ "${RBP_DRY_RUN-}" = 1 ]; then
+  printf '%s\n' "rbp-launch: a dry run prints the plan the planner makes, on a Node.js: name one with RBP_LAUNCHER_NODE" >&2
+  exit 1
 elif [ -f "$rbp_layer/stored-plan.sh" ]; then
   # shellcheck source=/dev/null
   . "$rbp_layer/stored-plan.sh"
   rbp_check_stored
 else
-  printf '%s\n' "rbp-launch: no Node.js to plan this launch: none in the image and RBP_LAUNCHER_NODE is unset (build with RBP_LAUNCHER_NODE naming the run image's Node.js)" >&2
+  printf '%s\n' "rbp-launch: no Node.js to plan this launch: the image has none for it and RBP_LAUNCHER_NODE is unset (set RBP_LAUNCHER_NODE to the run image's Node.js, or build without it: the build then puts one in the image)" >&2
   exit 1
 fi
 eval "$rbp_plan"
