@@ -75,10 +75,12 @@ export async function installLaunch(ctx: BuildContext, decision: LaunchDecision,
   const log = opts.log ?? new Logger();
   checkRequestFlowAtBuild(ctx.appDir, ctx.env, log);
   const layer = writeLayer(ctx, decision);
-  const stored = opts.stored ? await storePlan(opts.stored, { env: ctx.env, appDir: ctx.appDir, layersDir: ctx.layersDir }) : undefined;
+  // A request flow is planned at launch only: its ports are the launch's, its tools the run image's.
+  const flow = isActive(ctx.env, ctx.appDir);
+  const stored = opts.stored && !flow ? await storePlan(opts.stored, { env: ctx.env, appDir: ctx.appDir, layersDir: ctx.layersDir }) : undefined;
   if (stored?.ok) fs.writeFileSync(path.join(layer, STORED_PLAN_FILE), stored.text);
   const needs = [
-    ...(isActive(ctx.env, ctx.appDir) ? ['the request flow is active'] : []),
+    ...(flow ? ['the request flow is active'] : []),
     ...(!opts.stored ? ['the runtime plans its command at launch'] : stored && !stored.ok ? [stored.why] : []),
   ];
   const runtimeNode = opts.node ? usableRuntimeNode(opts.node, log) : undefined;
