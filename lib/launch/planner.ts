@@ -2,8 +2,8 @@
  * The planner: the Node.js end of the launch, plan.cjs in the launcher layer (each buildpack's
  * src/launch.ts bundled). sh/rbp-launch.sh runs it and reads what it prints: the launch plan as data
  * (plan-data.ts), which the sh carries out; with RBP_DRY_RUN=1 (`rbp run --dry-run`) the plan as JSON
- * instead. It starts nothing. Before it hands a plan over it checks that the plan's ports are free
- * and writes the files the plan's processes need (the cache proxy's folder). A user error is printed
+ * instead. It starts nothing. Before it hands a request flow over it checks that the flow's ports are
+ * free and writes the files its processes need (the cache proxy's folder). A user error is printed
  * as one block, without a stack trace, and ends the launch.
  */
 import path from 'node:path';
@@ -13,7 +13,6 @@ import { isUserError, renderUserError } from '../errors.ts';
 import { launcherLayer } from './decision.ts';
 import { planData } from './plan-data.ts';
 import { planJson, planLaunch, type RuntimeLaunch } from './plan.ts';
-import { checkPortFree } from './ports.ts';
 import { checkFlowPortsFree } from './request-flow/plan.ts';
 
 /**
@@ -28,9 +27,8 @@ export async function runPlanner(runtime: () => RuntimeLaunch): Promise<void> {
       process.stdout.write(`${JSON.stringify(planJson(plan, env), null, 2)}\n`);
       return;
     }
-    // A busy port is reported before anything starts: with middleware, every port of the flow.
+    // A busy port of the flow is reported before anything starts (rbp run and rbp deploy check the public port themselves).
     if (plan.requestFlow) await checkFlowPortsFree(plan.requestFlow);
-    else if (env.PORT !== undefined) await checkPortFree(plan.port);
     const made = (plan.requestFlow?.middlewares ?? []).flatMap((m) => (m.prepare ? [m.prepare()] : []));
     process.stdout.write(`${planData(plan, undefined, made).join('\n')}\n`);
   } catch (e) {

@@ -67,9 +67,9 @@ export function appListenPort(env: NodeJS.ProcessEnv, runtimeVar?: string, appDi
 }
 
 /**
- * Nothing may listen on the app's port when it starts. Checked before the launch (rbp run, rbp deploy)
- * and by the planner: Caddy and FrankenPHP bind with SO_REUSEPORT, so a second server on a
- * busy port does not fail, it silently shares the port with the first.
+ * Nothing may listen on the app's port when it starts. Checked before the launch (rbp run, rbp
+ * deploy; the planner checks a request flow's ports): Caddy and FrankenPHP bind with SO_REUSEPORT, so
+ * a second server on a busy port does not fail, it silently shares the port with the first.
  */
 export async function checkPortFree(port: number): Promise<void> {
   if (await bindable(port)) return;
