@@ -4,7 +4,8 @@
 //   bin/detect, bin/build   POSIX sh bootstraps (see BOOTSTRAP): a build image needs no Node.js
 //   lib/detect.cjs, lib/build.cjs   the programs they run: each runs the bundle of its entry
 //                           (lib/<entry>.bundle.cjs, self-contained) with V8's code cache
-//   bin/launch              the launch entrypoint, run as `<node> <layer>/bin/launch` (lib/launch/entry.ts)
+//   bin/launch              the launch planner (lib/launch/planner.ts), copied by the build into its launcher layer
+//   launch/*.sh             the launch's sh (lib/launch/sh/), copied there too
 //   node/bin/node           only when packaged with `--with-node[=PATH]`: the Node.js the bootstraps use
 //
 //   node scripts/build.mjs                  # bootstraps use node >= 20 from PATH
@@ -143,8 +144,7 @@ const asideBeside = (dir) =>
 const LAZY = {
   // ~6 ms to load, with node:stream; dotenv loads it for its own encryption, which rbp never uses.
   'node:crypto': 'default',
-  // ~1 MiB resident in the Node.js launcher, which needs it only for CC_REQUEST_FLOW=block (issue
-  // 27: memory beside the app); rbp itself only for a deployment's health check.
+  // rbp needs it only for a deployment's health check.
   'node:http': 'default',
   // Not among the modules Node.js loads at its start (~0.3 ms): rbp detect calls nothing of it.
   'node:os': 'default',
@@ -366,13 +366,14 @@ await Promise.all(
       fs.chmodSync(path.join(out, 'node', 'bin', 'node'), 0o755);
     }
     fs.mkdirSync(path.join(out, 'lib'), { recursive: true });
+    fs.cpSync(path.join(root, 'lib', 'launch', 'sh'), path.join(out, 'launch'), { recursive: true });
     return [
       ...asideBeside(path.join(out, 'lib')),
       ...ENTRYPOINTS.map(async (entry) => {
         const file = path.join(src, 'src', `${entry}.ts`);
         if (!fs.existsSync(file)) throw new Error(`${name}: src/${entry}.ts is missing`);
         if (entry === 'launch') {
-          // bin/launch stays one JS file: the build copies it into a launch layer and runs it with a chosen node.
+          // bin/launch stays one JS file: the build copies it into the launcher layer, where the launch runs it with a chosen node.
           const outfile = path.join(out, 'bin', entry);
           await esbuild.build({
             ...common,

@@ -81,10 +81,9 @@ export const VARIABLES: readonly VariableSpec[] = [
   // Set by rbp itself for the buildpacks and the launch entrypoint (not meant to be set by hand).
   { name: 'RBP_INSTANCE_SIZE', kind: { type: 'string' }, scope: 'internal', phase: 'build', rule: 'contract, limits 1 and 2 (rbp build --instance)', meaning: 'The instance size the app is built for (XS by default; phpserver refuses pico).' },
   { name: 'RBP_INSTANCE_MEMORY', kind: { type: 'bytes' }, scope: 'internal', phase: 'both', rule: 'contract, node rule 2 (rbp --instance, --memory)', meaning: 'The instance memory in bytes (else the cgroup limit).' },
-  { name: 'RBP_LAUNCHER_NODE', kind: { type: 'path' }, scope: 'internal', phase: 'both', rule: 'rbp: the Node.js that runs the launch entrypoint', meaning: 'rbp\'s own node, used when the runtime carries none.' },
+  { name: 'RBP_LAUNCHER_NODE', kind: { type: 'path' }, scope: 'internal', phase: 'both', rule: 'rbp: the Node.js the launch plans on', meaning: 'A Node.js the launch environment has (rbp run gives its own), used when the image carries none for the launch; set at build, the build counts on it.' },
   { name: 'RBP_LOG_LIVE', kind: { type: 'enum', values: ['1'] }, scope: 'internal', phase: 'build', rule: 'rbp, when its log is a terminal', meaning: '1: the buildpacks draw a live progress line under each step that takes more than a second.' },
-  { name: 'RBP_DRY_RUN', kind: { type: 'enum', values: ['1', 'shell'] }, scope: 'internal', phase: 'launch', rule: 'rbp run --dry-run', meaning: '1: the launch entrypoint prints its plan and exits; shell: the launch\'s shell form prints what it would run (lib/launch/shell.ts).' },
-  { name: 'RBP_DIRECT_LAUNCH', kind: { type: 'string' }, scope: 'internal', phase: 'launch', rule: 'lib/launch/direct.ts', meaning: 'Set by the direct launch script for the Node.js launcher it hands over to: `exec` or `supervise` (a dry run of a launch it would start itself), else why it handed over.' },
+  { name: 'RBP_DRY_RUN', kind: { type: 'enum', values: ['1'] }, scope: 'internal', phase: 'launch', rule: 'rbp run --dry-run', meaning: '1: the launch prints its plan and exits.' },
   { name: 'RBP_TEST_STOP_AT', kind: { type: 'string' }, scope: 'internal', phase: 'build', rule: 'rbp\'s reliability tests (lib/platform/checkpoint.ts)', meaning: 'Tests only: rbp build stops itself (SIGSTOP) at this named step of the OUT transaction, for the test to kill it there.' },
 ];
 

@@ -1,13 +1,13 @@
 /**
- * The Node.js that runs our launch entrypoint: bin/launch is a Node.js script, and the run image of a
- * static or PHP app may have no Node.js at all. In order:
+ * The Node.js that runs the launch planner (planner.ts, plan.cjs): the run image of a static or PHP
+ * app may have no Node.js at all. In order:
  * 1. the runtime's own Node.js, when its buildpack gives it (the node runtime installs one into a
- *    launch layer), if it is recent enough to run the launcher;
- * 2. the run image's, named by the operator with RBP_LAUNCHER_NODE (rbp sets it to its own node for
- *    local builds): used as is, nothing is downloaded;
- * 3. else Node.js of the contract's LTS line, installed from the npm registry's official builds into
- *    the launch layer `launcher-node`, cached, and reused while the resolved release is unchanged.
- * The launch process is then `<node> <launcher>/bin/launch`: no `#!/usr/bin/env node` lookup at run time.
+ *    launch layer), if it is recent enough to run the planner;
+ * 2. the one the launch environment names with RBP_LAUNCHER_NODE (rbp run gives its own; rbp build
+ *    sets it to say so): given at build, the build counts on the launch having it;
+ * 3. else, when the launch needs one, Node.js of the contract's LTS line, installed from the npm
+ *    registry's official builds into the launch layer `launcher-node`, cached, and reused while the
+ *    resolved release is unchanged.
  */
 import { raw } from '../config/read.ts';
 import { spawnSync } from 'node:child_process';
@@ -25,7 +25,7 @@ export const LAUNCHER_NODE_VARIABLE = 'RBP_LAUNCHER_NODE';
 export const LAUNCHER_NODE_LAYER = 'launcher-node';
 /** The contract's LTS line (Node.js 24). */
 export const LAUNCHER_NODE_LINE = '24.x';
-/** bin/launch is bundled for node20: older releases may lack what it uses. */
+/** The planner is bundled for node20: older releases may lack what it uses. */
 export const LAUNCHER_NODE_MIN_MAJOR = 20;
 
 export interface LauncherNode {
@@ -47,15 +47,15 @@ export interface RuntimeNode {
 
 export type NodeProbe = { ok: true; version: string } | { ok: false; problem: string; version?: string };
 
-/** Whether a Node.js of this version can run the launcher. */
+/** Whether a Node.js of this version can run the planner. */
 function versionProbe(file: string, version: string): NodeProbe {
   const major = Number(/^v?(\d+)\./.exec(version)?.[1] ?? 0);
   return major >= LAUNCHER_NODE_MIN_MAJOR
     ? { ok: true, version }
-    : { ok: false, version, problem: `${file} is Node.js ${version}; the launcher needs ${LAUNCHER_NODE_MIN_MAJOR} or later` };
+    : { ok: false, version, problem: `${file} is Node.js ${version}; the planner needs ${LAUNCHER_NODE_MIN_MAJOR} or later` };
 }
 
-/** Runs `file --version`: a Node.js the launcher can run on, or why not. */
+/** Runs `file --version`: a Node.js the planner can run on, or why not. */
 export function probeNode(file: string): NodeProbe {
   let stat: fs.Stats | undefined;
   try {
@@ -80,35 +80,34 @@ export function operatorLauncherNode(env: Record<string, string | undefined>): s
   return raw(env, LAUNCHER_NODE_VARIABLE);
 }
 
-/**
- * The runtime's Node.js, else the operator's: one the run image is known to carry, so nothing needs
- * installing. Synchronous on purpose (see installLaunch). Undefined when the launcher needs its own.
- */
-export function knownLauncherNode(opts: { runtimeNode?: RuntimeNode; env: Record<string, string | undefined>; log: Logger }): LauncherNode | undefined {
-  const { runtimeNode, env, log } = opts;
-  if (runtimeNode) {
-    const { path: file } = runtimeNode;
-    const p = runtimeNode.version ? versionProbe(file, runtimeNode.version) : probeNode(file);
-    if (p.ok) {
-      log.info(`launcher: Node.js ${p.version} of the runtime (${file})`);
-      return { path: file, version: p.version, source: 'runtime' };
-    }
-    log.info(`launcher: not the runtime's Node.js: ${p.problem}`);
+/** The runtime's Node.js, when the planner can run on it. */
+export function usableRuntimeNode(runtimeNode: RuntimeNode, log: Logger): LauncherNode | undefined {
+  const { path: file } = runtimeNode;
+  const p = runtimeNode.version ? versionProbe(file, runtimeNode.version) : probeNode(file);
+  if (p.ok) {
+    log.info(`launch: planned at launch on the runtime's Node.js ${p.version}`);
+    return { path: file, version: p.version, source: 'runtime' };
   }
+  log.info(`launch: not planned on the runtime's Node.js: ${p.problem}`);
+  return undefined;
+}
+
+/** RBP_LAUNCHER_NODE at build, checked: the Node.js the launch environment will name. */
+export function operatorNode(env: Record<string, string | undefined>, log: Logger): LauncherNode | undefined {
   const value = operatorLauncherNode(env);
   if (!value) return undefined;
   const p: NodeProbe = path.isAbsolute(value) ? probeNode(value) : { ok: false, problem: `${value} is not an absolute path` };
   if (!p.ok) {
     throw new UserError({
       id: 'launch/launcher-node/unusable',
-      title: `${LAUNCHER_NODE_VARIABLE} does not name a Node.js the launcher can run on`,
+      title: `${LAUNCHER_NODE_VARIABLE} does not name a Node.js the launch planner can run on`,
       seen: { what: LAUNCHER_NODE_VARIABLE, value, where: 'the operator configuration' },
-      rule: `${LAUNCHER_NODE_VARIABLE} is the absolute path of a Node.js ${LAUNCHER_NODE_MIN_MAJOR} or later that the run image provides (and the build image too: the build checks it there)`,
-      fix: `point ${LAUNCHER_NODE_VARIABLE} at such a node executable, or unset it to let the build install Node.js ${LAUNCHER_NODE_LINE} for the launcher`,
+      rule: `${LAUNCHER_NODE_VARIABLE} is the absolute path of a Node.js ${LAUNCHER_NODE_MIN_MAJOR} or later that the launch environment provides (and the build image too: the build checks it there)`,
+      fix: `point ${LAUNCHER_NODE_VARIABLE} at such a node executable, or unset it to let the build install Node.js ${LAUNCHER_NODE_LINE} for the launch`,
       details: [p.problem],
     });
   }
-  log.info(`launcher: Node.js ${p.version} of the run image (${LAUNCHER_NODE_VARIABLE}=${value})`);
+  log.info(`launch: planned at launch on the Node.js the launch environment names (${LAUNCHER_NODE_VARIABLE}=${value}, ${p.version})`);
   return { path: value, version: p.version, source: 'operator' };
 }
 
@@ -117,23 +116,23 @@ export function forgetLauncherNode(layers: Layers, log: Logger): void {
   const before = layers.restored(LAUNCHER_NODE_LAYER);
   if (!before.metadata && !before.hasContents) return;
   layers.remove(LAUNCHER_NODE_LAYER);
-  log.detail(`layer ${LAUNCHER_NODE_LAYER} of an earlier build removed: the launcher does not need its own Node.js`);
+  log.detail(`layer ${LAUNCHER_NODE_LAYER} of an earlier build removed: the launch does not need its own Node.js`);
 }
 
 /** Node.js of the LTS line in the launch layer `launcher-node`, reused while its metadata (release, checksum) is unchanged. */
 export async function installLauncherNode(opts: { layers: Layers; env: Record<string, string | undefined>; log: Logger }): Promise<LauncherNode> {
   const { layers, log } = opts;
-  log.info(`no Node.js in the run image given by ${LAUNCHER_NODE_VARIABLE}: installing Node.js ${LAUNCHER_NODE_LINE} for the launcher`);
+  log.info(`no Node.js given by ${LAUNCHER_NODE_VARIABLE}: installing Node.js ${LAUNCHER_NODE_LINE} for the launch`);
   // RBP_TOOL_NODE names a node of the build image, which says nothing about the run image.
   const env = { ...opts.env, [operatorVariable('node')]: undefined };
   const registry = toolRegistry(env);
-  const tool = await log.step(`Node.js ${LAUNCHER_NODE_LINE} for the launcher (layer ${LAUNCHER_NODE_LAYER})`, async () => {
+  const tool = await log.step(`Node.js ${LAUNCHER_NODE_LINE} for the launch (layer ${LAUNCHER_NODE_LAYER})`, async () => {
     const t = await installTool({
       layers,
       layerName: LAUNCHER_NODE_LAYER,
       source: npmRegistrySource({ pkg: nodePackage(), id: 'node', bin: 'bin/node', log, ...(registry ? { registry } : {}) }),
       constraint: LAUNCHER_NODE_LINE,
-      origin: { what: 'the launcher (Node.js LTS line of the contract)' },
+      origin: { what: 'the launch planner (Node.js LTS line of the contract)' },
       types: { launch: true },
       env,
       log,
@@ -143,12 +142,12 @@ export async function installLauncherNode(opts: { layers: Layers; env: Record<st
     return t;
   });
   log.info(
-    `launcher: Node.js ${tool.version} ${tool.source === 'cache' ? `reused from the cache (layer ${LAUNCHER_NODE_LAYER}: ${tool.layer?.reason})` : `installed into the layer ${LAUNCHER_NODE_LAYER}`}`,
+    `launch: Node.js ${tool.version} ${tool.source === 'cache' ? `reused from the cache (layer ${LAUNCHER_NODE_LAYER}: ${tool.layer?.reason})` : `installed into the layer ${LAUNCHER_NODE_LAYER}`}`,
   );
   return { path: tool.path, version: tool.version, source: tool.source };
 }
 
-/** What the official build carries that running a script never uses: C headers (for native addons) and docs. */
+/** What the official build carries that running the planner never uses: C headers (for native addons) and docs. */
 const UNUSED = ['include', 'share', 'CHANGELOG.md', 'README.md'];
 
 /** Keeps the image small: the headers alone are a third of the release. */
@@ -160,7 +159,7 @@ function trimNodeLayer(dir: string, log: Logger): void {
     bytes += sizeOf(p);
     fs.rmSync(p, { recursive: true, force: true });
   }
-  if (bytes) log.detail(`left out ${UNUSED.join(', ')} (headers and docs the launcher does not use): ${Math.round(bytes / 1e6)} MB`);
+  if (bytes) log.detail(`left out ${UNUSED.join(', ')} (headers and docs the planner does not use): ${Math.round(bytes / 1e6)} MB`);
 }
 
 function sizeOf(p: string): number {

@@ -33,8 +33,8 @@ export function middlewareActive(env: NodeJS.ProcessEnv, appDir: string = proces
 
 /**
  * Without a middleware, the variables that say the app's port, first set first: the runtime's own
- * (CC_STATIC_PORT, CC_PHPSERVER_PORT; none for node), then the public port's; else PUBLIC_PORT. The
- * direct launch script (direct.ts) renders the same chain in sh.
+ * (CC_STATIC_PORT, CC_PHPSERVER_PORT; none for node), then the public port's; else PUBLIC_PORT. A
+ * stored plan names the same chain for the launch to read its port from (stored-plan.ts).
  */
 export function portChain(runtimeVar: string | undefined): string[] {
   return [...(runtimeVar ? [runtimeVar] : []), 'RBP_PUBLIC_PORT'];
@@ -67,9 +67,9 @@ export function appListenPort(env: NodeJS.ProcessEnv, runtimeVar?: string, appDi
 }
 
 /**
- * Nothing may listen on the app's port when it starts. Checked before the launch (rbp run, rbp deploy)
- * and by the Node.js launcher: Caddy and FrankenPHP bind with SO_REUSEPORT, so a second server on a
- * busy port does not fail, it silently shares the port with the first.
+ * Nothing may listen on the app's port when it starts. Checked before the launch (rbp run, rbp
+ * deploy; the planner checks a request flow's ports): Caddy and FrankenPHP bind with SO_REUSEPORT, so
+ * a second server on a busy port does not fail, it silently shares the port with the first.
  */
 export async function checkPortFree(port: number): Promise<void> {
   if (await bindable(port)) return;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { restartDelay, restartPolicy, restartPolicyOf } from './restart.ts';
+import { restartDelay, restartDelays, restartPolicy, restartPolicyOf } from './restart.ts';
 
 describe('restart policy and back-off', () => {
   it('is no when unset, on-failure when asked, an error otherwise', () => {
@@ -15,5 +15,10 @@ describe('restart policy and back-off', () => {
   });
   it('doubles from 1 s up to 30 s', () => {
     expect([1, 2, 3, 4, 5, 6, 7].map((n) => restartDelay(n))).toEqual([1000, 2000, 4000, 8000, 16000, 30000, 30000]);
+  });
+  it('the waits the launch takes in turn, the last one repeated: up to the first that reaches the maximum', () => {
+    expect(restartDelays({ firstDelayMs: 1000, maxDelayMs: 30_000 })).toEqual([1000, 2000, 4000, 8000, 16000, 30000]);
+    expect(restartDelays({ firstDelayMs: 200, maxDelayMs: 30_000 })).toEqual([200, 400, 800, 1600, 3200, 6400, 12800, 25600, 30000]);
+    expect(restartDelays({ firstDelayMs: 40_000, maxDelayMs: 30_000 })).toEqual([30000]);
   });
 });

@@ -9,6 +9,7 @@ import { read } from '../config/read.ts';
 import { UserError } from '../errors.ts';
 
 export const RESTART_VARIABLE = 'RBP_RESTART';
+export const RESTART_WHY = 'RBP_RESTART=on-failure: the launch starts it again when it crashes';
 export const RESTART_POLICIES = ['no', 'on-failure'] as const;
 export type RestartPolicy = (typeof RESTART_POLICIES)[number];
 
@@ -22,7 +23,7 @@ export function restartPolicyOf(env: NodeJS.ProcessEnv): RestartPolicy {
   return read<RestartPolicy>(env, RESTART_VARIABLE)?.value ?? 'no';
 }
 
-/** The restart policy as the launch plan holds it (plan.ts): what both forms of the launch follow. */
+/** The restart policy as the launch plan holds it (plan.ts). */
 export interface RestartPlan {
   policy: RestartPolicy;
   /** The first wait (RBP_RESTART_FIRST_DELAY); each next one doubles, up to maxDelayMs. */
@@ -61,15 +62,9 @@ export function restartDelay(attempt: number, first = FIRST_DELAY_MS, max = MAX_
   return Math.min(max, first * 2 ** Math.max(0, attempt - 1));
 }
 
-/**
- * After a crash: the restart's number (a run that lasted healthyRunMs starts the back-off again) and
- * the wait before it. The shell form (shell.ts) renders the same rule in sh.
- */
-export function nextRestart(
-  previous: number,
-  ranMs: number,
-  plan: Pick<RestartPlan, 'firstDelayMs' | 'maxDelayMs' | 'healthyRunMs'>,
-): { attempt: number; delayMs: number } {
-  const attempt = ranMs >= plan.healthyRunMs ? 1 : previous + 1;
-  return { attempt, delayMs: restartDelay(attempt, plan.firstDelayMs, plan.maxDelayMs) };
+/** The waits before restart 1, 2, ... up to the first that reaches the maximum, which then repeats. */
+export function restartDelays(plan: Pick<RestartPlan, 'firstDelayMs' | 'maxDelayMs'>): number[] {
+  const delays: number[] = [];
+  for (let attempt = 1; delays.at(-1) !== plan.maxDelayMs && attempt <= 64; attempt++) delays.push(restartDelay(attempt, plan.firstDelayMs, plan.maxDelayMs));
+  return delays;
 }

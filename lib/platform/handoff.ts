@@ -7,12 +7,12 @@
  * start the process (its folder, exactly its environment, its argv) and exits 0; the wrapper execs
  * them. The process then has the pid `rbp run` was started with, as with execve: the platform's
  * signals reach it, its exit status is the run's, and neither Node.js nor a shell of rbp is left.
- * Whatever supervises (the launch script or the Node.js launcher, with a restart policy or a request
- * flow) is the launch process's own doing, as in an image.
+ * Whatever supervises (the launch's sh, with a restart policy or a request flow) is the launch
+ * process's own doing, as in an image.
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { shQuote } from '../config/shell.ts';
+import { shQuote } from '../launch/plan-data.ts';
 import { EXIT } from '../cnb/exit.ts';
 
 /**

@@ -4,8 +4,9 @@
  * first every launch layer's bin → PATH and lib → LD_LIBRARY_PATH, then every layer's env/,
  * env.launch/, env.launch/<type>/, layers alphabetically), then exec.d. rbp then becomes the process
  * when its Node.js can exec (execInstead); else the process is spawned (rbp stays to forward signals
- * and report the status), and rbp exits with the process's status. Either way our own launch
- * processes start the app directly when nothing needs supervising (lib/launch/direct.ts, exec.ts).
+ * and report the status), and rbp exits with the process's status. Our own launch process
+ * (rbp-launch) gets rbp's Node.js as RBP_LAUNCHER_NODE to plan on, and becomes the app itself when
+ * nothing needs supervising (lib/launch/sh/rbp-launch.sh).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -13,14 +14,12 @@ import path from 'node:path';
 import { parse } from 'smol-toml';
 import { escapeId } from '../cnb/descriptor.ts';
 import { applyLayerEnv, applyLayerRoots, type EnvMap } from '../cnb/env.ts';
-import { EXIT, PhaseFailure } from '../cnb/exit.ts';
+import { EXIT, PhaseFailure, signalExit } from '../cnb/exit.ts';
 import { DRY_RUN_LABEL } from '../cnb/launch.ts';
 import { launchLayers } from '../cnb/layers.ts';
 import { redactEnv, UserError } from '../errors.ts';
-import { exitStatus } from '../launch/supervisor.ts';
-import { execveOf, execveProblem, stepAside } from '../launch/exec.ts';
 import { checkPortFree } from '../launch/ports.ts';
-import { read } from '../config/read.ts';
+import { isSet, read } from '../config/read.ts';
 import { filteredHostEnv, operatorEnv, TRUST_VARS } from './env.ts';
 import { isDir } from './fsops.ts';
 import { readLaunchMetadata, type ExportedProcess } from './metadata.ts';
@@ -149,6 +148,8 @@ export function planLaunch(opts: RunOptions): LaunchPlan {
   const bpApi = md.buildpacks.find((b) => b.id === proc['buildpack-id'])?.api;
   const args = processArgs(proc, opts.args, bpApi);
   const aware = (md.labels ?? []).some((l) => l.key === DRY_RUN_LABEL && l.value.split(',').includes(type));
+  // Our launch plans on a Node.js: rbp's own, unless the operator names one.
+  if (aware && !isSet(env, 'RBP_LAUNCHER_NODE')) Object.assign(env, { RBP_LAUNCHER_NODE: process.execPath });
   // metadata.toml comes from disk: a process written without `direct` is not the shell form.
   // eslint-disable-next-line @typescript-eslint/no-unnecessary-boolean-literal-compare
   if (proc.direct === false) {
@@ -263,6 +264,25 @@ export async function checkListenPort(plan: LaunchPlan, port: number): Promise<v
   if (!plan.task && plan.buildpack.startsWith('rbp/')) await checkPortFree(port);
 }
 
+type Execve = (file: string, args: string[], env: Record<string, string>) => never;
+
+/** Whether execve can start `file`: an executable ELF or `#!` script (a failed execve aborts Node.js, so it is checked first). */
+function execable(file: string): boolean {
+  const head = Buffer.alloc(4);
+  try {
+    fs.accessSync(file, fs.constants.X_OK);
+    const fd = fs.openSync(file, 'r');
+    try {
+      fs.readSync(fd, head, 0, 4, 0);
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch {
+    return false;
+  }
+  return head.equals(Buffer.from([0x7f, 0x45, 0x4c, 0x46])) || head.subarray(0, 2).toString('latin1') === '#!';
+}
+
 /**
  * `rbp run` steps aside when its Node.js has process.execve (22.15+, 23.11+): rbp becomes the
  * process, as the lifecycle's launcher does, so no Node.js stays resident beside it and the signals
@@ -270,10 +290,23 @@ export async function checkListenPort(plan: LaunchPlan, port: number): Promise<v
  * or the command is not something execve starts); the caller then starts and waits for it.
  */
 export function execInstead(plan: LaunchPlan): void {
-  const execve = execveOf();
-  if (!execve || execveProblem(plan.argv[0]!)) return;
-  // Returns only when Node.js refused before replacing anything: then rbp starts it as a child.
-  stepAside(plan.argv[0]!, plan.argv, plan.env, plan.cwd, execve, '');
+  const execve = (process as unknown as { execve?: Execve }).execve;
+  if (typeof execve !== 'function' || !execable(plan.argv[0]!)) return;
+  // Node.js ignores SIGPIPE and SIGXFSZ, and an ignored signal stays ignored across execve; a spawned
+  // child gets them back at their defaults. Handling then releasing a signal leaves it at SIG_DFL.
+  for (const sig of ['SIGPIPE', 'SIGXFSZ'] as const) {
+    const noop = () => {};
+    process.on(sig, noop);
+    process.off(sig, noop);
+  }
+  const before = process.cwd();
+  try {
+    process.chdir(plan.cwd);
+    execve.call(process, plan.argv[0]!, plan.argv, plan.env);
+  } catch {
+    // Refused before replacing anything: rbp starts the process as a child instead.
+    process.chdir(before);
+  }
 }
 
 /** Starts the process; SIGTERM/SIGINT/SIGHUP sent to rbp reach it. Resolves with its exit status. */
@@ -297,8 +330,8 @@ export function start(plan: LaunchPlan, stdio: 'inherit' | 'pipe' = 'inherit'): 
     }
   };
   // As a platform gives a stopping container a grace period: a process still running this long after
-  // SIGTERM or SIGINT is killed. Our Node.js launcher has its own RBP_STOP_TIMEOUT for what it
-  // supervises, so rbp waits 5 s more. A server started directly (lib/launch/direct.ts) has only this.
+  // SIGTERM or SIGINT is killed. Our launch has its own RBP_STOP_TIMEOUT for what it supervises, so
+  // rbp waits 5 s more. An app the launch became (nothing to supervise) has only this.
   const graceMs = read<number>(plan.env, 'RBP_STOP_TIMEOUT')!.value * 1000 + 5000;
   let kill: NodeJS.Timeout | undefined;
   const forward = (sig: NodeJS.Signals) => () => {
@@ -331,7 +364,7 @@ export function start(plan: LaunchPlan, stdio: 'inherit' | 'pipe' = 'inherit'): 
     started.on('exit', (code, signal) => {
       clearTimeout(kill);
       for (const [s, h] of handlers) process.off(s, h);
-      resolve(exitStatus({ code, signal }));
+      resolve(code ?? signalExit(signal ?? 'SIGKILL'));
     });
   });
   // A stop rbp decides itself (rbp deploy --check, a failed health check) has the same grace period

@@ -71,7 +71,7 @@ start=$(date +%s)
 export GOFLAGS=-mod=mod GONOSUMDB=github.com/dunglas/frankenphp GOTOOLCHAIN=local
 mod=github.com/dunglas/frankenphp/caddy
 say "frankenphp $version: $mod@v$version from the Go module proxy"
-cd "$work"
+cd "$work" || exit
 moddir="$(go mod download -json "$mod@v$version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
 [ -n "$moddir" ] && [ -f "$moddir/frankenphp/main.go" ] \
   || die "frankenphp $version: $mod@v$version is not on the Go module proxy (it serves 1.11.1, 1.12.2 and 1.12.6)"

@@ -14,6 +14,7 @@ arg="${1:-0.149}"
 
 if [[ "$arg" =~ ^[0-9]+\.[0-9]+$ ]]; then
   # The newest complete install of that minor, if any: no network needed.
+  # shellcheck disable=SC2010 # the cache's folder names are versions
   for cached in $(ls "$RBP_TOOLS_CACHE/hugo" 2>/dev/null | grep -E "^${arg//./\\.}\.[0-9]+$" | sort -t. -k3,3nr); do
     tool_cached hugo "$cached" bin/hugo && exit 0
   done

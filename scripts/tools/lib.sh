@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by scripts/tools/<tool>.sh: the tool cache and its completeness marker.
 #
 # Each tool script installs one version of one tool into

@@ -125,7 +125,7 @@ grep -q 'in the PHP tree' "$src/ext/memcache/config9.m4" || die "php-zts $line: 
 # (build/genif.sh looks there for the phpext_ pointer); memcache keeps it in src/.
 printf '/* phpext_memcache_ptr: see src/php_memcache.h (rbp scripts/tools/php-zts.sh) */\n#include "src/php_memcache.h"\n' > "$src/ext/memcache/php_memcache.h"
 
-cd "$src"
+cd "$src" || exit
 say "php-zts $line: buildconf and configure (PHP $php_version, ZTS, embed + cli)"
 ./buildconf --force >"$work/buildconf.log" 2>&1 || { tail -20 "$work/buildconf.log" >&2; die "php-zts $line: buildconf failed (autoconf missing?)"; }
 # Configured for its final folder (php-config, the extension dir and the ini scan dir name it),

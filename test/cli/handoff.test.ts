@@ -8,8 +8,8 @@
  *   SIGINT reach it, its exit status (and a kill by signal) is the run's; OUT is marked in use
  *   under that pid; --dry-run prints the same plan as rbp.js run directly;
  * - node-hello (our node buildpack): nothing to supervise, the pid is `node server.js`; with
- *   --restart on-failure, the launch's sh shell form (not a Node.js) supervises and restarts it;
- *   with one request-flow middleware, only the Node.js launcher, which runs the chain, stays.
+ *   --restart on-failure, and with one request-flow middleware, the launch's sh (not a Node.js)
+ *   supervises.
  */
 import { execa } from 'execa';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -237,18 +237,18 @@ describe('node-hello through dist/rbp: no Node.js of ours beside an app that nee
     await runsAsTheApp({ PATH: `${path.join(out, 'layers/rbp_node/node/bin')}:${process.env.PATH ?? ''}` });
   });
 
-  it('--restart on-failure: the launch script (sh, not Node.js) supervises and starts the app again after a crash', async () => {
+  it('--restart on-failure: the launch (sh, not Node.js) supervises and starts the app again after a crash', async () => {
     const port = await freePort();
     const run = startBin(['run', out, '--port', String(port), '--restart', 'on-failure'], { RBP_RESTART_FIRST_DELAY: '0.1' });
     try {
       await until('the app', answers(port));
       const pid = run.child.pid!;
-      // The direct launch script written at build (a node app's launch process) supervises itself.
-      expect(cmdline(pid)).toEqual(['/bin/sh', path.join(out, 'layers/rbp_node/launcher/bin/launch')]);
+      // The launch process (rbp-launch, sh) supervises the app itself.
+      expect(cmdline(pid)).toEqual(['/bin/sh', path.join(out, 'layers/rbp_node/launcher/bin/rbp-launch')]);
       expect(path.basename(exe(pid))).not.toMatch(/^node/);
       expectNoRbp(pid);
-      const [app] = childrenOf(pid);
-      expect(cmdline(app!)).toEqual(['node', 'server.js']);
+      const app = childrenOf(pid).find((p) => cmdline(p).join(' ') === 'node server.js');
+      expect(app).toBeDefined();
       process.kill(app!, 'SIGKILL');
       await until('the restarted app', async () => childrenOf(pid).some((p) => p !== app) && (await answers(port)()));
     } finally {
@@ -257,7 +257,7 @@ describe('node-hello through dist/rbp: no Node.js of ours beside an app that nee
     expect(await run.exited).toEqual({ code: 0, signal: null });
   });
 
-  it('one middleware: the shell form runs the chain, no Node.js of ours stays beside the app and the middleware', async () => {
+  it('one middleware: the launch’s sh runs the chain, no Node.js of ours stays beside the app and the middleware', async () => {
     const port = await freePort();
     const appPort = await freePort();
     const flow = { CC_REQUEST_FLOW: 'custom', CC_REQUEST_FLOW_CUSTOM: 'node middleware.mjs custom @@LISTEN_PORT@@ @@FORWARD_PORT@@' };
@@ -265,11 +265,9 @@ describe('node-hello through dist/rbp: no Node.js of ours beside an app that nee
     try {
       await until('the chain', answers(port));
       const pid = run.child.pid!;
-      // The launch script hands the chain over to the Node.js launcher, which plans it and becomes
-      // the shell form (lib/launch/shell-chain.ts): a sh with rbp's pid.
-      expect(cmdline(pid).slice(0, 2)).toEqual(['/bin/sh', '-c']);
-      expect(cmdline(pid).at(-1)).toBe('rbp-launch');
-      expect(tree(pid).filter((p) => cmdline(p).some((w) => w.endsWith('launch.cjs')))).toEqual([]);
+      // The launch planned the chain on a Node.js that has ended, and supervises it in sh, with rbp's pid.
+      expect(cmdline(pid)).toEqual(['/bin/sh', path.join(out, 'layers/rbp_node/launcher/bin/rbp-launch')]);
+      expect(tree(pid).filter((p) => cmdline(p).some((w) => w.endsWith('plan.cjs')))).toEqual([]);
       expectNoRbp(pid);
       const r = await fetch(`http://127.0.0.1:${port}/`);
       expect(r.headers.get('x-flow-via')).toBe('custom');

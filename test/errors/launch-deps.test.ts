@@ -106,7 +106,7 @@ describe('ports at launch', () => {
 
 describe('the launch entrypoint', () => {
   it('launch/decision/missing', () => {
-    const layer = path.dirname(path.dirname(process.argv[1] ?? ''));
+    const layer = path.dirname(process.argv[1] ?? '');
     expect(
       stableRendering(
         thrownUserError(() => readDecision()),

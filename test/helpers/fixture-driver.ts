@@ -10,7 +10,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keptView, readFixture, type Case, type FixtureSpec, type HttpCheck } from './fixture-spec.ts';
 import { FIXTURES, envArgs, freePort, rbp, serve, tmpDir, type Served } from './rbp.ts';
-import { expectFormsAgree, normalizedPlan, type DryRun } from './launch-forms.ts';
+import { normalizedPlan, type DryRun } from './launch-forms.ts';
 import { registryResolved } from './registry-versions.ts';
 import { requirement } from './requirement.ts';
 import { missingServices, startService } from './services.ts';
@@ -126,7 +126,7 @@ export function fixtureSuite(names: string[], hooks: RuntimeHooks): void {
             for (const [f, s] of Object.entries(e.files?.contains ?? {})) expect(fs.readFileSync(path.join(ws, f), 'utf8')).toContain(s);
             if (e.kept) expect(keptView(entries(ws), e.kept)).toEqual([...e.kept].sort());
             {
-              // Every built case: its launch plan, snapshotted, and its two forms in agreement.
+              // Every built case: its launch plan, snapshotted.
               const port = await freePort();
               const run = await rbp(['run', out(), '--dry-run', '--json', '--port', String(port), ...envArgs(c.runEnv)]);
               expect(run.exitCode, run.all).toBe(0);
@@ -134,7 +134,6 @@ export function fixtureSuite(names: string[], hooks: RuntimeHooks): void {
               const launch = dry.launch;
               const resolved = await registryResolved(r.all);
               expect(normalizedPlan(launch ?? { argv: dry.argv }, { out: out(), port, resolved })).toMatchSnapshot('launch plan');
-              expectFormsAgree(dry);
               const vars = { app: ws, port: String(port), ...hooks.launchVars?.(out()) };
               if (e.launch) {
                 if (!launch) throw new Error('the process printed no launch plan');

@@ -1,6 +1,7 @@
 /**
- * Which Node.js runs the launch entrypoint: the runtime's > RBP_LAUNCHER_NODE > one installed for it.
- * The nodes are real executables: this machine's node, and system programs that are not Node.js.
+ * Which Node.js runs the launch planner: the runtime's > RBP_LAUNCHER_NODE > one installed for it;
+ * and what the launcher layer holds. The nodes are real executables: this machine's node, and system
+ * programs that are not Node.js.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -12,9 +13,9 @@ import type { BuildContext } from '../../lib/cnb/context.ts';
 import { isUserError, renderUserError } from '../../lib/errors.ts';
 import { installLaunch } from '../../lib/launch/install.ts';
 import { nodePackage } from '../../lib/deps/npm.ts';
-import { knownLauncherNode, LAUNCHER_NODE_LAYER, operatorLauncherNode, probeNode } from '../../lib/launch/launcher-node.ts';
+import { LAUNCHER_NODE_LAYER, operatorLauncherNode, operatorNode, probeNode, usableRuntimeNode } from '../../lib/launch/launcher-node.ts';
 import { Logger } from '../../lib/log.ts';
-import { tmpDir } from '../helpers/rbp.ts';
+import { ROOT, tmpDir } from '../helpers/rbp.ts';
 
 const NODE = process.execPath;
 const NODE_VERSION = process.version.slice(1);
@@ -47,7 +48,8 @@ function buildContext(env: Record<string, string> = {}): BuildContext {
   };
   for (const d of Object.values(dirs)) fs.mkdirSync(d, { recursive: true });
   fs.mkdirSync(path.join(dirs.buildpackDir, 'bin'));
-  fs.writeFileSync(path.join(dirs.buildpackDir, 'bin', 'launch'), '// the launch entrypoint\n');
+  fs.writeFileSync(path.join(dirs.buildpackDir, 'bin', 'launch'), '// the launch planner\n');
+  fs.cpSync(path.join(ROOT, 'lib', 'launch', 'sh'), path.join(dirs.buildpackDir, 'launch'), { recursive: true });
   return {
     ...dirs,
     descriptor: {} as BuildContext['descriptor'],
@@ -77,50 +79,36 @@ describe('probeNode', () => {
     expect(notNode.ok).toBe(false);
     expect(!notNode.ok && notNode.problem).toMatch(/^\/bin\/true is not a Node\.js executable that runs here/);
     const old = oldNodeVersionScript();
-    expect(probeNode(old)).toEqual({ ok: false, version: '18.20.4', problem: `${old} is Node.js 18.20.4; the launcher needs 20 or later` });
+    expect(probeNode(old)).toEqual({ ok: false, version: '18.20.4', problem: `${old} is Node.js 18.20.4; the planner needs 20 or later` });
   });
 });
 
-describe('knownLauncherNode', () => {
-  it('prefers the runtime’s node to RBP_LAUNCHER_NODE', () => {
-    const { log, text } = capture();
-    const runtimeNode = path.join(tmpDir(), 'node');
-    fs.symlinkSync(NODE, runtimeNode);
-    const n = knownLauncherNode({ runtimeNode: { path: runtimeNode }, env: { RBP_LAUNCHER_NODE: '/nonexistent/node' }, log });
-    expect(n).toEqual({ path: runtimeNode, version: NODE_VERSION, source: 'runtime' });
-    expect(text()).toContain(`launcher: Node.js ${NODE_VERSION} of the runtime (${runtimeNode})`);
-  });
-
-  it('takes the version its buildpack resolved without running the runtime’s node again', () => {
+describe('the Node.js the launch plans on', () => {
+  it('the runtime’s, taken at the version its buildpack resolved without running it again', () => {
     const { log, text } = capture();
     // A script that is no Node.js at all: it is not run, the buildpack's version is trusted.
-    const n = knownLauncherNode({ runtimeNode: { path: '/bin/false', version: '24.15.0' }, env: {}, log });
-    expect(n).toEqual({ path: '/bin/false', version: '24.15.0', source: 'runtime' });
-    expect(knownLauncherNode({ runtimeNode: { path: '/bin/false', version: '18.20.4' }, env: {}, log })).toBeUndefined();
-    expect(text()).toContain("launcher: not the runtime's Node.js: /bin/false is Node.js 18.20.4; the launcher needs 20 or later");
-  });
-
-  it('takes RBP_LAUNCHER_NODE when the runtime gives none, or one too old', () => {
-    const { log, text } = capture();
-    expect(knownLauncherNode({ env: { RBP_LAUNCHER_NODE: NODE }, log })).toEqual({ path: NODE, version: NODE_VERSION, source: 'operator' });
-    expect(text()).toContain(`launcher: Node.js ${NODE_VERSION} of the run image (RBP_LAUNCHER_NODE=${NODE})`);
+    expect(usableRuntimeNode({ path: '/bin/false', version: '24.15.0' }, log)).toEqual({ path: '/bin/false', version: '24.15.0', source: 'runtime' });
+    expect(text()).toContain("launch: planned at launch on the runtime's Node.js 24.15.0");
+    expect(usableRuntimeNode({ path: '/bin/false', version: '18.20.4' }, log)).toBeUndefined();
+    expect(text()).toContain("launch: not planned on the runtime's Node.js: /bin/false is Node.js 18.20.4; the planner needs 20 or later");
     const old = oldNodeVersionScript();
-    expect(knownLauncherNode({ runtimeNode: { path: old }, env: { RBP_LAUNCHER_NODE: NODE }, log })?.source).toBe('operator');
-    expect(text()).toContain(`launcher: not the runtime's Node.js: ${old} is Node.js 18.20.4; the launcher needs 20 or later`);
+    expect(usableRuntimeNode({ path: old }, log)).toBeUndefined();
   });
 
-  it('says nothing is known when RBP_LAUNCHER_NODE is unset or empty', () => {
-    const { log } = capture();
+  it('RBP_LAUNCHER_NODE, checked at build: unset or empty is none', () => {
+    const { log, text } = capture();
+    expect(operatorNode({ RBP_LAUNCHER_NODE: NODE }, log)).toEqual({ path: NODE, version: NODE_VERSION, source: 'operator' });
+    expect(text()).toContain(`launch: planned at launch on the Node.js the launch environment names (RBP_LAUNCHER_NODE=${NODE}, ${NODE_VERSION})`);
     expect(operatorLauncherNode({ RBP_LAUNCHER_NODE: '  ' })).toBeUndefined();
-    expect(knownLauncherNode({ env: {}, log })).toBeUndefined();
-    expect(knownLauncherNode({ env: { RBP_LAUNCHER_NODE: '' }, log })).toBeUndefined();
+    expect(operatorNode({}, log)).toBeUndefined();
+    expect(operatorNode({ RBP_LAUNCHER_NODE: '' }, log)).toBeUndefined();
   });
 
   it('fails the build on an RBP_LAUNCHER_NODE that is not a usable Node.js', () => {
     const { log } = capture();
     let err: unknown;
     try {
-      knownLauncherNode({ env: { RBP_LAUNCHER_NODE: '/opt/none/bin/node' }, log });
+      operatorNode({ RBP_LAUNCHER_NODE: '/opt/none/bin/node' }, log);
     } catch (e) {
       err = e;
     }
@@ -134,34 +122,65 @@ describe('knownLauncherNode', () => {
   });
 });
 
+/** Every file of a folder, with a link's target in place of its contents. */
+function files(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const f of (fs.readdirSync(dir, { recursive: true }) as string[]).sort()) {
+    const p = path.join(dir, f);
+    const st = fs.lstatSync(p);
+    if (st.isSymbolicLink()) out[f] = `-> ${fs.readlinkSync(p)}`;
+    else if (st.isFile()) out[f] = fs.readFileSync(p, 'utf8');
+  }
+  return out;
+}
+
 describe('installLaunch', () => {
-  it('declares web as <runtime node> <launcher>/bin/launch, done before it returns', () => {
+  it('declares web as rbp-launch, found on PATH in the launcher layer, which links the runtime’s node relatively', async () => {
     const ctx = buildContext({ RBP_LAUNCHER_NODE: '/nonexistent/node' });
+    const runtimeNode = path.join(ctx.layersDir, 'node', 'bin', 'node');
+    fs.mkdirSync(path.dirname(runtimeNode), { recursive: true });
+    fs.symlinkSync(NODE, runtimeNode);
     const { log } = capture();
-    // Not awaited, as a build written before installLaunch returned a promise calls it.
-    const done = installLaunch(ctx, { runtime: 'static' }, { node: { path: NODE }, log });
-    const launch = path.join(ctx.layersDir, 'launcher', 'bin', 'launch');
-    expect(webCommand(ctx)).toEqual([NODE, launch]);
-    expect(fs.readFileSync(launch, 'utf8')).toBe('// the launch entrypoint\n');
-    return expect(done).resolves.toBe(launch);
+    await installLaunch(ctx, { runtime: 'node' }, { node: { path: runtimeNode, version: '24.15.0' }, log });
+    expect(webCommand(ctx)).toEqual(['rbp-launch']);
+    const layer = path.join(ctx.layersDir, 'launcher');
+    expect(Object.keys(files(layer))).toEqual(['bin/rbp-launch', 'decision.toml', 'plan.cjs', 'planner-node', 'supervise.sh']);
+    expect(fs.readlinkSync(path.join(layer, 'planner-node'))).toBe('../node/bin/node');
+    expect(fs.statSync(path.join(layer, 'bin/rbp-launch')).mode & 0o111).toBe(0o111);
+    expect(fs.readFileSync(path.join(layer, 'plan.cjs'), 'utf8')).toBe('// the launch planner\n');
   });
 
-  it('uses RBP_LAUNCHER_NODE and drops a launcher-node layer an earlier build left', async () => {
-    const ctx = buildContext({ RBP_LAUNCHER_NODE: NODE });
+  it('the same build in two folders writes the same launcher layer and process, naming neither folder', async () => {
+    const runtime = { portVariable: 'CC_STATIC_PORT', plan: () => ({ argv: ['server'], env: {}, facts: {} }) };
+    const layers = await Promise.all(
+      [1, 2].map(async () => {
+        const ctx = buildContext({ RBP_LAUNCHER_NODE: NODE });
+        await installLaunch(ctx, { runtime: 'static' }, { stored: runtime, log: capture().log });
+        const all = { ...files(path.join(ctx.layersDir, 'launcher')), 'launch.toml': fs.readFileSync(path.join(ctx.layersDir, 'launch.toml'), 'utf8') };
+        for (const text of Object.values(all)) expect(text).not.toContain(path.dirname(ctx.layersDir));
+        return all;
+      }),
+    );
+    expect(layers[0]).toEqual(layers[1]);
+    expect(Object.keys(layers[0]!)).toContain('stored-plan.sh');
+  });
+
+  it('with RBP_LAUNCHER_NODE given, a request flow installs nothing, and a launcher-node layer an earlier build left goes', async () => {
+    const ctx = buildContext({ RBP_LAUNCHER_NODE: NODE, CC_REQUEST_FLOW: 'block' });
     fs.mkdirSync(path.join(ctx.layersDir, LAUNCHER_NODE_LAYER, 'bin'), { recursive: true });
     ctx.layers.writeToml(LAUNCHER_NODE_LAYER, { launch: true, cache: true }, { id: 'node', version: '24.0.0' });
     const { log, text } = capture();
     await installLaunch(ctx, { runtime: 'phpserver' }, { log });
-    expect(webCommand(ctx)).toEqual([NODE, path.join(ctx.layersDir, 'launcher', 'bin', 'launch')]);
+    expect(webCommand(ctx)).toEqual(['rbp-launch']);
+    expect(fs.existsSync(path.join(ctx.layersDir, 'launcher', 'planner-node'))).toBe(false);
     expect(fs.existsSync(path.join(ctx.layersDir, LAUNCHER_NODE_LAYER))).toBe(false);
     expect(fs.existsSync(path.join(ctx.layersDir, `${LAUNCHER_NODE_LAYER}.toml`))).toBe(false);
     expect(text()).toContain('layer launcher-node of an earlier build removed');
   });
 
-  it('throws an unusable RBP_LAUNCHER_NODE synchronously and writes no process', () => {
-    const ctx = buildContext({ RBP_LAUNCHER_NODE: '/bin/true' });
-    const { log } = capture();
-    expect(() => installLaunch(ctx, { runtime: 'static' }, { log })).toThrow(/RBP_LAUNCHER_NODE does not name a Node\.js/);
+  it('refuses an unusable RBP_LAUNCHER_NODE when the launch needs a Node.js', async () => {
+    const ctx = buildContext({ RBP_LAUNCHER_NODE: '/bin/true', CC_REQUEST_FLOW: 'block' });
+    await expect(installLaunch(ctx, { runtime: 'static' }, { log: capture().log })).rejects.toThrow(/RBP_LAUNCHER_NODE does not name a Node\.js/);
     expect(fs.existsSync(path.join(ctx.layersDir, 'launch.toml'))).toBe(false);
   });
 });

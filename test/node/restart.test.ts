@@ -96,10 +96,10 @@ it('--restart on-failure restarts a crashed app with back-off; a clean exit ends
     if (r.alive()) r.child.kill('SIGTERM');
   }
   const log = r.output();
-  expect(log).toContain('the launcher stays to supervise: RBP_RESTART=on-failure');
+  expect(log).toContain('the launch stays to supervise: RBP_RESTART=on-failure');
   expect(log).toMatch(/restarting the app in 200ms \(restart 1, RBP_RESTART=on-failure; last status 1\)/);
   expect(log).toMatch(/restarting the app in 400ms \(restart 2/);
-  expect(log).toContain('app exited with status 0');
+  expect(log).toContain('(app) exited with status 0');
   expect(log).not.toContain('app failed');
 }, 120_000);
 

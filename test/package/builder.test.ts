@@ -107,8 +107,8 @@ async function create(fixture: string, operatorEnv: Record<string, string>, moun
 }
 
 /**
- * Nothing to supervise, so no Node.js in the image (lib/launch/direct.ts): the buildpack's launch
- * layers are the launcher's script and the server the operator gave (copied in), and what the app
+ * Nothing needs a Node.js at launch, so no Node.js in the image (lib/launch/stored-plan.ts): the
+ * buildpack's launch layers are the launcher and the server the operator gave (copied in), and what the app
  * adds to the run image besides that server stays small (it was 121 MB more with the launcher's own
  * Node.js).
  */

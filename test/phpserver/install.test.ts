@@ -135,7 +135,7 @@ describe('instances (contract, limit 1)', () => {
   it("rbp run and rbp deploy of a phpserver app on pico are refused with the contract's rule, before anything starts", async () => {
     const out = path.join(work, 'pico', 'out');
     expect((await build(path.join(FIXTURES, 'php-index-php'), out)).exitCode).toBe(0);
-    // The launch script the build wrote refuses it itself (no Node.js needed), dry run or not.
+    // The launch's planner refuses it, dry run or not.
     for (const extra of [[], ['--dry-run']]) {
       const r = await rbp(['run', out, '--instance', 'pico', ...extra]);
       // 1 from the launch process; a dry run that cannot print its plan is rbp's launch failure (82).
@@ -145,7 +145,7 @@ describe('instances (contract, limit 1)', () => {
       expect(r.all).toContain('(error id: phpserver/instance/pico)');
       expect(r.all).not.toContain('- exec ');
     }
-    // The Node.js launcher refuses it too (here: behind the request flow, which it supervises).
+    // Behind a request flow too.
     const flow = await rbp(['run', out, '--instance', 'PICO', '--env', 'CC_REQUEST_FLOW=block']);
     expect(flow.exitCode, flow.all).not.toBe(0);
     expect(flow.all).toContain('(error id: phpserver/instance/pico)');

@@ -7,12 +7,12 @@ import { execa, type ResultPromise } from 'execa';
 import fs from 'node:fs';
 import path from 'node:path';
 import * as esbuild from 'esbuild';
-import { envArgs, FIXTURES, RBP, rbp, tmpDir, type RbpResult } from '../helpers/rbp.ts';
+import { envArgs, FIXTURES, RBP, rbp, ROOT, tmpDir, type RbpResult } from '../helpers/rbp.ts';
 import { settledFlag } from '../helpers/settled.ts';
 
 let bundled: Promise<string> | undefined;
 
-/** dist-like directory of the test buildpack: buildpack.toml + bin/{detect,build,launch}. */
+/** dist-like directory of the test buildpack: buildpack.toml + bin/{detect,build,launch} + launch/ (the launch's sh). */
 export function flowBuildpack(): Promise<string> {
   bundled ??= (async () => {
     const src = path.join(FIXTURES, 'flow-buildpack');
@@ -20,6 +20,7 @@ export function flowBuildpack(): Promise<string> {
     fs.mkdirSync(path.join(out, 'bin'), { recursive: true });
     fs.copyFileSync(path.join(src, 'buildpack.toml'), path.join(out, 'buildpack.toml'));
     fs.writeFileSync(path.join(out, 'package.json'), '{ "type": "commonjs" }\n');
+    fs.cpSync(path.join(ROOT, 'lib', 'launch', 'sh'), path.join(out, 'launch'), { recursive: true });
     for (const entry of ['detect', 'build', 'launch']) {
       const outfile = path.join(out, 'bin', entry);
       await esbuild.build({

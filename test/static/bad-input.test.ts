@@ -80,7 +80,7 @@ describe.skipIf(sws.skip)('static bad input', () => {
     expect(r.all).toContain('static/flags/invalid');
   });
 
-  it('CC_STATIC_FLAGS with shell syntax given at build fails the build: the launch command is planned there (lib/launch/direct.ts)', async () => {
+  it('CC_STATIC_FLAGS with shell syntax given at build fails the build: the launch command is planned there (lib/launch/stored-plan.ts)', async () => {
     const text = await failingBuild('static-index-html', { CC_STATIC_FLAGS: '--root / ; rm -rf /' });
     expect(text).toContain('(error id: static/flags/invalid)');
     expect(text).not.toMatch(/\n\s+at /);

@@ -9,10 +9,11 @@ import path from 'node:path';
 import type { BuildContext } from '../../../lib/cnb/context.ts';
 import { operatorVariable } from '../../../lib/deps/operator.ts';
 import { isUserError, UserError } from '../../../lib/errors.ts';
+import { inLayers } from '../../../lib/launch/decision.ts';
 import { installLaunch } from '../../../lib/launch/install.ts';
 import { Logger } from '../../../lib/log.ts';
 import { cacheEnv, installDependencies, modulesMetadata, PACKAGE_CACHE_LAYER, yarnLinker } from './dependencies.ts';
-import { nodeRuntime, type NodeDecision } from './launch-plan.ts';
+import type { NodeDecision } from './launch-plan.ts';
 import { denoFromMise } from './mise.ts';
 import { runtimesCalled, startWarnings } from './start-check.ts';
 import { BUN_NODE_LAYER, bunNodeLayer } from './bun-node.ts';
@@ -101,15 +102,14 @@ export default async function build(ctx: BuildContext): Promise<void> {
   const decision: NodeDecision = {
     runtime: entry.runtime?.name ?? 'node',
     node: node.version,
-    ...(bun ? { bun: bun.version, bunNode: bunNodeLayer(ctx.layers, bun.tool.path) } : {}),
+    ...(bun ? { bun: bun.version, bunNode: inLayers(ctx.layersDir, bunNodeLayer(ctx.layers, bun.tool.path)) } : {}),
     manager: `${app} ${managerVer}`,
     tool: choice.tool,
     ...(pnpFiles ? { pnp: true } : {}),
   };
-  // The direct launch script starts the app itself when nothing needs the Node.js launcher in front.
+  // The launch is planned at launch, on the runtime's own Node.js.
   await installLaunch(ctx, decision, {
     node: { path: node.tool.path, version: node.version },
-    direct: nodeRuntime(decision, appDir),
     processes: procfileProcesses(appDir, start, log),
   });
   writeProcfileEnv(ctx.layers, appDir, start);

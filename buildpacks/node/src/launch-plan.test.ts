@@ -1,7 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { instanceMemory } from '../../../lib/launch/instance.ts';
 import { launchContext, portEnv, type LaunchContext, type RuntimePlan } from '../../../lib/launch/plan.ts';
-import { applyRunEnv } from '../../../lib/launch/run-env.ts';
 import { execCommand, nodeOptions, planLaunch, type NodeDecision } from './launch-plan.ts';
 
 const GiB = 1024 ** 3;
@@ -37,9 +35,9 @@ describe('execCommand', () => {
   });
 });
 
-/** The variables the app gets from the runtime's plan: its own, and its rules applied to the run environment (lib/launch/plan.ts does this). */
-function appEnv(p: RuntimePlan, ctx: LaunchContext): Record<string, string> {
-  return { ...p.env, ...applyRunEnv(p.runEnv ?? [], ctx.env, instanceMemory(ctx.env)) };
+/** The variables the app gets from the runtime's plan, planned in `ctx`. */
+function appEnv(p: (ctx: LaunchContext) => RuntimePlan, ctx: LaunchContext): Record<string, string> {
+  return p(ctx).env;
 }
 
 describe('planLaunch', () => {
@@ -61,15 +59,15 @@ describe('planLaunch', () => {
   });
   it("NODE_ENV=production, HOST 0.0.0.0, heap from the instance memory; PORT is the launch's (8080, 9000 behind middleware)", () => {
     const ctx = at({ RBP_INSTANCE_MEMORY: String(GiB) });
-    const p = planLaunch({ ...base, pkg: { main: 'a.js' }, ctx });
+    const p = (c: LaunchContext) => planLaunch({ ...base, pkg: { main: 'a.js' }, ctx: c });
     expect(appEnv(p, ctx)).toMatchObject({ NODE_ENV: 'production', HOST: '0.0.0.0', NODE_OPTIONS: '--max-old-space-size=768' });
     expect(appEnv(p, at({ HOST: '127.0.0.1', PATH: '/opt/bin' }))).toMatchObject({ HOST: '127.0.0.1', PATH: '/workspace/node_modules/.bin:/opt/bin' });
     expect(appEnv(p, ctx).PORT).toBeUndefined();
     expect(at({}).port).toBe(8080);
     expect(at({ CC_REDIRECTOR_PROJECT_KEY: 'k' }).port).toBe(9000);
-    expect(portEnv('9000', undefined, true)).toEqual({ PORT: '9000' });
-    expect(portEnv('9000', 'CC_STATIC_PORT', true)).toEqual({ PORT: '9000', CC_STATIC_PORT: '9000' });
-    expect(portEnv('8181', 'CC_STATIC_PORT', false)).toEqual({ PORT: '8181' });
+    expect(portEnv(9000, undefined, true)).toEqual({ PORT: '9000' });
+    expect(portEnv(9000, 'CC_STATIC_PORT', true)).toEqual({ PORT: '9000', CC_STATIC_PORT: '9000' });
+    expect(portEnv(8181, 'CC_STATIC_PORT', false)).toEqual({ PORT: '8181' });
   });
   it('runs prestart and poststart around scripts.start only', () => {
     const pkg = { scripts: { prestart: 'echo pre', start: 'node a.js', poststart: 'echo post' } };
@@ -79,7 +77,7 @@ describe('planLaunch', () => {
   it('keeps the Plug-n-Play flags the pnp launch layer appended to NODE_OPTIONS, and adds the memory flag after them', () => {
     const ctx = at({ NODE_OPTIONS: '--require /workspace/.pnp.cjs', RBP_INSTANCE_MEMORY: String(1024 * 1024 * 1024) });
     const p = planLaunch({ ...base, decision: { ...decision, pnp: true }, pkg: { main: 'a.js' }, ctx });
-    expect(appEnv(p, ctx).NODE_OPTIONS).toBe('--require /workspace/.pnp.cjs --max-old-space-size=768');
+    expect(p.env.NODE_OPTIONS).toBe('--require /workspace/.pnp.cjs --max-old-space-size=768');
     expect(p.facts.pnp).toBe(true);
   });
   it('fails clearly when there is nothing to start', () => {

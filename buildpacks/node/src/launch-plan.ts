@@ -5,8 +5,8 @@
  */
 import { execCommand, shellCommand } from '../../../lib/launch/exec.ts';
 import path from 'node:path';
+import { instanceMemory } from '../../../lib/launch/instance.ts';
 import type { LaunchContext, RuntimeLaunch, RuntimePlan } from '../../../lib/launch/plan.ts';
-import { withMemoryFlag, type RunEnvRule } from '../../../lib/launch/run-env.ts';
 import { readPackageJson, startMethod, NOTHING_TO_START_FIX, type PackageJson } from './package-json.ts';
 import { UserError } from '../../../lib/errors.ts';
 import { appRuntime, type AppRuntime } from '../../../lib/js-project/package-managers.ts';
@@ -19,24 +19,23 @@ export interface NodeDecision extends Record<string, unknown> {
   bun?: string;
   manager: string;
   tool: string;
-  /** The layer folder holding `node -> bun` (bun-node.ts): first on PATH for a Bun app. */
+  /** The layer holding `node -> bun` (bun-node.ts), relative to the buildpack's layers: first on PATH for a Bun app. */
   bunNode?: string;
   /** Yarn Plug'n'Play: the `pnp` launch layer's NODE_OPTIONS preload .pnp.cjs and its loader (pnp.ts). */
   pnp?: boolean;
 }
 
-/** Contract, node rule 2: --max-old-space-size at 3/4 of the instance memory, set when absent, appended to other flags, left alone when already there. */
-export const NODE_OPTIONS_RULE = {
-  kind: 'memory-flag',
-  name: 'NODE_OPTIONS',
-  flag: '--max-old-space-size',
-  pattern: '--max[-_]old[-_]space[-_]size',
-  numerator: 3,
-  denominator: 4,
-} as const satisfies RunEnvRule;
+const MiB = 1024 * 1024;
 
+/**
+ * Contract, node rule 2: --max-old-space-size at 3/4 of the instance memory (MiB, rounded down), set
+ * when absent, appended to other flags, left alone when NODE_OPTIONS has one already.
+ */
 export function nodeOptions(current: string | undefined, memoryBytes: number | undefined): string | undefined {
-  return withMemoryFlag(NODE_OPTIONS_RULE, current, memoryBytes);
+  if (current && /--max[-_]old[-_]space[-_]size/.test(current)) return current;
+  if (!memoryBytes) return current;
+  const flag = `--max-old-space-size=${Math.floor((memoryBytes * 3) / 4 / MiB)}`;
+  return current?.trim() ? `${current.trim()} ${flag}` : flag;
 }
 
 /** The folders put before the run environment's PATH when its own is unset. */
@@ -47,11 +46,6 @@ export interface LaunchInput {
   ctx: LaunchContext;
   pkg: PackageJson;
   decision: NodeDecision;
-  /**
-   * Where the app's files are read (its Procfile): the app folder itself, unless the plan is made at
-   * build for the direct launch script, where ctx.appDir stands for the folder the script finds.
-   */
-  appFiles?: string;
 }
 
 export interface NodePlan extends RuntimePlan {
@@ -59,9 +53,9 @@ export interface NodePlan extends RuntimePlan {
   hooks: { prestart?: string; poststart?: string };
 }
 
-export function planLaunch({ ctx, pkg, decision, appFiles }: LaunchInput): NodePlan {
+export function planLaunch({ ctx, pkg, decision }: LaunchInput): NodePlan {
   const { env, appDir } = ctx;
-  const start = startMethod(pkg, env, appFiles ?? appDir);
+  const start = startMethod(pkg, env, appDir);
   if (!start) {
     throw new UserError({
       id: 'node/start/none',
@@ -72,15 +66,15 @@ export function planLaunch({ ctx, pkg, decision, appFiles }: LaunchInput): NodeP
     });
   }
   const runtime = appRuntime(decision.runtime);
-  const binDirs = [...(runtime && decision.bunNode ? [decision.bunNode] : []), path.join(appDir, 'node_modules', '.bin')];
-  const planEnv: Record<string, string> = { NODE_ENV: 'production' };
-  // HOST, PATH and NODE_OPTIONS come from the run environment: rules, which the direct launch
-  // script carries out too (lib/launch/run-env.ts).
-  const runEnv: RunEnvRule[] = [
-    { kind: 'default', name: 'HOST', fallback: '0.0.0.0' },
-    { kind: 'prepend', name: 'PATH', dirs: binDirs, fallback: DEFAULT_PATH },
-    NODE_OPTIONS_RULE,
-  ];
+  const binDirs = [...(runtime && decision.bunNode ? [path.resolve(ctx.layersDir, decision.bunNode)] : []), path.join(appDir, 'node_modules', '.bin')];
+  const memory = instanceMemory(env);
+  const options = nodeOptions(env.NODE_OPTIONS, memory);
+  const planEnv: Record<string, string> = {
+    NODE_ENV: 'production',
+    HOST: env.HOST ?? '0.0.0.0',
+    PATH: [...binDirs, env.PATH ?? DEFAULT_PATH].join(':'),
+    ...(options ? { NODE_OPTIONS: options } : {}),
+  };
   const hooks: NodePlan['hooks'] = {};
   let argv: string[];
   switch (start.kind) {
@@ -112,7 +106,6 @@ export function planLaunch({ ctx, pkg, decision, appFiles }: LaunchInput): NodeP
   return {
     argv,
     env: planEnv,
-    runEnv,
     cwd: appDir,
     hooks,
     // The launch runs poststart once the app has exited: it must outlive the app, not become it.
@@ -123,21 +116,16 @@ export function planLaunch({ ctx, pkg, decision, appFiles }: LaunchInput): NodeP
       ...(decision.bun ? { bun: decision.bun } : {}),
       start: start.kind,
       ...(decision.pnp ? { pnp: true } : {}),
+      ...(memory ? { memory } : {}),
       ...(hooks.prestart ? { prestart: hooks.prestart } : {}),
       ...(hooks.poststart ? { poststart: hooks.poststart } : {}),
     },
   };
 }
 
-/**
- * The node runtime's launch: planned by the Node.js launcher at run time (launch.ts), or at build,
- * for the direct launch script, with the app's files read from the build's app folder `appFiles`
- * (the same files the launch finds: the app does not change after its build).
- */
-export function nodeRuntime(decision: NodeDecision, appFiles?: string): RuntimeLaunch {
-  return {
-    plan: (ctx) => planLaunch({ ctx, pkg: readPackageJson(appFiles ?? ctx.appDir) ?? {}, decision, ...(appFiles ? { appFiles } : {}) }),
-  };
+/** The node runtime's launch, planned at launch by the planner (launch.ts). */
+export function nodeRuntime(decision: NodeDecision): RuntimeLaunch {
+  return { plan: (ctx) => planLaunch({ ctx, pkg: readPackageJson(ctx.appDir) ?? {}, decision }) };
 }
 
 export { execCommand };

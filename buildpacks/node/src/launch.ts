@@ -1,11 +1,11 @@
 /**
- * The launch entrypoint: runs under the installed Node.js (its layer's bin/ is on the launch PATH).
- * Plans the start command from what the build decided and the run-time environment; the launch
- * (lib/launch/entry.ts) runs prestart before and poststart after the start script, as npm would.
+ * The launch planner of the node runtime (plan.cjs in the launcher layer, run by rbp-launch on the
+ * runtime's own Node.js): plans the start command from what the build decided and the launch
+ * environment; the launch runs prestart before and poststart after the start script, as npm would.
  */
 import { readDecision } from '../../../lib/launch/decision.ts';
-import { runLaunch } from '../../../lib/launch/entry.ts';
+import { runPlanner } from '../../../lib/launch/planner.ts';
 import { nodeRuntime, type NodeDecision } from './launch-plan.ts';
 
 // Node.js apps read PORT (contract, node rule 1): the runtime has no port variable of its own.
-void runLaunch(() => nodeRuntime(readDecision<NodeDecision>()));
+void runPlanner(() => nodeRuntime(readDecision<NodeDecision>()));

@@ -5,6 +5,7 @@
  */
 import type { BuildContext } from '../../../lib/cnb/context.ts';
 import { dependenciesOf } from '../../../lib/deps/index.ts';
+import { inLayers } from '../../../lib/launch/decision.ts';
 import { installLaunch } from '../../../lib/launch/install.ts';
 import { Logger } from '../../../lib/log.ts';
 import { phpServerLaunch, type PhpServerDecision } from './command.ts';
@@ -70,13 +71,13 @@ export default async function build(ctx: BuildContext): Promise<void> {
       version: server.version,
       php: server.php,
       caddy: server.caddy,
-      path: server.path,
+      path: inLayers(ctx.layersDir, server.path),
       source: server.source,
       variable: server.variable,
     },
     ...(worker ? { worker } : {}),
   };
-  await installLaunch(ctx, decision, { direct: phpServerLaunch(decision) });
+  await installLaunch(ctx, decision, { stored: phpServerLaunch(decision) });
 }
 
 /**

@@ -18,14 +18,17 @@ export interface PhpServerDecision extends LaunchDecision {
   runtime: 'phpserver';
   /** Relative to the app root; `.` for the root. */
   webroot: string;
-  /** `variable`: the operator variable that names this line's server at launch (RBP_TOOL_FRANKENPHP, RBP_TOOL_FRANKENPHP_8_5). */
+  /**
+   * `path`: relative to the buildpack's layers when installed there, else the operator's own.
+   * `variable`: the operator variable that names this line's server at launch (RBP_TOOL_FRANKENPHP, RBP_TOOL_FRANKENPHP_8_5).
+   */
   server: { id: string; version: string; php: string; caddy: string; path: string; source: string; variable?: string };
   /** Relative to the app root, validated at build. */
   worker?: string;
 }
 
-export function planPhpServer(d: PhpServerDecision, { env, appDir, port }: LaunchContext): RuntimePlan {
-  const server = raw(env, overrideVariable(d)) ?? d.server.path;
+export function planPhpServer(d: PhpServerDecision, { env, appDir, layersDir, port }: LaunchContext): RuntimePlan {
+  const server = raw(env, overrideVariable(d)) ?? path.resolve(layersDir, d.server.path);
   const root = path.resolve(appDir, d.webroot);
   const worker = d.worker ? path.resolve(appDir, d.worker) : undefined;
   const facts = {
@@ -47,10 +50,9 @@ export const PHPSERVER_PORT_VARIABLE = 'CC_PHPSERVER_PORT';
 /** The operator variable naming the run image's server of this build's line (an older build: the default's). */
 const overrideVariable = (d: PhpServerDecision): string => d.server.variable ?? 'RBP_TOOL_FRANKENPHP';
 
-/** The phpserver runtime's launch: its port variable and its plan. */
+/** The phpserver runtime's launch: its port variable, its refusal and its plan. */
 export const phpServerLaunch = (d: PhpServerDecision): RuntimeLaunch => ({
   portVariable: PHPSERVER_PORT_VARIABLE,
-  serverOverride: { variable: overrideVariable(d), builtPath: d.server.path },
   refusals: [PICO_REFUSAL],
   plan: (ctx) => planPhpServer(d, ctx),
 });

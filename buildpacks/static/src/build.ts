@@ -2,6 +2,7 @@ import type { BuildContext } from '../../../lib/cnb/context.ts';
 import { adoptForeignVariables } from '../../../lib/config/foreign.ts';
 import { readAppPath } from '../../../lib/config/read.ts';
 import { UserError } from '../../../lib/errors.ts';
+import { inLayers } from '../../../lib/launch/decision.ts';
 import { installLaunch } from '../../../lib/launch/install.ts';
 import { Logger } from '../../../lib/log.ts';
 import { cacheContent, isKept, missingPaths, pruneTo } from './build-cache.ts';
@@ -63,8 +64,8 @@ export default async function build(ctx: BuildContext): Promise<void> {
   if (removed.length)
     log.detail(`removed from the application: ${removed.slice(0, 10).map(show).join(', ')}${removed.length > 10 ? ` and ${removed.length - 10} more` : ''}`);
 
-  const decision: StaticDecision = { runtime: 'static', webroot: webroot.rel, mode: server.mode, bin: server.bin };
+  const decision: StaticDecision = { runtime: 'static', webroot: webroot.rel, mode: server.mode, bin: inLayers(ctx.layersDir, server.bin) };
   if (server.caddyfile) decision.caddyfile = server.caddyfile;
   if (server.swsConfig) decision.swsConfig = server.swsConfig;
-  await installLaunch(ctx, decision, { direct: staticLaunch(decision) });
+  await installLaunch(ctx, decision, { stored: staticLaunch(decision) });
 }

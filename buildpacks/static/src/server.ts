@@ -5,8 +5,8 @@
  * `caddy file-server` (a variable beats a file); else a valid Caddyfile runs `caddy run` with it; else
  * Static Web Server. At launch, CC_RUN_COMMAND replaces all of them; the port is the launch's
  * (CC_STATIC_PORT, 9000 behind a request-flow middleware: lib/launch/ports.ts). CC_RUN_COMMAND and
- * CC_STATIC_FLAGS are read from the run environment: the direct launch script (lib/launch/direct.ts)
- * hands over to the Node.js launcher when they differ from the build's.
+ * CC_STATIC_FLAGS are read from the launch environment (a plan stored at build holds while they are
+ * as at build: lib/launch/stored-plan.ts).
  */
 import { shellCommand } from '../../../lib/launch/exec.ts';
 import path from 'node:path';
@@ -27,7 +27,7 @@ export interface StaticDecision extends LaunchDecision {
   /** The served folder, relative to the app root ('' = the root). */
   webroot: string;
   mode: ServerMode;
-  /** The server executable (an installed layer's or the operator's). */
+  /** The server executable: an installed layer's, relative to the buildpack's layers, or the operator's. */
   bin: string;
   /** caddy-run: the Caddyfile, relative to the root. */
   caddyfile?: string;
@@ -54,8 +54,9 @@ export function parseFlags(raw: string | undefined): string[] {
 }
 
 /** The command that serves the site, from the build's decision, the port it is given and the run environment. */
-export function serverPlan(d: StaticDecision, { env, appDir, port }: LaunchContext): RuntimePlan {
+export function serverPlan(d: StaticDecision, { env, appDir, layersDir, port }: LaunchContext): RuntimePlan {
   const root = path.join(appDir, d.webroot);
+  const bin = path.resolve(layersDir, d.bin);
   const facts = { runtime: 'static', webroot: `/${d.webroot}` };
   const run = raw(env, 'CC_RUN_COMMAND');
   if (run) return { argv: shellCommand(run), env: {}, cwd: appDir, facts: { ...facts, server: 'CC_RUN_COMMAND' } };
@@ -64,19 +65,19 @@ export function serverPlan(d: StaticDecision, { env, appDir, port }: LaunchConte
     case 'caddy-run':
       // The port reaches the Caddyfile as {$PORT} (the launch sets PORT).
       return {
-        argv: [d.bin, 'run', '--config', path.join(appDir, d.caddyfile!), '--adapter', 'caddyfile', ...flags],
+        argv: [bin, 'run', '--config', path.join(appDir, d.caddyfile!), '--adapter', 'caddyfile', ...flags],
         env: {},
         cwd: appDir,
         facts: { ...facts, server: 'caddy', caddyfile: `/${d.caddyfile}` },
       };
     case 'caddy-file-server':
-      return { argv: [d.bin, 'file-server', '--root', root, '--listen', `:${port}`, ...flags], env: {}, cwd: appDir, facts: { ...facts, server: 'caddy' } };
+      return { argv: [bin, 'file-server', '--root', root, '--listen', `:${port}`, ...flags], env: {}, cwd: appDir, facts: { ...facts, server: 'caddy' } };
     case 'static-web-server':
       return {
         // Static Web Server's index is index.html alone unless told otherwise; the contract's webroot
         // may hold index.htm instead.
         argv: [
-          d.bin,
+          bin,
           '--host',
           '0.0.0.0',
           '--port',

@@ -62,22 +62,10 @@ export function isBlocked(env: NodeJS.ProcessEnv): boolean {
   return flowItems(env).includes(BLOCK);
 }
 
-/**
- * The variables whose presence may put something in front of the app, and what each does: the
- * direct launch script (direct.ts) hands over to the Node.js launcher when one is set. The cache
- * proxy's file (.rbp/cache.vcl) and `custom` (named in CC_REQUEST_FLOW) are activated as below.
- */
-export const ACTIVATING_VARIABLES: readonly { variable: string; activates?: MiddlewareKind; why: string }[] = [
-  { variable: 'ACCESSPROXY_CHALLENGE_SECRET', activates: 'accessproxy', why: 'ACCESSPROXY_CHALLENGE_SECRET activates the access proxy' },
-  { variable: 'CC_REDIRECTOR_PROJECT_KEY', activates: 'redirector', why: 'CC_REDIRECTOR_PROJECT_KEY activates the redirection proxy' },
-  { variable: 'CC_CACHE_FILE', why: 'CC_CACHE_FILE activates the cache proxy' },
-  { variable: 'CC_REQUEST_FLOW', why: 'CC_REQUEST_FLOW sets a request flow' },
-];
-
 /** The middlewares whose activation is present, in no particular order. */
 export function activeMiddlewares(env: NodeJS.ProcessEnv, appDir: string): Set<MiddlewareKind> {
   const active = new Set<MiddlewareKind>();
-  for (const a of ACTIVATING_VARIABLES) if (a.activates && isSet(env, a.variable)) active.add(a.activates);
+  for (const [variable, kind] of Object.entries(MIDDLEWARE_SECRETS)) if (isSet(env, variable)) active.add(kind);
   if (cacheVcl(env, appDir)) active.add('cache');
   if (flowItems(env).includes('custom') && isSet(env, 'CC_REQUEST_FLOW_CUSTOM')) active.add('custom');
   return active;

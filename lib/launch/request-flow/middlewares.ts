@@ -1,18 +1,22 @@
 /**
  * The command line, environment and failure status of each middleware.
  *
- * - custom: CC_REQUEST_FLOW_CUSTOM with @@LISTEN_PORT@@ and @@FORWARD_PORT@@ replaced, run by /bin/sh.
+ * - custom: CC_REQUEST_FLOW_CUSTOM with @@LISTEN_PORT@@ and @@FORWARD_PORT@@ replaced, run by /bin/sh
+ *   (which execs a simple command: lib/launch/exec.ts).
  * - cache: Varnish in the foreground with the project's VCL, its backend the next hop (vcl.ts).
  * - redirector, accessproxy: programs the operator provides; their command templates take the same
  *   placeholders and are set by RBP_REDIRECTOR_COMMAND and RBP_ACCESSPROXY_COMMAND.
- * Each secret reaches only its own middleware, through the environment, never a command line.
+ * - block (CC_REQUEST_FLOW=block): a small Node.js HTTP server, on the planner's own Node.js, that
+ *   answers 403 on the public port while the app runs behind it.
+ * Each secret reaches only its own middleware, through the environment, never a command line: the
+ * launch unsets the others' secrets for each member (plan-data.ts).
  */
 import { raw } from '../../config/read.ts';
 import os from 'node:os';
 import path from 'node:path';
 import crypto from 'node:crypto';
-import fs from 'node:fs';
 import { redactUrl, UserError } from '../../errors.ts';
+import { shellCommand } from '../exec.ts';
 import { instanceMemory } from '../instance.ts';
 import { cacheVcl, MIDDLEWARE_SECRETS, type MiddlewareKind } from './activation.ts';
 import { findVarnishd, prepareVarnishDir, varnishDirFiles, wrapperVcl } from './vcl.ts';
@@ -48,49 +52,57 @@ export const FAILURE_STATUS: Record<MiddlewareKind | 'block', number> = {
 /** The app did not listen on its port in time. */
 export const APP_NOT_LISTENING_STATUS = 96;
 
-export const LABEL: Record<MiddlewareKind, string> = {
+export const LABEL: Record<MiddlewareKind | 'block', string> = {
   accessproxy: 'access proxy',
   redirector: 'redirection proxy',
   cache: 'cache proxy',
   custom: 'custom middleware',
+  block: 'public access block',
 };
 
 export interface MiddlewareSpec {
-  kind: MiddlewareKind;
+  kind: MiddlewareKind | 'block';
   argv: string[];
   cwd: string;
-  env: Record<string, string>;
   listen: number;
-  forward: number;
+  /** The next hop; the block forwards nothing. */
+  forward?: number;
   /** What the log and the dry run show for the command (ports filled, URL credentials hidden). */
   shown: string;
   /** The secrets (by name) this middleware receives. */
   secrets: string[];
   /** Extra facts for the dry run (the generated VCL). */
   facts?: Record<string, unknown>;
-  /** Files to write before it starts, and to remove after it stops. */
-  prepare?: () => void;
-  cleanup?: () => void;
+  /** Writes the files it needs (not for a dry run); returns the folder to remove when the launch ends. */
+  prepare?: () => string;
 }
 
 export function fillPorts(template: string, listen: number, forward: number): string {
   return template.replaceAll(LISTEN_PLACEHOLDER, String(listen)).replaceAll(FORWARD_PLACEHOLDER, String(forward));
 }
 
-/** The environment without the secrets that belong to other middlewares (all of them, for the app). */
-export function envWithoutOthersSecrets(env: Record<string, string | undefined>, owner?: MiddlewareKind): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(env)) {
-    if (v === undefined) continue;
-    const belongsTo = MIDDLEWARE_SECRETS[k];
-    if (belongsTo && belongsTo !== owner) continue;
-    out[k] = v;
-  }
-  return out;
+function secretsOf(kind: MiddlewareKind, env: NodeJS.ProcessEnv): string[] {
+  return Object.keys(MIDDLEWARE_SECRETS).filter((k) => MIDDLEWARE_SECRETS[k] === kind && env[k] !== undefined);
 }
 
-function secretsOf(kind: MiddlewareKind, env: Record<string, string>): string[] {
-  return Object.keys(MIDDLEWARE_SECRETS).filter((k) => MIDDLEWARE_SECRETS[k] === kind && env[k] !== undefined);
+/** The 403 server of CC_REQUEST_FLOW=block, run with `node -e` and its port. */
+const BLOCK_SERVER = `const port = Number(process.argv[1]);
+require('node:http').createServer((req, res) => {
+  res.writeHead(403, { 'content-type': 'text/plain; charset=utf-8' });
+  res.end('Forbidden: public access to this application is blocked.\\n');
+}).listen(port);`;
+
+/** CC_REQUEST_FLOW=block: the public port answers 403, on the Node.js that plans the launch. */
+export function blockSpec(listen: number, appDir: string): MiddlewareSpec {
+  return {
+    kind: 'block',
+    argv: [process.execPath, '-e', BLOCK_SERVER, String(listen)],
+    cwd: appDir,
+    listen,
+    shown: `403 to every request on port ${listen}`,
+    secrets: [],
+    facts: { answers: 403 },
+  };
 }
 
 /** Varnish's storage: RBP_VARNISH_STORAGE, else an eighth of the instance memory, 16 MiB to 1 GiB. */
@@ -110,19 +122,18 @@ export interface HopPorts {
 }
 
 export function middlewareSpec(kind: MiddlewareKind, hop: HopPorts, env: NodeJS.ProcessEnv, appDir: string): MiddlewareSpec {
-  const base = envWithoutOthersSecrets(env, kind);
   const { listen, forward } = hop;
-  const common = { kind, cwd: appDir, env: base, listen, forward, secrets: secretsOf(kind, base) };
+  const common = { kind, cwd: appDir, listen, forward, secrets: secretsOf(kind, env) };
   switch (kind) {
     case 'custom': {
       const cmd = fillPorts(raw(env, 'CC_REQUEST_FLOW_CUSTOM') ?? '', listen, forward);
-      return { ...common, argv: ['/bin/sh', '-c', cmd], shown: redactUrl(cmd) };
+      return { ...common, argv: shellCommand(cmd), shown: redactUrl(cmd) };
     }
     case 'redirector':
     case 'accessproxy': {
       const t = OPERATOR_TEMPLATES[kind];
       const cmd = fillPorts(env[t.variable] || t.default, listen, forward);
-      return { ...common, argv: ['/bin/sh', '-c', cmd], shown: redactUrl(cmd) };
+      return { ...common, argv: shellCommand(cmd), shown: redactUrl(cmd) };
     }
     case 'cache':
       return cacheSpec(common, hop, env, appDir);
@@ -164,7 +175,6 @@ function cacheSpec(common: Omit<MiddlewareSpec, 'argv' | 'shown'>, hop: HopPorts
     argv,
     shown: argv.join(' '),
     facts: { vcl: vcl.shown, generatedVcl: wrapperVcl(copy, hop.forward) },
-    prepare: () => void prepareVarnishDir(dir, vcl, hop.forward),
-    cleanup: () => fs.rmSync(dir, { recursive: true, force: true }),
+    prepare: () => (prepareVarnishDir(dir, vcl, hop.forward), dir),
   };
 }

@@ -8,7 +8,7 @@ import { appPortBehindMiddleware, publicPort } from '../ports.ts';
 import type { MiddlewareKind } from './activation.ts';
 import { allocatePorts, bindable } from './allocate.ts';
 import { planChain } from './chain.ts';
-import { middlewareSpec, type MiddlewareSpec } from './middlewares.ts';
+import { blockSpec, middlewareSpec, type MiddlewareSpec } from './middlewares.ts';
 
 export interface FlowPlan {
   publicPort: number;
@@ -39,9 +39,9 @@ export async function planFlow(env: NodeJS.ProcessEnv, appDir: string): Promise<
   }
   const inner = await allocatePorts(Math.max(0, chain.middlewares.length - 1), [pub, app]);
   const listens = [pub, ...inner];
-  const middlewares = chain.middlewares.map((kind, i) =>
-    middlewareSpec(kind, { listen: listens[i]!, forward: listens[i + 1] ?? app, isPublic: i === 0 }, env, appDir),
-  );
+  const middlewares = chain.block
+    ? [blockSpec(pub, appDir)]
+    : chain.middlewares.map((kind, i) => middlewareSpec(kind, { listen: listens[i]!, forward: listens[i + 1] ?? app, isPublic: i === 0 }, env, appDir));
   return { publicPort: pub, appPort: app, block: chain.block, chain: chain.middlewares, skipped: chain.skipped, middlewares };
 }
 

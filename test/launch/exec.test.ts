@@ -1,19 +1,18 @@
 /**
- * The launcher steps aside (DESIGN, the launch entrypoint, step 3): with nothing to supervise and a
- * Node.js that has process.execve, the launch process becomes the app. Real builds, real processes:
+ * The launch steps aside (DESIGN, the launch entrypoint, step 3): with nothing to supervise, the
+ * launch process becomes the app, and nothing of ours stays beside it. Real builds, real processes:
  * rbp's child is looked at in /proc, and signals and exit statuses go through rbp as on a platform.
- * - node-hello on the node runtime's Node.js 24: exec mode, rbp's child IS `node server.js`;
- * - prestart only: it runs, then the launcher steps aside;
- * - node-prepoststart: poststart runs after the app exits, so the launcher stays (supervise);
- * - a static site: its direct launch script (lib/launch/direct.ts) starts caddy itself, no Node.js at all.
+ * - node-hello: exec mode, rbp's child IS `node server.js`;
+ * - prestart only: it runs, then the launch becomes the app;
+ * - node-prepoststart: poststart runs after the app exits, so the launch stays (supervise, in sh);
+ * - a static site: the launch becomes caddy.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { chooseMode, execveProblem, resolveCommand } from '../../lib/launch/exec.ts';
-import { copyFixture, envArgs, FIXTURES, freePort, RBP, rbp, ROOT, tmpDir } from '../helpers/rbp.ts';
+import { copyFixture, envArgs, FIXTURES, freePort, RBP, rbp, tmpDir } from '../helpers/rbp.ts';
 import { settledFlag } from '../helpers/settled.ts';
 import { caddyTool } from '../static/helpers.ts';
 
@@ -107,12 +106,12 @@ describe('a node app with nothing to supervise (the runtime’s Node.js 24)', ()
     node24 = path.join(out, 'layers/rbp_node/node/bin/node');
   }, 300_000);
 
-  it('dry run: mode exec, by the direct launch script (issue 27: no Node.js launcher in front)', async () => {
+  it('dry run: mode exec; the process is rbp-launch, found on the launch PATH', async () => {
     const d = await dryRun(out, await freePort());
-    expect(d.argv).toEqual([path.join(out, 'layers/rbp_node/launcher/bin/launch')]);
+    expect(d.argv).toEqual([path.join(out, 'layers/rbp_node/launcher/bin/rbp-launch')]);
     expect(d.launch.argv).toEqual(['/bin/sh', '-c', 'exec node server.js']);
     expect(d.launch.mode).toBe('exec');
-    expect(d.launch.modeWhy).toBe('nothing to supervise: the launch script starts /bin/sh itself (no Node.js launcher)');
+    expect(d.launch.modeWhy).toBe('nothing to supervise: the launch replaces itself with the app');
   });
 
   it('rbp’s child is the app itself, with the environment the spawned app would get', async () => {
@@ -122,7 +121,6 @@ describe('a node app with nothing to supervise (the runtime’s Node.js 24)', ()
     try {
       const pid = rbpChild(run);
       expect(cmdline(pid)).toEqual(['node', 'server.js']);
-      expect(cmdline(pid).join(' ')).not.toContain('launcher/bin/launch');
       expect(childrenOf(pid)).toEqual([]);
       expect(fs.readlinkSync(`/proc/${pid}/cwd`)).toBe(path.join(out, 'workspace'));
       // rbp's launch environment with the plan's variables on top; PWD is the shell's own
@@ -130,7 +128,7 @@ describe('a node app with nothing to supervise (the runtime’s Node.js 24)', ()
       const { PWD, ...seen } = environ(pid);
       expect(PWD).toBe(path.join(out, 'workspace'));
       expect(seen).toEqual({ ...plan.env, ...plan.launch.env });
-      expect(run.output()).toContain('- exec /bin/sh (the launch script starts it directly: nothing to supervise)\n');
+      expect(run.output()).toContain('- exec node (nothing to supervise)\n');
       expect(run.output()).not.toContain('starting app');
       expect(await (await fetch(`http://127.0.0.1:${port}/`)).text()).toMatch(/^hello from node v24\.\d+\.\d+ \(production\)/);
     } finally {
@@ -140,20 +138,19 @@ describe('a node app with nothing to supervise (the runtime’s Node.js 24)', ()
     expect(await run.exited).toBe(0);
   });
 
-  it('a variable the command was planned with, changed at run: the Node.js launcher plans anew, then steps aside (process.execve)', async () => {
+  it('a run command given at run: planned at launch, the launch becomes it', async () => {
     const port = await freePort();
     const run = await startRun(out, port, {}, ['--env', 'CC_RUN_COMMAND=node server.js']);
     try {
       const pid = rbpChild(run);
       expect(cmdline(pid)).toEqual(['node', 'server.js']);
       expect(childrenOf(pid)).toEqual([]);
-      // The script hands over before it sets anything: PATH holds node_modules/.bin once.
       expect(
         environ(pid)
           .PATH!.split(':')
           .filter((d) => d.endsWith('node_modules/.bin') && d.startsWith(out)),
       ).toHaveLength(1);
-      expect(run.output()).toContain('- exec /bin/sh (the launcher steps aside: nothing to supervise)\n');
+      expect(environ(pid).OLDPWD).toBeUndefined();
     } finally {
       run.rbp.kill('SIGTERM');
     }
@@ -166,28 +163,6 @@ describe('a node app with nothing to supervise (the runtime’s Node.js 24)', ()
     expect(cmdline(pid)).toEqual(['node', 'server.js']);
     process.kill(pid, 'SIGKILL');
     expect(await run.exited).toBe(137);
-  });
-
-  it('on the runtime’s Node.js: the app gets SIGPIPE and SIGXFSZ at their defaults, and a refused exec returns', () => {
-    const node = path.join(out, 'layers/rbp_node/node/bin/node');
-    const exec = (args: string) =>
-      spawnSync(
-        node,
-        [
-          '--input-type=module',
-          '-e',
-          `import { stepAside } from ${JSON.stringify(path.join(ROOT, 'lib/launch/exec.ts'))};
-        const e = stepAside('/bin/sh', ${args}, { ONLY: 'this' }, '/tmp', process.execve.bind(process));
-        console.log('still here:', e.code);`,
-        ],
-        { encoding: 'utf8' },
-      );
-    // Node.js ignores both; an ignored signal would stay ignored across execve.
-    const r = exec(`['sh', '-c', 'grep SigIgn /proc/self/status; pwd; env | grep -v ^PWD=']`);
-    expect(r.stdout).toBe('- exec sh (the launcher steps aside: nothing to supervise)\nSigIgn:\t0000000000000000\n/tmp\nONLY=this\n');
-    // A NUL byte in an argument: process.execve throws before replacing anything; runLaunch then supervises.
-    const refused = exec(`['sh', '-c', 'exit 0\\0']`);
-    expect(refused.stdout).toContain('still here: ERR_INVALID_ARG_VALUE');
   });
 });
 
@@ -229,15 +204,13 @@ describe('a node app with a poststart script stays supervised', () => {
     expect(d.launch.modeWhy).toBe('scripts.poststart runs after the app exits');
   });
 
-  it('rbp’s child is the launch’s shell form, not Node.js (issue 27), and poststart runs after SIGTERM', async () => {
+  it('rbp’s child is the launch’s sh, not Node.js, and poststart runs after SIGTERM', async () => {
     const run = await startRun(out, await freePort());
     try {
       const launcher = rbpChild(run);
-      // The Node.js launcher planned the launch and replaced itself with the plan's shell form.
-      const sh = cmdline(launcher);
-      expect([sh[0], sh[1], sh.at(-1)]).toEqual(['/bin/sh', '-c', 'rbp-launch']);
-      expect(childrenOf(launcher).map(cmdline)).toEqual([['node', 'server.js']]);
-      expect(run.output()).toContain('- the launcher stays to supervise: scripts.poststart runs after the app exits (as /bin/sh: no Node.js beside the app)');
+      expect(cmdline(launcher)).toEqual(['/bin/sh', path.join(out, 'layers/rbp_node/launcher/bin/rbp-launch')]);
+      expect(childrenOf(launcher).map(cmdline)).toContainEqual(['node', 'server.js']);
+      expect(run.output()).toContain('- the launch stays to supervise: scripts.poststart runs after the app exits');
     } finally {
       run.rbp.kill('SIGTERM');
     }
@@ -246,7 +219,7 @@ describe('a node app with a poststart script stays supervised', () => {
   });
 });
 
-describe.skipIf(!caddy)('a static site: the direct launch script starts caddy itself, whatever Node.js the launcher would run on', () => {
+describe.skipIf(!caddy)('a static site: the launch becomes caddy', () => {
   let out = '';
   const operator = (): Record<string, string> => ({ RBP_TOOL_CADDY: caddy!, RBP_LAUNCHER_NODE: process.execPath });
   beforeAll(async () => {
@@ -257,12 +230,11 @@ describe.skipIf(!caddy)('a static site: the direct launch script starts caddy it
     expect(r.exitCode, r.all).toBe(0);
   }, 300_000);
 
-  it('dry run: exec, by the launch script (the Node.js launcher only prints the plan)', async () => {
+  it('dry run: exec', async () => {
     const d = await dryRun(out, await freePort());
-    expect(d.argv).toEqual([path.join(out, 'layers/rbp_static/launcher/bin/launch')]);
+    expect(d.argv).toEqual([path.join(out, 'layers/rbp_static/launcher/bin/rbp-launch')]);
     expect(d.launch.argv[0]).toBe(caddy);
     expect(d.launch.mode).toBe('exec');
-    expect(d.launch.modeWhy).toBe(`nothing to supervise: the launch script starts ${caddy} itself (no Node.js launcher)`);
   });
 
   it('serves; rbp’s child is caddy itself, started as the dry run says, and SIGTERM stops it with status 0', async () => {
@@ -271,12 +243,11 @@ describe.skipIf(!caddy)('a static site: the direct launch script starts caddy it
     const run = await startRun(out, port, operator());
     try {
       const pid = rbpChild(run);
-      // The script and the Node.js launcher plan the same command: one plan, two starters.
       expect(cmdline(pid)).toEqual(plan.launch.argv);
       expect(fs.readlinkSync(`/proc/${pid}/cwd`)).toBe(path.join(out, 'workspace'));
       expect(environ(pid)).toMatchObject(plan.launch.env);
       expect(childrenOf(pid)).toEqual([]);
-      expect(run.output()).toContain(`- exec ${caddy} (the launch script starts it directly: nothing to supervise)`);
+      expect(run.output()).toContain('- exec caddy (nothing to supervise)');
     } finally {
       run.rbp.kill('SIGTERM');
     }
@@ -296,7 +267,7 @@ describe.skipIf(!caddy)('a static site: the direct launch script starts caddy it
     }
   });
 
-  it('rbp run on a Node.js with process.execve (the runtime’s 24) becomes the launch process, which becomes caddy: one pid, no Node.js left', async () => {
+  it('rbp run on a Node.js with process.execve (the runtime’s 24) becomes the launch process, which becomes caddy: one pid, no Node.js left, no signal left ignored', async () => {
     // The node build above leaves its Node.js 24; run alone (-t), this test builds one itself.
     node24 ||= path.join(await buildNode(path.join(FIXTURES, 'node-hello')), 'layers/rbp_node/node/bin/node');
     const port = await freePort();
@@ -317,58 +288,13 @@ describe.skipIf(!caddy)('a static site: the direct launch script starts caddy it
       expect(status).toBe(200);
       expect(cmdline(child.pid!)[0]).toBe(caddy);
       expect(childrenOf(child.pid!)).toEqual([]);
+      // Node.js ignores SIGPIPE and SIGXFSZ, and an ignored signal would stay ignored across execve
+      // (caddy ignores SIGPIPE itself: SIGXFSZ tells).
+      const ignored = parseInt(/^SigIgn:\t([0-9a-f]+)$/m.exec(fs.readFileSync(`/proc/${child.pid!}/status`, 'utf8'))![1]!, 16);
+      expect(ignored & (1 << 24)).toBe(0);
     } finally {
       child.kill('SIGTERM');
     }
     expect(await exited).toBe(0);
   }, 300_000);
-});
-
-describe('chooseMode', () => {
-  const base = { env: { PATH: '/usr/bin:/bin' }, cwd: '/', execve: true, nodeVersion: '24.15.0' };
-
-  it('exec when nothing needs supervising; argv[0] found on the app’s PATH', () => {
-    expect(chooseMode({ ...base, argv: ['sh', '-c', 'FOO="a b" exec node server.js'] })).toEqual({
-      mode: 'exec',
-      file: resolveCommand('sh', '/usr/bin:/bin', '/'),
-      why: `nothing to supervise: the launcher replaces itself with ${resolveCommand('sh', '/usr/bin:/bin', '/')} (process.execve)`,
-    });
-  });
-
-  it('supervise, with every reason, when something needs the launcher', () => {
-    const m = chooseMode({
-      ...base,
-      execve: false,
-      nodeVersion: '20.20.2',
-      supervise: 'scripts.poststart runs after the app exits',
-      flow: { block: false, chain: ['custom', 'cache'] },
-      argv: ['/bin/sh', '-c', 'node a.js && node b.js'],
-    });
-    expect(m).toEqual({
-      mode: 'supervise',
-      why: [
-        'request flow: custom → cache in front of the app',
-        'scripts.poststart runs after the app exits',
-        'the shell command does not end in exec: only the supervisor stops its whole process group',
-        "Node.js 20.20.2 (the launcher's) has no process.execve (22.15+, 23.11+)",
-      ].join('; '),
-    });
-    expect(chooseMode({ ...base, flow: { block: true, chain: [] }, argv: ['/bin/true'] }).why).toBe(
-      'public access is blocked: the launcher answers 403 in front of the app',
-    );
-    expect(chooseMode({ ...base, argv: ['/bin/sh', '-c', 'exec a | b'] }).mode).toBe('supervise');
-  });
-
-  it('supervise when execve could not start the command (a failed execve aborts Node.js)', () => {
-    expect(chooseMode({ ...base, argv: ['no-such-command-here'] }).why).toBe("no-such-command-here is not on the app's PATH");
-    const dir = tmpDir();
-    const script = path.join(dir, 'run');
-    fs.writeFileSync(script, 'echo no shebang\n', { mode: 0o755 });
-    expect(execveProblem(script)).toBe(`${script} is neither a binary nor a #! script`);
-    expect(chooseMode({ ...base, argv: ['run'], env: { PATH: dir } }).why).toBe(`${script} is neither a binary nor a #! script`);
-    fs.writeFileSync(script, '#!/bin/sh\necho hi\n');
-    expect(chooseMode({ ...base, argv: ['run'], env: { PATH: dir } }).mode).toBe('exec');
-    fs.chmodSync(script, 0o644);
-    expect(execveProblem(script)).toBe(`${script} is not an executable file`);
-  });
 });
