@@ -1,6 +1,5 @@
 // Shared by the benchmarks in scripts/bench/ (kept outside that folder: every file there is a suite).
 import { spawnSync } from 'node:child_process';
-import http from 'node:http';
 import net from 'node:net';
 
 export function median(xs) {
@@ -32,43 +31,6 @@ export async function untilOk(port, t0 = performance.now(), timeoutMs = 30_000) 
     if (performance.now() - t0 > timeoutMs) throw new Error(`port ${port} did not answer 200`);
     await new Promise((r) => setTimeout(r, 5));
   }
-}
-
-/** `concurrency` keep-alive clients GET / for `ms`: requests per second and latency quantiles (ms). */
-export async function load(port, { ms = 3000, concurrency = 8 } = {}) {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
-  const latencies = [];
-  const end = performance.now() + ms;
-  const one = () =>
-    new Promise((resolve, reject) => {
-      const t0 = performance.now();
-      http
-        .get({ host: '127.0.0.1', port, path: '/', agent }, (res) => {
-          res.resume();
-          res.on('end', () => resolve(performance.now() - t0));
-        })
-        .on('error', reject);
-    });
-  const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (performance.now() < end) latencies.push(await one());
-    }),
-  );
-  const elapsed = (performance.now() - t0) / 1000;
-  agent.destroy();
-  latencies.sort((a, b) => a - b);
-  const q = (p) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))];
-  return { rps: latencies.length / elapsed, p50: q(0.5), p99: q(0.99) };
-}
-
-/** SIGTERM, resolved when the child has exited. */
-export function stop(child) {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    child.once('exit', resolve);
-    child.kill('SIGTERM');
-  });
 }
 
 /** Runs a command to its end; returns its wall time and stdout, or throws with its output. */
