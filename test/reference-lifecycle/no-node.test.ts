@@ -105,9 +105,14 @@ describe.skipIf(skip)('the buildpacks on a build image without Node.js', () => {
     300_000,
   );
 
-  it('packaged without Node.js: detect fails with the bootstrap’s message, as a detect error (21)', async () => {
+  it('packaged without Node.js: root files alone decide a detect; one that needs Node.js fails with the bootstrap’s message, as a detect error (21)', async () => {
     const dist = path.join(ROOT, 'dist', 'buildpacks');
-    const l = makeLayout(path.join(ROOT, 'fixtures', 'static-index-html'), { buildpacks: ours(dist), order: order(dist) });
+    const quick = await detector(makeLayout(path.join(ROOT, 'fixtures', 'static-index-html'), { buildpacks: ours(dist), order: order(dist) }), {
+      PATH: noNodePath,
+    });
+    expect(quick.code, quick.output).toBe(0);
+    expect(quick.output).toContain('pass: rbp/static@');
+    const l = makeLayout(path.join(ROOT, 'fixtures', 'node-hello'), { buildpacks: ours(dist), order: order(dist) });
     const r = await detector(l, { PATH: noNodePath });
     expect(r.code, r.output).toBe(21);
     expect(r.output).toContain('bin/detect needs Node.js >= 20: none in this buildpack (node/bin/node) and no node on PATH');
