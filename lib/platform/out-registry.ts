@@ -1,7 +1,7 @@
 /**
  * The OUTs rbp built on this machine, wherever they are: one small record per OUT in
  * `<rbp cache>/outs/<hash>.json` (written when a build commits, one file each, so builds at once
- * never share a file), for `rbp prune` to find their caches, spares and leftovers.
+ * never share a file), for `rbp prune` to find their caches and leftovers.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';

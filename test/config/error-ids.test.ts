@@ -102,7 +102,7 @@ describe('error ids', () => {
   const rendered = renderedIds();
 
   it('finds the ids the code writes, in each way it writes them', () => {
-    expect(ids.get('platform/out/root')).toMatch(/^lib\/platform\/out-transaction\.ts:/);
+    expect(ids.get('platform/out/root')).toMatch(/^lib\/platform\/out-paths\.ts:/);
     expect(ids.has('static/generator/failed') && ids.has('static/build-command/failed')).toBe(true);
     expect(ids.has('request-flow/unknown-item')).toBe(true);
     expect([...templates.keys()]).toContain('config/${name}/invalid');
