@@ -1,6 +1,6 @@
 /**
- * `rbp run` through the package's bin (dist/rbp, as a user runs it) hands its place over (issue 27,
- * memory beside the app; lib/platform/handoff.ts): on a Node.js without process.execve (this
+ * `rbp run` through the package's bin (dist/rbp, as a user runs it) hands its place over (nothing of
+ * rbp's in memory beside the app; lib/platform/handoff.ts): on a Node.js without process.execve (this
  * machine's 20), rbp.js plans the launch and the bin's sh execs the process, which keeps the pid
  * `rbp run` was started with. Real builds, real processes, read in /proc:
  * - a process of shell buildpacks (no tools): the pid is the process itself, with exactly the
@@ -18,7 +18,7 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { HANDOFF_PID, handoffProblem, handoffScript } from '../../lib/platform/handoff.ts';
 import { runDirOf } from '../../lib/platform/in-use.ts';
-import { copyFixture, envArgs, FIXTURES, freePort, rbp, ROOT, tmpDir } from '../helpers/rbp.ts';
+import { copyFixture, envArgs, FIXTURES, freePort, MACHINE_PATH, rbp, ROOT, tmpDir } from '../helpers/rbp.ts';
 import { bpArgs, launchToml, passWith, scriptedApp } from '../lifecycle/helpers.ts';
 
 const BIN = path.join(ROOT, 'dist', 'rbp');
@@ -97,7 +97,7 @@ interface Started {
 
 /** `dist/rbp ARGS` in the background, as a user's shell or a service manager starts it. */
 function startBin(args: string[], env: Record<string, string> = {}): Started {
-  const child = spawn(BIN, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1', ...env } });
+  const child = spawn(BIN, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PATH: MACHINE_PATH, NO_COLOR: '1', ...env } });
   let output = '';
   child.stdout.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr.on('data', (d: Buffer) => (output += d.toString()));
@@ -192,13 +192,13 @@ command = ["sh", "-c", "exit 5"]`);
   });
 
   it('the exit status is the process’s; a launch error and --dry-run are as with rbp.js', async () => {
-    expect((await execa(BIN, ['run', out, '--process', 'status'], { reject: false })).exitCode).toBe(5);
+    expect((await execa(BIN, ['run', out, '--process', 'status'], { reject: false, env: { PATH: MACHINE_PATH } })).exitCode).toBe(5);
     // rbp.js with the variable but no channel on fd 3 (libuv's own fds may be there): it starts the process itself.
     expect((await rbp(['run', out, '--process', 'status'], { env: { [HANDOFF_PID]: String(process.pid) } })).exitCode).toBe(5);
-    const bad = await execa(BIN, ['run', out, '--process', 'nope'], { reject: false, env: { NO_COLOR: '1' } });
+    const bad = await execa(BIN, ['run', out, '--process', 'nope'], { reject: false, env: { NO_COLOR: '1', PATH: MACHINE_PATH } });
     expect(bad.exitCode).toBe(82);
     expect(bad.stderr).toContain('(error id: platform/launch/process)');
-    const viaBin = await execa(BIN, ['run', out, '--dry-run', '--port', '18991'], { reject: false, env: { NO_COLOR: '1' } });
+    const viaBin = await execa(BIN, ['run', out, '--dry-run', '--port', '18991'], { reject: false, env: { NO_COLOR: '1', PATH: MACHINE_PATH } });
     const viaJs = await rbp(['run', out, '--dry-run', '--port', '18991']);
     expect(viaBin.exitCode).toBe(0);
     expect(JSON.parse(viaBin.stdout)).toEqual(JSON.parse(viaJs.stdout));
@@ -234,7 +234,7 @@ describe('node-hello through dist/rbp: no Node.js of ours beside an app that nee
   });
 
   it('the same when the node on PATH has process.execve (the runtime’s 24): the bin’s sh hands over, rbp.js does not exec under it', async () => {
-    await runsAsTheApp({ PATH: `${path.join(out, 'layers/rbp_node/node/bin')}:${process.env.PATH ?? ''}` });
+    await runsAsTheApp({ PATH: `${path.join(out, 'layers/rbp_node/node/bin')}:${MACHINE_PATH}` });
   });
 
   it('--restart on-failure: the launch (sh, not Node.js) supervises and starts the app again after a crash', async () => {

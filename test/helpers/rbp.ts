@@ -24,7 +24,7 @@ export interface RbpResult {
  * PATH without the node_modules/.bin folders `npm test` and `npx` put first: the repository's own
  * tools (tsc, eslint…) are not on a build machine, and an app's build must not find them.
  */
-const MACHINE_PATH = (process.env.PATH ?? '')
+export const MACHINE_PATH = (process.env.PATH ?? '')
   .split(path.delimiter)
   .filter((d) => !d.endsWith(`${path.sep}node_modules${path.sep}.bin`))
   .join(path.delimiter);

@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { copyFixture, envArgs, FIXTURES, freePort, RBP, rbp, tmpDir } from '../helpers/rbp.ts';
+import { copyFixture, envArgs, FIXTURES, freePort, MACHINE_PATH, RBP, rbp, tmpDir } from '../helpers/rbp.ts';
 import { settledFlag } from '../helpers/settled.ts';
 import { caddyTool } from '../static/helpers.ts';
 
@@ -50,7 +50,7 @@ interface Run {
 async function startRun(out: string, port: number, extraEnv: Record<string, string> = {}, args: string[] = []): Promise<Run> {
   const child = spawn('node', [RBP, 'run', out, '--port', String(port), ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, NO_COLOR: '1', ...extraEnv },
+    env: { ...process.env, PATH: MACHINE_PATH, NO_COLOR: '1', ...extraEnv },
   });
   let output = '';
   child.stdout.on('data', (d: Buffer | string) => (output += d.toString()));
@@ -273,7 +273,7 @@ describe.skipIf(!caddy)('a static site: the launch becomes caddy', () => {
     const port = await freePort();
     const child = spawn(node24, [RBP, 'run', out, '--port', String(port)], {
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, ...operator(), NO_COLOR: '1' },
+      env: { ...process.env, PATH: MACHINE_PATH, ...operator(), NO_COLOR: '1' },
     });
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
     try {
