@@ -27,21 +27,26 @@ beforeAll(async () => {
 });
 
 describe("rbp detect's output", () => {
-  it('goes to a pipe whole, without loading the net and stream modules', async () => {
-    const dir = tmpDir('rbp-output-modules-');
+  it("goes to a pipe whole, without making Node.js's stdout and stderr streams", async () => {
+    const dir = tmpDir('rbp-output-streams-');
     const hook = path.join(dir, 'hook.cjs');
+    // Records which of process.stdout and process.stderr (lazy getters that make the stream) are read.
     fs.writeFileSync(
       hook,
-      `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(path.join(dir, 'modules'))}, process.moduleLoadList.join('\\n')));\n`,
+      `const used = [];
+for (const name of ['stdout', 'stderr']) {
+  const d = Object.getOwnPropertyDescriptor(process, name);
+  Object.defineProperty(process, name, { configurable: true, enumerable: d.enumerable, get() { used.push(name); return d.get.call(process); } });
+}
+process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(path.join(dir, 'used'))}, [...new Set(used)].join(',')));
+`,
     );
     const r = await execa(process.execPath, ['-r', hook, '--', RBP, 'detect', app], { env: { NO_COLOR: '1' }, stripFinalNewline: false });
     expect(r.stdout).toBe(expected);
-    const modules = fs.readFileSync(path.join(dir, 'modules'), 'utf8').split('\n');
-    expect(modules).not.toContain('NativeModule net');
-    expect(modules).not.toContain('NativeModule internal/streams/writable');
+    expect(fs.readFileSync(path.join(dir, 'used'), 'utf8')).toBe('');
     // rbp build still writes through Node.js's streams: the same check sees them.
     await execa(process.execPath, ['-r', hook, '--', RBP, 'build', '--help'], { env: { NO_COLOR: '1' } });
-    expect(fs.readFileSync(path.join(dir, 'modules'), 'utf8').split('\n')).toContain('NativeModule net');
+    expect(fs.readFileSync(path.join(dir, 'used'), 'utf8')).toContain('stdout');
   });
 
   it('ends quietly when the reader has gone (EPIPE)', async () => {
@@ -113,8 +118,10 @@ print(json.dumps({"code": p.wait(), "messages": messages}))
     fs.writeFileSync(path.join(broken, 'package.json'), '{ "name": ');
     const r = await detectMessages(broken);
     expect(r.code).toBe(21);
-    expect(r.messages).toHaveLength(2);
-    expect(r.messages[0]).toMatch(/^## Detect\n- err: {2}rbp\/node@[\s\S]*- fail: rbp\/phpserver@[^\n]*\n$/);
-    expect(r.messages[1]).toBe('ERROR: detection failed with a buildpack error\n');
+    // The heading goes out before the detects run, their results when they are judged, the error last.
+    expect(r.messages.join('')).toMatch(
+      /^## Detect\n- err: {2}rbp\/node@[\s\S]*- fail: rbp\/phpserver@[^\n]*\nERROR: detection failed with a buildpack error\n$/,
+    );
+    expect(r.messages.at(-1)).toBe('ERROR: detection failed with a buildpack error\n');
   });
 });
