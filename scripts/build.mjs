@@ -165,16 +165,40 @@ const lazyImports = {
   },
 };
 // A built-in that many modules import is made an ES module once: esbuild would otherwise copy its
-// exports into a new object for each importing module (__toESM), at every start of the bundle.
+// exports into a new object for each importing module (__toESM), at every start of the bundle. Only
+// the names our sources import are read from it: reading every export would run the getters of the
+// deprecated ones (fs.F_OK on Node.js 24 prints a DeprecationWarning) and of the lazy ones.
+function builtinNamesImported() {
+  const names = {};
+  for (const f of listSources()) {
+    for (const m of fs.readFileSync(path.join(root, f), 'utf8').matchAll(/import\s*(?:[\w$]+\s*,\s*)?\{([^}]*)\}\s*from\s*'(node:[\w/]+)'/g)) {
+      for (const spec of m[1].split(',')) {
+        const name = spec
+          .trim()
+          .replace(/^type\s+/, '')
+          .split(/\s+as\s+/)[0];
+        if (name && !spec.trim().startsWith('type ')) (names[m[2]] ??= new Set()).add(name);
+      }
+    }
+  }
+  return names;
+}
+function listSources(dir = '') {
+  return fs.readdirSync(path.join(root, dir || '.'), { withFileTypes: true }).flatMap((e) => {
+    const rel = path.join(dir, e.name);
+    if (e.isDirectory()) return e.name === 'node_modules' || (!dir && !['lib', 'buildpacks', 'scripts'].includes(e.name)) ? [] : listSources(rel);
+    return dir && /\.m?ts$/.test(e.name) ? [rel] : [];
+  });
+}
+const BUILTIN_NAMES = builtinNamesImported();
 const builtinsOnce = {
   name: 'builtins-once',
   setup(b) {
     b.onResolve({ filter: /^node:/ }, (a) =>
       a.kind === 'import-statement' && a.namespace === 'file' && !notOurs(a) && !(a.path in LAZY) ? { path: a.path, namespace: 'builtin' } : undefined,
     );
-    b.onLoad({ filter: /.*/, namespace: 'builtin' }, async (a) => {
-      const names = Object.keys(await import(a.path)).filter((n) => n !== 'default' && /^[A-Za-z_$][\w$]*$/.test(n));
-      const exports = names.map((n) => `export const ${n} = m.${n};`).join('\n');
+    b.onLoad({ filter: /.*/, namespace: 'builtin' }, (a) => {
+      const exports = [...(BUILTIN_NAMES[a.path] ?? [])].map((n) => `export const ${n} = m.${n};`).join('\n');
       return { loader: 'js', contents: `const m = require(${JSON.stringify(a.path)});\nexport default m;\n${exports}\n` };
     });
   },

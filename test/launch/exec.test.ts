@@ -130,6 +130,8 @@ describe('a node app with nothing to supervise (the runtime’s Node.js 24)', ()
       expect(seen).toEqual({ ...plan.env, ...plan.launch.env });
       expect(run.output()).toContain('- exec node (nothing to supervise)\n');
       expect(run.output()).not.toContain('starting app');
+      // The planner on Node.js 24 reads no deprecated built-in export (fs.F_OK warns there).
+      expect(run.output()).not.toContain('DeprecationWarning');
       expect(await (await fetch(`http://127.0.0.1:${port}/`)).text()).toMatch(/^hello from node v24\.\d+\.\d+ \(production\)/);
     } finally {
       run.rbp.kill('SIGTERM');
