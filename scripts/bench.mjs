@@ -8,12 +8,12 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dir = path.join(root, 'scripts', 'bench');
 const only = process.argv.slice(2);
-const suites = fs
+const all = fs
   .readdirSync(dir)
   .filter((f) => f.endsWith('.mjs'))
   .map((f) => f.slice(0, -4))
-  .filter((n) => only.length === 0 || only.includes(n))
   .sort();
+const suites = all.filter((n) => only.length === 0 || only.includes(n));
 
 const fmt = (v) => (typeof v === 'number' ? (Number.isInteger(v) ? String(v) : v.toFixed(3)) : typeof v === 'object' ? JSON.stringify(v) : String(v));
 const machine = `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
@@ -58,6 +58,8 @@ for (const name of suites) {
   sections.set(name, `${lines.join('\n')}\n`);
 }
 fs.mkdirSync(path.join(root, 'bench'), { recursive: true });
-fs.writeFileSync(resultsFile, `${header.join('\n')}\n${[...sections.values()].join('\n')}`);
+// Only the sections of benches that exist, in their order: the file is the current table.
+const current = all.filter((n) => sections.has(n)).map((n) => sections.get(n));
+fs.writeFileSync(resultsFile, `${header.join('\n')}\n${current.join('\n')}`);
 console.log(`wrote bench/RESULTS.md (${suites.join(', ')})`);
 process.exitCode = failed ? 1 : 0;
