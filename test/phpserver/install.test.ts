@@ -71,9 +71,10 @@ describe('application server install', () => {
     const r = await build(path.join(FIXTURES, 'php-task'), out, {}, {}, ['--task', 'php bin/hello.php']);
     expect(r.exitCode, r.all).toBe(0);
     const shim = fs.readFileSync(path.join(out, 'layers', 'rbp_phpserver', 'php', 'bin', 'php'), 'utf8');
-    const server = path.join(out, 'layers', 'rbp_phpserver', 'frankenphp', 'bin', 'frankenphp');
-    expect(shim).toContain(`server="\${RBP_TOOL_FRANKENPHP:-${server}}"`);
-    expect(shim).toContain(`exec "$server" php-cli "${path.join(out, 'layers', 'rbp_phpserver', 'php', 'share', 'php-cli.php')}" "$@"`);
+    // It names the server and its own files from its own path: no folder of the build.
+    expect(shim).toContain('server="${RBP_TOOL_FRANKENPHP:-${layers}/frankenphp/bin/frankenphp}"');
+    expect(shim).toContain('exec "$server" php-cli "$layer/share/php-cli.php" "$@"');
+    expect(shim).not.toContain(out);
     expect(r.all).toContain('php runs RBP_TOOL_PHP=');
     // Without RBP_TOOL_PHP, the mirror's server has no PHP CLI beside it: the build says what php is limited to.
     const bare = await build(path.join(FIXTURES, 'php-task'), path.join(work, 'shim-bare', 'out'), {}, { RBP_TOOL_PHP: '' });

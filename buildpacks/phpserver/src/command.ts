@@ -4,8 +4,8 @@
  * mode; the port is CC_PHPSERVER_PORT (8080), or 9000 behind request-flow middleware.
  * CC_RUN_COMMAND replaces the whole command and runs through the shell, where `frankenphp` and `php`
  * are on PATH (`frankenphp php-server --debug --mercure`, `frankenphp run --config Caddyfile`).
- * PHP's configuration (PHPRC, PHP_INI_SCAN_DIR: php-ini.ts) comes from the php layer's env files,
- * which every launcher applies, so the plan sets no variable.
+ * PHP's configuration (PHPRC, PHP_INI_SCAN_DIR: php-ini.ts) comes from the php layer's exec.d
+ * program, which every launcher runs, so the plan sets no variable.
  */
 import { shellCommand } from '../../../lib/launch/exec.ts';
 import path from 'node:path';

@@ -14,15 +14,16 @@
  * `frankenphp …` either way. The layer also holds PHP's configuration, which the server reads too
  * (php-ini.ts).
  */
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Layers } from '../../../lib/cnb/layers.ts';
-import { LayerEnv, applyLayerEnv, prependPath } from '../../../lib/cnb/env.ts';
+import { prependPath } from '../../../lib/cnb/env.ts';
 import { findOperatorTool, readToolVersion } from '../../../lib/deps/index.ts';
 import { isExecutableFile } from '../../../lib/fsx.ts';
 import type { Logger } from '../../../lib/log.ts';
 import { PHP_CLI_FRONT } from './php-cli-front.ts';
-import { PRODUCTION_SOURCE, writePhpIni } from './php-ini.ts';
+import { LAYER_OF_SCRIPT_SH, PHP_INI_SH, PRODUCTION_SOURCE, phpIniExecD, writePhpIni } from './php-ini.ts';
 import type { InstalledServer } from './server-install.ts';
 
 export const PHP_LAYER = 'php';
@@ -33,30 +34,45 @@ function dq(s: string): string {
 }
 
 /**
- * `bin/php`: the operator's PHP, else the CLI beside the server, else the server's php-cli running
- * `front` (PHP's CLI options over the embed SAPI, php-cli-front.ts) when given, the arguments as is otherwise.
+ * `path` as a double-quoted shell word of a script in the layer: by reference to the layers folder
+ * (`$layers`) when it is inside it, so the script names no folder of the build; as is otherwise.
  */
-export function phpShim(serverPath: string, serverVariable = 'RBP_TOOL_FRANKENPHP', front?: string): string {
+function shimPath(p: string, layersDir?: string): string {
+  const rel = layersDir === undefined ? '..' : path.relative(layersDir, p);
+  return rel.startsWith('..') || path.isAbsolute(rel) ? dq(p) : `\${layers}/${dq(rel)}`;
+}
+
+/** The start of a script in the layer: `$layer` and `$layers` from its own path, PHP's configuration set. */
+const SHIM_START = [LAYER_OF_SCRIPT_SH, 'layers=${layer%/*}', PHP_INI_SH];
+
+/**
+ * `bin/php`: the operator's PHP, else the CLI beside the server, else the server's php-cli running
+ * the layer's `share/php-cli.php` (PHP's CLI options over the embed SAPI, php-cli-front.ts) when
+ * `front`, the arguments as is otherwise.
+ */
+export function phpShim(serverPath: string, serverVariable = 'RBP_TOOL_FRANKENPHP', front = false, layersDir?: string): string {
   return [
     '#!/bin/sh',
     "# php for build scripts, hooks, tasks and CC_RUN_COMMAND (rbp/phpserver): the operator's PHP",
     "# (RBP_TOOL_PHP), else the PHP CLI of the application server's build (php beside it), else the",
     "# server's php-cli sub-command, with PHP_BINARY naming this command for Composer's @php.",
+    ...SHIM_START,
     'if [ -n "${RBP_TOOL_PHP:-}" ]; then exec "$RBP_TOOL_PHP" "$@"; fi',
-    `server="\${${serverVariable}:-${dq(serverPath)}}"`,
+    `server="\${${serverVariable}:-${shimPath(serverPath, layersDir)}}"`,
     'case $server in */*) cli="${server%/*}/php" ;; *) cli= ;; esac',
     'if [ -n "$cli" ] && [ -f "$cli" ] && [ -x "$cli" ]; then exec "$cli" "$@"; fi',
-    'PHP_BINARY=$0; export PHP_BINARY',
-    front ? `exec "$server" php-cli "${dq(front)}" "$@"` : 'exec "$server" php-cli "$@"',
+    'PHP_BINARY=$self; export PHP_BINARY',
+    front ? 'exec "$server" php-cli "$layer/share/php-cli.php" "$@"' : 'exec "$server" php-cli "$@"',
     '',
   ].join('\n');
 }
 
-export function serverShim(serverPath: string, serverVariable = 'RBP_TOOL_FRANKENPHP'): string {
+export function serverShim(serverPath: string, serverVariable = 'RBP_TOOL_FRANKENPHP', layersDir?: string): string {
   return [
     '#!/bin/sh',
     `# The application server the operator provides (${serverVariable}), as \`frankenphp\`.`,
-    `exec "\${${serverVariable}:-${dq(serverPath)}}" "$@"`,
+    ...SHIM_START,
+    `exec "\${${serverVariable}:-${shimPath(serverPath, layersDir)}}" "$@"`,
     '',
   ].join('\n');
 }
@@ -69,7 +85,7 @@ export interface PhpCommand {
   version: string;
   /** What `php` runs, for the log. */
   origin: string;
-  /** The build environment as the layer leaves it for later steps (PATH, PHPRC, PHP_INI_SCAN_DIR): what our own steps run with. */
+  /** The build environment with the layer's bin/ on PATH and PHP's configuration: what our own steps run with. */
   env: Record<string, string>;
 }
 
@@ -101,21 +117,23 @@ export async function installPhpCommand(o: {
   });
   const cli = operator ? undefined : await serverCli(o.server);
   // Rewritten at every build: it is a few lines and names the server of this build.
-  const layer = o.layers.fresh(PHP_LAYER, { build: true, launch: true }, { server: o.server.path });
+  const layer = o.layers.fresh(PHP_LAYER, { build: true, launch: true }, { server: path.relative(o.layers.dir, o.server.path) });
   const binDir = path.join(layer.path, 'bin');
   fs.mkdirSync(binDir, { recursive: true });
-  const front = path.join(layer.path, 'share', 'php-cli.php');
-  fs.mkdirSync(path.dirname(front), { recursive: true });
-  fs.writeFileSync(front, PHP_CLI_FRONT);
-  fs.writeFileSync(path.join(binDir, 'php'), phpShim(o.server.path, o.server.variable, front), { mode: 0o755 });
-  if (o.server.source === 'operator') fs.writeFileSync(path.join(binDir, 'frankenphp'), serverShim(o.server.path, o.server.variable), { mode: 0o755 });
-  const layerEnv = new LayerEnv();
-  const appIni = writePhpIni(layer.path, o.appDir, layerEnv);
-  layer.writeEnv(layerEnv);
-  // Our own steps see the layer as later buildpacks do: a build layer's env only reaches those.
+  fs.mkdirSync(path.join(layer.path, 'share'), { recursive: true });
+  fs.writeFileSync(path.join(layer.path, 'share', 'php-cli.php'), PHP_CLI_FRONT);
+  fs.writeFileSync(path.join(binDir, 'php'), phpShim(o.server.path, o.server.variable, true, o.layers.dir), { mode: 0o755 });
+  if (o.server.source === 'operator') fs.writeFileSync(path.join(binDir, 'frankenphp'), serverShim(o.server.path, o.server.variable, o.layers.dir), { mode: 0o755 });
+  const appIni = writePhpIni(layer.path, o.appDir);
+  fs.mkdirSync(path.join(layer.path, 'exec.d'));
+  fs.writeFileSync(path.join(layer.path, 'exec.d', 'php-ini'), phpIniExecD(), { mode: 0o755 });
+  // Our own steps see PHP's configuration as the launch does: the same sh decides it.
   const env = Object.fromEntries(Object.entries(o.env).filter((e): e is [string, string] => e[1] !== undefined));
   prependPath(env, 'PATH', binDir);
-  applyLayerEnv(env, layer.path, 'build');
+  const ini = spawnSync('/bin/sh', ['-c', `layer=$1\n${PHP_INI_SH}\nprintf '%s\\0%s' "$PHPRC" "\${PHP_INI_SCAN_DIR-}"`, 'sh', layer.path], { env, encoding: 'utf8' });
+  const [phprc, scanDir] = ini.stdout.split('\0');
+  if (ini.status !== 0 || !phprc) throw new Error(`PHP's configuration could not be read from ${layer.path}: ${ini.stderr}`);
+  Object.assign(env, { PHPRC: phprc }, scanDir ? { PHP_INI_SCAN_DIR: scanDir } : {});
   const origin = operator
     ? `RBP_TOOL_PHP=${operator.path}`
     : cli

@@ -2,9 +2,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { LayerEnv, applyLayerEnv } from '../../../lib/cnb/env.ts';
+import { spawnSync } from 'node:child_process';
+import { parse } from 'smol-toml';
 import { iniPairs } from './ini-requirements.ts';
-import { PRODUCTION_SETTINGS, productionIni, writePhpIni } from './php-ini.ts';
+import { PRODUCTION_SETTINGS, phpIniExecD, productionIni, writePhpIni } from './php-ini.ts';
 
 const dirs: string[] = [];
 function dir(): string {
@@ -16,15 +17,17 @@ afterEach(() => {
   for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
 });
 
-/** The php layer written for `app`, and the environment its env files make of `start`. */
+/** The php layer written for `app` (in a folder with a space), and what its exec.d program sets, from `start`. */
 function written(app: string, start: Record<string, string> = {}) {
-  const layer = dir();
-  const env = new LayerEnv();
-  const appIni = writePhpIni(layer, app, env);
-  env.write(layer);
-  const applied = { ...start };
-  applyLayerEnv(applied, layer, 'launch');
-  return { layer, appIni, env: applied };
+  const layer = path.join(dir(), 'my layers', 'php');
+  fs.mkdirSync(layer, { recursive: true });
+  const appIni = writePhpIni(layer, app);
+  fs.mkdirSync(path.join(layer, 'exec.d'));
+  const execD = path.join(layer, 'exec.d', 'php-ini');
+  fs.writeFileSync(execD, phpIniExecD(), { mode: 0o755 });
+  const r = spawnSync(execD, [], { env: { PATH: process.env.PATH, ...start }, stdio: ['ignore', 'ignore', 'inherit', 'pipe'], encoding: 'utf8' });
+  expect(r.status).toBe(0);
+  return { layer, appIni, env: { ...start, ...(parse(String(r.output[3])) as Record<string, string>) } };
 }
 
 describe("PHP's configuration", () => {
@@ -40,7 +43,7 @@ describe("PHP's configuration", () => {
     expect(env).toEqual({ PHPRC: path.join(layer, 'etc') });
   });
 
-  it("with one: it is read last, after the compiled-in scan directory (the leading ':'), through a link to the project's file", () => {
+  it("with one: it is read last, after the compiled-in scan directory (the leading ':'), from a copy of the project's file", () => {
     const app = dir();
     fs.writeFileSync(path.join(app, 'php.ini'), 'display_errors = On\n');
     fs.writeFileSync(path.join(app, 'config.ini'), 'not = php\n');
@@ -48,7 +51,7 @@ describe("PHP's configuration", () => {
     const scan = path.join(layer, 'etc', 'app');
     expect(appIni).toBe(path.join(app, 'php.ini'));
     expect(fs.readdirSync(scan)).toEqual(['php.ini']);
-    expect(fs.readlinkSync(path.join(scan, 'php.ini'))).toBe(path.join(app, 'php.ini'));
+    expect(fs.readFileSync(path.join(scan, 'php.ini'), 'utf8')).toBe('display_errors = On\n');
     expect(env).toEqual({ PHPRC: path.join(layer, 'etc'), PHP_INI_SCAN_DIR: `:${scan}` });
   });
 

@@ -10,11 +10,13 @@
  *
  * PHPRC names the layer's `etc/`, whose `php.ini` holds these settings (no other php.ini is read);
  * PHP_INI_SCAN_DIR keeps the compiled-in scan directory (its leading empty entry: opcache's ini of the
- * PHP build, Debian's extension files) and adds `etc/app/`, a link to the project's php.ini, read last.
+ * PHP build, Debian's extension files) and adds `etc/app/`, a copy of the project's php.ini, read last.
+ * Both are set by sh from the layer's own path (PHP_INI_SH): at launch by the layer's exec.d program,
+ * for `php` by its shim. An env file would have to name the layer by the path it was built at, which
+ * an image built elsewhere (rbp's OUT) does not have.
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { LayerEnv } from '../../../lib/cnb/env.ts';
 
 /** Where the settings come from. */
 export const PRODUCTION_SOURCE = 'php.ini-production of PHP 8.4.11';
@@ -50,20 +52,53 @@ export function productionIni(): string {
 }
 
 /**
- * Writes `etc/php.ini` and `etc/app/` into the php layer `layerDir` and declares PHPRC and
- * PHP_INI_SCAN_DIR in `env` (the run environment's own PHPRC is kept, its PHP_INI_SCAN_DIR read after
- * ours). Returns the project's php.ini, when it has one.
+ * Writes `etc/php.ini`, and `etc/app/php.ini` as a copy of the project's, into the php layer
+ * `layerDir`. Returns the project's php.ini, when it has one.
  */
-export function writePhpIni(layerDir: string, appDir: string, env: LayerEnv): string | undefined {
+export function writePhpIni(layerDir: string, appDir: string): string | undefined {
   const etc = path.join(layerDir, 'etc');
   fs.mkdirSync(etc, { recursive: true });
   fs.writeFileSync(path.join(etc, 'php.ini'), productionIni());
-  env.default('PHPRC', etc);
   const own = path.join(appDir, 'php.ini');
   if (!fs.statSync(own, { throwIfNoEntry: false })?.isFile()) return undefined;
-  const scan = path.join(etc, 'app');
-  fs.mkdirSync(scan);
-  fs.symlinkSync(own, path.join(scan, 'php.ini'));
-  env.prepend('PHP_INI_SCAN_DIR', `:${scan}`, ':');
+  fs.mkdirSync(path.join(etc, 'app'));
+  fs.copyFileSync(own, path.join(etc, 'app', 'php.ini'));
   return own;
+}
+
+/** sh that finds the layer from the path of the running script, `<layer>/<folder>/<name>`: `$layer`. */
+export const LAYER_OF_SCRIPT_SH = [
+  'case $0 in */*) self=$0 ;; *) self=$(command -v -- "$0") ;; esac',
+  'case $self in /*) ;; *) self=$PWD/$self ;; esac',
+  'layer=${self%/*/*}',
+].join('\n');
+
+/**
+ * sh that sets PHP's configuration from `$layer`: PHPRC unless the environment has its own; the
+ * project's php.ini in PHP_INI_SCAN_DIR, before the environment's own directories, once.
+ */
+export const PHP_INI_SH = [
+  '[ -n "${PHPRC+set}" ] || { PHPRC=$layer/etc; export PHPRC; }',
+  'if [ -d "$layer/etc/app" ]; then',
+  '  case ":${PHP_INI_SCAN_DIR-}:" in',
+  '    *":$layer/etc/app:"*) ;;',
+  '    *) PHP_INI_SCAN_DIR=":$layer/etc/app${PHP_INI_SCAN_DIR:+:$PHP_INI_SCAN_DIR}"; export PHP_INI_SCAN_DIR ;;',
+  '  esac',
+  'fi',
+].join('\n');
+
+/** The layer's `exec.d/php-ini`: the launcher runs it before every process and sets what it prints on fd 3 (TOML). */
+export function phpIniExecD(): string {
+  return [
+    '#!/bin/sh',
+    "# PHP's configuration for every process of the app (rbp/phpserver): PHPRC and PHP_INI_SCAN_DIR.",
+    LAYER_OF_SCRIPT_SH,
+    PHP_INI_SH,
+    "toml() { printf '%s = \"%s\"\\n' \"$1\" \"$(printf '%s' \"$2\" | sed 's/[\\\\\"]/\\\\&/g')\"; }",
+    '{',
+    '  toml PHPRC "$PHPRC"',
+    '  [ -z "${PHP_INI_SCAN_DIR+set}" ] || toml PHP_INI_SCAN_DIR "$PHP_INI_SCAN_DIR"',
+    '} >&3',
+    '',
+  ].join('\n');
 }
