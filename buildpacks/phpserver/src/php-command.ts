@@ -123,14 +123,18 @@ export async function installPhpCommand(o: {
   fs.mkdirSync(path.join(layer.path, 'share'), { recursive: true });
   fs.writeFileSync(path.join(layer.path, 'share', 'php-cli.php'), PHP_CLI_FRONT);
   fs.writeFileSync(path.join(binDir, 'php'), phpShim(o.server.path, o.server.variable, true, o.layers.dir), { mode: 0o755 });
-  if (o.server.source === 'operator') fs.writeFileSync(path.join(binDir, 'frankenphp'), serverShim(o.server.path, o.server.variable, o.layers.dir), { mode: 0o755 });
+  if (o.server.source === 'operator')
+    fs.writeFileSync(path.join(binDir, 'frankenphp'), serverShim(o.server.path, o.server.variable, o.layers.dir), { mode: 0o755 });
   const appIni = writePhpIni(layer.path, o.appDir);
   fs.mkdirSync(path.join(layer.path, 'exec.d'));
   fs.writeFileSync(path.join(layer.path, 'exec.d', 'php-ini'), phpIniExecD(), { mode: 0o755 });
   // Our own steps see PHP's configuration as the launch does: the same sh decides it.
   const env = Object.fromEntries(Object.entries(o.env).filter((e): e is [string, string] => e[1] !== undefined));
   prependPath(env, 'PATH', binDir);
-  const ini = spawnSync('/bin/sh', ['-c', `layer=$1\n${PHP_INI_SH}\nprintf '%s\\0%s' "$PHPRC" "\${PHP_INI_SCAN_DIR-}"`, 'sh', layer.path], { env, encoding: 'utf8' });
+  const ini = spawnSync('/bin/sh', ['-c', `layer=$1\n${PHP_INI_SH}\nprintf '%s\\0%s' "$PHPRC" "\${PHP_INI_SCAN_DIR-}"`, 'sh', layer.path], {
+    env,
+    encoding: 'utf8',
+  });
   const [phprc, scanDir] = ini.stdout.split('\0');
   if (ini.status !== 0 || !phprc) throw new Error(`PHP's configuration could not be read from ${layer.path}: ${ini.stderr}`);
   Object.assign(env, { PHPRC: phprc }, scanDir ? { PHP_INI_SCAN_DIR: scanDir } : {});

@@ -94,7 +94,7 @@ export function phpIniExecD(): string {
     "# PHP's configuration for every process of the app (rbp/phpserver): PHPRC and PHP_INI_SCAN_DIR.",
     LAYER_OF_SCRIPT_SH,
     PHP_INI_SH,
-    "toml() { printf '%s = \"%s\"\\n' \"$1\" \"$(printf '%s' \"$2\" | sed 's/[\\\\\"]/\\\\&/g')\"; }",
+    'toml() { printf \'%s = "%s"\\n\' "$1" "$(printf \'%s\' "$2" | sed \'s/[\\\\"]/\\\\&/g\')"; }',
     '{',
     '  toml PHPRC "$PHPRC"',
     '  [ -z "${PHP_INI_SCAN_DIR+set}" ] || toml PHP_INI_SCAN_DIR "$PHP_INI_SCAN_DIR"',
