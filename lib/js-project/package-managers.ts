@@ -237,12 +237,13 @@ function fromField(pm: PackageManagerField | undefined, name: FieldName): Manage
     : undefined;
 }
 
-const npmRegistryTool = (id: string, pkg: () => string, bin: (version: string) => string, extra: Partial<ToolPackage> = {}): ToolPackage => ({
-  pkg,
+/** A program from the npm package `pkg` (a function when it depends on the architecture), named `id` everywhere. */
+const npmRegistryTool = (id: string, pkg: string | (() => string), bin: string | ((v: string) => string), extra: Partial<ToolPackage> = {}): ToolPackage => ({
+  pkg: typeof pkg === 'string' ? () => pkg : pkg,
   id,
   layer: id,
   command: id,
-  bin,
+  bin: typeof bin === 'string' ? () => bin : bin,
   ...extra,
 });
 
@@ -256,11 +257,7 @@ export const PACKAGE_MANAGERS: Record<Manager, PackageManager> = {
     ],
     field: { name: 'npm', takes: () => true },
     lockFiles: [LOCK_FILES.npmShrinkwrap, LOCK_FILES.npm],
-    tool: npmRegistryTool(
-      'npm',
-      () => 'npm',
-      () => 'bin/npm-cli.js',
-    ),
+    tool: npmRegistryTool('npm', 'npm', 'bin/npm-cli.js'),
     bundled: true,
     install: {
       argv: ['npm', 'install'],
@@ -289,7 +286,7 @@ export const PACKAGE_MANAGERS: Record<Manager, PackageManager> = {
       },
     tool: npmRegistryTool(
       'pnpm',
-      () => 'pnpm',
+      'pnpm',
       // v is the exact version installed; a plain parse, so that detect (which reads this table) needs no semver.
       (v) => (Number.parseInt(v, 10) >= 11 ? 'bin/pnpm.mjs' : 'bin/pnpm.cjs'),
     ),
@@ -323,11 +320,7 @@ export const PACKAGE_MANAGERS: Record<Manager, PackageManager> = {
       const f = fromField(pm, 'yarn');
       return f?.constraint.startsWith('1.') ? f : { constraint: DEFAULT_YARN1_VERSION, because: 'system default Yarn 1.22.22', source: 'default' };
     },
-    tool: npmRegistryTool(
-      'yarn',
-      () => 'yarn',
-      () => 'bin/yarn.js',
-    ),
+    tool: npmRegistryTool('yarn', 'yarn', 'bin/yarn.js'),
     onEveryBuildPath: { origin: 'the system default Yarn' },
     install: {
       argv: ['yarn', 'install'],
@@ -366,14 +359,7 @@ export const PACKAGE_MANAGERS: Record<Manager, PackageManager> = {
         ? { constraint: DEFAULT_YARN2_RANGE, because: 'CC_NODE_BUILD_TOOL=yarn2: latest Yarn 2.x', source: 'default' }
         : { constraint: DEFAULT_YARN_BERRY_RANGE, because: 'latest packaged Yarn 4.x', source: 'default' };
     },
-    tool: {
-      ...npmRegistryTool(
-        'yarn',
-        () => '@yarnpkg/cli-dist',
-        () => 'bin/yarn.js',
-      ),
-      hashedFile: 'bin/yarn.js',
-    },
+    tool: npmRegistryTool('yarn', '@yarnpkg/cli-dist', 'bin/yarn.js', { hashedFile: 'bin/yarn.js' }),
     install: {
       // Berry refuses --production: it installs everything, then drops dev dependencies. Yarn 4
       // focuses (built in); 2 and 3 need the workspace-tools plugin for that, so install again.
@@ -401,11 +387,7 @@ export const PACKAGE_MANAGERS: Record<Manager, PackageManager> = {
     lockRank: 3,
     lockFiles: [LOCK_FILES.bun, LOCK_FILES.bunBinary],
     version: ({ pm }) => fromField(pm, 'bun') ?? { constraint: DEFAULT_BUN_VERSION, because: 'latest available Bun', source: 'default' },
-    tool: npmRegistryTool(
-      'bun',
-      () => bunPackage(),
-      () => 'bin/bun',
-    ),
+    tool: npmRegistryTool('bun', bunPackage, 'bin/bun'),
     install: { argv: ['bun', 'install'], includeDev: [], omitDev: { flags: ['--omit', 'dev'], when: 'always' }, locked: ['--frozen-lockfile'] },
     run: ['bun', 'run'],
     // Contract: CC_BUN_INSTALL_CACHE_DIR, else in the package-cache layer.
@@ -431,11 +413,7 @@ export type InstalledManager = Exclude<Manager, 'npm' | 'custom'>;
 
 /** Programs installed like a manager that no lock file chooses: Deno, when mise.toml asks for it (node rule 11). */
 export const OTHER_TOOLS = {
-  deno: npmRegistryTool(
-    'deno',
-    () => denoPackage(),
-    () => 'deno',
-  ),
+  deno: npmRegistryTool('deno', denoPackage, 'deno'),
 } satisfies Record<string, ToolPackage>;
 
 /** What node-tools.ts installs by id: a manager's program, or one of OTHER_TOOLS. */
