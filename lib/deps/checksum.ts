@@ -4,9 +4,7 @@
  * comparison serves every source. Hashing is streamed: a file is never read into memory.
  */
 import crypto from 'node:crypto';
-import fs from 'node:fs';
 import { Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 
 export type ChecksumAlgorithm = 'sha256' | 'sha512';
 
@@ -73,15 +71,6 @@ export function hashingStream(algorithms: Iterable<ChecksumAlgorithm>): { stream
     },
   });
   return { stream, digests: () => hashes.map((h) => ({ algorithm: h.algorithm, hex: h.hash.digest('hex') })) };
-}
-
-/** Hashes a file on disk with each algorithm. */
-export async function hashFile(file: string, algorithms: Iterable<ChecksumAlgorithm>): Promise<Checksum[]> {
-  const h = hashingStream(algorithms);
-  await pipeline(fs.createReadStream(file), h.stream, async (source: AsyncIterable<Buffer>) => {
-    for await (const _ of source);
-  });
-  return h.digests();
 }
 
 export interface ChecksumMismatch {

@@ -84,10 +84,7 @@ function isNotFound(e: unknown): boolean {
 const PROXY_VARS = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy', 'NO_PROXY', 'no_proxy'] as const;
 let agent: { key: string; secureContext: SecureContext | undefined; dispatcher: EnvHttpProxyAgent } | undefined;
 
-/**
- * undici, loaded on the first request: a build that reuses every tool makes none, and loading it
- * is a tenth of a second of a warm rebuild's buildpack start.
- */
+/** undici, loaded on the first request: a build that reuses every tool makes none. */
 let undici: Promise<typeof import('undici')> | undefined;
 const loadUndici = () => (undici ??= import('undici'));
 

@@ -56,12 +56,7 @@ export interface InstallToolOptions {
 /** Where a tool came from; `app`: the application carries it (Yarn's release at yarnPath). */
 export type ToolOrigin = 'download' | 'cache' | 'mirror' | 'operator' | 'app';
 
-export const REQUIRE_CHECKSUMS_VARIABLE = 'RBP_REQUIRE_CHECKSUMS';
-
-/** RBP_REQUIRE_CHECKSUMS (lib/config, a bool): on refuses a download without a checksum; unset or off allows it. */
-export function requireChecksums(env: Record<string, string | undefined>): boolean {
-  return read<boolean>(env, REQUIRE_CHECKSUMS_VARIABLE)?.value ?? false;
-}
+const REQUIRE_CHECKSUMS_VARIABLE = 'RBP_REQUIRE_CHECKSUMS';
 
 /** What decides whether a cached install can be reused. Never holds credentials. */
 export type ToolLayerMetadata = {
@@ -360,7 +355,7 @@ async function expectedChecksums(spec: DependencySpec, from: string, mirror: Mir
     out.push(c);
   }
   if (out.length === 0) {
-    const required = requireChecksums(o.env ?? process.env);
+    const required = read<boolean>(o.env ?? process.env, REQUIRE_CHECKSUMS_VARIABLE)?.value ?? false;
     // Without a checksum only the upstream release URL over HTTPS is trusted, and only when the
     // operator did not ask for checksums: a mirror can always keep a `.sha256` beside its files.
     if (!required && !mirror && /^https:\/\//i.test(from)) return [];
