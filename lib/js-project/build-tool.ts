@@ -77,17 +77,6 @@ export function chooseTool(appDir: string, pm: PackageManagerField | undefined, 
     }
     return { ...base, command, app };
   }
-  const found = detectFromLockFiles(appDir, pm);
-  if (!found)
-    return {
-      tool: PACKAGE_MANAGERS[DEFAULT_MANAGER].buildTools[0]!.name,
-      manager: DEFAULT_MANAGER,
-      because: 'default (no yarn.lock, pnpm-lock.yaml or bun.lock)',
-    };
-  return {
-    tool: found.tool,
-    manager: found.manager,
-    because: found.because,
-    ...(found.deprecated ? { deprecated: found.deprecated } : {}),
-  };
+  const tool = PACKAGE_MANAGERS[DEFAULT_MANAGER].buildTools[0]!.name;
+  return detectFromLockFiles(appDir, pm) ?? { tool, manager: DEFAULT_MANAGER, because: 'default (no yarn.lock, pnpm-lock.yaml or bun.lock)' };
 }

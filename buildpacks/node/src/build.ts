@@ -108,11 +108,9 @@ export default async function build(ctx: BuildContext): Promise<void> {
     ...(pnpFiles ? { pnp: true } : {}),
   };
   // The launch is planned at launch, on the runtime's own Node.js.
-  await installLaunch(ctx, decision, {
-    node: { path: node.tool.path, version: node.version },
-    processes: procfileProcesses(appDir, start, log),
-  });
-  writeProcfileEnv(ctx.layers, appDir, start);
+  const processes = procfileProcesses(appDir, start, log);
+  await installLaunch(ctx, decision, { node: { path: node.tool.path, version: node.version }, processes });
+  writeProcfileEnv(ctx.layers, appDir, processes);
 }
 
 /** Every setting, checked before anything is downloaded; the notes the log gives about them. */
@@ -172,11 +170,9 @@ function readSettings(ctx: BuildContext, log: Logger) {
     )!,
   }));
 
-  for (const f of ['.nvmrc']) {
-    if (fs.existsSync(path.join(appDir, f))) {
-      fs.rmSync(path.join(appDir, f), { force: true });
-      log.info(`${f} is ignored and deleted: set engines.node in package.json or CC_NODE_VERSION instead`);
-    }
+  if (fs.existsSync(path.join(appDir, '.nvmrc'))) {
+    fs.rmSync(path.join(appDir, '.nvmrc'), { force: true });
+    log.info('.nvmrc is ignored and deleted: set engines.node in package.json or CC_NODE_VERSION instead');
   }
 
   log.info(`Node.js version "${version.constraint}" from ${version.source === 'default' ? 'the default (latest LTS)' : version.source}`);
@@ -266,10 +262,8 @@ async function installTools(ctx: BuildContext, s: Settings, log: Logger): Promis
       tool: 'deno',
     });
   }
-  const installed = await inParallel(
-    log,
-    slots.map((x) => x.task),
-  );
+  const tasks = slots.map((x) => x.task);
+  const installed = await inParallel(log, tasks);
   const [node, npm] = [installed[0]!, installed[1]!];
   const done = slots.flatMap((slot, i) => (installed[i] ? [{ ...slot, m: installed[i] }] : []));
   const managers = [DEFAULT_MANAGER, ...done.flatMap((x) => (x.tool && x.tool !== 'deno' ? [x.tool] : []))];

@@ -332,19 +332,8 @@ export function staleLockfileError(appDir: string, s: { lock: string; local: str
   });
 }
 
-/** Commands whose package is named otherwise. */
-const BIN_PACKAGES: Record<string, string[]> = {
-  tsc: ['typescript'],
-  'ts-node': ['ts-node'],
-  vite: ['vite'],
-  nuxi: ['nuxi', 'nuxt'],
-  nuxt: ['nuxt', 'nuxi'],
-  next: ['next'],
-  ng: ['@angular/cli'],
-  vue: ['@vue/cli'],
-  prisma: ['prisma'],
-  husky: ['husky'],
-};
+/** Commands whose package is named otherwise (a package named as its command needs no entry). */
+const BIN_PACKAGES: Record<string, string[]> = { tsc: ['typescript'], nuxi: ['nuxt'], nuxt: ['nuxi'], ng: ['@angular/cli'], vue: ['@vue/cli'] };
 
 /**
  * A command the script could not find (`sh: 1: nuxt: not found`) that a development dependency

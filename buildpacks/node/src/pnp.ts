@@ -134,16 +134,13 @@ export function loaderCovers(loaderText: string, nodeVersion: string): boolean |
   return Boolean(new Function('major', 'minor', 'patch', `return (${expr});`)(v.major, v.minor, v.patch));
 }
 
-/**
- * The app's PnP loader and the Node.js installed must work together: refused at build when the
- * loader would fail with EBADF at launch. `yarn` is the Yarn that installed, when known.
- */
 /** The Yarn that installed, when the build knows it (not after a custom command). */
 export interface YarnInfo {
   version: string;
   because: string;
 }
 
+/** The app's PnP loader and the Node.js installed must work together: refused at build when the loader would fail with EBADF at launch. */
 export function checkPnpLoader(files: PnpFiles | undefined, nodeVersion: string, yarn: YarnInfo | undefined, nodeSource: string): void {
   if (!files?.loader) return;
   const affected = EBADF_NODE_RANGES.find((r) => semver.satisfies(nodeVersion, r.node));

@@ -104,36 +104,18 @@ export function registryAuth(env: Record<string, string | undefined>): RegistryA
   const registry = registryUrl(value(env, 'CC_NPM_REGISTRY'));
   const key = nerfDart(registry);
   const custom = registry !== DEFAULT_REGISTRY;
-  const registryLines = custom ? `registry=${registry}\n` : '';
+  const base = { registry, registryLines: custom ? `registry=${registry}\n` : '' };
+  const server = { YARN_NPM_REGISTRY_SERVER: registry.replace(/\/$/, '') };
   if (token) {
-    return {
-      registry,
-      kind: 'token',
-      registryLines,
-      credentialLines: `${key}:_authToken=\${${TOKEN_VARIABLE}}\n`,
-      secretEnv: { [TOKEN_VARIABLE]: token },
-      yarnEnv: { YARN_NPM_REGISTRY_SERVER: registry.replace(/\/$/, ''), YARN_NPM_AUTH_TOKEN: token, YARN_NPM_ALWAYS_AUTH: 'true' },
-    };
+    const yarnEnv = { ...server, YARN_NPM_AUTH_TOKEN: token, YARN_NPM_ALWAYS_AUTH: 'true' };
+    return { ...base, kind: 'token', credentialLines: `${key}:_authToken=\${${TOKEN_VARIABLE}}\n`, secretEnv: { [TOKEN_VARIABLE]: token }, yarnEnv };
   }
   if (basic) {
-    const encoded = Buffer.from(basic, 'utf8').toString('base64');
-    return {
-      registry,
-      kind: 'basic',
-      registryLines,
-      credentialLines: `${key}:_auth=\${${BASIC_VARIABLE}}\n${key}:always-auth=true\n`,
-      secretEnv: { [BASIC_VARIABLE]: encoded },
-      yarnEnv: { YARN_NPM_REGISTRY_SERVER: registry.replace(/\/$/, ''), YARN_NPM_AUTH_IDENT: basic, YARN_NPM_ALWAYS_AUTH: 'true' },
-    };
+    const credentialLines = `${key}:_auth=\${${BASIC_VARIABLE}}\n${key}:always-auth=true\n`;
+    const yarnEnv = { ...server, YARN_NPM_AUTH_IDENT: basic, YARN_NPM_ALWAYS_AUTH: 'true' };
+    return { ...base, kind: 'basic', credentialLines, secretEnv: { [BASIC_VARIABLE]: Buffer.from(basic, 'utf8').toString('base64') }, yarnEnv };
   }
-  return {
-    registry,
-    kind: 'none',
-    registryLines,
-    credentialLines: '',
-    secretEnv: {},
-    yarnEnv: custom ? { YARN_NPM_REGISTRY_SERVER: registry.replace(/\/$/, '') } : {},
-  };
+  return { ...base, kind: 'none', credentialLines: '', secretEnv: {}, yarnEnv: custom ? server : {} };
 }
 
 export type { CredentialsIn };
@@ -211,12 +193,11 @@ export function registryRefused(output: string): boolean {
 export function registryRefusedError(auth: RegistryAuth, env: Record<string, string | undefined>, command: string): UserError {
   const host = new URL(auth.registry).host;
   const source = isSet(env, 'CC_NPM_REGISTRY') ? 'CC_NPM_REGISTRY' : 'the default registry';
-  const sent =
-    auth.kind === 'token'
-      ? 'NPM_TOKEN was sent'
-      : auth.kind === 'basic'
-        ? 'CC_NPM_BASIC_AUTH was sent'
-        : 'no credentials were sent (NPM_TOKEN and CC_NPM_BASIC_AUTH are unset)';
+  const sent = {
+    token: 'NPM_TOKEN was sent',
+    basic: 'CC_NPM_BASIC_AUTH was sent',
+    none: 'no credentials were sent (NPM_TOKEN and CC_NPM_BASIC_AUTH are unset)',
+  }[auth.kind];
   return new UserError({
     id: 'node/registry/refused',
     title: `The registry ${host} refused to serve the dependencies: ${sent}`,

@@ -83,16 +83,8 @@ const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
 /** The ssh command git runs: only our keys, and host keys checked against our known_hosts file. */
 export function gitSshCommand(keyFiles: string[], knownHosts: string): string {
-  return [
-    'ssh',
-    ...keyFiles.flatMap((k) => ['-i', quote(k)]),
-    '-o',
-    'IdentitiesOnly=yes',
-    '-o',
-    'StrictHostKeyChecking=accept-new',
-    '-o',
-    `UserKnownHostsFile=${quote(knownHosts)}`,
-  ].join(' ');
+  const options = ['IdentitiesOnly=yes', 'StrictHostKeyChecking=accept-new', `UserKnownHostsFile=${quote(knownHosts)}`];
+  return ['ssh', ...keyFiles.flatMap((k) => ['-i', quote(k)]), ...options.flatMap((o) => ['-o', o])].join(' ');
 }
 
 /**

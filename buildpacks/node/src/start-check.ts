@@ -32,11 +32,10 @@ const RUNTIMES = new Map<string, string[]>([
 
 /** The file a `node`/`bun`/`deno run` command runs, its flags skipped. */
 export function scriptFile(command: string): string | undefined {
-  const first =
-    command
-      .split(/&&|\|\||;/)
-      .map((c) => c.trim())
-      .pop() ?? '';
+  const first = command
+    .split(/&&|\|\||;/)
+    .pop()!
+    .trim();
   const words = first.split(/\s+/).filter(Boolean);
   while (words.length && /^[A-Z_][A-Z0-9_]*=/.test(words[0]!)) words.shift();
   if (words[0] === 'exec') words.shift();

@@ -21,8 +21,6 @@ import type { ToolChoice } from '../../../lib/js-project/build-tool.ts';
 import type { PackageManagerField } from '../../../lib/js-project/package-manager-field.ts';
 import { fieldNames, PACKAGE_MANAGERS } from '../../../lib/js-project/package-managers.ts';
 
-/** A Yarn release committed in the app and named by yarnPath. */
-
 /**
  * The lockfile version (`__metadata.version` of yarn.lock) each Berry release writes, measured by
  * running each release's `yarn install` in a new project; `newest` is the last release writing it.
@@ -125,7 +123,7 @@ export function berryEvidence(appDir: string, pkg: { engines?: Record<string, un
   const supporting: string[] = [];
   const lock = yarnLockFormat(appDir);
   if (lock?.berry) decisive.push(`yarn.lock is in Yarn Berry's format (__metadata${lock.version !== undefined ? `, lockfile version ${lock.version}` : ''})`);
-  const engines = typeof pkg.engines?.yarn === 'string' ? pkg.engines.yarn.trim() : undefined;
+  const engines = enginesYarn(pkg);
   // An engines range Yarn 1 was chosen by (yarn1 is that range, not a version) fits it.
   if (engines && semver.validRange(engines) && semver.valid(yarn1) && !semver.satisfies(yarn1, engines))
     decisive.push(`engines.yarn is "${engines}", which Yarn ${yarn1} does not satisfy`);
