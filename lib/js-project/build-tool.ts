@@ -10,18 +10,8 @@ import { NODE_BUILD_TOOLS } from '../config/variables.ts';
 import { UserError } from '../errors.ts';
 import { detectFromLockFiles, lockFileOf, type Manager } from './lock-files.ts';
 import type { PackageManagerField } from './package-manager-field.ts';
-import {
-  buildCommandExample,
-  DEFAULT_MANAGER,
-  managerNamedBy,
-  managerOfTool,
-  MANAGERS,
-  PACKAGE_MANAGERS,
-  yarnDeprecation,
-  type BuildTool,
-} from './package-managers.ts';
+import { buildCommandExample, DEFAULT_MANAGER, managerNamedBy, managerOfTool, MANAGERS, PACKAGE_MANAGERS, type BuildTool } from './package-managers.ts';
 
-export { yarnDeprecation, type BuildTool };
 export const DEPRECATED_BUILD_TOOLS: readonly BuildTool[] = MANAGERS.flatMap((m) =>
   PACKAGE_MANAGERS[m].buildTools.filter((t) => t.deprecated).map((t) => t.name),
 );

@@ -97,14 +97,7 @@ function install(t: ToolEnv, layerName: string, command: string, o: Pick<Install
  * The operator's own binary (RBP_TOOL_<ID>): lib/deps uses it as is and warns when its version is not
  * the one asked for. Nothing is resolved first, so an image that carries its tools builds offline.
  */
-async function operatorTool(
-  t: ToolEnv,
-  id: string,
-  pkg: string,
-  constraint: string,
-  origin: ConstraintOrigin | undefined,
-  bin: string,
-): Promise<Installed | undefined> {
+async function operatorTool(t: ToolEnv, id: string, pkg: string, bin: string, constraint: string, origin?: ConstraintOrigin): Promise<Installed | undefined> {
   if (!isSet(t.env, operatorVariable(id))) return undefined;
   const source = npmRegistrySource({ pkg, id, bin, registry: t.npm.registry, log: t.log });
   const tool = await install(t, id, id, { source, constraint, ...(origin ? { origin } : {}) });
@@ -114,7 +107,7 @@ async function operatorTool(
 /** Node.js itself: launch and build, cached per version. */
 export async function installNode(t: ToolEnv, constraint: string, origin: ConstraintOrigin, onVersion?: (version: string) => void): Promise<Installed> {
   const pkg = nodePackage();
-  const own = await operatorTool(t, 'node', pkg, constraint, origin, 'bin/node');
+  const own = await operatorTool(t, 'node', pkg, 'bin/node', constraint, origin);
   if (own) {
     onVersion?.(own.version);
     return own;
@@ -136,7 +129,7 @@ export async function installNode(t: ToolEnv, constraint: string, origin: Constr
 /** The npm Node.js ships with; its layer remembers which Node it was chosen for. */
 export async function installNpm(t: ToolEnv, nodeVersion: string): Promise<Installed> {
   const npm = PACKAGE_MANAGERS.npm.tool!;
-  const own = await operatorTool(t, npm.id, npm.pkg(), '*', undefined, npm.bin(nodeVersion));
+  const own = await operatorTool(t, npm.id, npm.pkg(), npm.bin(nodeVersion), '*');
   if (own) return own;
   const restored = t.layers.restored(npm.layer).metadata;
   let spec = restored?.node === nodeVersion ? cachedSpec(t, npm.layer, npm.id, npm.bin(nodeVersion), () => true) : undefined;

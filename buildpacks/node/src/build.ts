@@ -334,13 +334,7 @@ function buildPathTask(tools: ToolEnv, extra: ReturnType<typeof buildPathTools>[
 }
 
 /** The app's dependencies, installed (or reused) by the package manager with the build's settings. */
-async function installAppDependencies(
-  ctx: BuildContext,
-  s: Settings,
-  t: Tools,
-  explain: (output: string) => UserError | undefined,
-  log: Logger,
-): Promise<void> {
+async function installAppDependencies(ctx: BuildContext, s: Settings, t: Tools, explain: (output: string) => UserError | undefined, log: Logger) {
   const { appDir, env } = ctx;
   const { pkg, choice, dev, nodeEnv, auth, sshKeys, bindings } = s;
   const { node, npm, bins, managers, managerVer, bun } = t;

@@ -20,7 +20,8 @@ import type { DevDependencies, InstallCommand } from '../../../lib/js-project/in
 import { keyDigest, lockDigest } from '../../../lib/js-project/lock-digest.ts';
 import { lockFileOf } from '../../../lib/js-project/lock-files.ts';
 import { MANAGERS, PACKAGE_MANAGERS } from '../../../lib/js-project/package-managers.ts';
-import { hideSecrets, registryRefused, registryRefusedError, withRegistryAuth, type RegistryAuth } from './registry-auth.ts';
+import { maskSecrets } from '../../../lib/mask.ts';
+import { registryRefused, registryRefusedError, withRegistryAuth, type RegistryAuth } from './registry-auth.ts';
 import { sshRefused, sshRefusedError, withSshKeys, type SshKeyBinding } from './ssh-key.ts';
 import { appFromLayer, keepModules, placeModules } from './modules-placement.ts';
 import { keepGeneratedLocks, placeGeneratedLocks, presentLocks } from './generated-locks.ts';
@@ -301,12 +302,12 @@ async function runInstallScripts(r: InstallRequest): Promise<void> {
 
 async function run(r: InstallRequest, argv: string[], env: Record<string, string>, what: string): Promise<void> {
   const shown = argv[0] === '/bin/sh' ? argv[2]! : argv.join(' ');
-  r.log.info(`$ ${hideSecrets(shown, env)}`);
+  r.log.info(`$ ${maskSecrets(shown, env)}`);
   const res = await runStep(argv, { cwd: r.appDir, env, log: r.log, indent: '    ' });
   if (res.exitCode !== 0) {
     const tail = res.output;
     const install = what === 'install';
-    const hidden = hideSecrets(shown, env);
+    const hidden = maskSecrets(shown, env);
     if (install && registryRefused(tail)) throw registryRefusedError(r.auth, r.env, hidden);
     if (install && sshRefused(tail)) throw sshRefusedError(r.sshKeys ?? [], r.bindingRoot ?? 'the bindings directory', hidden);
     const known = r.explain?.(tail);

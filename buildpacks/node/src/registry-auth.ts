@@ -11,7 +11,6 @@
  * with SIGKILL mid-install leaves at most that placeholder behind. Yarn Berry reads no npmrc: it
  * gets its own variables (YARN_NPM_AUTH_TOKEN, YARN_NPM_AUTH_IDENT).
  */
-import { maskSecrets } from '../../../lib/mask.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 import { UserError } from '../../../lib/errors.ts';
@@ -118,8 +117,6 @@ export function registryAuth(env: Record<string, string | undefined>): RegistryA
   return { ...base, kind: 'none', credentialLines: '', secretEnv: {}, yarnEnv: custom ? server : {} };
 }
 
-export type { CredentialsIn };
-
 export interface AuthTarget {
   credentialsIn: CredentialsIn;
   /** The user-level npmrc of the install (`npm_config_userconfig`); needed for 'user-npmrc'. */
@@ -178,9 +175,6 @@ export async function withRegistryAuth<T>(
     if (st) fs.renameSync(aside, file);
   }
 }
-
-/** The values of secret variables (NPM_TOKEN, CC_NPM_BASIC_AUTH and its Base64) replaced by `***`. */
-export const hideSecrets = maskSecrets;
 
 /** What package managers print when a registry answers 401/403 or wants credentials it did not get. */
 const REFUSED = /\bE40[13]\b|\bENEEDAUTH\b|ERR_PNPM_FETCH_40[13]|\b40[13]\b[^\n]*\b(Unauthorized|Forbidden)\b|authorization required/i;

@@ -76,11 +76,9 @@ export function startWarnings(appDir: string, pkg: PackageJson, start: StartMeth
   if (file && !exists(file)) warnings.push(`${what} runs ${file}, which does not exist after the build (\`${command}\`): nothing runs scripts.build; ${fix}`);
   if (/(^|[\s;&|])next\s+start\b/.test(command) && !exists('.next'))
     warnings.push(`${what} runs \`next start\` but there is no .next/ folder: nothing runs \`next build\`; ${fix}`);
-  if (has(pkg, 'vite') && !exists('dist')) {
-    if (/(^|[\s;&|])vite(\s|$)(?!.*\bbuild\b)/.test(command) || /(^|[\s;&|])vite\s+preview\b/.test(command)) {
-      warnings.push(`${what} runs Vite (\`${command}\`) without a built dist/: it would serve the unbuilt index.html and sources; ${fix}, and serve dist/`);
-    }
-  }
+  const vite = /(^|[\s;&|])vite(\s|$)(?!.*\bbuild\b)/.test(command) || /(^|[\s;&|])vite\s+preview\b/.test(command);
+  if (vite && has(pkg, 'vite') && !exists('dist'))
+    warnings.push(`${what} runs Vite (\`${command}\`) without a built dist/: it would serve the unbuilt index.html and sources; ${fix}, and serve dist/`);
   return warnings;
 }
 

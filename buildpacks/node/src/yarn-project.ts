@@ -21,6 +21,9 @@ import type { ToolChoice } from '../../../lib/js-project/build-tool.ts';
 import type { PackageManagerField } from '../../../lib/js-project/package-manager-field.ts';
 import { fieldNames, PACKAGE_MANAGERS } from '../../../lib/js-project/package-managers.ts';
 
+/** The part of package.json read here. */
+type Engines = { engines?: Record<string, unknown> };
+
 /**
  * The lockfile version (`__metadata.version` of yarn.lock) each Berry release writes, measured by
  * running each release's `yarn install` in a new project; `newest` is the last release writing it.
@@ -118,7 +121,7 @@ export function releaseVersion(file: string): string | undefined {
 }
 
 /** What says a project is a Yarn Berry one, each as a phrase for the error; `decisive` ones make Yarn 1 fail. */
-export function berryEvidence(appDir: string, pkg: { engines?: Record<string, unknown> }, yarn1: string): { decisive: string[]; supporting: string[] } {
+export function berryEvidence(appDir: string, pkg: Engines, yarn1: string): { decisive: string[]; supporting: string[] } {
   const decisive: string[] = [];
   const supporting: string[] = [];
   const lock = yarnLockFormat(appDir);
@@ -135,7 +138,7 @@ export function berryEvidence(appDir: string, pkg: { engines?: Record<string, un
 }
 
 /** engines.yarn of package.json, when it is a string. */
-function enginesYarn(pkg: { engines?: Record<string, unknown> }): string | undefined {
+function enginesYarn(pkg: Engines): string | undefined {
   return typeof pkg.engines?.yarn === 'string' ? pkg.engines.yarn.trim() || undefined : undefined;
 }
 
@@ -144,7 +147,7 @@ function enginesYarn(pkg: { engines?: Record<string, unknown> }): string | undef
  * newest release writing yarn.lock's lockfile version (when engines.yarn allows it), else
  * `yarn@<version>` with what the version must match.
  */
-export function suggestedYarn(appDir: string, pkg: { engines?: Record<string, unknown> }, withRelease = true): string {
+export function suggestedYarn(appDir: string, pkg: Engines, withRelease = true): string {
   const pinned = withRelease ? yarnPathOf(appDir)?.version : undefined;
   if (pinned) return `"yarn@${pinned}"`;
   const engines = enginesYarn(pkg);
@@ -164,13 +167,7 @@ export function suggestedYarn(appDir: string, pkg: { engines?: Record<string, un
  * Rule 5 gave Yarn 1 (no packageManager yarn@3/4, or CC_NODE_BUILD_TOOL=yarn) to a project that
  * only Yarn Berry installs: refused before anything is downloaded, naming the evidence and the fixes.
  */
-export function checkYarn1Fits(
-  choice: ToolChoice,
-  pm: PackageManagerField | undefined,
-  appDir: string,
-  pkg: { engines?: Record<string, unknown> },
-  yarn1: string,
-): void {
+export function checkYarn1Fits(choice: ToolChoice, pm: PackageManagerField | undefined, appDir: string, pkg: Engines, yarn1: string): void {
   if (PACKAGE_MANAGERS[choice.manager].yarn !== 'classic') return;
   const { decisive, supporting } = berryEvidence(appDir, pkg, yarn1);
   if (decisive.length === 0) return;
@@ -199,12 +196,7 @@ export type YarnOrigin = 'packageManager' | 'yarnPath' | 'default';
  * Yarn Berry `yarn` will install from a yarn.lock of another lockfile version: the immutable install
  * would rewrite it, and refuses. Checked before installing, once the version that runs is known.
  */
-export function checkBerryLockfile(
-  appDir: string,
-  pkg: { engines?: Record<string, unknown> },
-  yarn: string,
-  origin: { from: YarnOrigin; shown: string },
-): void {
+export function checkBerryLockfile(appDir: string, pkg: Engines, yarn: string, origin: { from: YarnOrigin; shown: string }): void {
   const lock = yarnLockFormat(appDir);
   if (!lock?.berry || lock.version === undefined) return;
   const writes = lockfileVersionOf(yarn);
