@@ -1,15 +1,10 @@
 /**
  * The package managers of a JavaScript project (contract, node rules 4–8), one typed entry each, as
- * Heroku's nodejs buildpacks keep theirs. An entry says everything the buildpacks decide about its
- * manager: the CC_NODE_BUILD_TOOL values that choose it, the lock files that pick it and the one it
- * follows, the packageManager field that names it and where its version comes from, the npm package
- * that holds its program and the tool layer it goes in, what goes on the build PATH beside it, its
- * install, frozen-install, dev-dependency, prune and script commands, its download cache, where it
- * reads registry credentials, and Yarn's and Bun's special cases (a Berry release at yarnPath,
- * Plug'n'Play, Bun as the runtime). Code elsewhere reads these facts and never switches on a
- * manager's name: adding a manager is adding an entry here (lib/js-project/package-managers.test.ts
- * walks every entry). install-command.ts adds the flags of each situation; which manager a project
- * uses is lock-files.ts's and build-tool.ts's.
+ * Heroku's nodejs buildpacks keep theirs: an entry says everything the buildpacks decide about its
+ * manager (PackageManager below). Code elsewhere reads these facts and never switches on a
+ * manager's name: adding a manager is adding an entry here (package-managers.test.ts walks every
+ * entry). install-command.ts adds the flags of each situation; which manager a project uses is
+ * lock-files.ts's and build-tool.ts's.
  */
 import fs from 'node:fs';
 import path from 'node:path';

@@ -132,7 +132,6 @@ function readSettings(ctx: BuildContext, log: Logger) {
     });
   }
 
-  // Every setting is checked before anything is downloaded.
   const version = nodeConstraint(pkg, env, pkgFile);
   const pm = parsePackageManager(pkg, pkgFile);
   const choice = chooseTool(appDir, pm, env);
@@ -192,8 +191,8 @@ interface Slot {
 
 /**
  * Node.js, npm, the package manager of the app's commands, a runtime they call beside it (Bun), the
- * tools on the build PATH and Deno, installed at the same time; the layers of tools no longer used
- * removed; the Yarn lock check once its version is known.
+ * tools on the build PATH and Deno, installed at the same time (the log keeps this order); the
+ * layers of tools no longer used removed; the Yarn lock check once its version is known.
  */
 async function installTools(ctx: BuildContext, s: Settings, log: Logger): Promise<Tools> {
   const { appDir, env } = ctx;
@@ -211,8 +210,7 @@ async function installTools(ctx: BuildContext, s: Settings, log: Logger): Promis
     lockCheck(await resolveManagerVersion(tools, managerRequest(own, wanted!, s.pkgFile)));
     lockChecked = true;
   }
-  // Node.js, npm, the package manager, the tools on the build PATH and Deno install at the same
-  // time (npm waits only for Node.js's version, known before its download); the log keeps this order.
+  // npm waits only for Node.js's version, known before its download.
   const nodeVersion = deferred<string>();
   const slots: Slot[] = [
     {

@@ -127,11 +127,9 @@ export interface AuthTarget {
  * Runs `fn` with the registry configuration in place: `registry=` in the app's `.npmrc` (after the
  * project's own lines, so that it wins), the credential lines where `target` says, then puts
  * everything back. `fn` gets the environment the install needs: the values the npmrc lines name,
- * or Yarn Berry's own variables. The project's
- * entry is never written through: it is renamed aside and a new file of ours (0600, created with
- * O_EXCL|O_NOFOLLOW) takes its place, so a `.npmrc` that is a symlink or a hard link to a file
- * outside the app never receives our lines. A symlink's lines are kept only when it points to a
- * file inside the app.
+ * or Yarn Berry's own variables. The project's entry is never written through: it is renamed aside
+ * and a new file of ours (0600, O_EXCL|O_NOFOLLOW) takes its place, so a `.npmrc` linked to a file
+ * outside the app never receives our lines (a symlink's lines are kept when it points inside the app).
  */
 export async function withRegistryAuth<T>(
   appDir: string,

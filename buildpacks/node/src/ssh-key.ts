@@ -2,21 +2,16 @@
  * Private SSH keys for git dependencies (contract, node rule 10 and "Authentication" 5: "a private
  * SSH key can be added to the application").
  *
- * How the platform hands the key over: a CNB service binding, not a variable. A variable would be
- * copied into every process environment (the app's too) and into the platform's env directory; a
- * binding is a directory of files the build reads and nothing else sees. The binding is any
- * directory under `$SERVICE_BINDING_ROOT` (else `<platform>/bindings`) whose `type` file says
- * `ssh-key`; it holds the key in `ssh-privatekey` (the key name of a Kubernetes `kubernetes.io/ssh-auth`
- * secret, so such a secret can be mounted as it is) and, optionally, `known_hosts`. Several such
- * bindings give several keys. With rbp: `rbp build APP --binding <dir>/git-deploy ...`.
+ * The key comes in a CNB service binding, not a variable (which every process environment, the
+ * app's too, would see): any directory under `$SERVICE_BINDING_ROOT` (else `<platform>/bindings`)
+ * whose `type` file says `ssh-key`, holding the key in `ssh-privatekey` (as a Kubernetes
+ * `kubernetes.io/ssh-auth` secret does) and optionally `known_hosts`; several bindings, several keys.
  *
- * The key is copied (mode 0600, in a 0700 directory on a memory-backed file system where there is
- * one, lib/memory-temp.ts: never in the app, a layer, the cache or on disk) and `GIT_SSH_COMMAND`
- * points ssh at it for the install only; the copy is deleted when the install ends, whatever
- * happens, and one left by a build killed with SIGKILL is removed by the next rbp (the folder's
- * name carries the pid, as rbp's own temp folders do: lib/platform/temp.ts). Host keys: the binding's `known_hosts` when it has one (then a
- * changed host key fails), else the first key a host shows is accepted (`accept-new`) into a
- * throw-away known_hosts file, so nothing is written to the build user's ~/.ssh.
+ * The key is copied (0600, in a 0700 directory on a memory-backed file system where there is one,
+ * lib/memory-temp.ts) and `GIT_SSH_COMMAND` points ssh at it for the install only; the copy is
+ * deleted when the install ends, and one left by a killed build is swept by the next rbp (the
+ * folder's name carries the pid). Host keys: the binding's `known_hosts` when it has one, else the
+ * first key a host shows is accepted (`accept-new`) into a throw-away file, never ~/.ssh.
  */
 import fs from 'node:fs';
 import path from 'node:path';

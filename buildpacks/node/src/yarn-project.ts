@@ -1,10 +1,8 @@
 /**
- * Which Yarn runs, and whether the project fits it. The contract picks the
- * tool (node rule 5: Yarn Berry for a yarn.lock only with packageManager yarn@3/4, else Yarn 1; or
- * CC_NODE_BUILD_TOOL) and the default version (rule 7). On top of that, as every Yarn does itself, a
- * release checked in at `yarnPath` (.yarnrc.yml) is the Yarn that runs: it is started from the app,
- * never looked up in the registry. Before anything installs, the build refuses what would fail late
- * inside `yarn install`:
+ * Which Yarn runs, and whether the project fits it. The contract picks the tool (node rule 5) and
+ * the default version (rule 7); on top of that, as every Yarn does itself, a release checked in at
+ * `yarnPath` (.yarnrc.yml) is the Yarn that runs, started from the app, never looked up in the
+ * registry. Before anything installs, the build refuses what would fail late inside `yarn install`:
  * - a Berry project (Berry lock file, engines.yarn beyond 1.x, a Berry release at yarnPath) that
  *   rule 5 leaves to Yarn 1;
  * - a yarn.lock whose lockfile version is not the one the Yarn that runs writes: the immutable
