@@ -73,13 +73,8 @@ export function hashingStream(algorithms: Iterable<ChecksumAlgorithm>): { stream
   return { stream, digests: () => hashes.map((h) => ({ algorithm: h.algorithm, hex: h.hash.digest('hex') })) };
 }
 
-export interface ChecksumMismatch {
-  expected: Checksum;
-  actual: Checksum;
-}
-
 /** The one verification: every expected checksum must equal the digest computed for its algorithm. */
-export function verifyDigests(expected: Checksum[], actual: Checksum[]): ChecksumMismatch | undefined {
+export function verifyDigests(expected: Checksum[], actual: Checksum[]): { expected: Checksum; actual: Checksum } | undefined {
   for (const e of expected) {
     const a = actual.find((d) => d.algorithm === e.algorithm);
     if (!a) throw new Error(`no ${e.algorithm} digest was computed`);

@@ -259,9 +259,7 @@ export async function fetchText(ref: string, req: TextRequest): Promise<string |
   try {
     return await withRetry(async () => {
       const { stream } = await open(ref, req.timeoutMs ?? 30_000, req.accept, req.log);
-      const chunks: Buffer[] = [];
-      for await (const c of stream) chunks.push(Buffer.from(c as Uint8Array));
-      return Buffer.concat(chunks).toString('utf8');
+      return Buffer.concat((await stream.toArray()) as Uint8Array[]).toString('utf8');
     }, req);
   } catch (e) {
     if (req.optional && isNotFound(e)) return undefined;

@@ -341,7 +341,7 @@ const BIN_PACKAGES: Record<string, string[]> = { tsc: ['typescript'], nuxi: ['nu
  * provides: with development dependencies excluded (rule 8), it is not installed.
  */
 export function missingDevTool(pkg: PackageJson, output: string): { command: string; dependency: string } | undefined {
-  const dev = Object.keys((pkg as { devDependencies?: Record<string, string> }).devDependencies ?? {});
+  const dev = Object.keys(pkg.devDependencies ?? {});
   if (dev.length === 0) return undefined;
   const patterns = [/sh: (?:line )?\d+: ([^\s:]+): (?:command )?not found/g, /sh: ([^\s:]+): (?:command )?not found/g, /command not found: ([^\s]+)/g];
   for (const re of patterns) {

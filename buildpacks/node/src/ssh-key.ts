@@ -55,15 +55,12 @@ export function sshKeyBindings(root: string): SshKeyBinding[] {
     const keyFile = path.join(dir, SSH_KEY_FILE);
     const key = fs.existsSync(keyFile) ? fs.readFileSync(keyFile, 'utf8') : undefined;
     if (!key || !/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(key)) {
+      // The content is a secret: only say whether the file is there.
+      const value = key === undefined ? `no ${SSH_KEY_FILE} file` : `${SSH_KEY_FILE} is not a PEM/OpenSSH private key`;
       throw new UserError({
         id: 'node/ssh-key/invalid',
         title: `The ssh-key binding ${name} holds no private key`,
-        // The content is a secret: only say whether the file is there.
-        seen: {
-          what: `binding ${name}`,
-          value: key === undefined ? `no ${SSH_KEY_FILE} file` : `${SSH_KEY_FILE} is not a PEM/OpenSSH private key`,
-          where: dir,
-        },
+        seen: { what: `binding ${name}`, value, where: dir },
         rule: `A binding of type ${SSH_KEY_BINDING_TYPE} holds a private SSH key in its ${SSH_KEY_FILE} file (and optionally known_hosts).`,
         fix: `Put the private key (-----BEGIN OPENSSH PRIVATE KEY----- ...) in ${path.join(dir, SSH_KEY_FILE)}, or remove the binding.`,
       });

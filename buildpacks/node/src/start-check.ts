@@ -56,8 +56,7 @@ export function scriptFile(command: string): string | undefined {
 }
 
 function has(pkg: PackageJson, dep: string): boolean {
-  const p = pkg as { dependencies?: Record<string, string>; devDependencies?: Record<string, string> };
-  return Boolean(p.dependencies?.[dep] ?? p.devDependencies?.[dep]);
+  return Boolean(pkg.dependencies?.[dep] ?? pkg.devDependencies?.[dep]);
 }
 
 /** `manager`: the one of the app's own commands (lib/js-project/build-tool.ts appManager). */
