@@ -161,6 +161,9 @@ export async function installNpm(t: ToolEnv, nodeVersion: string): Promise<Insta
   return result(tool, spec.version);
 }
 
+/** An engines range's field (`engines.pnpm`) and the manager's line in messages (`Yarn 1`). */
+type EnginesRange = { field: string; label: string };
+
 export interface ManagerRequest {
   /** A manager of the table (package-managers.ts) or one of its OTHER_TOOLS (Deno). */
   id: ToolId;
@@ -184,14 +187,7 @@ function pickManagerVersion(versions: string[], req: Pick<ManagerRequest, 'id' |
 }
 
 /** No release of the manager's line satisfies the app's engines range (or it is no range). */
-export function enginesUnsatisfied(
-  engines: { field: string; label: string },
-  range: string,
-  tool: string,
-  newest: string | undefined,
-  where = 'package.json',
-): UserError {
-  const { field, label } = engines;
+export function enginesUnsatisfied({ field, label }: EnginesRange, range: string, tool: string, newest: string | undefined, where = 'package.json'): UserError {
   return new UserError({
     id: 'node/package-manager/engines-unsatisfied',
     title: `No ${label} release satisfies ${field} "${range}"`,

@@ -236,16 +236,10 @@ async function installTools(ctx: BuildContext, s: Settings, log: Logger): Promis
       },
     },
     ...(own ? [{ task: managerTask(tools, own, wanted!, s.pkgFile, custom(choice)), tool: own }] : []),
-    ...s.beside.map(({ call, version: v }) => ({
-      task: managerTask(
-        tools,
-        call.manager as InstalledManager,
-        v,
-        s.pkgFile,
-        `; beside ${app}: ${call.where} calls ${call.runtime.name} (\`${call.command}\`), on PATH at build and launch`,
-      ),
-      tool: call.manager as InstalledManager,
-    })),
+    ...s.beside.map(({ call, version: v }) => {
+      const note = `; beside ${app}: ${call.where} calls ${call.runtime.name} (\`${call.command}\`), on PATH at build and launch`;
+      return { task: managerTask(tools, call.manager as InstalledManager, v, s.pkgFile, note), tool: call.manager as InstalledManager };
+    }),
     ...buildPathTools(choice, pm, s.pkg.engines).map((extra) => ({ task: buildPathTask(tools, extra), tool: extra.id })),
   ];
   if (deno) {
