@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseDependencies, readDependencies } from './catalog.ts';
+import { readDescriptor } from '../cnb/descriptor.ts';
+import { dependenciesOf, parseDependencies } from './catalog.ts';
 import { tempDir } from '../../test/helpers/deps.ts';
 
 const SHA = 'a'.repeat(64);
@@ -10,7 +11,7 @@ afterEach(() => {
   for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
 });
 
-describe('readDependencies', () => {
+describe('dependenciesOf', () => {
   it('reads [[metadata.dependencies]] from buildpack.toml into typed specs', () => {
     const dir = tempDir();
     dirs.push(dir);
@@ -46,7 +47,7 @@ archive = "none"
 sha256 = "${SHA}"
 `,
     );
-    const [caddy, sws, tool] = readDependencies(dir);
+    const [caddy, sws, tool] = dependenciesOf(readDescriptor(dir).descriptor);
     expect(caddy).toEqual({
       id: 'caddy',
       version: '2.11.2',

@@ -15,7 +15,7 @@
  */
 import path from 'node:path';
 import semver from 'semver';
-import { readDescriptor, type BuildpackDescriptor } from '../cnb/descriptor.ts';
+import type { BuildpackDescriptor } from '../cnb/descriptor.ts';
 import { checksumFromHex, type Checksum } from './checksum.ts';
 import { parseLocation } from './url.ts';
 
@@ -126,12 +126,6 @@ function parseEntry(entry: unknown, index: number, file: string): DependencySpec
 /** The dependencies of a buildpack descriptor already read. */
 export function dependenciesOf(descriptor: BuildpackDescriptor, file = 'buildpack.toml'): DependencySpec[] {
   return parseDependencies(descriptor.metadata?.dependencies, file);
-}
-
-/** Reads `<dir>/buildpack.toml` and returns its dependencies. */
-export function readDependencies(buildpackDir: string): DependencySpec[] {
-  const ref = readDescriptor(buildpackDir);
-  return dependenciesOf(ref.descriptor, path.join(ref.dir, 'buildpack.toml'));
 }
 
 /** Fills `{version}` and `{arch}` in a uri template. */

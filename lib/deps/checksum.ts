@@ -4,9 +4,7 @@
  * comparison serves every source. Hashing is streamed: a file is never read into memory.
  */
 import crypto from 'node:crypto';
-import fs from 'node:fs';
 import { Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 
 export type ChecksumAlgorithm = 'sha256' | 'sha512';
 
@@ -75,22 +73,8 @@ export function hashingStream(algorithms: Iterable<ChecksumAlgorithm>): { stream
   return { stream, digests: () => hashes.map((h) => ({ algorithm: h.algorithm, hex: h.hash.digest('hex') })) };
 }
 
-/** Hashes a file on disk with each algorithm. */
-export async function hashFile(file: string, algorithms: Iterable<ChecksumAlgorithm>): Promise<Checksum[]> {
-  const h = hashingStream(algorithms);
-  await pipeline(fs.createReadStream(file), h.stream, async (source: AsyncIterable<Buffer>) => {
-    for await (const _ of source);
-  });
-  return h.digests();
-}
-
-export interface ChecksumMismatch {
-  expected: Checksum;
-  actual: Checksum;
-}
-
 /** The one verification: every expected checksum must equal the digest computed for its algorithm. */
-export function verifyDigests(expected: Checksum[], actual: Checksum[]): ChecksumMismatch | undefined {
+export function verifyDigests(expected: Checksum[], actual: Checksum[]): { expected: Checksum; actual: Checksum } | undefined {
   for (const e of expected) {
     const a = actual.find((d) => d.algorithm === e.algorithm);
     if (!a) throw new Error(`no ${e.algorithm} digest was computed`);

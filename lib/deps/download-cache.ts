@@ -11,14 +11,10 @@
  *   <root>/.trash/                                  entries on their way out (prune, damage)
  *
  * Correct when builds run at once and when one is killed, whatever the timing:
- * - an entry is filled in `.incoming/` (downloaded, verified against its checksums, unpacked,
- *   recorded), then renamed into place in one step: its folder exists only when complete, so a
- *   reader never sees a partial one, and a build killed while filling leaves only `.incoming/`
- *   litter (swept when its process is gone);
- * - two builds that need the same entry: the first takes its lock and fills it, the other waits
- *   for the lock and then finds it; a killed holder's lock is taken over as soon as its process is
- *   seen gone (fill-lock.ts). The lock only saves a second download: if two fill at once anyway (a stale lock, a
- *   very slow one), the second rename finds the entry there and its own copy is dropped;
+ * - an entry is filled in `.incoming/`, then renamed into place in one step: it exists only when
+ *   complete, and a killed build leaves only `.incoming/` litter (swept when its process is gone);
+ * - of two builds that need the same entry, one fills it under its lock while the other waits
+ *   (fill-lock.ts); if two fill at once anyway, the second rename fails and its copy is dropped;
  * - a reader checks the entry against its recorded digest (paths, types, modes and sizes) while
  *   it links it (scanTree: one pass), so a damaged entry is dropped and filled again.
  * Only downloads verified against a checksum (pinned, published or mirrored) are shared: the key

@@ -84,10 +84,7 @@ function isNotFound(e: unknown): boolean {
 const PROXY_VARS = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy', 'NO_PROXY', 'no_proxy'] as const;
 let agent: { key: string; secureContext: SecureContext | undefined; dispatcher: EnvHttpProxyAgent } | undefined;
 
-/**
- * undici, loaded on the first request: a build that reuses every tool makes none, and loading it
- * is a tenth of a second of a warm rebuild's buildpack start.
- */
+/** undici, loaded on the first request: a build that reuses every tool makes none. */
 let undici: Promise<typeof import('undici')> | undefined;
 const loadUndici = () => (undici ??= import('undici'));
 
@@ -262,9 +259,7 @@ export async function fetchText(ref: string, req: TextRequest): Promise<string |
   try {
     return await withRetry(async () => {
       const { stream } = await open(ref, req.timeoutMs ?? 30_000, req.accept, req.log);
-      const chunks: Buffer[] = [];
-      for await (const c of stream) chunks.push(Buffer.from(c as Uint8Array));
-      return Buffer.concat(chunks).toString('utf8');
+      return Buffer.concat((await stream.toArray()) as Uint8Array[]).toString('utf8');
     }, req);
   } catch (e) {
     if (req.optional && isNotFound(e)) return undefined;

@@ -3,13 +3,12 @@
  * tool at once download it once. It never decides correctness (the entry's rename does): a lock
  * lost or doubled only costs a second download.
  *
- * A file created exclusively (`wx`) holding `host pid nonce`, its modification time refreshed
- * every second while held. It is stale, and taken over, when its process is gone (same host: seen
- * at once, SIGKILL included), or when it was not refreshed for STALE_MS (a holder on another host
- * sharing the cache; two minutes for a live process of this host, whose pid may have been reused). proper-lockfile was not used: two waiters that find the same stale
- * lock both remove it, the second one removing the lock the first just took, so a killed holder's
- * waiters all downloaded. Here a waiter moves the stale file aside under a name of its own and
- * checks that it moved the one it judged (its nonce), putting back one it should not have taken.
+ * A file created exclusively (`wx`) holding `host pid nonce`, its modification time refreshed while
+ * held. It is stale, and taken over, when its process is gone (same host, SIGKILL included), or
+ * when it was not refreshed for STALE_MS (a holder on another host; LOCAL_STALE_MS for a live
+ * process of this host, whose pid may have been reused). Two waiters may judge the same lock stale:
+ * each moves it aside under a name of its own and checks that it moved the one it judged (its
+ * nonce), putting back one it should not have taken.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';

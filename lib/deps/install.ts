@@ -56,12 +56,7 @@ export interface InstallToolOptions {
 /** Where a tool came from; `app`: the application carries it (Yarn's release at yarnPath). */
 export type ToolOrigin = 'download' | 'cache' | 'mirror' | 'operator' | 'app';
 
-export const REQUIRE_CHECKSUMS_VARIABLE = 'RBP_REQUIRE_CHECKSUMS';
-
-/** RBP_REQUIRE_CHECKSUMS (lib/config, a bool): on refuses a download without a checksum; unset or off allows it. */
-export function requireChecksums(env: Record<string, string | undefined>): boolean {
-  return read<boolean>(env, REQUIRE_CHECKSUMS_VARIABLE)?.value ?? false;
-}
+const REQUIRE_CHECKSUMS_VARIABLE = 'RBP_REQUIRE_CHECKSUMS';
 
 /** What decides whether a cached install can be reused. Never holds credentials. */
 export type ToolLayerMetadata = {
@@ -154,7 +149,8 @@ export async function installTool(o: InstallToolOptions): Promise<InstalledTool>
   const shared = downloadCacheRoot(env);
   const place = layerPlace(layer.path, o.layerName, `${id} ${spec.version}`);
   try {
-    observed = shared ? await viaDownloadCache(shared, spec, metadata.arch, place, mirror, o) : await download(spec, layer.path, mirror, o, place);
+    const job: Job = { spec, mirror, from: mirror ? mirrorRef(mirror, spec) : spec.uri, o };
+    observed = shared ? await viaDownloadCache(job, shared, metadata.arch, place) : await download(job, layer.path, place);
     linkExecutable(layer.path, spec.bin, command);
   } catch (e) {
     // Never leave metadata that would let a later build reuse half an install.
@@ -221,20 +217,21 @@ function layerPlace(folder: string, name: string, writing: string): WriteTarget 
 /** The tool cannot be shared: nothing verifies its download. */
 class Unverifiable extends Error {}
 
+/** One download: the spec, the mirror it comes from if any, and `from`, the URL or path read. */
+interface Job {
+  spec: DependencySpec;
+  mirror: Mirror | undefined;
+  from: string;
+  o: InstallToolOptions;
+}
+
 /**
  * The tool from the shared download cache (download-cache.ts): linked from its entry, or
  * downloaded, verified and unpacked into a new entry first. A tool no checksum verifies is not
  * shared: it is downloaded into the layer as before. Returns the sha256 seen in that case.
  */
-async function viaDownloadCache(
-  root: string,
-  spec: DependencySpec,
-  arch: string,
-  layer: WriteTarget,
-  mirror: Mirror | undefined,
-  o: InstallToolOptions,
-): Promise<string | undefined> {
-  const from = mirror ? mirrorRef(mirror, spec) : spec.uri;
+async function viaDownloadCache(job: Job, root: string, arch: string, layer: WriteTarget): Promise<string | undefined> {
+  const { spec, mirror, from, o } = job;
   try {
     const r = await installShared({
       root,
@@ -245,9 +242,9 @@ async function viaDownloadCache(
       targetPlace: layer,
       log: o.log,
       fill: async (dir, cache) => {
-        const expected = await expectedChecksums(spec, from, mirror, o);
+        const expected = await expectedChecksums(job);
         if (expected.length === 0) throw new Unverifiable();
-        await download(spec, dir, mirror, o, cache, expected);
+        await download(job, dir, cache, expected);
         // Executable before the entry is recorded: linkExecutable then changes nothing it shares.
         const bin = path.join(dir, spec.bin);
         const st = fs.statSync(bin, { throwIfNoEntry: false });
@@ -261,7 +258,7 @@ async function viaDownloadCache(
   } catch (e) {
     if (!(e instanceof Unverifiable)) throw e;
     fs.mkdirSync(layer.folder, { recursive: true });
-    return download(spec, layer.folder, mirror, o, layer);
+    return download(job, layer.folder, layer);
   }
 }
 
@@ -270,16 +267,9 @@ async function viaDownloadCache(
  * Without a checksum to verify against (an HTTPS release URL), its sha256 is logged with a warning
  * and returned. A write that fails there is the user error that names `place` (lib/disk.ts).
  */
-async function download(
-  spec: DependencySpec,
-  dir: string,
-  mirror: Mirror | undefined,
-  o: InstallToolOptions,
-  place: WriteTarget,
-  known?: Checksum[],
-): Promise<string | undefined> {
-  const from = mirror ? mirrorRef(mirror, spec) : spec.uri;
-  const expected = known ?? (await expectedChecksums(spec, from, mirror, o));
+async function download(job: Job, dir: string, place: WriteTarget, known?: Checksum[]): Promise<string | undefined> {
+  const { spec, mirror, from, o } = job;
+  const expected = known ?? (await expectedChecksums(job));
   const tmp = path.join(dir, `.download-${crypto.randomBytes(4).toString('hex')}-${fileNameOf(from)}`);
   const fix = mirror ? `check that the mirror holds ${spec.id}/${spec.version}/${fileNameOf(spec.uri)} (${MIRROR_VARIABLE})` : undefined;
   let got: { digests: Checksum[]; bytes: number } | undefined;
@@ -324,7 +314,7 @@ function roomFor(spec: DependencySpec, bytes: number | undefined): WriteTarget['
  * Every checksum the download must match: the pinned one, the mirror's (which must agree with a
  * pinned one of the same algorithm), else the upstream checksum file. None at all is refused.
  */
-async function expectedChecksums(spec: DependencySpec, from: string, mirror: Mirror | undefined, o: InstallToolOptions): Promise<Checksum[]> {
+async function expectedChecksums({ spec, mirror, from, o }: Job): Promise<Checksum[]> {
   const net = { ...o.network, log: o.log };
   const out: Checksum[] = spec.checksum ? [spec.checksum] : [];
   if (mirror) {
@@ -360,7 +350,7 @@ async function expectedChecksums(spec: DependencySpec, from: string, mirror: Mir
     out.push(c);
   }
   if (out.length === 0) {
-    const required = requireChecksums(o.env ?? process.env);
+    const required = read<boolean>(o.env ?? process.env, REQUIRE_CHECKSUMS_VARIABLE)?.value ?? false;
     // Without a checksum only the upstream release URL over HTTPS is trusted, and only when the
     // operator did not ask for checksums: a mirror can always keep a `.sha256` beside its files.
     if (!required && !mirror && /^https:\/\//i.test(from)) return [];

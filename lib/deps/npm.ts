@@ -116,10 +116,7 @@ export class NpmRegistryClient {
 
   private async fetch(pkg: string, url: string, full: boolean): Promise<Packument> {
     const text = await fetchText(url, {
-      ...(this.o.attempts !== undefined ? { attempts: this.o.attempts } : {}),
-      ...(this.o.backoffMs !== undefined ? { backoffMs: this.o.backoffMs } : {}),
-      ...(this.o.timeoutMs !== undefined ? { timeoutMs: this.o.timeoutMs } : {}),
-      ...(this.o.log ? { log: this.o.log } : {}),
+      ...this.o,
       what: `the npm package document of ${pkg}`,
       ...(full ? {} : { accept: NPM_ACCEPT }),
       fix: 'check that this machine can reach the npm registry, or that the registry URL (RBP_NPM_REGISTRY) is right',

@@ -92,12 +92,8 @@ export async function copyOperatorTool(o: {
     });
   }
   const libs = await privateLibraries(exe);
-  const metadata: OperatorCopyMetadata = {
-    id: o.id,
-    version: o.tool.version ?? 'unknown',
-    operator: o.tool.path,
-    files: filesDigest([exe, ...libs.map((l) => l.file)]),
-  };
+  const sources = [exe, ...libs.map((l) => l.file)];
+  const metadata: OperatorCopyMetadata = { id: o.id, version: o.tool.version ?? 'unknown', operator: o.tool.path, files: filesDigest(sources) };
   const layer = o.layers.get(o.layerName, { launch: Boolean(o.types.launch), build: Boolean(o.types.build), cache: Boolean(o.types.build) }, metadata);
   const target = path.join(layer.path, 'bin', o.command);
   if (layer.state === 'reused') {
@@ -112,7 +108,7 @@ export async function copyOperatorTool(o: {
     for (const l of libs) fs.copyFileSync(l.file, path.join(layer.path, 'lib', l.soname), fs.constants.COPYFILE_FICLONE);
   } catch (e) {
     o.layers.remove(o.layerName);
-    const bytes = [exe, ...libs.map((l) => l.file)].reduce((n, f) => n + fs.statSync(f).size, 0);
+    const bytes = sources.reduce((n, f) => n + fs.statSync(f).size, 0);
     throw writeFailure(e, { ...(o.place ?? { folder: layer.path, what: `the layer ${o.layerName}` }), needed: { bytes } }) ?? e;
   }
   const size = [target, ...libs.map((l) => path.join(layer.path, 'lib', l.soname))].reduce((n, f) => n + fs.statSync(f).size, 0);

@@ -1,9 +1,8 @@
 /**
- * Unpacking a verified artifact into a directory. tar.gz is unpacked by the system `tar` when there is
- * one (several times faster than the `tar` package on big trees such as Node.js: ~1 s instead of ~9 s),
- * else by the `tar` package; tar.xz goes
- * through the system `xz` (the `tar` package has no xz decoder) into the same extractor; zip needs the
- * system `unzip`. A single-binary artifact ("none") is copied to its `bin` path.
+ * Unpacking a verified artifact into a directory: tar.gz by the system `tar` when there is one (much
+ * faster on big trees), else by the `tar` package; tar.xz through the system `xz` (the `tar` package
+ * has no xz decoder) into the same extractor; zip with the system `unzip`. A single-binary artifact
+ * ("none") is copied to its `bin` path.
  */
 import fs from 'node:fs';
 import path from 'node:path';

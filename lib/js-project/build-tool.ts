@@ -10,18 +10,8 @@ import { NODE_BUILD_TOOLS } from '../config/variables.ts';
 import { UserError } from '../errors.ts';
 import { detectFromLockFiles, lockFileOf, type Manager } from './lock-files.ts';
 import type { PackageManagerField } from './package-manager-field.ts';
-import {
-  buildCommandExample,
-  DEFAULT_MANAGER,
-  managerNamedBy,
-  managerOfTool,
-  MANAGERS,
-  PACKAGE_MANAGERS,
-  yarnDeprecation,
-  type BuildTool,
-} from './package-managers.ts';
+import { buildCommandExample, DEFAULT_MANAGER, managerNamedBy, managerOfTool, MANAGERS, PACKAGE_MANAGERS, type BuildTool } from './package-managers.ts';
 
-export { yarnDeprecation, type BuildTool };
 export const DEPRECATED_BUILD_TOOLS: readonly BuildTool[] = MANAGERS.flatMap((m) =>
   PACKAGE_MANAGERS[m].buildTools.filter((t) => t.deprecated).map((t) => t.name),
 );
@@ -77,17 +67,6 @@ export function chooseTool(appDir: string, pm: PackageManagerField | undefined, 
     }
     return { ...base, command, app };
   }
-  const found = detectFromLockFiles(appDir, pm);
-  if (!found)
-    return {
-      tool: PACKAGE_MANAGERS[DEFAULT_MANAGER].buildTools[0]!.name,
-      manager: DEFAULT_MANAGER,
-      because: 'default (no yarn.lock, pnpm-lock.yaml or bun.lock)',
-    };
-  return {
-    tool: found.tool,
-    manager: found.manager,
-    because: found.because,
-    ...(found.deprecated ? { deprecated: found.deprecated } : {}),
-  };
+  const tool = PACKAGE_MANAGERS[DEFAULT_MANAGER].buildTools[0]!.name;
+  return detectFromLockFiles(appDir, pm) ?? { tool, manager: DEFAULT_MANAGER, because: 'default (no yarn.lock, pnpm-lock.yaml or bun.lock)' };
 }

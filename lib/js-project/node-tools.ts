@@ -1,12 +1,9 @@
 /**
  * Installing the runtime and the package manager programs into cached layers through lib/deps, for
  * the node buildpack and for the static buildpack's JavaScript generators (the same Node.js and npm
- * a node app of the project would get). All
- * come from npm packages of the registry: official Node.js builds (`node-linux-<arch>`), `npm`,
- * `pnpm`, `yarn` (1.x), `@yarnpkg/cli-dist` (Berry), `@oven/bun-linux-<arch>`,
- * `@deno/linux-<arch>-glibc`. Every download is checked against the registry's integrity (or the
- * packageManager hash). A layer whose metadata already names the wanted exact version is reused
- * without asking the registry.
+ * a node app of the project would get), all from npm packages of the registry (package-managers.ts).
+ * Every download is checked against the registry's integrity (or the packageManager hash). A layer
+ * whose metadata already names the wanted exact version is reused without asking the registry.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -16,7 +13,7 @@ import type { Layers } from '../cnb/layers.ts';
 import { ociArch } from '../cnb/descriptor.ts';
 import type { DependencySpec } from '../deps/catalog.ts';
 import { checksumFromHex, formatChecksum, type Checksum } from '../deps/checksum.ts';
-import { installTool, type InstalledTool } from '../deps/install.ts';
+import { installTool, type InstalledTool, type InstallToolOptions } from '../deps/install.ts';
 import { nodePackage, NpmRegistryClient, npmRegistrySource, toolRegistry, withRegistryCredentials, type Packument } from '../deps/npm.ts';
 import { operatorVariable } from '../deps/operator.ts';
 import { pickVersion, type ConstraintOrigin } from '../deps/resolve.ts';
@@ -91,38 +88,26 @@ function result(tool: InstalledTool, version: string): Installed {
   return { version: tool.version ?? version, binDir: path.dirname(tool.path), tool };
 }
 
+/** installTool into the layer `layerName`, run as `command`: at build and launch unless `types` says otherwise. */
+function install(t: ToolEnv, layerName: string, command: string, o: Pick<InstallToolOptions, 'spec' | 'source' | 'constraint' | 'origin' | 'types'>) {
+  return installTool({ layers: t.layers, layerName, command, env: t.env, log: t.log, types: t.types ?? { build: true, launch: true }, ...o });
+}
+
 /**
  * The operator's own binary (RBP_TOOL_<ID>): lib/deps uses it as is and warns when its version is not
  * the one asked for. Nothing is resolved first, so an image that carries its tools builds offline.
  */
-async function operatorTool(
-  t: ToolEnv,
-  id: string,
-  pkg: string,
-  constraint: string,
-  origin: ConstraintOrigin | undefined,
-  bin: string,
-): Promise<Installed | undefined> {
+async function operatorTool(t: ToolEnv, id: string, pkg: string, bin: string, constraint: string, origin?: ConstraintOrigin): Promise<Installed | undefined> {
   if (!isSet(t.env, operatorVariable(id))) return undefined;
   const source = npmRegistrySource({ pkg, id, bin, registry: t.npm.registry, log: t.log });
-  const tool = await installTool({
-    layers: t.layers,
-    layerName: id,
-    source,
-    constraint,
-    ...(origin ? { origin } : {}),
-    types: t.types ?? { build: true, launch: true },
-    env: t.env,
-    log: t.log,
-    command: id,
-  });
+  const tool = await install(t, id, id, { source, constraint, ...(origin ? { origin } : {}) });
   return result(tool, tool.version ?? constraint);
 }
 
 /** Node.js itself: launch and build, cached per version. */
 export async function installNode(t: ToolEnv, constraint: string, origin: ConstraintOrigin, onVersion?: (version: string) => void): Promise<Installed> {
   const pkg = nodePackage();
-  const own = await operatorTool(t, 'node', pkg, constraint, origin, 'bin/node');
+  const own = await operatorTool(t, 'node', pkg, 'bin/node', constraint, origin);
   if (own) {
     onVersion?.(own.version);
     return own;
@@ -137,22 +122,14 @@ export async function installNode(t: ToolEnv, constraint: string, origin: Constr
   }
   // The version is known before the download: what depends on it alone (npm) need not wait.
   onVersion?.(spec.version);
-  const tool = await installTool({
-    layers: t.layers,
-    layerName: 'node',
-    spec,
-    types: t.types ?? { build: true, launch: true },
-    env: t.env,
-    log: t.log,
-    command: 'node',
-  });
+  const tool = await install(t, 'node', 'node', { spec });
   return result(tool, spec.version);
 }
 
 /** The npm Node.js ships with; its layer remembers which Node it was chosen for. */
 export async function installNpm(t: ToolEnv, nodeVersion: string): Promise<Installed> {
   const npm = PACKAGE_MANAGERS.npm.tool!;
-  const own = await operatorTool(t, npm.id, npm.pkg(), '*', undefined, npm.bin(nodeVersion));
+  const own = await operatorTool(t, npm.id, npm.pkg(), npm.bin(nodeVersion), '*');
   if (own) return own;
   const restored = t.layers.restored(npm.layer).metadata;
   let spec = restored?.node === nodeVersion ? cachedSpec(t, npm.layer, npm.id, npm.bin(nodeVersion), () => true) : undefined;
@@ -178,19 +155,14 @@ export async function installNpm(t: ToolEnv, nodeVersion: string): Promise<Insta
     }
     spec = specOf(t, npmDoc, npm.pkg(), npm.id, version, npm.bin(version));
   }
-  const tool = await installTool({
-    layers: t.layers,
-    layerName: npm.layer,
-    spec,
-    types: t.types ?? { build: true, launch: true },
-    env: t.env,
-    log: t.log,
-    command: npm.command,
-  });
+  const tool = await install(t, npm.layer, npm.command, { spec });
   // The layer's metadata says which Node.js this npm was chosen for, so the next build need not ask again.
   if (tool.layer) t.layers.writeToml(npm.layer, tool.layer.types, { ...tool.layer.metadata, node: nodeVersion });
   return result(tool, spec.version);
 }
+
+/** An engines range's field (`engines.pnpm`) and the manager's line in messages (`Yarn 1`). */
+type EnginesRange = { field: string; label: string };
 
 export interface ManagerRequest {
   /** A manager of the table (package-managers.ts) or one of its OTHER_TOOLS (Deno). */
@@ -215,14 +187,7 @@ function pickManagerVersion(versions: string[], req: Pick<ManagerRequest, 'id' |
 }
 
 /** No release of the manager's line satisfies the app's engines range (or it is no range). */
-export function enginesUnsatisfied(
-  engines: { field: string; label: string },
-  range: string,
-  tool: string,
-  newest: string | undefined,
-  where = 'package.json',
-): UserError {
-  const { field, label } = engines;
+export function enginesUnsatisfied({ field, label }: EnginesRange, range: string, tool: string, newest: string | undefined, where = 'package.json'): UserError {
   return new UserError({
     id: 'node/package-manager/engines-unsatisfied',
     title: `No ${label} release satisfies ${field} "${range}"`,
@@ -262,15 +227,7 @@ export async function installManager(t: ToolEnv, req: ManagerRequest): Promise<I
       throw hashMismatch(req, version, `registry sha1 ${doc.versions[version]?.dist?.shasum}`);
     }
   }
-  const tool = await installTool({
-    layers: t.layers,
-    layerName: p.layer,
-    spec,
-    types: req.types ?? { build: true, launch: true },
-    env: t.env,
-    log: t.log,
-    command: p.command,
-  });
+  const tool = await install(t, p.layer, p.command, { spec, types: req.types ?? { build: true, launch: true } });
   if (p.hashedFile && req.hash && tool.layer) {
     const file = path.join(tool.layer.path, p.hashedFile);
     const got = crypto.createHash(req.hash.algorithm).update(fs.readFileSync(file)).digest('hex');

@@ -52,16 +52,9 @@ export function nodeConstraint(pkg: EnginesField, env: Record<string, string | u
   return { constraint: DEFAULT_NODE_VERSION, source: 'default', origin: { what: 'default Node.js version (latest LTS)' } };
 }
 
-interface ScheduleEntry {
-  start: string;
-  end: string;
-  lts?: string;
-  codename?: string;
-}
-
 /** The release line's end of life, from the Node.js release schedule (node-releases). */
 export function endOfLife(version: string, today: Date = new Date()): { eol: boolean; end?: string } {
-  const entry = (schedule as Record<string, ScheduleEntry>)[`v${semver.major(version)}`];
+  const entry = (schedule as Record<string, { end: string }>)[`v${semver.major(version)}`];
   if (!entry) return { eol: false };
   return { eol: new Date(`${entry.end}T23:59:59Z`).getTime() < today.getTime(), end: entry.end };
 }

@@ -9,22 +9,7 @@ import semver from 'semver';
 import { DEFAULT_NODE_VERSION, DEFAULT_NPM_VERSION } from './node-version.ts';
 
 /** npm major bundled by each Node.js major (from the Node.js changelogs); later majors take the newest npm. */
-export const NPM_MAJOR_BY_NODE_MAJOR: Record<number, number> = {
-  12: 6,
-  14: 6,
-  16: 8,
-  17: 8,
-  18: 10,
-  19: 9,
-  20: 10,
-  21: 10,
-  22: 10,
-  23: 10,
-  24: 11,
-  25: 11,
-  26: 11,
-  27: 11,
-};
+const NPM_MAJORS: Record<number, number> = { 12: 6, 14: 6, 16: 8, 17: 8, 18: 10, 19: 9, 20: 10, 21: 10, 22: 10, 23: 10, 24: 11, 25: 11, 26: 11, 27: 11 };
 
 const PINNED: Record<string, string> = { [DEFAULT_NODE_VERSION]: DEFAULT_NPM_VERSION };
 
@@ -35,8 +20,8 @@ export interface NpmDocument {
 
 export function npmMajorFor(nodeVersion: string): number | undefined {
   const major = semver.major(nodeVersion);
-  if (NPM_MAJOR_BY_NODE_MAJOR[major] !== undefined) return NPM_MAJOR_BY_NODE_MAJOR[major];
-  const known = Object.keys(NPM_MAJOR_BY_NODE_MAJOR).map(Number);
+  if (NPM_MAJORS[major] !== undefined) return NPM_MAJORS[major];
+  const known = Object.keys(NPM_MAJORS).map(Number);
   return major < Math.min(...known) ? 6 : undefined;
 }
 

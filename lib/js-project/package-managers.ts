@@ -1,15 +1,10 @@
 /**
  * The package managers of a JavaScript project (contract, node rules 4–8), one typed entry each, as
- * Heroku's nodejs buildpacks keep theirs. An entry says everything the buildpacks decide about its
- * manager: the CC_NODE_BUILD_TOOL values that choose it, the lock files that pick it and the one it
- * follows, the packageManager field that names it and where its version comes from, the npm package
- * that holds its program and the tool layer it goes in, what goes on the build PATH beside it, its
- * install, frozen-install, dev-dependency, prune and script commands, its download cache, where it
- * reads registry credentials, and Yarn's and Bun's special cases (a Berry release at yarnPath,
- * Plug'n'Play, Bun as the runtime). Code elsewhere reads these facts and never switches on a
- * manager's name: adding a manager is adding an entry here (lib/js-project/package-managers.test.ts
- * walks every entry). install-command.ts adds the flags of each situation; which manager a project
- * uses is lock-files.ts's and build-tool.ts's.
+ * Heroku's nodejs buildpacks keep theirs: an entry says everything the buildpacks decide about its
+ * manager (PackageManager below). Code elsewhere reads these facts and never switches on a
+ * manager's name: adding a manager is adding an entry here (package-managers.test.ts walks every
+ * entry). install-command.ts adds the flags of each situation; which manager a project uses is
+ * lock-files.ts's and build-tool.ts's.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -237,12 +232,13 @@ function fromField(pm: PackageManagerField | undefined, name: FieldName): Manage
     : undefined;
 }
 
-const npmRegistryTool = (id: string, pkg: () => string, bin: (version: string) => string, extra: Partial<ToolPackage> = {}): ToolPackage => ({
-  pkg,
+/** A program from the npm package `pkg` (a function when it depends on the architecture), named `id` everywhere. */
+const npmRegistryTool = (id: string, pkg: string | (() => string), bin: string | ((v: string) => string), extra: Partial<ToolPackage> = {}): ToolPackage => ({
+  pkg: typeof pkg === 'string' ? () => pkg : pkg,
   id,
   layer: id,
   command: id,
-  bin,
+  bin: typeof bin === 'string' ? () => bin : bin,
   ...extra,
 });
 
@@ -256,11 +252,7 @@ export const PACKAGE_MANAGERS: Record<Manager, PackageManager> = {
     ],
     field: { name: 'npm', takes: () => true },
     lockFiles: [LOCK_FILES.npmShrinkwrap, LOCK_FILES.npm],
-    tool: npmRegistryTool(
-      'npm',
-      () => 'npm',
-      () => 'bin/npm-cli.js',
-    ),
+    tool: npmRegistryTool('npm', 'npm', 'bin/npm-cli.js'),
     bundled: true,
     install: {
       argv: ['npm', 'install'],
@@ -289,7 +281,7 @@ export const PACKAGE_MANAGERS: Record<Manager, PackageManager> = {
       },
     tool: npmRegistryTool(
       'pnpm',
-      () => 'pnpm',
+      'pnpm',
       // v is the exact version installed; a plain parse, so that detect (which reads this table) needs no semver.
       (v) => (Number.parseInt(v, 10) >= 11 ? 'bin/pnpm.mjs' : 'bin/pnpm.cjs'),
     ),
@@ -323,11 +315,7 @@ export const PACKAGE_MANAGERS: Record<Manager, PackageManager> = {
       const f = fromField(pm, 'yarn');
       return f?.constraint.startsWith('1.') ? f : { constraint: DEFAULT_YARN1_VERSION, because: 'system default Yarn 1.22.22', source: 'default' };
     },
-    tool: npmRegistryTool(
-      'yarn',
-      () => 'yarn',
-      () => 'bin/yarn.js',
-    ),
+    tool: npmRegistryTool('yarn', 'yarn', 'bin/yarn.js'),
     onEveryBuildPath: { origin: 'the system default Yarn' },
     install: {
       argv: ['yarn', 'install'],
@@ -366,14 +354,7 @@ export const PACKAGE_MANAGERS: Record<Manager, PackageManager> = {
         ? { constraint: DEFAULT_YARN2_RANGE, because: 'CC_NODE_BUILD_TOOL=yarn2: latest Yarn 2.x', source: 'default' }
         : { constraint: DEFAULT_YARN_BERRY_RANGE, because: 'latest packaged Yarn 4.x', source: 'default' };
     },
-    tool: {
-      ...npmRegistryTool(
-        'yarn',
-        () => '@yarnpkg/cli-dist',
-        () => 'bin/yarn.js',
-      ),
-      hashedFile: 'bin/yarn.js',
-    },
+    tool: npmRegistryTool('yarn', '@yarnpkg/cli-dist', 'bin/yarn.js', { hashedFile: 'bin/yarn.js' }),
     install: {
       // Berry refuses --production: it installs everything, then drops dev dependencies. Yarn 4
       // focuses (built in); 2 and 3 need the workspace-tools plugin for that, so install again.
@@ -401,11 +382,7 @@ export const PACKAGE_MANAGERS: Record<Manager, PackageManager> = {
     lockRank: 3,
     lockFiles: [LOCK_FILES.bun, LOCK_FILES.bunBinary],
     version: ({ pm }) => fromField(pm, 'bun') ?? { constraint: DEFAULT_BUN_VERSION, because: 'latest available Bun', source: 'default' },
-    tool: npmRegistryTool(
-      'bun',
-      () => bunPackage(),
-      () => 'bin/bun',
-    ),
+    tool: npmRegistryTool('bun', bunPackage, 'bin/bun'),
     install: { argv: ['bun', 'install'], includeDev: [], omitDev: { flags: ['--omit', 'dev'], when: 'always' }, locked: ['--frozen-lockfile'] },
     run: ['bun', 'run'],
     // Contract: CC_BUN_INSTALL_CACHE_DIR, else in the package-cache layer.
@@ -431,11 +408,7 @@ export type InstalledManager = Exclude<Manager, 'npm' | 'custom'>;
 
 /** Programs installed like a manager that no lock file chooses: Deno, when mise.toml asks for it (node rule 11). */
 export const OTHER_TOOLS = {
-  deno: npmRegistryTool(
-    'deno',
-    () => denoPackage(),
-    () => 'deno',
-  ),
+  deno: npmRegistryTool('deno', denoPackage, 'deno'),
 } satisfies Record<string, ToolPackage>;
 
 /** What node-tools.ts installs by id: a manager's program, or one of OTHER_TOOLS. */

@@ -4,7 +4,10 @@
  */
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readDependencies, type DependencySpec } from '../../lib/deps/index.ts';
+import { readDescriptor } from '../../lib/cnb/descriptor.ts';
+import { dependenciesOf, type DependencySpec } from '../../lib/deps/index.ts';
+
+const readDependencies = (dir: string) => dependenciesOf(readDescriptor(dir).descriptor);
 import { ROOT } from '../helpers/rbp.ts';
 
 const versionsOf = (deps: DependencySpec[], id: string) =>

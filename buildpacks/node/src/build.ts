@@ -108,11 +108,9 @@ export default async function build(ctx: BuildContext): Promise<void> {
     ...(pnpFiles ? { pnp: true } : {}),
   };
   // The launch is planned at launch, on the runtime's own Node.js.
-  await installLaunch(ctx, decision, {
-    node: { path: node.tool.path, version: node.version },
-    processes: procfileProcesses(appDir, start, log),
-  });
-  writeProcfileEnv(ctx.layers, appDir, start);
+  const processes = procfileProcesses(appDir, start, log);
+  await installLaunch(ctx, decision, { node: { path: node.tool.path, version: node.version }, processes });
+  writeProcfileEnv(ctx.layers, appDir, processes);
 }
 
 /** Every setting, checked before anything is downloaded; the notes the log gives about them. */
@@ -134,7 +132,6 @@ function readSettings(ctx: BuildContext, log: Logger) {
     });
   }
 
-  // Every setting is checked before anything is downloaded.
   const version = nodeConstraint(pkg, env, pkgFile);
   const pm = parsePackageManager(pkg, pkgFile);
   const choice = chooseTool(appDir, pm, env);
@@ -172,11 +169,9 @@ function readSettings(ctx: BuildContext, log: Logger) {
     )!,
   }));
 
-  for (const f of ['.nvmrc']) {
-    if (fs.existsSync(path.join(appDir, f))) {
-      fs.rmSync(path.join(appDir, f), { force: true });
-      log.info(`${f} is ignored and deleted: set engines.node in package.json or CC_NODE_VERSION instead`);
-    }
+  if (fs.existsSync(path.join(appDir, '.nvmrc'))) {
+    fs.rmSync(path.join(appDir, '.nvmrc'), { force: true });
+    log.info('.nvmrc is ignored and deleted: set engines.node in package.json or CC_NODE_VERSION instead');
   }
 
   log.info(`Node.js version "${version.constraint}" from ${version.source === 'default' ? 'the default (latest LTS)' : version.source}`);
@@ -196,8 +191,8 @@ interface Slot {
 
 /**
  * Node.js, npm, the package manager of the app's commands, a runtime they call beside it (Bun), the
- * tools on the build PATH and Deno, installed at the same time; the layers of tools no longer used
- * removed; the Yarn lock check once its version is known.
+ * tools on the build PATH and Deno, installed at the same time (the log keeps this order); the
+ * layers of tools no longer used removed; the Yarn lock check once its version is known.
  */
 async function installTools(ctx: BuildContext, s: Settings, log: Logger): Promise<Tools> {
   const { appDir, env } = ctx;
@@ -215,8 +210,7 @@ async function installTools(ctx: BuildContext, s: Settings, log: Logger): Promis
     lockCheck(await resolveManagerVersion(tools, managerRequest(own, wanted!, s.pkgFile)));
     lockChecked = true;
   }
-  // Node.js, npm, the package manager, the tools on the build PATH and Deno install at the same
-  // time (npm waits only for Node.js's version, known before its download); the log keeps this order.
+  // npm waits only for Node.js's version, known before its download.
   const nodeVersion = deferred<string>();
   const slots: Slot[] = [
     {
@@ -242,16 +236,10 @@ async function installTools(ctx: BuildContext, s: Settings, log: Logger): Promis
       },
     },
     ...(own ? [{ task: managerTask(tools, own, wanted!, s.pkgFile, custom(choice)), tool: own }] : []),
-    ...s.beside.map(({ call, version: v }) => ({
-      task: managerTask(
-        tools,
-        call.manager as InstalledManager,
-        v,
-        s.pkgFile,
-        `; beside ${app}: ${call.where} calls ${call.runtime.name} (\`${call.command}\`), on PATH at build and launch`,
-      ),
-      tool: call.manager as InstalledManager,
-    })),
+    ...s.beside.map(({ call, version: v }) => {
+      const note = `; beside ${app}: ${call.where} calls ${call.runtime.name} (\`${call.command}\`), on PATH at build and launch`;
+      return { task: managerTask(tools, call.manager as InstalledManager, v, s.pkgFile, note), tool: call.manager as InstalledManager };
+    }),
     ...buildPathTools(choice, pm, s.pkg.engines).map((extra) => ({ task: buildPathTask(tools, extra), tool: extra.id })),
   ];
   if (deno) {
@@ -266,10 +254,8 @@ async function installTools(ctx: BuildContext, s: Settings, log: Logger): Promis
       tool: 'deno',
     });
   }
-  const installed = await inParallel(
-    log,
-    slots.map((x) => x.task),
-  );
+  const tasks = slots.map((x) => x.task);
+  const installed = await inParallel(log, tasks);
   const [node, npm] = [installed[0]!, installed[1]!];
   const done = slots.flatMap((slot, i) => (installed[i] ? [{ ...slot, m: installed[i] }] : []));
   const managers = [DEFAULT_MANAGER, ...done.flatMap((x) => (x.tool && x.tool !== 'deno' ? [x.tool] : []))];
@@ -340,13 +326,7 @@ function buildPathTask(tools: ToolEnv, extra: ReturnType<typeof buildPathTools>[
 }
 
 /** The app's dependencies, installed (or reused) by the package manager with the build's settings. */
-async function installAppDependencies(
-  ctx: BuildContext,
-  s: Settings,
-  t: Tools,
-  explain: (output: string) => UserError | undefined,
-  log: Logger,
-): Promise<void> {
+async function installAppDependencies(ctx: BuildContext, s: Settings, t: Tools, explain: (output: string) => UserError | undefined, log: Logger) {
   const { appDir, env } = ctx;
   const { pkg, choice, dev, nodeEnv, auth, sshKeys, bindings } = s;
   const { node, npm, bins, managers, managerVer, bun } = t;

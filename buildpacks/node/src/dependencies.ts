@@ -20,7 +20,8 @@ import type { DevDependencies, InstallCommand } from '../../../lib/js-project/in
 import { keyDigest, lockDigest } from '../../../lib/js-project/lock-digest.ts';
 import { lockFileOf } from '../../../lib/js-project/lock-files.ts';
 import { MANAGERS, PACKAGE_MANAGERS } from '../../../lib/js-project/package-managers.ts';
-import { hideSecrets, registryRefused, registryRefusedError, withRegistryAuth, type RegistryAuth } from './registry-auth.ts';
+import { maskSecrets } from '../../../lib/mask.ts';
+import { registryRefused, registryRefusedError, withRegistryAuth, type RegistryAuth } from './registry-auth.ts';
 import { sshRefused, sshRefusedError, withSshKeys, type SshKeyBinding } from './ssh-key.ts';
 import { appFromLayer, keepModules, placeModules } from './modules-placement.ts';
 import { keepGeneratedLocks, placeGeneratedLocks, presentLocks } from './generated-locks.ts';
@@ -137,13 +138,7 @@ export interface InstallRequest {
   log: Logger;
 }
 
-export interface InstallResult {
-  state: 'created' | 'reused';
-  reason: string;
-  layerPath: string;
-}
-
-export async function installDependencies(r: InstallRequest): Promise<InstallResult> {
+export async function installDependencies(r: InstallRequest): Promise<void> {
   const { log, appDir } = r;
   const outputs = installOutputs(r.pnp);
   // A custom command builds as well as installs (`npm install && npm run build`): what it leaves
@@ -163,13 +158,15 @@ export async function installDependencies(r: InstallRequest): Promise<InstallRes
     }
   }
   if (layer.state === 'reused') {
-    log.info(`dependencies reused (${layer.reason}: ${describe(r.metadata)})`);
-    placeOutputs(layer.path, appDir, outputs, r.pnp);
+    const md = r.metadata;
+    log.info(`dependencies reused (${layer.reason}: lock ${md.lock}, ${md.runtime}, ${md.manager}, dev dependencies ${md.dev})`);
+    if (r.pnp) copyOutputs(layer.path, appDir, outputs);
+    else placeModules(layer.path, appDir);
     const locks = r.layers.get(LOCKS_LAYER, { cache: true }, metadata);
     if (locks.state === 'reused') placeGeneratedLocks(locks.path, appDir);
     await runInstallScripts(r);
     writeModulesSbom(r, layer.path, true);
-    return { state: 'reused', reason: layer.reason, layerPath: layer.path };
+    return;
   }
   log.info(`installing dependencies (${layer.reason})`);
   const locks = presentLocks(appDir);
@@ -191,7 +188,8 @@ export async function installDependencies(r: InstallRequest): Promise<InstallRes
         { credentialsIn: PACKAGE_MANAGERS[r.choice.manager].credentialsIn, userconfig: r.env.npm_config_userconfig },
       ),
     );
-    keepOutputs(appDir, layer.path, outputs, r.pnp);
+    if (r.pnp) copyOutputs(appDir, layer.path, outputs);
+    else keepModules(appDir, layer.path);
     keepGeneratedLocks(appDir, locks, r.layers.get(LOCKS_LAYER, { cache: true }, metadata).path, log);
   } catch (e) {
     // A half-done install must not be cached as if it were complete.
@@ -200,7 +198,6 @@ export async function installDependencies(r: InstallRequest): Promise<InstallRes
     throw e;
   }
   writeModulesSbom(r, layer.path, false);
-  return { state: 'created', reason: layer.reason, layerPath: layer.path };
 }
 
 /**
@@ -220,10 +217,6 @@ function writeModulesSbom(r: InstallRequest, layerPath: string, reused: boolean)
     (r.pnp ? yarnBerryLockComponents(path.join(r.appDir, 'yarn.lock')) : nodeModulesComponents(path.join(layerPath, 'node_modules'), lock));
   writeSbom(r.layers.dir, MODULES_LAYER, components);
   r.log.detail(`SBOM: ${components.length} package(s) in ${MODULES_LAYER}.sbom.cdx.json and .spdx.json`);
-}
-
-function describe(md: ModulesMetadata): string {
-  return `lock ${md.lock}, ${md.runtime}, ${md.manager}, dev dependencies ${md.dev}`;
 }
 
 /**
@@ -273,27 +266,14 @@ function workspaceDirs(appDir: string, pkg: PackageJson): string[] {
   return dirs;
 }
 
-/** After an install: node_modules folders move into the layer (modules-placement.ts); PnP files are copied. */
-function keepOutputs(appDir: string, layerPath: string, outputs: string[], pnp: boolean): void {
-  if (!pnp) {
-    keepModules(appDir, layerPath);
-    return;
-  }
+/**
+ * Plug'n'Play's files, copied into the layer after an install and back into the new source on reuse
+ * (node_modules folders move instead: modules-placement.ts). A file the source has already is kept.
+ */
+function copyOutputs(from: string, to: string, outputs: string[]): void {
   for (const out of outputs) {
-    const src = path.join(appDir, out);
-    if (fs.existsSync(src)) fs.cpSync(src, path.join(layerPath, out), { recursive: true, verbatimSymlinks: true });
-  }
-}
-
-/** On reuse: the same links (or copies) into the new source. */
-function placeOutputs(layerPath: string, appDir: string, outputs: string[], pnp: boolean): void {
-  if (!pnp) {
-    placeModules(layerPath, appDir);
-    return;
-  }
-  for (const out of outputs) {
-    const src = path.join(layerPath, out);
-    if (fs.existsSync(src)) fs.cpSync(src, path.join(appDir, out), { recursive: true, force: false, verbatimSymlinks: true });
+    const src = path.join(from, out);
+    if (fs.existsSync(src)) fs.cpSync(src, path.join(to, out), { recursive: true, force: false, verbatimSymlinks: true });
   }
 }
 
@@ -322,31 +302,23 @@ async function runInstallScripts(r: InstallRequest): Promise<void> {
 
 async function run(r: InstallRequest, argv: string[], env: Record<string, string>, what: string): Promise<void> {
   const shown = argv[0] === '/bin/sh' ? argv[2]! : argv.join(' ');
-  r.log.info(`$ ${hideSecrets(shown, env)}`);
+  r.log.info(`$ ${maskSecrets(shown, env)}`);
   const res = await runStep(argv, { cwd: r.appDir, env, log: r.log, indent: '    ' });
-  const tail = res.output;
-  if (res.exitCode !== 0 && what === 'install' && registryRefused(tail)) throw registryRefusedError(r.auth, r.env, hideSecrets(shown, env));
-  if (res.exitCode !== 0 && what === 'install' && sshRefused(tail))
-    throw sshRefusedError(r.sshKeys ?? [], r.bindingRoot ?? 'the bindings directory', hideSecrets(shown, env));
   if (res.exitCode !== 0) {
+    const tail = res.output;
+    const install = what === 'install';
+    const hidden = maskSecrets(shown, env);
+    if (install && registryRefused(tail)) throw registryRefusedError(r.auth, r.env, hidden);
+    if (install && sshRefused(tail)) throw sshRefusedError(r.sshKeys ?? [], r.bindingRoot ?? 'the bindings directory', hidden);
     const known = r.explain?.(tail);
     if (known) throw known;
-  }
-  if (res.exitCode !== 0 && what === 'install') {
-    const stale = staleLockfile(appManager(r.choice), tail);
-    if (stale) throw staleLockfileError(r.appDir, stale, hideSecrets(shown, env));
-  }
-  if (res.exitCode !== 0) {
+    const stale = install ? PACKAGE_MANAGERS[appManager(r.choice)].staleLockfile : undefined;
+    if (stale?.pattern.test(tail)) throw staleLockfileError(r.appDir, stale, hidden);
     const dev = r.command.dev === 'excluded' ? missingDevTool(r.pkg, tail) : undefined;
-    if (dev) throw devToolError(r.appDir, dev, hideSecrets(shown, env), what);
-    throw installFailedError(what, r.appDir, hideSecrets(shown, env), `${res.status} after ${Math.round(res.ms)}ms`);
+    if (dev) throw devToolError(r.appDir, dev, hidden, what);
+    throw installFailedError(what, r.appDir, hidden, `${res.status} after ${Math.round(res.ms)}ms`);
   }
   r.log.detail(`done (${(res.ms / 1000).toFixed(1)}s)`);
-}
-
-function staleLockfile(manager: ToolChoice['manager'], output: string): { lock: string; local: string } | undefined {
-  const s = PACKAGE_MANAGERS[manager].staleLockfile;
-  return s?.pattern.test(output) ? s : undefined;
 }
 
 /** The install refused a lock file that no longer matches package.json (its frozen mode). */
@@ -361,26 +333,15 @@ export function staleLockfileError(appDir: string, s: { lock: string; local: str
   });
 }
 
-/** Commands whose package is named otherwise. */
-const BIN_PACKAGES: Record<string, string[]> = {
-  tsc: ['typescript'],
-  'ts-node': ['ts-node'],
-  vite: ['vite'],
-  nuxi: ['nuxi', 'nuxt'],
-  nuxt: ['nuxt', 'nuxi'],
-  next: ['next'],
-  ng: ['@angular/cli'],
-  vue: ['@vue/cli'],
-  prisma: ['prisma'],
-  husky: ['husky'],
-};
+/** Commands whose package is named otherwise (a package named as its command needs no entry). */
+const BIN_PACKAGES: Record<string, string[]> = { tsc: ['typescript'], nuxi: ['nuxt'], nuxt: ['nuxi'], ng: ['@angular/cli'], vue: ['@vue/cli'] };
 
 /**
  * A command the script could not find (`sh: 1: nuxt: not found`) that a development dependency
  * provides: with development dependencies excluded (rule 8), it is not installed.
  */
 export function missingDevTool(pkg: PackageJson, output: string): { command: string; dependency: string } | undefined {
-  const dev = Object.keys((pkg as { devDependencies?: Record<string, string> }).devDependencies ?? {});
+  const dev = Object.keys(pkg.devDependencies ?? {});
   if (dev.length === 0) return undefined;
   const patterns = [/sh: (?:line )?\d+: ([^\s:]+): (?:command )?not found/g, /sh: ([^\s:]+): (?:command )?not found/g, /command not found: ([^\s]+)/g];
   for (const re of patterns) {

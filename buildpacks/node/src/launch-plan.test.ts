@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { launchContext, portEnv, type LaunchContext, type RuntimePlan } from '../../../lib/launch/plan.ts';
-import { execCommand, nodeOptions, planLaunch, type NodeDecision } from './launch-plan.ts';
+import { execCommand } from '../../../lib/launch/exec.ts';
+import { nodeOptions, planLaunch, type NodeDecision } from './launch-plan.ts';
 
 const GiB = 1024 ** 3;
 const decision: NodeDecision = { runtime: 'node', node: '24.15.0', manager: 'npm 11.12.1', tool: 'npm' };

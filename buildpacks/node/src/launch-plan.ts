@@ -3,7 +3,7 @@
  * NODE_ENV=production, PORT the port the app must listen on (8080, or 9000 behind request-flow
  * middleware), HOST 0.0.0.0, and NODE_OPTIONS' --max-old-space-size at 3/4 of the instance memory.
  */
-import { execCommand, shellCommand } from '../../../lib/launch/exec.ts';
+import { shellCommand } from '../../../lib/launch/exec.ts';
 import path from 'node:path';
 import { instanceMemory } from '../../../lib/launch/instance.ts';
 import type { LaunchContext, RuntimeLaunch, RuntimePlan } from '../../../lib/launch/plan.ts';
@@ -127,5 +127,3 @@ export function planLaunch({ ctx, pkg, decision }: LaunchInput): NodePlan {
 export function nodeRuntime(decision: NodeDecision): RuntimeLaunch {
   return { plan: (ctx) => planLaunch({ ctx, pkg: readPackageJson(ctx.appDir) ?? {}, decision }) };
 }
-
-export { execCommand };

@@ -1,13 +1,10 @@
 /**
- * Where installed node_modules live: in the modules layer, each one replaced in the app by a relative
- * symlink to its copy in the layer. A workspace install writes more than the root node_modules (each
- * workspace may get its own), and the package managers link workspace packages with relative links
- * (`node_modules/greet -> ../packages/greet`). Once the folder sits in the layer such a link would
- * point beside the layer, at nothing; so every link that leaves the moved folder is rewritten as a
+ * Where installed node_modules live: in the modules layer, each one (the root's and each
+ * workspace's) replaced in the app by a relative symlink to its copy in the layer. A relative link
+ * inside a moved folder that leaves it (`node_modules/greet -> ../packages/greet`) is rewritten as a
  * relative link from the layer to what it meant in the app. No link names an absolute path: they
- * hold wherever the platform puts the app and the layers, as long as the app sits where it sat
- * beside the layer (the modules layer's metadata records that place, `app`: appFromLayer). A
- * reused layer's folders are found again by looking for node_modules in it.
+ * hold wherever the app and the layers are, as long as the app sits where it sat beside the layer
+ * (the modules layer's metadata records that place, `app`: appFromLayer).
  */
 import { moveAcross } from '../../../lib/fsx.ts';
 import fs from 'node:fs';

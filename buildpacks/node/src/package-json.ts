@@ -24,20 +24,18 @@ export interface PackageJson {
 
 export const PACKAGE_JSON = 'package.json';
 
-function invalid(file: string, value: string, rule: string, fix: string, details?: string[]): UserError {
-  return new UserError({
-    id: 'node/package-json/parse',
-    title: 'package.json cannot be used',
-    seen: { what: PACKAGE_JSON, value, where: file },
-    rule,
-    fix,
-    ...(details ? { details } : {}),
-  });
-}
-
 /** The parsed package.json at the app root, or undefined when there is none. */
 export function readPackageJson(appDir: string): PackageJson | undefined {
   const file = path.join(appDir, PACKAGE_JSON);
+  const invalid = (value: string, rule: string, fix: string, details?: string[]) =>
+    new UserError({
+      id: 'node/package-json/parse',
+      title: 'package.json cannot be used',
+      seen: { what: PACKAGE_JSON, value, where: file },
+      rule,
+      fix,
+      ...(details ? { details } : {}),
+    });
   let text: string;
   try {
     text = fs.readFileSync(file, 'utf8');
@@ -45,19 +43,13 @@ export function readPackageJson(appDir: string): PackageJson | undefined {
     return undefined;
   }
   if (jsonDepth(text) > MAX_JSON_DEPTH) {
-    throw invalid(
-      file,
-      `${text.slice(0, 60)}…`,
-      `package.json nests at most ${MAX_JSON_DEPTH} levels of arrays and objects.`,
-      'Flatten the deeply nested value.',
-    );
+    throw invalid(`${text.slice(0, 60)}…`, `package.json nests at most ${MAX_JSON_DEPTH} levels of arrays and objects.`, 'Flatten the deeply nested value.');
   }
   let raw: unknown;
   try {
     raw = JSON.parse(text.replace(/^\uFEFF/, ''));
   } catch (e) {
     throw invalid(
-      file,
       text.length > 60 ? `${text.slice(0, 60)}…` : text,
       'package.json is a JSON object.',
       'Fix the JSON syntax (an editor or `node -e "require(\'./package.json\')"` shows where).',
@@ -66,7 +58,6 @@ export function readPackageJson(appDir: string): PackageJson | undefined {
   }
   if (!raw || typeof raw !== 'object' || Array.isArray(raw)) {
     throw invalid(
-      file,
       JSON.stringify(raw).slice(0, 60),
       'package.json is a JSON object.',
       'Make the file one JSON object: { "name": …, "scripts": { "start": … } }.',
@@ -74,13 +65,9 @@ export function readPackageJson(appDir: string): PackageJson | undefined {
   }
   const pkg = raw as Record<string, unknown>;
   const mustBe = (field: string, ok: boolean, shape: string) => {
-    if (!ok)
-      throw invalid(
-        file,
-        `${field}: ${JSON.stringify(pkg[field] ?? null)}`.slice(0, 120),
-        `"${field}" in package.json is ${shape}.`,
-        `Correct "${field}" or remove it.`,
-      );
+    if (ok) return;
+    const value = `${field}: ${JSON.stringify(pkg[field] ?? null)}`.slice(0, 120);
+    throw invalid(value, `"${field}" in package.json is ${shape}.`, `Correct "${field}" or remove it.`);
   };
   const isStringMap = (v: unknown) =>
     v === undefined || (typeof v === 'object' && v !== null && !Array.isArray(v) && Object.values(v).every((x) => typeof x === 'string'));
@@ -90,7 +77,6 @@ export function readPackageJson(appDir: string): PackageJson | undefined {
   const engines = pkg.engines as Record<string, unknown> | undefined;
   if (engines?.node !== undefined && typeof engines.node !== 'string') {
     throw invalid(
-      file,
       `engines.node: ${JSON.stringify(engines.node)}`,
       '"engines.node" is a semver range string such as ">=20" or "22.x".',
       'Write engines.node as a string.',

@@ -1,20 +1,15 @@
 /**
- * Yarn Plug'n'Play at launch. An app installed with PnP has no
- * node_modules: `.pnp.cjs` resolves `require()`, and `.pnp.loader.mjs` (when Yarn wrote one) serves
- * ES modules from the zip archives of `.yarn/cache`. `yarn node` preloads them; a process started
- * with plain `node` does not, and fails with "Cannot find module". Whenever the built app has them
- * (a default or a custom build alike), the launch environment gives every `node` process of the app
- * NODE_OPTIONS that preload them: `--require .pnp.cjs`, and Yarn's loader through `--import` of a
- * module that registers it (module.register, Node.js 20.6+ and 18.19+), else `--experimental-loader`.
- * The flags are appended to NODE_OPTIONS by the `pnp` launch layer's env (so the reference
- * launcher applies them as rbp does), after whatever the run environment sets.
+ * Yarn Plug'n'Play at launch. An app installed with PnP has no node_modules: `.pnp.cjs` resolves
+ * `require()`, and `.pnp.loader.mjs` (when Yarn wrote one) serves ES modules from the zip archives
+ * of `.yarn/cache`. `yarn node` preloads them; plain `node` does not ("Cannot find module"). So
+ * whenever the built app has them, the `pnp` launch layer appends to NODE_OPTIONS (for the reference
+ * launcher as for rbp's) `--require .pnp.cjs` and Yarn's loader, through `--import` of a module that
+ * registers it (module.register, Node.js 20.6+ and 18.19+), else `--experimental-loader`.
  *
- * Node.js 22.22.3+, 24.15, 25.7+ and 26.0 changed how their ES module loader reads CommonJS sources,
- * and a PnP loader that predates Yarn's workaround then fails with "EBADF: bad file descriptor,
- * fstat" (nodejs/node#62012, yarnpkg/berry#7065, #7103, #7104). The loader carries its own gate
- * (HAS_BROKEN_FSTAT_FOR_ZIP_FDS, the Node.js versions it works around): the build reads it, and
- * refuses an app whose loader does not cover the Node.js it installed, naming both and the fixes.
- * No other Node.js is picked behind the user's back (rule 6 keeps the latest LTS as the default).
+ * Node.js 22.22.3+, 24.15, 25.7+ and 26.0 read CommonJS sources of ES module imports in a way that a
+ * PnP loader without Yarn's workaround fails on ("EBADF: bad file descriptor, fstat"). The loader's
+ * own gate (HAS_BROKEN_FSTAT_FOR_ZIP_FDS) says which versions it covers: the build refuses an app
+ * whose loader does not cover the Node.js it installed, rather than pick another Node.js.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -134,16 +129,13 @@ export function loaderCovers(loaderText: string, nodeVersion: string): boolean |
   return Boolean(new Function('major', 'minor', 'patch', `return (${expr});`)(v.major, v.minor, v.patch));
 }
 
-/**
- * The app's PnP loader and the Node.js installed must work together: refused at build when the
- * loader would fail with EBADF at launch. `yarn` is the Yarn that installed, when known.
- */
 /** The Yarn that installed, when the build knows it (not after a custom command). */
 export interface YarnInfo {
   version: string;
   because: string;
 }
 
+/** The app's PnP loader and the Node.js installed must work together: refused at build when the loader would fail with EBADF at launch. */
 export function checkPnpLoader(files: PnpFiles | undefined, nodeVersion: string, yarn: YarnInfo | undefined, nodeSource: string): void {
   if (!files?.loader) return;
   const affected = EBADF_NODE_RANGES.find((r) => semver.satisfies(nodeVersion, r.node));

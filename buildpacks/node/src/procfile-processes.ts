@@ -14,39 +14,29 @@ import type { StartMethod } from './package-json.ts';
 import { readProcfile } from './procfile.ts';
 
 export function procfileProcesses(appDir: string, start: StartMethod, log: Logger): ProcessDef[] {
-  if (start.kind === 'procfile') {
-    for (const w of start.procfile.warnings) log.warn(w);
-    const rest = others(start.procfile.processes);
-    log.info(`Procfile: web starts the app: ${start.command}${rest.length ? `; other processes: ${rest.map((p) => p.type).join(', ')}` : ''}`);
-    return rest;
-  }
-  if (!fs.existsSync(path.join(appDir, 'Procfile'))) return [];
-  if (start.kind !== 'main') {
+  if (start.kind !== 'procfile' && !fs.existsSync(path.join(appDir, 'Procfile'))) return [];
+  if (start.kind === 'run-command' || start.kind === 'start-script') {
     log.info(`Procfile is not used: ${start.kind === 'run-command' ? 'CC_RUN_COMMAND' : 'scripts.start'} starts the app, and comes first`);
     return [];
   }
-  // main starts the app (the Procfile has no web); the Procfile's other processes are still the app's.
-  const procfile = readProcfile(appDir);
+  // With main starting the app (the Procfile has no web), the Procfile's other processes are still the app's.
+  const procfile = start.kind === 'procfile' ? start.procfile : readProcfile(appDir);
   if (!procfile) return [];
   for (const w of procfile.warnings) log.warn(w);
-  const rest = others(procfile.processes);
-  log.info(`Procfile has no web: main starts the app${rest.length ? `; other processes: ${rest.map((p) => p.type).join(', ')}` : ''}`);
+  const rest = [...procfile.processes]
+    .filter(([type]) => type !== 'web')
+    .map(([type, command]) => ({ type, command: ['/bin/sh', '-c', command], args: [], default: false }));
+  const more = rest.length ? `; other processes: ${rest.map((p) => p.type).join(', ')}` : '';
+  log.info(start.kind === 'procfile' ? `Procfile: web starts the app: ${start.command}${more}` : `Procfile has no web: main starts the app${more}`);
   return rest;
-}
-
-function others(processes: Map<string, string>): ProcessDef[] {
-  return [...processes].filter(([type]) => type !== 'web').map(([type, command]) => ({ type, command: ['/bin/sh', '-c', command], args: [], default: false }));
 }
 
 /**
  * The Procfile's other processes' environment, as CNB per-process launch env files in the launcher
  * layer (`env.launch/<type>/`): node_modules/.bin first on PATH, NODE_ENV=production by default.
  */
-export function writeProcfileEnv(layers: Layers, appDir: string, start: StartMethod): void {
-  const procfile = start.kind === 'procfile' ? start.procfile : start.kind === 'main' ? readProcfile(appDir) : undefined;
-  if (!procfile) return;
-  for (const type of procfile.processes.keys()) {
-    if (type === 'web') continue;
+export function writeProcfileEnv(layers: Layers, appDir: string, processes: ProcessDef[]): void {
+  for (const { type } of processes) {
     const dir = path.join(layers.dir, 'launcher', 'env.launch', type);
     fs.mkdirSync(dir, { recursive: true });
     fs.writeFileSync(path.join(dir, 'PATH.prepend'), path.join(appDir, 'node_modules', '.bin'));

@@ -3,7 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { renderUserError } from '../../../lib/errors.ts';
-import { hideSecrets, registryAuth, registryRefused, registryRefusedError, registryUrl, withRegistryAuth } from './registry-auth.ts';
+import { maskSecrets as hideSecrets } from '../../../lib/mask.ts';
+import { registryAuth, registryRefused, registryRefusedError, registryUrl, withRegistryAuth } from './registry-auth.ts';
 
 describe('registryAuth (contract, node rule 9)', () => {
   it('NPM_TOKEN → //<host>/:_authToken, the npmrc naming a variable that holds it', () => {

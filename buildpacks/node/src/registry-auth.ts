@@ -11,7 +11,6 @@
  * with SIGKILL mid-install leaves at most that placeholder behind. Yarn Berry reads no npmrc: it
  * gets its own variables (YARN_NPM_AUTH_TOKEN, YARN_NPM_AUTH_IDENT).
  */
-import { maskSecrets } from '../../../lib/mask.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 import { UserError } from '../../../lib/errors.ts';
@@ -104,39 +103,19 @@ export function registryAuth(env: Record<string, string | undefined>): RegistryA
   const registry = registryUrl(value(env, 'CC_NPM_REGISTRY'));
   const key = nerfDart(registry);
   const custom = registry !== DEFAULT_REGISTRY;
-  const registryLines = custom ? `registry=${registry}\n` : '';
+  const base = { registry, registryLines: custom ? `registry=${registry}\n` : '' };
+  const server = { YARN_NPM_REGISTRY_SERVER: registry.replace(/\/$/, '') };
   if (token) {
-    return {
-      registry,
-      kind: 'token',
-      registryLines,
-      credentialLines: `${key}:_authToken=\${${TOKEN_VARIABLE}}\n`,
-      secretEnv: { [TOKEN_VARIABLE]: token },
-      yarnEnv: { YARN_NPM_REGISTRY_SERVER: registry.replace(/\/$/, ''), YARN_NPM_AUTH_TOKEN: token, YARN_NPM_ALWAYS_AUTH: 'true' },
-    };
+    const yarnEnv = { ...server, YARN_NPM_AUTH_TOKEN: token, YARN_NPM_ALWAYS_AUTH: 'true' };
+    return { ...base, kind: 'token', credentialLines: `${key}:_authToken=\${${TOKEN_VARIABLE}}\n`, secretEnv: { [TOKEN_VARIABLE]: token }, yarnEnv };
   }
   if (basic) {
-    const encoded = Buffer.from(basic, 'utf8').toString('base64');
-    return {
-      registry,
-      kind: 'basic',
-      registryLines,
-      credentialLines: `${key}:_auth=\${${BASIC_VARIABLE}}\n${key}:always-auth=true\n`,
-      secretEnv: { [BASIC_VARIABLE]: encoded },
-      yarnEnv: { YARN_NPM_REGISTRY_SERVER: registry.replace(/\/$/, ''), YARN_NPM_AUTH_IDENT: basic, YARN_NPM_ALWAYS_AUTH: 'true' },
-    };
+    const credentialLines = `${key}:_auth=\${${BASIC_VARIABLE}}\n${key}:always-auth=true\n`;
+    const yarnEnv = { ...server, YARN_NPM_AUTH_IDENT: basic, YARN_NPM_ALWAYS_AUTH: 'true' };
+    return { ...base, kind: 'basic', credentialLines, secretEnv: { [BASIC_VARIABLE]: Buffer.from(basic, 'utf8').toString('base64') }, yarnEnv };
   }
-  return {
-    registry,
-    kind: 'none',
-    registryLines,
-    credentialLines: '',
-    secretEnv: {},
-    yarnEnv: custom ? { YARN_NPM_REGISTRY_SERVER: registry.replace(/\/$/, '') } : {},
-  };
+  return { ...base, kind: 'none', credentialLines: '', secretEnv: {}, yarnEnv: custom ? server : {} };
 }
-
-export type { CredentialsIn };
 
 export interface AuthTarget {
   credentialsIn: CredentialsIn;
@@ -148,11 +127,9 @@ export interface AuthTarget {
  * Runs `fn` with the registry configuration in place: `registry=` in the app's `.npmrc` (after the
  * project's own lines, so that it wins), the credential lines where `target` says, then puts
  * everything back. `fn` gets the environment the install needs: the values the npmrc lines name,
- * or Yarn Berry's own variables. The project's
- * entry is never written through: it is renamed aside and a new file of ours (0600, created with
- * O_EXCL|O_NOFOLLOW) takes its place, so a `.npmrc` that is a symlink or a hard link to a file
- * outside the app never receives our lines. A symlink's lines are kept only when it points to a
- * file inside the app.
+ * or Yarn Berry's own variables. The project's entry is never written through: it is renamed aside
+ * and a new file of ours (0600, O_EXCL|O_NOFOLLOW) takes its place, so a `.npmrc` linked to a file
+ * outside the app never receives our lines (a symlink's lines are kept when it points inside the app).
  */
 export async function withRegistryAuth<T>(
   appDir: string,
@@ -197,9 +174,6 @@ export async function withRegistryAuth<T>(
   }
 }
 
-/** The values of secret variables (NPM_TOKEN, CC_NPM_BASIC_AUTH and its Base64) replaced by `***`. */
-export const hideSecrets = maskSecrets;
-
 /** What package managers print when a registry answers 401/403 or wants credentials it did not get. */
 const REFUSED = /\bE40[13]\b|\bENEEDAUTH\b|ERR_PNPM_FETCH_40[13]|\b40[13]\b[^\n]*\b(Unauthorized|Forbidden)\b|authorization required/i;
 
@@ -211,12 +185,11 @@ export function registryRefused(output: string): boolean {
 export function registryRefusedError(auth: RegistryAuth, env: Record<string, string | undefined>, command: string): UserError {
   const host = new URL(auth.registry).host;
   const source = isSet(env, 'CC_NPM_REGISTRY') ? 'CC_NPM_REGISTRY' : 'the default registry';
-  const sent =
-    auth.kind === 'token'
-      ? 'NPM_TOKEN was sent'
-      : auth.kind === 'basic'
-        ? 'CC_NPM_BASIC_AUTH was sent'
-        : 'no credentials were sent (NPM_TOKEN and CC_NPM_BASIC_AUTH are unset)';
+  const sent = {
+    token: 'NPM_TOKEN was sent',
+    basic: 'CC_NPM_BASIC_AUTH was sent',
+    none: 'no credentials were sent (NPM_TOKEN and CC_NPM_BASIC_AUTH are unset)',
+  }[auth.kind];
   return new UserError({
     id: 'node/registry/refused',
     title: `The registry ${host} refused to serve the dependencies: ${sent}`,

@@ -2,21 +2,16 @@
  * Private SSH keys for git dependencies (contract, node rule 10 and "Authentication" 5: "a private
  * SSH key can be added to the application").
  *
- * How the platform hands the key over: a CNB service binding, not a variable. A variable would be
- * copied into every process environment (the app's too) and into the platform's env directory; a
- * binding is a directory of files the build reads and nothing else sees. The binding is any
- * directory under `$SERVICE_BINDING_ROOT` (else `<platform>/bindings`) whose `type` file says
- * `ssh-key`; it holds the key in `ssh-privatekey` (the key name of a Kubernetes `kubernetes.io/ssh-auth`
- * secret, so such a secret can be mounted as it is) and, optionally, `known_hosts`. Several such
- * bindings give several keys. With rbp: `rbp build APP --binding <dir>/git-deploy ...`.
+ * The key comes in a CNB service binding, not a variable (which every process environment, the
+ * app's too, would see): any directory under `$SERVICE_BINDING_ROOT` (else `<platform>/bindings`)
+ * whose `type` file says `ssh-key`, holding the key in `ssh-privatekey` (as a Kubernetes
+ * `kubernetes.io/ssh-auth` secret does) and optionally `known_hosts`; several bindings, several keys.
  *
- * The key is copied (mode 0600, in a 0700 directory on a memory-backed file system where there is
- * one, lib/memory-temp.ts: never in the app, a layer, the cache or on disk) and `GIT_SSH_COMMAND`
- * points ssh at it for the install only; the copy is deleted when the install ends, whatever
- * happens, and one left by a build killed with SIGKILL is removed by the next rbp (the folder's
- * name carries the pid, as rbp's own temp folders do: lib/platform/temp.ts). Host keys: the binding's `known_hosts` when it has one (then a
- * changed host key fails), else the first key a host shows is accepted (`accept-new`) into a
- * throw-away known_hosts file, so nothing is written to the build user's ~/.ssh.
+ * The key is copied (0600, in a 0700 directory on a memory-backed file system where there is one,
+ * lib/memory-temp.ts) and `GIT_SSH_COMMAND` points ssh at it for the install only; the copy is
+ * deleted when the install ends, and one left by a killed build is swept by the next rbp (the
+ * folder's name carries the pid). Host keys: the binding's `known_hosts` when it has one, else the
+ * first key a host shows is accepted (`accept-new`) into a throw-away file, never ~/.ssh.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -60,15 +55,12 @@ export function sshKeyBindings(root: string): SshKeyBinding[] {
     const keyFile = path.join(dir, SSH_KEY_FILE);
     const key = fs.existsSync(keyFile) ? fs.readFileSync(keyFile, 'utf8') : undefined;
     if (!key || !/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(key)) {
+      // The content is a secret: only say whether the file is there.
+      const value = key === undefined ? `no ${SSH_KEY_FILE} file` : `${SSH_KEY_FILE} is not a PEM/OpenSSH private key`;
       throw new UserError({
         id: 'node/ssh-key/invalid',
         title: `The ssh-key binding ${name} holds no private key`,
-        // The content is a secret: only say whether the file is there.
-        seen: {
-          what: `binding ${name}`,
-          value: key === undefined ? `no ${SSH_KEY_FILE} file` : `${SSH_KEY_FILE} is not a PEM/OpenSSH private key`,
-          where: dir,
-        },
+        seen: { what: `binding ${name}`, value, where: dir },
         rule: `A binding of type ${SSH_KEY_BINDING_TYPE} holds a private SSH key in its ${SSH_KEY_FILE} file (and optionally known_hosts).`,
         fix: `Put the private key (-----BEGIN OPENSSH PRIVATE KEY----- ...) in ${path.join(dir, SSH_KEY_FILE)}, or remove the binding.`,
       });
@@ -83,16 +75,8 @@ const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
 /** The ssh command git runs: only our keys, and host keys checked against our known_hosts file. */
 export function gitSshCommand(keyFiles: string[], knownHosts: string): string {
-  return [
-    'ssh',
-    ...keyFiles.flatMap((k) => ['-i', quote(k)]),
-    '-o',
-    'IdentitiesOnly=yes',
-    '-o',
-    'StrictHostKeyChecking=accept-new',
-    '-o',
-    `UserKnownHostsFile=${quote(knownHosts)}`,
-  ].join(' ');
+  const options = ['IdentitiesOnly=yes', 'StrictHostKeyChecking=accept-new', `UserKnownHostsFile=${quote(knownHosts)}`];
+  return ['ssh', ...keyFiles.flatMap((k) => ['-i', quote(k)]), ...options.flatMap((o) => ['-o', o])].join(' ');
 }
 
 /**

@@ -32,11 +32,10 @@ const RUNTIMES = new Map<string, string[]>([
 
 /** The file a `node`/`bun`/`deno run` command runs, its flags skipped. */
 export function scriptFile(command: string): string | undefined {
-  const first =
-    command
-      .split(/&&|\|\||;/)
-      .map((c) => c.trim())
-      .pop() ?? '';
+  const first = command
+    .split(/&&|\|\||;/)
+    .pop()!
+    .trim();
   const words = first.split(/\s+/).filter(Boolean);
   while (words.length && /^[A-Z_][A-Z0-9_]*=/.test(words[0]!)) words.shift();
   if (words[0] === 'exec') words.shift();
@@ -57,8 +56,7 @@ export function scriptFile(command: string): string | undefined {
 }
 
 function has(pkg: PackageJson, dep: string): boolean {
-  const p = pkg as { dependencies?: Record<string, string>; devDependencies?: Record<string, string> };
-  return Boolean(p.dependencies?.[dep] ?? p.devDependencies?.[dep]);
+  return Boolean(pkg.dependencies?.[dep] ?? pkg.devDependencies?.[dep]);
 }
 
 /** `manager`: the one of the app's own commands (lib/js-project/build-tool.ts appManager). */
@@ -77,11 +75,9 @@ export function startWarnings(appDir: string, pkg: PackageJson, start: StartMeth
   if (file && !exists(file)) warnings.push(`${what} runs ${file}, which does not exist after the build (\`${command}\`): nothing runs scripts.build; ${fix}`);
   if (/(^|[\s;&|])next\s+start\b/.test(command) && !exists('.next'))
     warnings.push(`${what} runs \`next start\` but there is no .next/ folder: nothing runs \`next build\`; ${fix}`);
-  if (has(pkg, 'vite') && !exists('dist')) {
-    if (/(^|[\s;&|])vite(\s|$)(?!.*\bbuild\b)/.test(command) || /(^|[\s;&|])vite\s+preview\b/.test(command)) {
-      warnings.push(`${what} runs Vite (\`${command}\`) without a built dist/: it would serve the unbuilt index.html and sources; ${fix}, and serve dist/`);
-    }
-  }
+  const vite = /(^|[\s;&|])vite(\s|$)(?!.*\bbuild\b)/.test(command) || /(^|[\s;&|])vite\s+preview\b/.test(command);
+  if (vite && has(pkg, 'vite') && !exists('dist'))
+    warnings.push(`${what} runs Vite (\`${command}\`) without a built dist/: it would serve the unbuilt index.html and sources; ${fix}, and serve dist/`);
   return warnings;
 }
 

@@ -1,10 +1,8 @@
 /**
- * Which Yarn runs, and whether the project fits it. The contract picks the
- * tool (node rule 5: Yarn Berry for a yarn.lock only with packageManager yarn@3/4, else Yarn 1; or
- * CC_NODE_BUILD_TOOL) and the default version (rule 7). On top of that, as every Yarn does itself, a
- * release checked in at `yarnPath` (.yarnrc.yml) is the Yarn that runs: it is started from the app,
- * never looked up in the registry. Before anything installs, the build refuses what would fail late
- * inside `yarn install`:
+ * Which Yarn runs, and whether the project fits it. The contract picks the tool (node rule 5) and
+ * the default version (rule 7); on top of that, as every Yarn does itself, a release checked in at
+ * `yarnPath` (.yarnrc.yml) is the Yarn that runs, started from the app, never looked up in the
+ * registry. Before anything installs, the build refuses what would fail late inside `yarn install`:
  * - a Berry project (Berry lock file, engines.yarn beyond 1.x, a Berry release at yarnPath) that
  *   rule 5 leaves to Yarn 1;
  * - a yarn.lock whose lockfile version is not the one the Yarn that runs writes: the immutable
@@ -21,7 +19,8 @@ import type { ToolChoice } from '../../../lib/js-project/build-tool.ts';
 import type { PackageManagerField } from '../../../lib/js-project/package-manager-field.ts';
 import { fieldNames, PACKAGE_MANAGERS } from '../../../lib/js-project/package-managers.ts';
 
-/** A Yarn release committed in the app and named by yarnPath. */
+/** The part of package.json read here. */
+type Engines = { engines?: Record<string, unknown> };
 
 /**
  * The lockfile version (`__metadata.version` of yarn.lock) each Berry release writes, measured by
@@ -120,12 +119,12 @@ export function releaseVersion(file: string): string | undefined {
 }
 
 /** What says a project is a Yarn Berry one, each as a phrase for the error; `decisive` ones make Yarn 1 fail. */
-export function berryEvidence(appDir: string, pkg: { engines?: Record<string, unknown> }, yarn1: string): { decisive: string[]; supporting: string[] } {
+export function berryEvidence(appDir: string, pkg: Engines, yarn1: string): { decisive: string[]; supporting: string[] } {
   const decisive: string[] = [];
   const supporting: string[] = [];
   const lock = yarnLockFormat(appDir);
   if (lock?.berry) decisive.push(`yarn.lock is in Yarn Berry's format (__metadata${lock.version !== undefined ? `, lockfile version ${lock.version}` : ''})`);
-  const engines = typeof pkg.engines?.yarn === 'string' ? pkg.engines.yarn.trim() : undefined;
+  const engines = enginesYarn(pkg);
   // An engines range Yarn 1 was chosen by (yarn1 is that range, not a version) fits it.
   if (engines && semver.validRange(engines) && semver.valid(yarn1) && !semver.satisfies(yarn1, engines))
     decisive.push(`engines.yarn is "${engines}", which Yarn ${yarn1} does not satisfy`);
@@ -137,7 +136,7 @@ export function berryEvidence(appDir: string, pkg: { engines?: Record<string, un
 }
 
 /** engines.yarn of package.json, when it is a string. */
-function enginesYarn(pkg: { engines?: Record<string, unknown> }): string | undefined {
+function enginesYarn(pkg: Engines): string | undefined {
   return typeof pkg.engines?.yarn === 'string' ? pkg.engines.yarn.trim() || undefined : undefined;
 }
 
@@ -146,7 +145,7 @@ function enginesYarn(pkg: { engines?: Record<string, unknown> }): string | undef
  * newest release writing yarn.lock's lockfile version (when engines.yarn allows it), else
  * `yarn@<version>` with what the version must match.
  */
-export function suggestedYarn(appDir: string, pkg: { engines?: Record<string, unknown> }, withRelease = true): string {
+export function suggestedYarn(appDir: string, pkg: Engines, withRelease = true): string {
   const pinned = withRelease ? yarnPathOf(appDir)?.version : undefined;
   if (pinned) return `"yarn@${pinned}"`;
   const engines = enginesYarn(pkg);
@@ -166,13 +165,7 @@ export function suggestedYarn(appDir: string, pkg: { engines?: Record<string, un
  * Rule 5 gave Yarn 1 (no packageManager yarn@3/4, or CC_NODE_BUILD_TOOL=yarn) to a project that
  * only Yarn Berry installs: refused before anything is downloaded, naming the evidence and the fixes.
  */
-export function checkYarn1Fits(
-  choice: ToolChoice,
-  pm: PackageManagerField | undefined,
-  appDir: string,
-  pkg: { engines?: Record<string, unknown> },
-  yarn1: string,
-): void {
+export function checkYarn1Fits(choice: ToolChoice, pm: PackageManagerField | undefined, appDir: string, pkg: Engines, yarn1: string): void {
   if (PACKAGE_MANAGERS[choice.manager].yarn !== 'classic') return;
   const { decisive, supporting } = berryEvidence(appDir, pkg, yarn1);
   if (decisive.length === 0) return;
@@ -201,12 +194,7 @@ export type YarnOrigin = 'packageManager' | 'yarnPath' | 'default';
  * Yarn Berry `yarn` will install from a yarn.lock of another lockfile version: the immutable install
  * would rewrite it, and refuses. Checked before installing, once the version that runs is known.
  */
-export function checkBerryLockfile(
-  appDir: string,
-  pkg: { engines?: Record<string, unknown> },
-  yarn: string,
-  origin: { from: YarnOrigin; shown: string },
-): void {
+export function checkBerryLockfile(appDir: string, pkg: Engines, yarn: string, origin: { from: YarnOrigin; shown: string }): void {
   const lock = yarnLockFormat(appDir);
   if (!lock?.berry || lock.version === undefined) return;
   const writes = lockfileVersionOf(yarn);
