@@ -24,7 +24,7 @@ import { escapeId, type BuildpackRef } from '../cnb/descriptor.ts';
 import type { Logger } from '../log.ts';
 import { AUTO_ORDER, ourBuildpack } from './our-buildpacks.ts';
 import { runImageLayout } from './app-image.ts';
-import { LAYERS_LABEL, oneGroupEach, stageBuildpack, writeBuildpackage } from './buildpackage.ts';
+import { addLayerInfo, LAYERS_LABEL, oneGroupEach, stageBuildpack, writeBuildpackage, type LayersLabel } from './buildpackage.ts';
 import { formatRef, parseImageRef, sibling, type ImageRef } from './image-ref.ts';
 import { lifecycleArchiveName, lifecycleDescriptor, lifecycleImageLabels, LIFECYCLE_APIS, stageLifecycle, writeLifecycleArchive } from './lifecycle.ts';
 import {
@@ -36,13 +36,14 @@ import {
   REPRODUCIBLE_DATE,
   type Descriptor,
   type ImageConfig,
+  type Layer,
   type LayerOptions,
   type ReadImage,
 } from './oci-layout.ts';
 import { cnbHomeOwner, CNB_USER, stageCnbUser } from './stack-user.ts';
 
-export const BUILD_UID = CNB_USER.uid;
-export const BUILD_GID = CNB_USER.gid;
+const BUILD_UID = CNB_USER.uid;
+const BUILD_GID = CNB_USER.gid;
 export const BUILDER_PLATFORM_API = '0.13';
 export const STACK_ID = 'io.buildpacks.stacks.bookworm';
 /** The builder's name when none is given: a registry on this machine's usual port (see README, "Use with pack"). */
@@ -163,10 +164,14 @@ class BuilderLayout {
 
   async add(img: Built, root: string, what: string, opts: LayerOptions = {}) {
     const l = await this.w.addLayer(root, undefined, { normalizeModes: true, ...opts });
+    BuilderLayout.push(img, l, what);
+    return l;
+  }
+
+  static push(img: Built, l: Layer, what: string): void {
     img.layers.push(l);
     img.diffIds.push(l.diffID);
     img.history.push(...historyFor(undefined, 0, [what]));
-    return l;
   }
 
   /** Writes one image of the builder. */
@@ -194,9 +199,7 @@ export async function writeBuilder(o: BuilderOptions): Promise<{ layout: string 
     // The lifecycle image: what buildpacksio/lifecycle holds (/cnb/lifecycle, its labels, /layers as
     // working folder, run as root), on the run image's layers (it needs CA certificates and /tmp).
     const lifecycle = from(b.baseImg);
-    lifecycle.layers.push(lcLayer);
-    lifecycle.diffIds.push(lcLayer.diffID);
-    lifecycle.history.push(...historyFor(undefined, 0, [`rbp: the reference lifecycle ${o.lifecycleVersion} at /cnb/lifecycle`]));
+    BuilderLayout.push(lifecycle, lcLayer, `rbp: the reference lifecycle ${o.lifecycleVersion} at /cnb/lifecycle`);
     b.finish(
       lifecycle,
       { config: { Env: [`PATH=/cnb/lifecycle:${b.runPath}`], WorkingDir: '/layers', Labels: lifecycleImageLabels(o.lifecycleVersion) } },
@@ -259,19 +262,12 @@ async function builderImage(b: BuilderLayout, builder: Built, members: Buildpack
   const lcLayer = await b.add(builder, lcRoot, `rbp: the reference lifecycle ${o.lifecycleVersion} at /cnb/lifecycle`);
 
   // One layer per buildpack, as a buildpackage has them.
-  const bpLayers: Record<string, Record<string, { api?: string; targets?: unknown; layerDiffID: string; homepage?: string; name?: string }>> = {};
+  const bpLayers: LayersLabel = {};
   for (const ref of members) {
     const d = ref.descriptor;
     const root = b.stage(`bp-${escapeId(d.buildpack.id)}`);
     stageBuildpack(ref, root);
-    const l = await b.add(builder, root, `rbp: buildpack ${d.buildpack.id}@${d.buildpack.version}`);
-    (bpLayers[d.buildpack.id] ??= {})[d.buildpack.version] = {
-      api: d.api,
-      ...(d.targets ? { targets: d.targets } : {}),
-      layerDiffID: l.diffID,
-      ...(d.buildpack.homepage ? { homepage: d.buildpack.homepage } : {}),
-      ...(d.buildpack.name ? { name: d.buildpack.name } : {}),
-    };
+    addLayerInfo(bpLayers, d, (await b.add(builder, root, `rbp: buildpack ${d.buildpack.id}@${d.buildpack.version}`)).diffID);
   }
 
   // order.toml, run.toml, stack.toml and the platform's folders. The same order as the composite
@@ -335,9 +331,9 @@ ${stringify({
 
 /** What rbp builder prints after writing: each image's name, and how to load or push them. */
 export function builderInstructions(layout: string, names: BuilderNames): string[] {
-  const rows = (['builder', 'build', 'run', 'lifecycle'] as const).map((k) => `  ${k.padEnd(9)} ${formatRef(names[k])}  (oci:${layout}:${LAYOUT_TAGS[k]})`);
-  const copy = (dest: string) =>
-    (['builder', 'build', 'run', 'lifecycle'] as const).map((k) => `  skopeo copy oci:${layout}:${LAYOUT_TAGS[k]} ${dest}${formatRef(names[k])}`);
+  const kinds = ['builder', 'build', 'run', 'lifecycle'] as const;
+  const rows = kinds.map((k) => `  ${k.padEnd(9)} ${formatRef(names[k])}  (oci:${layout}:${LAYOUT_TAGS[k]})`);
+  const copy = (dest: string) => kinds.map((k) => `  skopeo copy oci:${layout}:${LAYOUT_TAGS[k]} ${dest}${formatRef(names[k])}`);
   return [
     'images (pack build needs the builder and its run image, untrusted builds the lifecycle image, pack builder create with builder.toml the build and run images):',
     ...rows,
