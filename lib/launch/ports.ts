@@ -24,14 +24,6 @@ export function appPortBehindMiddleware(env: NodeJS.ProcessEnv): number {
 }
 
 /**
- * Whether at least one request-flow middleware is active, or public access is blocked (contract,
- * "Request flow"). Never throws: an invalid CC_REQUEST_FLOW is reported by the launch entrypoint.
- */
-export function middlewareActive(env: NodeJS.ProcessEnv, appDir: string = process.cwd()): boolean {
-  return isActive(env, appDir);
-}
-
-/**
  * Without a middleware, the variables that say the app's port, first set first: the runtime's own
  * (CC_STATIC_PORT, CC_PHPSERVER_PORT; none for node), then the public port's; else PUBLIC_PORT. A
  * stored plan names the same chain for the launch to read its port from (stored-plan.ts).
@@ -49,7 +41,7 @@ export interface AppPort {
 
 /** The port the application itself must listen on; `runtimeVar` is CC_STATIC_PORT, CC_PHPSERVER_PORT or none. */
 export function appPort(env: NodeJS.ProcessEnv, runtimeVar?: string, appDir?: string): AppPort {
-  if (middlewareActive(env, appDir)) {
+  if (isActive(env, appDir ?? process.cwd())) {
     const app = readPort(env, 'RBP_APP_PORT');
     return { port: appPortBehindMiddleware(env), source: app?.source === 'env' ? 'RBP_APP_PORT' : `behind the request flow (${APP_PORT_BEHIND_MIDDLEWARE})` };
   }
