@@ -31,6 +31,12 @@ export function npmPurl(name: string, version: string): string {
   return `pkg:npm/${scope ? `${encodeURIComponent(scope)}/` : ''}${encodeURIComponent(bare)}@${encodeURIComponent(version)}`;
 }
 
+/** An npm package as a component: `@scope/name` has the group `@scope`. */
+function npmComponent(name: string, version: string): SbomComponent {
+  const slash = name.startsWith('@') ? name.indexOf('/') : -1;
+  return { type: 'library', ...(slash > 0 ? { group: name.slice(0, slash) } : {}), name: name.slice(slash + 1), version, purl: npmPurl(name, version) };
+}
+
 /** An SRI integrity (`sha512-<base64>`) as a CycloneDX hash. */
 function sriHash(integrity: string | undefined): SbomComponent['hashes'] {
   const m = /^(sha1|sha256|sha384|sha512)-([A-Za-z0-9+/=]+)/.exec(integrity ?? '');
@@ -56,20 +62,14 @@ function packageDirs(nodeModules: string, out: string[], seenDirs: Set<string>):
   }
   if (seenDirs.has(real)) return;
   seenDirs.add(real);
-  let entries: fs.Dirent[];
-  try {
-    entries = fs.readdirSync(nodeModules, { withFileTypes: true });
-  } catch {
-    return;
-  }
-  for (const e of entries) {
-    const p = path.join(nodeModules, e.name);
-    if (e.name === '.pnpm') {
+  for (const name of safeReaddir(nodeModules)) {
+    const p = path.join(nodeModules, name);
+    if (name === '.pnpm') {
       for (const store of safeReaddir(p)) packageDirs(path.join(p, store, 'node_modules'), out, seenDirs);
       continue;
     }
-    if (e.name.startsWith('.')) continue;
-    if (e.name.startsWith('@')) {
+    if (name.startsWith('.')) continue;
+    if (name.startsWith('@')) {
       for (const n of safeReaddir(p)) addPackage(path.join(p, n), out, seenDirs);
       continue;
     }
@@ -109,18 +109,9 @@ export function nodeModulesComponents(nodeModules: string, lockFile?: string): S
     if (!p?.name || !p.version) continue;
     const ref = `${p.name}@${p.version}`;
     if (byRef.has(ref)) continue;
-    const scope = p.name.startsWith('@') ? p.name.slice(1, p.name.indexOf('/')) : undefined;
     const hashes = sriHash(integrity.get(ref));
     const licenses = licensesOf(p);
-    byRef.set(ref, {
-      type: 'library',
-      name: scope ? p.name.slice(p.name.indexOf('/') + 1) : p.name,
-      ...(scope ? { group: `@${scope}` } : {}),
-      version: p.version,
-      purl: npmPurl(p.name, p.version),
-      ...(hashes ? { hashes } : {}),
-      ...(licenses ? { licenses } : {}),
-    });
+    byRef.set(ref, { ...npmComponent(p.name, p.version), ...(hashes ? { hashes } : {}), ...(licenses ? { licenses } : {}) });
   }
   return [...byRef.values()].sort((a, b) => (a.purl! < b.purl! ? -1 : 1));
 }
@@ -175,10 +166,8 @@ export function yarnBerryLockComponents(lockFile: string): SbomComponent[] {
     if (key === '__metadata') continue;
     const m = /^(@?[^@]+)@npm:(.+)$/.exec(entry?.resolution ?? '');
     if (!m) continue;
-    const [, name, version] = m as unknown as [string, string, string];
-    const purl = npmPurl(name, version);
-    const scope = name.startsWith('@') ? name.slice(0, name.indexOf('/')) : undefined;
-    byRef.set(purl, { type: 'library', ...(scope ? { group: scope } : {}), name: scope ? name.slice(scope.length + 1) : name, version, purl });
+    const c = npmComponent(m[1]!, m[2]!);
+    byRef.set(c.purl!, c);
   }
   return [...byRef.values()].sort((a, b) => (a.purl! < b.purl! ? -1 : 1));
 }
