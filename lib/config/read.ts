@@ -224,8 +224,3 @@ export function resolveSettingPath(
   const real = found.type ? path.relative(fs.realpathSync.native(appDir), fs.realpathSync.native(found.abs)).split(path.sep).join('/') : found.rel;
   return { ...found, value, source, real };
 }
-
-/** Like read(), for a port: its number. */
-export function readPort(env: Env, name: string): Setting<number> | undefined {
-  return read<number>(env, name);
-}
