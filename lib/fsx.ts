@@ -88,7 +88,6 @@ export function linkFile(s: string, d: string): void {
   try {
     fs.linkSync(s, d);
   } catch (e) {
-    // Another file system (a cache on another disk): a copy is the only way across.
     if ((e as NodeJS.ErrnoException).code === 'EXDEV' || (e as NodeJS.ErrnoException).code === 'EPERM') fs.copyFileSync(s, d);
     else throw e;
   }
