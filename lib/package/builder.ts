@@ -286,12 +286,7 @@ async function builderImage(b: BuilderLayout, builder: Built, members: Buildpack
   const description = `runtime-buildpacks: ${AUTO_ORDER.join(', ')} on Debian bookworm`;
   const metadata = {
     description,
-    buildpacks: members.map((m) => ({
-      id: m.descriptor.buildpack.id,
-      version: m.descriptor.buildpack.version,
-      homepage: m.descriptor.buildpack.homepage,
-      name: m.descriptor.buildpack.name,
-    })),
+    buildpacks: members.map(({ descriptor: { buildpack: b } }) => ({ id: b.id, version: b.version, homepage: b.homepage, name: b.name })),
     stack: { runImage: { image: runRef, mirrors: [] } },
     images: [{ image: runRef, mirrors: [] }],
     lifecycle: { version: o.lifecycleVersion, api: { buildpack: '0.10', platform: BUILDER_PLATFORM_API }, apis: LIFECYCLE_APIS },
