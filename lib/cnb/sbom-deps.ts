@@ -8,6 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
+import { readJsonIfAny as readJson } from '../fsx.ts';
 import type { SbomComponent } from './sbom.ts';
 
 interface PackageJsonLike {
@@ -15,14 +16,6 @@ interface PackageJsonLike {
   version?: string;
   license?: string | { type?: string };
   licenses?: { type?: string }[];
-}
-
-function readJson<T>(file: string): T | undefined {
-  try {
-    return JSON.parse(fs.readFileSync(file, 'utf8')) as T;
-  } catch {
-    return undefined;
-  }
 }
 
 /** `pkg:npm/%40scope/name@1.0.0` (purl-spec: the scope's @ is encoded). */

@@ -23,6 +23,7 @@ import path from 'node:path';
 import { escapeId } from '../cnb/descriptor.ts';
 import { value } from '../config/read.ts';
 import { UserError } from '../errors.ts';
+import { readJsonIfAny } from '../fsx.ts';
 import { formatDuration, type Logger } from '../log.ts';
 import { launchLayers } from '../cnb/layers.ts';
 import { readLaunchMetadata, type LaunchMetadata } from '../cnb/metadata.ts';
@@ -89,12 +90,8 @@ interface ExportRecord {
 }
 
 function readRecord(image: string): ExportRecord['layers'] {
-  try {
-    const r = JSON.parse(fs.readFileSync(path.join(image, EXPORT_RECORD), 'utf8')) as Omit<ExportRecord, 'version'> & { version: unknown };
-    return r.version === 1 ? r.layers : {};
-  } catch {
-    return {};
-  }
+  const r = readJsonIfAny<Omit<ExportRecord, 'version'> & { version: unknown }>(path.join(image, EXPORT_RECORD));
+  return r?.version === 1 ? r.layers : {};
 }
 
 /** Up to this many bytes, a layer is fingerprinted by its content: reading it costs less than writing it. */
