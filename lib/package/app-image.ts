@@ -212,11 +212,8 @@ class ImageLayers {
 
   /** Entries of a folder as a layer owned by the CNB user, under `prefix`, looked through for the build folder. */
   addTree(key: string, createdBy: string, root: string, entries: string[], prefix = '', content = false): Promise<Layer> {
-    const fingerprint = treeFingerprint(
-      entries.map((e) => path.join(root, e)),
-      `${prefix}\0${this.outPrefix}`,
-      { content },
-    );
+    const files = entries.map((e) => path.join(root, e));
+    const fingerprint = treeFingerprint(files, `${prefix}\0${this.outPrefix}`, { content });
     return this.add(key, createdBy, fingerprint, () => this.w.addLayer(root, prefix || undefined, { entries, owner: cnbOwned, find: this.outPrefix }));
   }
 }

@@ -23,7 +23,7 @@ import { UserError } from '../errors.ts';
 import { escapeId, type BuildpackRef } from '../cnb/descriptor.ts';
 import type { Logger } from '../log.ts';
 import { AUTO_ORDER, ourBuildpack } from './our-buildpacks.ts';
-import { runImageLayout } from './app-image.ts';
+import { PLATFORM_API, runImageLayout } from './app-image.ts';
 import { addLayerInfo, LAYERS_LABEL, oneGroupEach, stageBuildpack, writeBuildpackage, type LayersLabel } from './buildpackage.ts';
 import { formatRef, parseImageRef, sibling, type ImageRef } from './image-ref.ts';
 import { lifecycleArchiveName, lifecycleDescriptor, lifecycleImageLabels, LIFECYCLE_APIS, stageLifecycle, writeLifecycleArchive } from './lifecycle.ts';
@@ -42,9 +42,7 @@ import {
 } from './oci-layout.ts';
 import { cnbHomeOwner, CNB_USER, stageCnbUser } from './stack-user.ts';
 
-const BUILD_UID = CNB_USER.uid;
-const BUILD_GID = CNB_USER.gid;
-export const BUILDER_PLATFORM_API = '0.13';
+const BUILD_USER = `${CNB_USER.uid}:${CNB_USER.gid}`;
 export const STACK_ID = 'io.buildpacks.stacks.bookworm';
 /** The builder's name when none is given: a registry on this machine's usual port (see README, "Use with pack"). */
 export const DEFAULT_BUILDER_REF = 'localhost:5000/rbp:bookworm';
@@ -227,7 +225,7 @@ export async function writeBuilder(o: BuilderOptions): Promise<{ layout: string 
   }
 }
 
-const stackEnv = [`CNB_USER_ID=${BUILD_UID}`, `CNB_GROUP_ID=${BUILD_GID}`, `CNB_STACK_ID=${STACK_ID}`, `HOME=${CNB_USER.home}`];
+const stackEnv = [`CNB_USER_ID=${CNB_USER.uid}`, `CNB_GROUP_ID=${CNB_USER.gid}`, `CNB_STACK_ID=${STACK_ID}`, `HOME=${CNB_USER.home}`];
 
 /** The run image (the CNB user's passwd and group entries, when the given run image has none) and the build image; returns the build image. */
 async function stackImages(b: BuilderLayout, o: BuilderOptions): Promise<Built> {
@@ -248,7 +246,7 @@ async function stackImages(b: BuilderLayout, o: BuilderOptions): Promise<Built> 
   fs.chmodSync(path.join(nodeRoot, 'usr', 'local', 'bin', 'node'), 0o755);
   fs.mkdirSync(path.join(nodeRoot, CNB_USER.home.slice(1)), { recursive: true });
   await b.add(build, nodeRoot, `rbp: Node.js ${process.version} at /usr/local/bin/node, for the buildpacks' bootstraps`, { owner: cnbHomeOwner });
-  b.finish(build, { config: { Env: [`PATH=${b.runPath}`, ...stackEnv], User: `${BUILD_UID}:${BUILD_GID}`, Labels: stackLabels(b) } }, LAYOUT_TAGS.build);
+  b.finish(build, { config: { Env: [`PATH=${b.runPath}`, ...stackEnv], User: BUILD_USER, Labels: stackLabels(b) } }, LAYOUT_TAGS.build);
   return build;
 }
 
@@ -280,7 +278,7 @@ async function builderImage(b: BuilderLayout, builder: Built, members: Buildpack
   fs.writeFileSync(path.join(cfg, 'cnb', 'run.toml'), stringify({ images: [{ image: runRef }] }));
   fs.writeFileSync(path.join(cfg, 'cnb', 'stack.toml'), stringify({ 'run-image': { image: runRef } }));
   await b.add(builder, cfg, 'rbp: /cnb/order.toml, /cnb/run.toml, /cnb/stack.toml, /layers, /workspace, /platform', {
-    owner: (rel) => (USER_DIRS.includes(rel) ? { uid: BUILD_UID, gid: BUILD_GID } : undefined),
+    owner: (rel) => (USER_DIRS.includes(rel) ? { uid: CNB_USER.uid, gid: CNB_USER.gid } : undefined),
   });
 
   const description = `runtime-buildpacks: ${AUTO_ORDER.join(', ')} on Debian bookworm`;
@@ -289,7 +287,7 @@ async function builderImage(b: BuilderLayout, builder: Built, members: Buildpack
     buildpacks: members.map(({ descriptor: { buildpack: b } }) => ({ id: b.id, version: b.version, homepage: b.homepage, name: b.name })),
     stack: { runImage: { image: runRef, mirrors: [] } },
     images: [{ image: runRef, mirrors: [] }],
-    lifecycle: { version: o.lifecycleVersion, api: { buildpack: '0.10', platform: BUILDER_PLATFORM_API }, apis: LIFECYCLE_APIS },
+    lifecycle: { version: o.lifecycleVersion, api: { buildpack: '0.10', platform: PLATFORM_API }, apis: LIFECYCLE_APIS },
     createdBy: { name: 'rbp', version: '' },
   };
   const labels = {
@@ -297,10 +295,10 @@ async function builderImage(b: BuilderLayout, builder: Built, members: Buildpack
     'io.buildpacks.builder.metadata': JSON.stringify(metadata),
     'io.buildpacks.buildpack.order': JSON.stringify(order),
     [LAYERS_LABEL]: JSON.stringify(bpLayers),
-    'io.buildpacks.builder.api': BUILDER_PLATFORM_API,
+    'io.buildpacks.builder.api': PLATFORM_API,
   };
-  const env = [`PATH=/cnb/lifecycle:${b.runPath}`, ...stackEnv, `CNB_PLATFORM_API=${BUILDER_PLATFORM_API}`];
-  b.finish(builder, { config: { Env: env, User: `${BUILD_UID}:${BUILD_GID}`, WorkingDir: '/layers', Labels: labels } }, LAYOUT_TAGS.builder);
+  const env = [`PATH=/cnb/lifecycle:${b.runPath}`, ...stackEnv, `CNB_PLATFORM_API=${PLATFORM_API}`];
+  b.finish(builder, { config: { Env: env, User: BUILD_USER, WorkingDir: '/layers', Labels: labels } }, LAYOUT_TAGS.builder);
   return { lcLayer, description, order, layers: builder.layers.length };
 }
 

@@ -114,10 +114,6 @@ class Registry {
     return res;
   }
 
-  private async credentials(): Promise<FoundCredentials> {
-    return (this.creds ??= await findCredentials(this.name));
-  }
-
   private unauthorized(ref: string): UserError {
     const c = this.creds;
     const had = c?.credentials
@@ -133,7 +129,7 @@ class Registry {
   }
 
   private async authenticate(repo: string, ref: string, ch: Challenge): Promise<void> {
-    const { credentials } = await this.credentials();
+    const { credentials } = (this.creds ??= await findCredentials(this.name));
     const basic =
       credentials?.username !== undefined ? `Basic ${Buffer.from(`${credentials.username}:${credentials.password ?? ''}`).toString('base64')}` : undefined;
     if (ch.scheme.toLowerCase() === 'basic') {

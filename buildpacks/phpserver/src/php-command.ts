@@ -32,10 +32,7 @@ function dq(s: string): string {
   return s.replace(/[\\"$`]/g, (c) => `\\${c}`);
 }
 
-/**
- * `bin/php`: the operator's PHP, else the CLI beside the server, else the server's php-cli running
- * `front` (PHP's CLI options over the embed SAPI, php-cli-front.ts) when given, the arguments as is otherwise.
- */
+/** `bin/php`, in the order above; without `front`, the server's php-cli gets the arguments as they are. */
 export function phpShim(serverPath: string, serverVariable = 'RBP_TOOL_FRANKENPHP', front?: string): string {
   return [
     '#!/bin/sh',

@@ -34,15 +34,9 @@ export function failed(what: string, command: string, result: Pick<StepResult, '
 }
 
 export async function runCommand(ctx: BuildContext, command: string, log: Logger): Promise<void> {
-  const env = stringEnv(ctx.env);
+  const env = { ...ctx.env };
   const r = await log.step(`running CC_BUILD_COMMAND: ${maskSecrets(command, env)}`, () => runStep(['/bin/sh', '-c', command], { cwd: ctx.appDir, env, log }));
   if (!r.ok) throw failed('CC_BUILD_COMMAND', maskSecrets(command, env), r, 'CC_BUILD_COMMAND');
-}
-
-function stringEnv(env: Record<string, string | undefined>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(env)) if (v !== undefined) out[k] = v;
-  return out;
 }
 
 /** The generators' tools installed from buildpack.toml's releases; Hugo's version is chosen per site. */
@@ -67,7 +61,7 @@ async function toolPrefix(ctx: BuildContext, tool: ToolName, cfg: StaticConfig, 
 export async function runGenerator(ctx: BuildContext, d: Detection, cfg: StaticConfig, log: Logger): Promise<void> {
   const g = d.generator;
   const out = cfg.outDir.rel;
-  const env = stringEnv(ctx.env);
+  const env = { ...ctx.env };
   const prefixes: Partial<Record<ToolName, string[]>> = {};
   let keepNodeModules = () => {};
   let done = () => {};
