@@ -67,7 +67,7 @@ const SECRET_PARAM = /^(token|access_token|auth|key|api_key|apikey|secret|passwo
 /** Hides credentials in every URL in `text`: `user:pass@` → `user:***@`, `token@` → `***@`, `?token=x` → `?token=***`. */
 export function redactUrl(text: string): string {
   // Bounded scheme and parameter-name lengths: unbounded ones make these patterns quadratic on a long
-  // value without a URL (a 512 KiB variable took minutes).
+  // value without a URL.
   return text
     .replace(/([a-z][a-z0-9+.-]{0,31}:\/\/)([^/\s:@]+):([^/\s@]+)@/gi, '$1$2:***@')
     .replace(/([a-z][a-z0-9+.-]{0,31}:\/\/)([^/\s:@]+)@/gi, '$1***@')

@@ -1,4 +1,4 @@
-/** Small file-system questions asked all over: is it a folder, an executable file, where is a command. */
+/** Small file-system questions asked all over: is it a folder, an executable file, where is a command, what a JSON file holds. */
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -9,6 +9,15 @@ import path from 'node:path';
 export function statIfAny(p: string): fs.Stats | undefined {
   try {
     return fs.statSync(p);
+  } catch {
+    return undefined;
+  }
+}
+
+/** A JSON file's value, or undefined when it cannot be read or parsed. */
+export function readJsonIfAny<T>(file: string): T | undefined {
+  try {
+    return JSON.parse(fs.readFileSync(file, 'utf8')) as T;
   } catch {
     return undefined;
   }
@@ -88,7 +97,6 @@ export function linkFile(s: string, d: string): void {
   try {
     fs.linkSync(s, d);
   } catch (e) {
-    // Another file system (a cache on another disk): a copy is the only way across.
     if ((e as NodeJS.ErrnoException).code === 'EXDEV' || (e as NodeJS.ErrnoException).code === 'EPERM') fs.copyFileSync(s, d);
     else throw e;
   }

@@ -66,13 +66,13 @@ export type DetectResult = { pass: true; plan?: BuildPlan; reason?: string } | {
 export type DetectFn = (ctx: ReturnType<typeof detectContext>) => Promise<DetectResult> | DetectResult;
 
 /**
- * What an executable prints when it fails: a user error as one block, anything else with its stack.
- * A write of its own that found no room or no rights is a user error too (lib/disk.ts).
+ * Prints why an executable failed and returns its exit code: a user error as one block, anything
+ * else with its stack. A write of its own that found no room or no rights is a user error too (lib/disk.ts).
  */
-function failure(e: unknown): { code: number; text: string } {
+function fail(e: unknown): number {
   const shown = isUserError(e) ? e : (writeFailure(e, ownWrite(e)) ?? e);
-  const text = isUserError(shown) ? renderUserError(shown.data) : e instanceof Error ? (e.stack ?? e.message) : String(e);
-  return { code: exitCodeFor(e, 'buildpack'), text: `${text}\n` };
+  process.stderr.write(`${isUserError(shown) ? renderUserError(shown.data) : e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+  return exitCodeFor(e, 'buildpack');
 }
 
 /** The folder a buildpack's failed write went to: the file's, else its layers'. */
@@ -82,12 +82,6 @@ function ownWrite(e: unknown): WriteTarget {
   const folder = written ? path.dirname(path.resolve(written)) : (layers ?? process.cwd());
   const within = (dir: string | undefined) => dir !== undefined && `${folder}/`.startsWith(`${path.resolve(dir)}/`);
   return { folder, what: within(layers) ? "the buildpack's layers" : within(process.cwd()) ? 'the app folder' : folder };
-}
-
-function fail(e: unknown): number {
-  const f = failure(e);
-  process.stderr.write(f.text);
-  return f.code;
 }
 
 /** bin/detect: 0 pass (plan written to CNB_BUILD_PLAN_PATH), 100 not this runtime (reason on stdout), other: broken input (on stderr). */

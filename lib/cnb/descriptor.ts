@@ -78,7 +78,7 @@ export function lineOf(text: string, table: string, key: string): number | undef
 
 function descriptorError(
   file: string,
-  data: { id: string; title: string; line?: number; column?: number; value?: string; rule: string; fix: string; details?: string[] },
+  data: { id: string; title: string; line?: number; column?: number; value?: string; rule: string; fix: string },
 ): PhaseFailure {
   const where = `${file}${data.line ? `:${data.line}${data.column ? `:${data.column}` : ''}` : ''}`;
   const e = new UserError({
@@ -87,7 +87,6 @@ function descriptorError(
     seen: { what: 'buildpack.toml', ...(data.value !== undefined ? { value: data.value } : {}), where },
     rule: data.rule,
     fix: data.fix,
-    ...(data.details ? { details: data.details } : {}),
   });
   return new PhaseFailure(EXIT.descriptorInvalid, e.message, e);
 }

@@ -14,22 +14,12 @@ export const POSIX_PATH_VARS = ['PATH', 'LD_LIBRARY_PATH', 'LIBRARY_PATH', 'CPAT
 
 const ACTIONS = new Set(['override', 'default', 'append', 'prepend', 'delim']);
 
+/** An unset or empty variable takes the value whatever the action; `default` leaves a set one as it is. */
 function applyOne(env: EnvMap, name: string, action: EnvAction, value: string, delim: string): void {
   const current = env[name];
-  switch (action) {
-    case 'override':
-      env[name] = value;
-      break;
-    case 'default':
-      if (current === undefined || current === '') env[name] = value;
-      break;
-    case 'append':
-      env[name] = current ? `${current}${delim}${value}` : value;
-      break;
-    case 'prepend':
-      env[name] = current ? `${value}${delim}${current}` : value;
-      break;
-  }
+  if (action === 'override' || !current) env[name] = value;
+  else if (action === 'append') env[name] = `${current}${delim}${value}`;
+  else if (action === 'prepend') env[name] = `${value}${delim}${current}`;
 }
 
 /**

@@ -52,15 +52,13 @@ export class PhaseFailure extends Error {
   }
 }
 
-/** 128 + the signal's number, as a shell reports a process ended by it. */
+/**
+ * 128 + the signal's number, as a shell reports a process ended by it; 15 stands in for a name this
+ * system lacks (SIGINFO, SIGLOST on Linux), whatever @types/node's table says.
+ */
 export function signalExit(signal: NodeJS.Signals): number {
-  return 128 + (signalNumber(signal) ?? 15);
-}
-
-/** The signal's number here; none for a name this system lacks (SIGINFO, SIGLOST on Linux), whatever @types/node's table says. */
-export function signalNumber(signal: NodeJS.Signals): number | undefined {
   const numbers: Partial<Record<NodeJS.Signals, number>> = os.constants.signals;
-  return numbers[signal];
+  return 128 + (numbers[signal] ?? 15);
 }
 
 /**

@@ -1,17 +1,14 @@
 /**
- * NODE_EXTRA_CA_CERTS, read when our first request needs it instead of at Node.js's start.
- *
- * Node.js 20 parses that file at every start, before any of our code runs: ~40 ms for a system
- * bundle of 150 certificates, a quarter of a warm rebuild's buildpack run, though most builds make
- * no request at all (every tool reused). So the bootstraps (scripts/build.mjs) hand the variable
- * over under DEFERRED_CA_CERTS instead, and:
+ * NODE_EXTRA_CA_CERTS, read when our first request needs it instead of at Node.js's start: Node.js
+ * 20 parses that file at every start, though most builds make no request at all (every tool
+ * reused). So the bootstraps (scripts/build.mjs) hand the variable over under DEFERRED_CA_CERTS
+ * instead, and:
  * - `takeBackExtraCa`, the first thing a detect or build does, puts NODE_EXTRA_CA_CERTS back into the
  *   environment, so every process the buildpack starts (npm, composer, a build command) gets it as
  *   the lifecycle gave it;
  * - our own requests (lib/deps/download.ts, `trustContext`) trust Node.js's root certificates plus
  *   the file's, as Node.js would have: read once, when the first connection needs it.
  * Kept apart from download.ts (and from node:tls) because every detect and build loads it.
- * Node.js 24 reads the file lazily itself; the bootstraps defer it whatever the version (harmless).
  */
 /** Set by the bootstraps; never seen by anything but takeBackExtraCa. */
 export const DEFERRED_CA_CERTS = '_RBP_DEFERRED_NODE_EXTRA_CA_CERTS';

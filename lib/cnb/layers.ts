@@ -93,10 +93,9 @@ export class Layers {
     const before = this.restored(name);
     const launchOnly = Boolean(types.launch) && !types.cache && !types.build;
     const same = before.metadata !== undefined && metadataChanges(before.metadata, metadata).length === 0;
-    const contentsAvailable = before.hasContents || (launchOnly && !before.hasContents);
     let state: LayerState;
     let reason: string;
-    if (same && contentsAvailable) {
+    if (same && (before.hasContents || launchOnly)) {
       state = 'reused';
       reason = before.hasContents ? 'metadata unchanged' : 'metadata unchanged; contents kept from the previous build';
     } else {

@@ -65,11 +65,7 @@ export function writeBuildpackPlan(file: string, plan: BuildpackPlan): void {
   else writeToml(file, { entries: plan.entries });
 }
 
-/** build.toml: entries of this buildpack's plan that it did not meet go on to the next provider. */
-export function writeBuildToml(file: string, data: { unmet?: string[] }): void {
-  writeToml(file, { unmet: (data.unmet ?? []).map((name) => ({ name })) });
-}
-
+/** build.toml's [[unmet]]: entries of this buildpack's plan that it did not meet go on to the next provider. */
 export function readUnmet(file: string): string[] {
   if (!fs.existsSync(file)) return [];
   const t = readTomlIfExists<{ unmet?: { name?: string }[] }>(file) ?? {};

@@ -8,6 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
+import { readJsonIfAny as readJson } from '../fsx.ts';
 import type { SbomComponent } from './sbom.ts';
 
 interface PackageJsonLike {
@@ -17,18 +18,16 @@ interface PackageJsonLike {
   licenses?: { type?: string }[];
 }
 
-function readJson<T>(file: string): T | undefined {
-  try {
-    return JSON.parse(fs.readFileSync(file, 'utf8')) as T;
-  } catch {
-    return undefined;
-  }
-}
-
 /** `pkg:npm/%40scope/name@1.0.0` (purl-spec: the scope's @ is encoded). */
 export function npmPurl(name: string, version: string): string {
   const [scope, bare] = name.startsWith('@') ? name.split('/', 2) : [undefined, name];
   return `pkg:npm/${scope ? `${encodeURIComponent(scope)}/` : ''}${encodeURIComponent(bare)}@${encodeURIComponent(version)}`;
+}
+
+/** An npm package as a component: `@scope/name` has the group `@scope`. */
+function npmComponent(name: string, version: string): SbomComponent {
+  const slash = name.startsWith('@') ? name.indexOf('/') : -1;
+  return { type: 'library', ...(slash > 0 ? { group: name.slice(0, slash) } : {}), name: name.slice(slash + 1), version, purl: npmPurl(name, version) };
 }
 
 /** An SRI integrity (`sha512-<base64>`) as a CycloneDX hash. */
@@ -56,20 +55,14 @@ function packageDirs(nodeModules: string, out: string[], seenDirs: Set<string>):
   }
   if (seenDirs.has(real)) return;
   seenDirs.add(real);
-  let entries: fs.Dirent[];
-  try {
-    entries = fs.readdirSync(nodeModules, { withFileTypes: true });
-  } catch {
-    return;
-  }
-  for (const e of entries) {
-    const p = path.join(nodeModules, e.name);
-    if (e.name === '.pnpm') {
+  for (const name of safeReaddir(nodeModules)) {
+    const p = path.join(nodeModules, name);
+    if (name === '.pnpm') {
       for (const store of safeReaddir(p)) packageDirs(path.join(p, store, 'node_modules'), out, seenDirs);
       continue;
     }
-    if (e.name.startsWith('.')) continue;
-    if (e.name.startsWith('@')) {
+    if (name.startsWith('.')) continue;
+    if (name.startsWith('@')) {
       for (const n of safeReaddir(p)) addPackage(path.join(p, n), out, seenDirs);
       continue;
     }
@@ -109,18 +102,9 @@ export function nodeModulesComponents(nodeModules: string, lockFile?: string): S
     if (!p?.name || !p.version) continue;
     const ref = `${p.name}@${p.version}`;
     if (byRef.has(ref)) continue;
-    const scope = p.name.startsWith('@') ? p.name.slice(1, p.name.indexOf('/')) : undefined;
     const hashes = sriHash(integrity.get(ref));
     const licenses = licensesOf(p);
-    byRef.set(ref, {
-      type: 'library',
-      name: scope ? p.name.slice(p.name.indexOf('/') + 1) : p.name,
-      ...(scope ? { group: `@${scope}` } : {}),
-      version: p.version,
-      purl: npmPurl(p.name, p.version),
-      ...(hashes ? { hashes } : {}),
-      ...(licenses ? { licenses } : {}),
-    });
+    byRef.set(ref, { ...npmComponent(p.name, p.version), ...(hashes ? { hashes } : {}), ...(licenses ? { licenses } : {}) });
   }
   return [...byRef.values()].sort((a, b) => (a.purl! < b.purl! ? -1 : 1));
 }
@@ -175,10 +159,8 @@ export function yarnBerryLockComponents(lockFile: string): SbomComponent[] {
     if (key === '__metadata') continue;
     const m = /^(@?[^@]+)@npm:(.+)$/.exec(entry?.resolution ?? '');
     if (!m) continue;
-    const [, name, version] = m as unknown as [string, string, string];
-    const purl = npmPurl(name, version);
-    const scope = name.startsWith('@') ? name.slice(0, name.indexOf('/')) : undefined;
-    byRef.set(purl, { type: 'library', ...(scope ? { group: scope } : {}), name: scope ? name.slice(scope.length + 1) : name, version, purl });
+    const c = npmComponent(m[1]!, m[2]!);
+    byRef.set(c.purl!, c);
   }
   return [...byRef.values()].sort((a, b) => (a.purl! < b.purl! ? -1 : 1));
 }

@@ -50,40 +50,28 @@ export interface Setting<T> {
   source: 'env' | 'default';
 }
 
+/** Each kind described for users; a kind with none is named by its type (`string`, `command`, `flags`). */
+const DESCRIPTIONS: { [T in Kind['type']]?: string | ((k: Extract<Kind, { type: T }>) => string) } = {
+  enum: (k) => `one of ${k.values.join(', ')}`,
+  port: 'a port number, a whole number from 1 to 65535',
+  version: (k) => k.shape,
+  'url-path': 'a URL path (a missing leading / is added; spaces and non-ASCII are percent-encoded)',
+  'app-path': 'a path inside the application',
+  'path-list': (k) => `paths inside the application separated by ${JSON.stringify(k.separator)}`,
+  list: (k) => `a list separated by ${JSON.stringify(k.separator)}`,
+  host: 'a host name (with a port or a path if needed), or an http(s) URL without credentials',
+  date: 'an ISO date (YYYY-MM-DD)',
+  secret: 'a secret (never printed)',
+  seconds: 'a number of seconds greater than 0',
+  bool: '1, true or yes (on); 0, false or no (off)',
+  bytes: 'a number of bytes greater than 0',
+  path: 'a path on the machine that runs rbp or the buildpack',
+};
+
 /** A kind described for users: the `Rule:` line of its error and the README's type column. */
 export function describeKind(k: Kind): string {
-  switch (k.type) {
-    case 'enum':
-      return `one of ${k.values.join(', ')}`;
-    case 'port':
-      return 'a port number, a whole number from 1 to 65535';
-    case 'version':
-      return k.shape;
-    case 'url-path':
-      return 'a URL path (a missing leading / is added; spaces and non-ASCII are percent-encoded)';
-    case 'app-path':
-      return 'a path inside the application';
-    case 'path-list':
-      return `paths inside the application separated by ${JSON.stringify(k.separator)}`;
-    case 'list':
-      return `a list separated by ${JSON.stringify(k.separator)}`;
-    case 'host':
-      return 'a host name (with a port or a path if needed), or an http(s) URL without credentials';
-    case 'date':
-      return 'an ISO date (YYYY-MM-DD)';
-    case 'secret':
-      return 'a secret (never printed)';
-    case 'seconds':
-      return 'a number of seconds greater than 0';
-    case 'bool':
-      return '1, true or yes (on); 0, false or no (off)';
-    case 'bytes':
-      return 'a number of bytes greater than 0';
-    case 'path':
-      return 'a path on the machine that runs rbp or the buildpack';
-    default:
-      return k.type;
-  }
+  const d = DESCRIPTIONS[k.type] as string | ((k: Kind) => string) | undefined;
+  return typeof d === 'function' ? d(k) : (d ?? k.type);
 }
 
 /**

@@ -179,31 +179,23 @@ export interface AppPathSetting extends AppPath {
   real: string;
 }
 
+/** What a path must be (`kind`, and whether it must exist), and the fix its error gives. */
+type PathOptions = { kind?: AppPathKind; mustExist?: boolean; fix?: string };
+
 /**
  * The one resolver of the `app-path` variables (webroot, Caddyfile, outdir, worker, cache file):
  * read, then resolved in `appDir` through lib/app-path.ts (symlinks followed). A value that leaves
  * the app, or (with `mustExist`) names nothing or the wrong kind of thing, is the variable's own
  * user error, `config/<name>/invalid`. Undefined when unset without a default.
  */
-export function readAppPath(
-  env: Env,
-  name: string,
-  appDir: string,
-  o: { kind?: AppPathKind; mustExist?: boolean; fix?: string } = {},
-): AppPathSetting | undefined {
+export function readAppPath(env: Env, name: string, appDir: string, o: PathOptions = {}): AppPathSetting | undefined {
   const setting = read(env, name);
   if (!setting) return undefined;
   return resolveSettingPath(appDir, name, setting.value, setting.source, o);
 }
 
 /** Resolves one path a variable names (an `app-path` value, or one entry of a `path-list`). */
-export function resolveSettingPath(
-  appDir: string,
-  name: string,
-  value: string,
-  source: Setting<string>['source'],
-  o: { kind?: AppPathKind; mustExist?: boolean; fix?: string } = {},
-): AppPathSetting {
+export function resolveSettingPath(appDir: string, name: string, value: string, source: Setting<string>['source'], o: PathOptions = {}): AppPathSetting {
   const kind = o.kind ?? 'any';
   const r = resolveAppPath(appDir, value, kind, o.mustExist ?? false);
   const s = spec(name);
@@ -223,9 +215,4 @@ export function resolveSettingPath(
   const found = r.path!;
   const real = found.type ? path.relative(fs.realpathSync.native(appDir), fs.realpathSync.native(found.abs)).split(path.sep).join('/') : found.rel;
   return { ...found, value, source, real };
-}
-
-/** Like read(), for a port: its number. */
-export function readPort(env: Env, name: string): Setting<number> | undefined {
-  return read<number>(env, name);
 }

@@ -75,11 +75,6 @@ export function probeNode(file: string): NodeProbe {
   return versionProbe(file, m[0].slice(1));
 }
 
-/** RBP_LAUNCHER_NODE, with an empty value meaning unset. */
-export function operatorLauncherNode(env: Record<string, string | undefined>): string | undefined {
-  return raw(env, LAUNCHER_NODE_VARIABLE);
-}
-
 /** The runtime's Node.js, when the planner can run on it. */
 export function usableRuntimeNode(runtimeNode: RuntimeNode, log: Logger): LauncherNode | undefined {
   const { path: file } = runtimeNode;
@@ -94,7 +89,7 @@ export function usableRuntimeNode(runtimeNode: RuntimeNode, log: Logger): Launch
 
 /** RBP_LAUNCHER_NODE at build, checked: the Node.js the launch environment will name. */
 export function operatorNode(env: Record<string, string | undefined>, log: Logger): LauncherNode | undefined {
-  const value = operatorLauncherNode(env);
+  const value = raw(env, LAUNCHER_NODE_VARIABLE);
   if (!value) return undefined;
   const p: NodeProbe = path.isAbsolute(value) ? probeNode(value) : { ok: false, problem: `${value} is not an absolute path` };
   if (!p.ok) {

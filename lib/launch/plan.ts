@@ -66,14 +66,6 @@ export interface Refusal {
   error: (seen: string) => UserError;
 }
 
-/** Throws the error of the first refusal the environment meets. */
-export function checkRefusals(runtime: Pick<RuntimeLaunch, 'refusals'>, env: NodeJS.ProcessEnv): void {
-  for (const r of runtime.refusals ?? []) {
-    const seen = raw(env, r.variable);
-    if (seen?.toLowerCase() === r.value.toLowerCase()) throw r.error(seen);
-  }
-}
-
 /** Where a variable the launch sets comes from: the port plan, or the runtime's own plan. */
 export type EnvSource = 'port' | 'runtime';
 
@@ -149,7 +141,10 @@ export async function planLaunch(
   layersDir: string,
   opts: { port?: number } = {},
 ): Promise<LaunchPlan> {
-  checkRefusals(runtime, env);
+  for (const r of runtime.refusals ?? []) {
+    const seen = raw(env, r.variable);
+    if (seen?.toLowerCase() === r.value.toLowerCase()) throw r.error(seen);
+  }
   const requestFlow = await planFlow(env, appDir);
   const port = opts.port !== undefined ? { port: opts.port, source: 'the launch' } : appPort(env, runtime.portVariable, appDir);
   const planned = runtime.plan({ env, appDir, layersDir, port: port.port });

@@ -5,7 +5,7 @@
  * middlewares chain from the public port inward. RBP_APP_PORT (operator configuration) moves that
  * 9000 for runs that must not collide, such as tests running side by side.
  */
-import { readPort } from '../config/read.ts';
+import { read } from '../config/read.ts';
 import { UserError } from '../errors.ts';
 import { bindable } from './request-flow/allocate.ts';
 import { isActive } from './request-flow/activation.ts';
@@ -15,20 +15,12 @@ export const APP_PORT_BEHIND_MIDDLEWARE = 9000;
 
 // An invalid port variable is the variable's user error (lib/config), never a silent 8080.
 export function publicPort(env: NodeJS.ProcessEnv): number {
-  return readPort(env, 'RBP_PUBLIC_PORT')?.value ?? PUBLIC_PORT;
+  return read<number>(env, 'RBP_PUBLIC_PORT')?.value ?? PUBLIC_PORT;
 }
 
 /** 9000, or the operator's RBP_APP_PORT. */
 export function appPortBehindMiddleware(env: NodeJS.ProcessEnv): number {
-  return readPort(env, 'RBP_APP_PORT')?.value ?? APP_PORT_BEHIND_MIDDLEWARE;
-}
-
-/**
- * Whether at least one request-flow middleware is active, or public access is blocked (contract,
- * "Request flow"). Never throws: an invalid CC_REQUEST_FLOW is reported by the launch entrypoint.
- */
-export function middlewareActive(env: NodeJS.ProcessEnv, appDir: string = process.cwd()): boolean {
-  return isActive(env, appDir);
+  return read<number>(env, 'RBP_APP_PORT')?.value ?? APP_PORT_BEHIND_MIDDLEWARE;
 }
 
 /**
@@ -49,13 +41,13 @@ export interface AppPort {
 
 /** The port the application itself must listen on; `runtimeVar` is CC_STATIC_PORT, CC_PHPSERVER_PORT or none. */
 export function appPort(env: NodeJS.ProcessEnv, runtimeVar?: string, appDir?: string): AppPort {
-  if (middlewareActive(env, appDir)) {
-    const app = readPort(env, 'RBP_APP_PORT');
+  if (isActive(env, appDir ?? process.cwd())) {
+    const app = read<number>(env, 'RBP_APP_PORT');
     return { port: appPortBehindMiddleware(env), source: app?.source === 'env' ? 'RBP_APP_PORT' : `behind the request flow (${APP_PORT_BEHIND_MIDDLEWARE})` };
   }
   // A variable counts when set; the runtime's declared default (8080) is the public port's.
   for (const name of portChain(runtimeVar)) {
-    const p = readPort(env, name);
+    const p = read<number>(env, name);
     if (p?.source === 'env') return { port: p.value, source: name };
   }
   return { port: PUBLIC_PORT, source: `the public port (${PUBLIC_PORT})` };

@@ -18,11 +18,6 @@ export const MAX_DELAY_MS = 30_000;
 /** A run at least this long was healthy: the next crash starts the back-off again. */
 export const HEALTHY_RUN_MS = 60_000;
 
-/** RBP_RESTART of the launch environment, read as lib/config declares it (an invalid value is its own user error). */
-export function restartPolicyOf(env: NodeJS.ProcessEnv): RestartPolicy {
-  return read<RestartPolicy>(env, RESTART_VARIABLE)?.value ?? 'no';
-}
-
 /** The restart policy as the launch plan holds it (plan.ts). */
 export interface RestartPlan {
   policy: RestartPolicy;
@@ -36,7 +31,7 @@ export interface RestartPlan {
 /** RBP_RESTART and RBP_RESTART_FIRST_DELAY of the launch environment (an invalid value is its user error). */
 export function restartPlan(env: NodeJS.ProcessEnv): RestartPlan {
   return {
-    policy: restartPolicyOf(env),
+    policy: read<RestartPolicy>(env, RESTART_VARIABLE)?.value ?? 'no',
     firstDelayMs: read<number>(env, 'RBP_RESTART_FIRST_DELAY')!.value * 1000,
     maxDelayMs: MAX_DELAY_MS,
     healthyRunMs: HEALTHY_RUN_MS,

@@ -23,10 +23,11 @@ import path from 'node:path';
 import { escapeId } from '../cnb/descriptor.ts';
 import { value } from '../config/read.ts';
 import { UserError } from '../errors.ts';
+import { readJsonIfAny } from '../fsx.ts';
 import { formatDuration, type Logger } from '../log.ts';
 import { launchLayers } from '../cnb/layers.ts';
 import { readLaunchMetadata, type LaunchMetadata } from '../cnb/metadata.ts';
-import { historyFor, imageEnv, imageTime, OciLayoutWriter, readLayout, REPRODUCIBLE_DATE, type Layer, type ReadImage } from './oci-layout.ts';
+import { blobPath, historyFor, imageEnv, imageTime, OciLayoutWriter, readLayout, REPRODUCIBLE_DATE, type Layer, type ReadImage } from './oci-layout.ts';
 import { CNB_USER } from './stack-user.ts';
 
 export const LAYERS_DIR = '/layers';
@@ -37,9 +38,8 @@ const toolCache = () => value(process.env, 'RBP_TOOLS_CACHE')!;
 
 /** The run image: --run-image, else RBP_RUN_IMAGE, else the one scripts/tools/run-image.sh made. */
 export function runImageLayout(given?: string): string {
-  // The folder scripts/tools/run-image.sh writes (its suite and REVISION).
   const p = given ?? value(process.env, 'RBP_RUN_IMAGE') ?? path.join(toolCache(), 'run-image', 'bookworm-r2', 'layout');
-  // scripts/tools/run-image.sh prints the layout's `oci-layout` file, as the others print an executable.
+  // run-image.sh prints the layout's `oci-layout` file, as the other tool scripts print an executable.
   return path.basename(p) === 'oci-layout' ? path.dirname(p) : p;
 }
 
@@ -52,14 +52,13 @@ export function referenceLauncher(): string {
 export interface AppImageOptions {
   /** OUT: the path the app's own files name (the image links it to /layers and /workspace). */
   out: string;
-  /** Where the build is now, when not yet at OUT (rbp build hands over its new generation before OUT switches to it). */
+  /** Where the build is now, when not yet at OUT (a new generation before OUT switches to it). */
   from?: string;
   image: string;
-  /** An OCI layout folder holding the run image (scripts/tools/run-image.sh makes one). */
+  /** An OCI layout folder. */
   runImage: string;
-  /** The reference lifecycle's launcher binary. */
   launcher: string;
-  /** Its ref names in the layout (`--tag`); default `latest`. */
+  /** Ref names in the layout (`--tag`); default `latest`. */
   tags?: string[];
   log: Logger;
 }
@@ -91,13 +90,8 @@ interface ExportRecord {
 }
 
 function readRecord(image: string): ExportRecord['layers'] {
-  try {
-    // A record another version of rbp wrote may be of another version.
-    const r = JSON.parse(fs.readFileSync(path.join(image, EXPORT_RECORD), 'utf8')) as Omit<ExportRecord, 'version'> & { version: unknown };
-    return r.version === 1 ? r.layers : {};
-  } catch {
-    return {};
-  }
+  const r = readJsonIfAny<Omit<ExportRecord, 'version'> & { version: unknown }>(path.join(image, EXPORT_RECORD));
+  return r?.version === 1 ? r.layers : {};
 }
 
 /** Up to this many bytes, a layer is fingerprinted by its content: reading it costs less than writing it. */
@@ -137,11 +131,9 @@ const cnbOwned = () => ({ uid: CNB_USER.uid, gid: CNB_USER.gid });
 export interface PreparedImage {
   layers: number;
   digest: string;
-  /** Where the layout was written, until commit() moves it to the image folder. */
+  /** Where the layout was written, until commit() moves it into place (the previous one goes); abort() removes it. */
   staged: string;
-  /** Moves the new layout into place (the previous one goes). */
   commit(): void;
-  /** Removes the staged layout (the previous image stays). */
   abort(): void;
 }
 
@@ -207,8 +199,8 @@ class ImageLayers {
   async add(key: string, createdBy: string, fingerprint: string, write: () => Promise<Layer>): Promise<Layer> {
     const before = this.previous[key];
     let l: Layer;
-    if (before?.fingerprint === fingerprint && fs.existsSync(path.join(this.image, 'blobs', ...before.layer.digest.split(':')))) {
-      l = this.w.reuseLayer(this.image, before.layer);
+    if (before?.fingerprint === fingerprint && fs.existsSync(blobPath(this.image, before.layer.digest))) {
+      this.w.adoptBlob(this.image, (l = before.layer));
       this.reused++;
     } else l = await write();
     this.record.layers[key] = { fingerprint, layer: l };
@@ -220,11 +212,8 @@ class ImageLayers {
 
   /** Entries of a folder as a layer owned by the CNB user, under `prefix`, looked through for the build folder. */
   addTree(key: string, createdBy: string, root: string, entries: string[], prefix = '', content = false): Promise<Layer> {
-    const fingerprint = treeFingerprint(
-      entries.map((e) => path.join(root, e)),
-      `${prefix}\0${this.outPrefix}`,
-      { content },
-    );
+    const files = entries.map((e) => path.join(root, e));
+    const fingerprint = treeFingerprint(files, `${prefix}\0${this.outPrefix}`, { content });
     return this.add(key, createdBy, fingerprint, () => this.w.addLayer(root, prefix || undefined, { entries, owner: cnbOwned, find: this.outPrefix }));
   }
 }
@@ -250,7 +239,8 @@ export async function prepareAppImage(o: AppImageOptions): Promise<PreparedImage
     const x = new ImageLayers(w, o.image, readRecord(o.image), `${out}/`);
     const sha = await addLayers(x, src, md, o.launcher, tmp);
     const cfg = configFolder(src, md, out, path.join(tmp, 'config'), namingOut(x, md, o.log));
-    sha.config = (await x.add('config', 'Buildpacks Launcher Config', contentFingerprint(cfg), () => w.addLayer(cfg))).diffID;
+    // Staged anew at every build: fingerprinted by content.
+    sha.config = (await x.add('config', 'Buildpacks Launcher Config', treeFingerprint([cfg], '', { content: true }), () => w.addLayer(cfg))).diffID;
 
     const dflt = md['buildpack-default-process-type'];
     const { path: runPath, rest: runEnv } = imageEnv(run.config);
@@ -310,8 +300,7 @@ interface LayerShas {
 
 /** The layers before the config: each buildpack's launch layers, the launch SBOMs, the app, the launcher. */
 async function addLayers(x: ImageLayers, src: string, md: LaunchMetadata, launcher: string, tmp: string): Promise<LayerShas> {
-  // One image layer per launch layer, as the exporter writes them: the layer's folder only (its
-  // .toml lives in the image label), taken from OUT as it is.
+  // The layer's folder only: its .toml lives in the image label.
   const buildpacks: LayerShas['buildpacks'] = {};
   for (const bp of md.buildpacks) {
     const bpDir = path.join(src, 'layers', escapeId(bp.id));
@@ -322,14 +311,13 @@ async function addLayers(x: ImageLayers, src: string, md: LaunchMetadata, launch
       (buildpacks[bp.id] ??= {})[name] = { sha: l.diffID, launch: true };
     }
   }
-  // The launch SBOMs where `pack sbom download` finds them: /layers/sbom/launch/<bp>[/<layer>]/sbom.<ext>.
+  // Where `pack sbom download` finds them: /layers/sbom/launch/<bp>[/<layer>]/sbom.<ext>.
   const sbomRoot = path.join(src, 'layers', 'sbom');
   const sbom = fs.existsSync(path.join(sbomRoot, 'launch'))
     ? (await x.addTree('sbom', 'Software Bill-of-Materials', sbomRoot, ['launch'], `${LAYERS_DIR.slice(1)}/sbom`)).diffID
     : undefined;
-  // The app, from OUT/workspace as it is (copied at every build: fingerprinted by content).
+  // Copied at every build: fingerprinted by content.
   const app = await x.addTree('app', 'Application Layer', src, ['workspace'], '', true);
-  // The launcher and one /cnb/process/<type> link per process.
   const types = md.processes.map((p) => p.type).sort();
   const l = await x.add('launcher', 'Buildpacks Application Launcher', treeFingerprint([launcher], types.join(',')), async () => {
     const cnb = path.join(tmp, 'launcher');
@@ -404,18 +392,4 @@ export async function writeAppImage(o: AppImageOptions): Promise<{ layers: numbe
   const p = await prepareAppImage(o);
   p.commit();
   return { layers: p.layers, digest: p.digest };
-}
-
-/** A fingerprint of small staged files by their content (their mtimes are new at every build). */
-function contentFingerprint(root: string): string {
-  const h = crypto.createHash('sha256');
-  const visit = (p: string, rel: string) => {
-    const st = fs.lstatSync(p);
-    h.update(`${rel}\0${st.mode}\0`);
-    if (st.isSymbolicLink()) h.update(fs.readlinkSync(p));
-    else if (st.isDirectory()) for (const n of fs.readdirSync(p).sort()) visit(path.join(p, n), `${rel}/${n}`);
-    else h.update(fs.readFileSync(p));
-  };
-  visit(root, '');
-  return h.digest('hex');
 }

@@ -23,8 +23,8 @@ import { UserError } from '../errors.ts';
 import { escapeId, type BuildpackRef } from '../cnb/descriptor.ts';
 import type { Logger } from '../log.ts';
 import { AUTO_ORDER, ourBuildpack } from './our-buildpacks.ts';
-import { runImageLayout } from './app-image.ts';
-import { LAYERS_LABEL, oneGroupEach, stageBuildpack, writeBuildpackage } from './buildpackage.ts';
+import { PLATFORM_API, runImageLayout } from './app-image.ts';
+import { addLayerInfo, LAYERS_LABEL, oneGroupEach, stageBuildpack, writeBuildpackage, type LayersLabel } from './buildpackage.ts';
 import { formatRef, parseImageRef, sibling, type ImageRef } from './image-ref.ts';
 import { lifecycleArchiveName, lifecycleDescriptor, lifecycleImageLabels, LIFECYCLE_APIS, stageLifecycle, writeLifecycleArchive } from './lifecycle.ts';
 import {
@@ -36,14 +36,13 @@ import {
   REPRODUCIBLE_DATE,
   type Descriptor,
   type ImageConfig,
+  type Layer,
   type LayerOptions,
   type ReadImage,
 } from './oci-layout.ts';
 import { cnbHomeOwner, CNB_USER, stageCnbUser } from './stack-user.ts';
 
-export const BUILD_UID = CNB_USER.uid;
-export const BUILD_GID = CNB_USER.gid;
-export const BUILDER_PLATFORM_API = '0.13';
+const BUILD_USER = `${CNB_USER.uid}:${CNB_USER.gid}`;
 export const STACK_ID = 'io.buildpacks.stacks.bookworm';
 /** The builder's name when none is given: a registry on this machine's usual port (see README, "Use with pack"). */
 export const DEFAULT_BUILDER_REF = 'localhost:5000/rbp:bookworm';
@@ -163,10 +162,14 @@ class BuilderLayout {
 
   async add(img: Built, root: string, what: string, opts: LayerOptions = {}) {
     const l = await this.w.addLayer(root, undefined, { normalizeModes: true, ...opts });
+    BuilderLayout.push(img, l, what);
+    return l;
+  }
+
+  static push(img: Built, l: Layer, what: string): void {
     img.layers.push(l);
     img.diffIds.push(l.diffID);
     img.history.push(...historyFor(undefined, 0, [what]));
-    return l;
   }
 
   /** Writes one image of the builder. */
@@ -194,9 +197,7 @@ export async function writeBuilder(o: BuilderOptions): Promise<{ layout: string 
     // The lifecycle image: what buildpacksio/lifecycle holds (/cnb/lifecycle, its labels, /layers as
     // working folder, run as root), on the run image's layers (it needs CA certificates and /tmp).
     const lifecycle = from(b.baseImg);
-    lifecycle.layers.push(lcLayer);
-    lifecycle.diffIds.push(lcLayer.diffID);
-    lifecycle.history.push(...historyFor(undefined, 0, [`rbp: the reference lifecycle ${o.lifecycleVersion} at /cnb/lifecycle`]));
+    BuilderLayout.push(lifecycle, lcLayer, `rbp: the reference lifecycle ${o.lifecycleVersion} at /cnb/lifecycle`);
     b.finish(
       lifecycle,
       { config: { Env: [`PATH=/cnb/lifecycle:${b.runPath}`], WorkingDir: '/layers', Labels: lifecycleImageLabels(o.lifecycleVersion) } },
@@ -224,7 +225,7 @@ export async function writeBuilder(o: BuilderOptions): Promise<{ layout: string 
   }
 }
 
-const stackEnv = [`CNB_USER_ID=${BUILD_UID}`, `CNB_GROUP_ID=${BUILD_GID}`, `CNB_STACK_ID=${STACK_ID}`, `HOME=${CNB_USER.home}`];
+const stackEnv = [`CNB_USER_ID=${CNB_USER.uid}`, `CNB_GROUP_ID=${CNB_USER.gid}`, `CNB_STACK_ID=${STACK_ID}`, `HOME=${CNB_USER.home}`];
 
 /** The run image (the CNB user's passwd and group entries, when the given run image has none) and the build image; returns the build image. */
 async function stackImages(b: BuilderLayout, o: BuilderOptions): Promise<Built> {
@@ -245,7 +246,7 @@ async function stackImages(b: BuilderLayout, o: BuilderOptions): Promise<Built> 
   fs.chmodSync(path.join(nodeRoot, 'usr', 'local', 'bin', 'node'), 0o755);
   fs.mkdirSync(path.join(nodeRoot, CNB_USER.home.slice(1)), { recursive: true });
   await b.add(build, nodeRoot, `rbp: Node.js ${process.version} at /usr/local/bin/node, for the buildpacks' bootstraps`, { owner: cnbHomeOwner });
-  b.finish(build, { config: { Env: [`PATH=${b.runPath}`, ...stackEnv], User: `${BUILD_UID}:${BUILD_GID}`, Labels: stackLabels(b) } }, LAYOUT_TAGS.build);
+  b.finish(build, { config: { Env: [`PATH=${b.runPath}`, ...stackEnv], User: BUILD_USER, Labels: stackLabels(b) } }, LAYOUT_TAGS.build);
   return build;
 }
 
@@ -259,19 +260,12 @@ async function builderImage(b: BuilderLayout, builder: Built, members: Buildpack
   const lcLayer = await b.add(builder, lcRoot, `rbp: the reference lifecycle ${o.lifecycleVersion} at /cnb/lifecycle`);
 
   // One layer per buildpack, as a buildpackage has them.
-  const bpLayers: Record<string, Record<string, { api?: string; targets?: unknown; layerDiffID: string; homepage?: string; name?: string }>> = {};
+  const bpLayers: LayersLabel = {};
   for (const ref of members) {
     const d = ref.descriptor;
     const root = b.stage(`bp-${escapeId(d.buildpack.id)}`);
     stageBuildpack(ref, root);
-    const l = await b.add(builder, root, `rbp: buildpack ${d.buildpack.id}@${d.buildpack.version}`);
-    (bpLayers[d.buildpack.id] ??= {})[d.buildpack.version] = {
-      api: d.api,
-      ...(d.targets ? { targets: d.targets } : {}),
-      layerDiffID: l.diffID,
-      ...(d.buildpack.homepage ? { homepage: d.buildpack.homepage } : {}),
-      ...(d.buildpack.name ? { name: d.buildpack.name } : {}),
-    };
+    addLayerInfo(bpLayers, d, (await b.add(builder, root, `rbp: buildpack ${d.buildpack.id}@${d.buildpack.version}`)).diffID);
   }
 
   // order.toml, run.toml, stack.toml and the platform's folders. The same order as the composite
@@ -284,21 +278,16 @@ async function builderImage(b: BuilderLayout, builder: Built, members: Buildpack
   fs.writeFileSync(path.join(cfg, 'cnb', 'run.toml'), stringify({ images: [{ image: runRef }] }));
   fs.writeFileSync(path.join(cfg, 'cnb', 'stack.toml'), stringify({ 'run-image': { image: runRef } }));
   await b.add(builder, cfg, 'rbp: /cnb/order.toml, /cnb/run.toml, /cnb/stack.toml, /layers, /workspace, /platform', {
-    owner: (rel) => (USER_DIRS.includes(rel) ? { uid: BUILD_UID, gid: BUILD_GID } : undefined),
+    owner: (rel) => (USER_DIRS.includes(rel) ? { uid: CNB_USER.uid, gid: CNB_USER.gid } : undefined),
   });
 
   const description = `runtime-buildpacks: ${AUTO_ORDER.join(', ')} on Debian bookworm`;
   const metadata = {
     description,
-    buildpacks: members.map((m) => ({
-      id: m.descriptor.buildpack.id,
-      version: m.descriptor.buildpack.version,
-      homepage: m.descriptor.buildpack.homepage,
-      name: m.descriptor.buildpack.name,
-    })),
+    buildpacks: members.map(({ descriptor: { buildpack: b } }) => ({ id: b.id, version: b.version, homepage: b.homepage, name: b.name })),
     stack: { runImage: { image: runRef, mirrors: [] } },
     images: [{ image: runRef, mirrors: [] }],
-    lifecycle: { version: o.lifecycleVersion, api: { buildpack: '0.10', platform: BUILDER_PLATFORM_API }, apis: LIFECYCLE_APIS },
+    lifecycle: { version: o.lifecycleVersion, api: { buildpack: '0.10', platform: PLATFORM_API }, apis: LIFECYCLE_APIS },
     createdBy: { name: 'rbp', version: '' },
   };
   const labels = {
@@ -306,10 +295,10 @@ async function builderImage(b: BuilderLayout, builder: Built, members: Buildpack
     'io.buildpacks.builder.metadata': JSON.stringify(metadata),
     'io.buildpacks.buildpack.order': JSON.stringify(order),
     [LAYERS_LABEL]: JSON.stringify(bpLayers),
-    'io.buildpacks.builder.api': BUILDER_PLATFORM_API,
+    'io.buildpacks.builder.api': PLATFORM_API,
   };
-  const env = [`PATH=/cnb/lifecycle:${b.runPath}`, ...stackEnv, `CNB_PLATFORM_API=${BUILDER_PLATFORM_API}`];
-  b.finish(builder, { config: { Env: env, User: `${BUILD_UID}:${BUILD_GID}`, WorkingDir: '/layers', Labels: labels } }, LAYOUT_TAGS.builder);
+  const env = [`PATH=/cnb/lifecycle:${b.runPath}`, ...stackEnv, `CNB_PLATFORM_API=${PLATFORM_API}`];
+  b.finish(builder, { config: { Env: env, User: BUILD_USER, WorkingDir: '/layers', Labels: labels } }, LAYOUT_TAGS.builder);
   return { lcLayer, description, order, layers: builder.layers.length };
 }
 
@@ -335,9 +324,9 @@ ${stringify({
 
 /** What rbp builder prints after writing: each image's name, and how to load or push them. */
 export function builderInstructions(layout: string, names: BuilderNames): string[] {
-  const rows = (['builder', 'build', 'run', 'lifecycle'] as const).map((k) => `  ${k.padEnd(9)} ${formatRef(names[k])}  (oci:${layout}:${LAYOUT_TAGS[k]})`);
-  const copy = (dest: string) =>
-    (['builder', 'build', 'run', 'lifecycle'] as const).map((k) => `  skopeo copy oci:${layout}:${LAYOUT_TAGS[k]} ${dest}${formatRef(names[k])}`);
+  const kinds = ['builder', 'build', 'run', 'lifecycle'] as const;
+  const rows = kinds.map((k) => `  ${k.padEnd(9)} ${formatRef(names[k])}  (oci:${layout}:${LAYOUT_TAGS[k]})`);
+  const copy = (dest: string) => kinds.map((k) => `  skopeo copy oci:${layout}:${LAYOUT_TAGS[k]} ${dest}${formatRef(names[k])}`);
   return [
     'images (pack build needs the builder and its run image, untrusted builds the lifecycle image, pack builder create with builder.toml the build and run images):',
     ...rows,

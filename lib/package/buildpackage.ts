@@ -30,6 +30,19 @@ interface LayerInfo {
   homepage?: string;
   name?: string;
 }
+export type LayersLabel = Record<string, Record<string, LayerInfo>>;
+
+/** The entry of one buildpack in the io.buildpacks.buildpack.layers label, as pack writes it. */
+export function addLayerInfo(info: LayersLabel, d: BuildpackDescriptor, layerDiffID: string): void {
+  (info[d.buildpack.id] ??= {})[d.buildpack.version] = {
+    api: d.api,
+    ...(d.targets ? { targets: d.targets } : {}),
+    ...(d.order ? { order: d.order } : {}),
+    layerDiffID,
+    ...(d.buildpack.homepage ? { homepage: d.buildpack.homepage } : {}),
+    ...(d.buildpack.name ? { name: d.buildpack.name } : {}),
+  };
+}
 
 const key = (d: BuildpackDescriptor) => `${d.buildpack.id}@${d.buildpack.version}`;
 
@@ -54,22 +67,13 @@ export async function writeBuildpackage(entry: BuildpackRef, components: Buildpa
     if (!asArchive) fs.rmSync(layoutDir, { recursive: true, force: true });
     const writer = new OciLayoutWriter(layoutDir);
     const layers: Layer[] = [];
-    const info: Record<string, Record<string, LayerInfo>> = {};
+    const info: LayersLabel = {};
     for (const ref of all) {
       const root = path.join(staging, escapeId(ref.descriptor.buildpack.id));
       stageBuildpack(ref, root);
-      // Modes as pack writes them (folders 0755, files 0644 or 0755), whatever the folder's on disk.
       const layer = await writer.addLayer(root, undefined, { normalizeModes: true });
       layers.push(layer);
-      const d = ref.descriptor;
-      (info[d.buildpack.id] ??= {})[d.buildpack.version] = {
-        api: d.api,
-        ...(d.targets ? { targets: d.targets } : {}),
-        ...(d.order ? { order: d.order } : {}),
-        layerDiffID: layer.diffID,
-        ...(d.buildpack.homepage ? { homepage: d.buildpack.homepage } : {}),
-        ...(d.buildpack.name ? { name: d.buildpack.name } : {}),
-      };
+      addLayerInfo(info, ref.descriptor, layer.diffID);
     }
     const d = entry.descriptor;
     const metadata = {
@@ -104,24 +108,18 @@ export function oneGroupEach(members: BuildpackRef[]): { group: { id: string; ve
   return members.map((m) => ({ group: [{ id: m.descriptor.buildpack.id, version: m.descriptor.buildpack.version }] }));
 }
 
-/** The descriptor of a composite buildpack whose order tries each of `members`, one group each. */
-export function compositeDescriptor(id: string, version: string, name: string, members: BuildpackRef[]): BuildpackDescriptor {
-  return {
+/** Writes a composite buildpack folder (buildpack.toml only) into `dir`: its order tries each of `members`, one group each. */
+export function writeComposite(id: string, version: string, name: string, members: BuildpackRef[], dir: string): BuildpackRef {
+  const descriptor: BuildpackDescriptor = {
     api: members[0]?.descriptor.api ?? '0.10',
     buildpack: { id, version, name, homepage: members[0]?.descriptor.buildpack.homepage },
     order: oneGroupEach(members),
   };
-}
-
-/** Writes a composite buildpack folder (buildpack.toml only) for `descriptor` into `dir`. */
-export function writeComposite(descriptor: BuildpackDescriptor, dir: string): BuildpackRef {
   fs.mkdirSync(dir, { recursive: true });
-  const clean = JSON.parse(JSON.stringify(descriptor)) as Record<string, unknown>; // drops undefined fields
-  fs.writeFileSync(path.join(dir, 'buildpack.toml'), stringify(clean));
+  // The JSON round trip drops undefined fields, which TOML cannot write.
+  fs.writeFileSync(path.join(dir, 'buildpack.toml'), stringify(JSON.parse(JSON.stringify(descriptor)) as Record<string, unknown>));
   return readDescriptor(dir);
 }
-
-export { isBuildpackage } from './buildpackage-path.ts';
 
 const unpacked: string[] = [];
 let cleanupRegistered = false;

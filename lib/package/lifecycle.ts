@@ -61,14 +61,8 @@ export async function writeLifecycleArchive(lifecycleDir: string, version: strin
   fs.mkdirSync(top);
   fs.renameSync(path.join(root, 'cnb', 'lifecycle'), path.join(top, 'lifecycle'));
   fs.writeFileSync(path.join(top, 'lifecycle.toml'), lifecycleDescriptor(version), { mode: 0o644 });
-  const entries = [
-    'lifecycle.toml',
-    'lifecycle',
-    ...fs
-      .readdirSync(path.join(top, 'lifecycle'))
-      .sort()
-      .map((n) => `lifecycle/${n}`),
-  ];
+  const programs = fs.readdirSync(path.join(top, 'lifecycle')).sort();
+  const entries = ['lifecycle.toml', 'lifecycle', ...programs.map((n) => `lifecycle/${n}`)];
   await pipeline(
     tar.c({ cwd: top, portable: true, mtime: REPRODUCIBLE_DATE, noDirRecurse: true, noPax: true }, entries) as unknown as NodeJS.ReadableStream,
     zlib.createGzip({ level: 6 }),

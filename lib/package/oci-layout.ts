@@ -14,10 +14,6 @@ import zlib from 'node:zlib';
 import * as tar from 'tar';
 import type { WriteEntry } from 'tar';
 
-export const MEDIA = {
-  index: 'application/vnd.oci.image.index.v1+json',
-} as const;
-
 /**
  * The media types of one image: its manifest, config and layers are all of one family, OCI or
  * Docker's, for containers/image (podman, CRI-O, skopeo) refuses a Docker v2s2 manifest that names
@@ -121,6 +117,26 @@ const NO_HARD_LINKS = {
   has: () => false,
 } as unknown as Map<`${number}:${number}`, string>;
 
+/** node-tar's options for a reproducible archive of `cwd`: sorted paths given, no hard links, no pax headers. */
+const tarOptions = (cwd: string, opts: LayerOptions) => ({
+  cwd,
+  portable: false,
+  mtime: REPRODUCIBLE_DATE,
+  noDirRecurse: true,
+  noPax: true,
+  linkCache: NO_HARD_LINKS,
+  onWriteEntry: (entry: WriteEntry) => normalizeEntry(entry, opts),
+});
+
+/** A stream stage that hands each chunk to `see` and passes it on. */
+const tap = (see: (c: Buffer) => unknown) =>
+  new Transform({
+    transform: (c: Buffer, _e, cb) => {
+      see(c);
+      cb(null, c);
+    },
+  });
+
 function normalizeEntry(entry: WriteEntry, opts: LayerOptions): void {
   const st = entry.stat;
   if (!st) return;
@@ -177,6 +193,8 @@ function finder(needle: Buffer): (chunk?: Buffer) => boolean {
   };
 }
 
+export const blobPath = (layoutDir: string, digest: string) => path.join(layoutDir, 'blobs', ...digest.split(':'));
+
 const sha256 = (data: Buffer | string) => `sha256:${crypto.createHash('sha256').update(data).digest('hex')}`;
 
 /** Every path under `dir` (relative, folders before their contents), sorted bytewise. */
@@ -220,16 +238,7 @@ export class OciLayoutWriter {
       const raw = crypto.createHash('sha256');
       const packed = crypto.createHash('sha256');
       const stream = tar.c(
-        {
-          cwd: root,
-          portable: false,
-          mtime: REPRODUCIBLE_DATE,
-          noDirRecurse: true,
-          noPax: true,
-          linkCache: NO_HARD_LINKS,
-          onWriteEntry: (entry) => normalizeEntry(entry, opts),
-          ...(prefix ? { prefix } : {}),
-        },
+        { ...tarOptions(root, opts), ...(prefix ? { prefix } : {}) },
         opts.entries
           ? [...opts.entries].sort().flatMap((e) => [e, ...(fs.lstatSync(path.join(root, e)).isDirectory() ? walkSorted(root, e) : [])])
           : walkSorted(root),
@@ -242,23 +251,15 @@ export class OciLayoutWriter {
       await Promise.all([
         pipeline(
           stream as unknown as NodeJS.ReadableStream,
-          new Transform({
-            transform: (c: Buffer, _e, cb) => {
-              raw.update(c);
-              seek?.(c);
-              cb(null, c);
-            },
+          tap((c) => {
+            raw.update(c);
+            seek?.(c);
           }),
           gzip,
         ),
         pipeline(
           gzip,
-          new Transform({
-            transform: (c: Buffer, _e, cb) => {
-              packed.update(c);
-              cb(null, c);
-            },
-          }),
+          tap((c) => packed.update(c)),
           fs.createWriteStream(gz),
         ),
       ]);
@@ -271,16 +272,10 @@ export class OciLayoutWriter {
     }
   }
 
-  /** A layer already written by an earlier export (its blob in `fromLayout`), taken as it is. */
-  reuseLayer(fromLayout: string, l: Layer): Layer {
-    this.adoptBlob(fromLayout, l);
-    return l;
-  }
-
   /** Takes a layer blob of another layout as is (a hard link, or a copy across file systems). */
   adoptBlob(fromLayout: string, d: Descriptor): void {
-    const src = path.join(fromLayout, 'blobs', ...d.digest.split(':'));
-    const dst = path.join(this.blobs, d.digest.slice('sha256:'.length));
+    const src = blobPath(fromLayout, d.digest);
+    const dst = blobPath(this.dir, d.digest);
     if (fs.existsSync(dst)) return;
     try {
       fs.linkSync(src, dst);
@@ -293,7 +288,10 @@ export class OciLayoutWriter {
 
   private addToIndex(m: Descriptor, refName: string, config: ImageConfig): void {
     this.images.push({ ...m, annotations: { 'org.opencontainers.image.ref.name': refName }, platform: { os: config.os, architecture: config.architecture } });
-    fs.writeFileSync(path.join(this.dir, 'index.json'), JSON.stringify({ schemaVersion: 2, mediaType: MEDIA.index, manifests: this.images }));
+    fs.writeFileSync(
+      path.join(this.dir, 'index.json'),
+      JSON.stringify({ schemaVersion: 2, mediaType: 'application/vnd.oci.image.index.v1+json', manifests: this.images }),
+    );
   }
 
   /** Writes the config and the manifest (OCI's media types), and lists the image in index.json, once per ref name (`latest` by default). */
@@ -311,16 +309,7 @@ export async function archiveLayout(layoutDir: string, file: string): Promise<vo
   const tmp = `${file}.partial-${process.pid}`;
   try {
     await tar.c(
-      {
-        cwd: layoutDir,
-        file: tmp,
-        portable: false,
-        mtime: REPRODUCIBLE_DATE,
-        noDirRecurse: true,
-        noPax: true,
-        linkCache: NO_HARD_LINKS,
-        onWriteEntry: (e) => normalizeEntry(e, { normalizeModes: true }),
-      },
+      { ...tarOptions(layoutDir, { normalizeModes: true }), file: tmp },
       walkSorted(layoutDir).filter((p) => !p.startsWith('.rbp-layer-')),
     );
     fs.renameSync(tmp, file);
@@ -330,7 +319,6 @@ export async function archiveLayout(layoutDir: string, file: string): Promise<vo
 }
 
 export interface ReadImage {
-  layoutDir: string;
   manifestDigest: string;
   manifest: Manifest;
   config: ImageConfig;
@@ -341,8 +329,6 @@ export interface ReadImage {
 function readJson<T>(file: string): T {
   return JSON.parse(fs.readFileSync(file, 'utf8')) as T;
 }
-
-const blobPath = (layoutDir: string, digest: string) => path.join(layoutDir, 'blobs', ...digest.split(':'));
 
 /**
  * Reads an image of a layout folder: the one tagged `refName`, else the first. Throws a plain
@@ -360,7 +346,7 @@ export function readLayout(layoutDir: string, refName?: string): ReadImage {
     manifest = readJson<Manifest>(blobPath(layoutDir, digest));
   }
   const config = readJson<ImageConfig>(blobPath(layoutDir, manifest.config.digest));
-  return { layoutDir, manifestDigest: digest, manifest, config, layerFiles: manifest.layers.map((l) => blobPath(layoutDir, l.digest)) };
+  return { manifestDigest: digest, manifest, config, layerFiles: manifest.layers.map((l) => blobPath(layoutDir, l.digest)) };
 }
 
 /** Extracts a layout archive (`.cnb`) into `dir`. */

@@ -22,9 +22,8 @@ let besideRbp: string | undefined;
 export function ourBuildpacksDir(): string {
   const dir = value(process.env, 'RBP_BUILDPACKS_DIR');
   if (dir) return dir;
-  // Asked several times per buildpack on every detect: found once (a folder not there yet is looked for again).
+  // Found once; a folder not there yet is looked for again.
   if (besideRbp) return besideRbp;
-  // The bundle's folder (scripts/build.mjs): no URL made and parsed back (~0.5 ms of every detect).
   const here = import.meta.dirname;
   for (const candidate of [path.join(here, 'buildpacks'), path.resolve(here, '../../dist/buildpacks')]) {
     if (fs.existsSync(candidate)) return (besideRbp = candidate);

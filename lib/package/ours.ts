@@ -9,7 +9,7 @@ import path from 'node:path';
 import type { BuildpackRef } from '../cnb/descriptor.ts';
 import type { Logger } from '../log.ts';
 import { AUTO_ORDER, ourBuildpack } from './our-buildpacks.ts';
-import { compositeDescriptor, writeBuildpackage, writeComposite } from './buildpackage.ts';
+import { writeBuildpackage, writeComposite } from './buildpackage.ts';
 import { formatRef, parseImageRef, sibling } from './image-ref.ts';
 import { extractArchive, OCI } from './oci-layout.ts';
 import { pushImages } from './registry.ts';
@@ -18,13 +18,13 @@ export const AUTO_ID = 'rbp/auto';
 
 /** The composite rbp/auto, written into a fresh folder under `dir`. */
 export function autoBuildpack(members: BuildpackRef[], dir: string): BuildpackRef {
-  const versions = [...new Set(members.map((m) => m.descriptor.buildpack.version))];
-  // One version for the composite: the members' when they agree (they are released together).
-  const version = versions.length === 1 ? versions[0]! : versions.sort().at(-1)!;
-  return writeComposite(
-    compositeDescriptor(AUTO_ID, version, `runtime-buildpacks (${members.map((m) => m.descriptor.buildpack.id).join(', ')}, first that detects)`, members),
-    dir,
-  );
+  // The members' version (they are released together), else the highest.
+  const version = members
+    .map((m) => m.descriptor.buildpack.version)
+    .sort()
+    .at(-1)!;
+  const name = `runtime-buildpacks (${members.map((m) => m.descriptor.buildpack.id).join(', ')}, first that detects)`;
+  return writeComposite(AUTO_ID, version, name, members, dir);
 }
 
 export async function packageOurs(outDir: string, log: Logger): Promise<string[]> {

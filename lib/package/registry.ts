@@ -13,7 +13,7 @@ import { proxiedFetch } from '../deps/download.ts';
 import { UserError } from '../errors.ts';
 import { formatDuration, type Logger } from '../log.ts';
 import { formatRef, registryHost, registryScheme, type ImageRef } from './image-ref.ts';
-import { DOCKER, readLayout, retype, type Descriptor, type MediaFamily } from './oci-layout.ts';
+import { blobPath, DOCKER, readLayout, retype, type Descriptor, type MediaFamily } from './oci-layout.ts';
 import { findCredentials, type FoundCredentials } from './registry-auth.ts';
 
 export interface PushTarget {
@@ -114,10 +114,6 @@ class Registry {
     return res;
   }
 
-  private async credentials(): Promise<FoundCredentials> {
-    return (this.creds ??= await findCredentials(this.name));
-  }
-
   private unauthorized(ref: string): UserError {
     const c = this.creds;
     const had = c?.credentials
@@ -133,7 +129,7 @@ class Registry {
   }
 
   private async authenticate(repo: string, ref: string, ch: Challenge): Promise<void> {
-    const { credentials } = await this.credentials();
+    const { credentials } = (this.creds ??= await findCredentials(this.name));
     const basic =
       credentials?.username !== undefined ? `Basic ${Buffer.from(`${credentials.username}:${credentials.password ?? ''}`).toString('base64')}` : undefined;
     if (ch.scheme.toLowerCase() === 'basic') {
@@ -240,8 +236,6 @@ export async function pushImages(targets: PushTarget[], log: Logger): Promise<{ 
   }
   return out;
 }
-
-const blobPath = (layout: string, digest: string) => `${layout}/blobs/${digest.replace(':', '/')}`;
 
 /** Makes the registry hold one blob in `repo`; true when its bytes were sent. */
 async function pushBlob(reg: Registry, repo: string, ref: string, layout: string, d: Descriptor): Promise<boolean> {

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isSet, raw, read, readAppPath, readFamily } from '../../lib/config/read.ts';
-import { BEGIN, END, renderVariableTables } from '../../lib/config/table.ts';
+import { BEGIN, END, renderVariableTables } from './variable-tables.ts';
 import { VARIABLES } from '../../lib/config/variables.ts';
 import { renderUserError, type UserError } from '../../lib/errors.ts';
 import { appListenPort, publicPort } from '../../lib/launch/ports.ts';

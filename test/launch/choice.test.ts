@@ -13,7 +13,7 @@ import type { BuildContext } from '../../lib/cnb/context.ts';
 import { isUserError, renderUserError } from '../../lib/errors.ts';
 import { installLaunch } from '../../lib/launch/install.ts';
 import { nodePackage } from '../../lib/deps/npm.ts';
-import { LAUNCHER_NODE_LAYER, operatorLauncherNode, operatorNode, probeNode, usableRuntimeNode } from '../../lib/launch/launcher-node.ts';
+import { LAUNCHER_NODE_LAYER, operatorNode, probeNode, usableRuntimeNode } from '../../lib/launch/launcher-node.ts';
 import { Logger } from '../../lib/log.ts';
 import { ROOT, tmpDir } from '../helpers/rbp.ts';
 
@@ -99,7 +99,7 @@ describe('the Node.js the launch plans on', () => {
     const { log, text } = capture();
     expect(operatorNode({ RBP_LAUNCHER_NODE: NODE }, log)).toEqual({ path: NODE, version: NODE_VERSION, source: 'operator' });
     expect(text()).toContain(`launch: planned at launch on the Node.js the launch environment names (RBP_LAUNCHER_NODE=${NODE}, ${NODE_VERSION})`);
-    expect(operatorLauncherNode({ RBP_LAUNCHER_NODE: '  ' })).toBeUndefined();
+    expect(operatorNode({ RBP_LAUNCHER_NODE: '  ' }, log)).toBeUndefined();
     expect(operatorNode({}, log)).toBeUndefined();
     expect(operatorNode({ RBP_LAUNCHER_NODE: '' }, log)).toBeUndefined();
   });

@@ -2,9 +2,9 @@
 // (fixtures/flow-app/middleware.mjs, a real HTTP proxy), operator programs, block, ports, crashes
 // and secrets.
 import { beforeAll, describe, expect, it } from 'vitest';
+import net from 'node:net';
 import path from 'node:path';
 import { FIXTURES, freePort, rbp, tmpDir } from '../helpers/rbp.ts';
-import { listening } from '../../lib/launch/request-flow/allocate.ts';
 import { buildFlowApp, dryRun, envArgs, flowBuildpack, get, startRun, waitHttp, waitOutput } from './helpers.ts';
 
 const MW = (name: string, extra = '') => `node middleware.mjs ${name} @@LISTEN_PORT@@ @@FORWARD_PORT@@${extra}`;
@@ -18,6 +18,20 @@ beforeAll(async () => {
   expect(b.result.exitCode, b.result.all).toBe(0);
   out = b.out;
 });
+
+/** Whether something listens on the port (a TCP connect to loopback succeeds). */
+function listening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const sock = net.connect({ port, host: '127.0.0.1' });
+    const done = (ok: boolean) => {
+      sock.destroy();
+      resolve(ok);
+    };
+    sock.setTimeout(1000, () => done(false));
+    sock.once('connect', () => done(true));
+    sock.once('error', () => done(false));
+  });
+}
 
 async function ports() {
   return { port: await freePort(), appPort: await freePort() };

@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { appListenPort, middlewareActive, publicPort } from '../../lib/launch/ports.ts';
+import { appListenPort, publicPort } from '../../lib/launch/ports.ts';
+import { isActive } from '../../lib/launch/request-flow/activation.ts';
 import { PHPSERVER_PORT_VARIABLE } from '../../buildpacks/phpserver/src/command.ts';
 import { STATIC_PORT_VARIABLE } from '../../buildpacks/static/src/server.ts';
 import { tmpDir } from '../helpers/rbp.ts';
@@ -26,7 +27,7 @@ describe('ports for each runtime', () => {
     ['static', {}, 8080],
     ['static', { CC_STATIC_PORT: '8282' }, 8282],
   ])('%s without middleware, env %j: %i', (runtime, env, port) => {
-    expect(middlewareActive(env, plain)).toBe(false);
+    expect(isActive(env, plain)).toBe(false);
     expect(appListenPort(env, RUNTIME_PORT_VARIABLES[runtime], plain)).toBe(port);
   });
   it.each(['node', 'phpserver', 'static'])('%s with a middleware: 9000 whatever its port variable says', (runtime) => {
@@ -38,7 +39,7 @@ describe('ports for each runtime', () => {
       [{ ...own, CC_REQUEST_FLOW: 'custom', CC_REQUEST_FLOW_CUSTOM: 'x @@LISTEN_PORT@@ @@FORWARD_PORT@@' }, plain],
       [{ ...own, CC_REQUEST_FLOW: 'block' }, plain],
     ] as const) {
-      expect(middlewareActive(env, dir)).toBe(true);
+      expect(isActive(env, dir)).toBe(true);
       expect(appListenPort(env, RUNTIME_PORT_VARIABLES[runtime], dir)).toBe(9000);
     }
   });
@@ -47,7 +48,7 @@ describe('ports for each runtime', () => {
     expect(appListenPort({ RBP_APP_PORT: '19000' }, undefined, plain)).toBe(8080);
   });
   it('an invalid CC_REQUEST_FLOW does not throw here (the launch reports it)', () => {
-    expect(middlewareActive({ CC_REQUEST_FLOW: 'nonsense' }, plain)).toBe(false);
-    expect(middlewareActive({ CC_REQUEST_FLOW: 'custom' }, plain)).toBe(false);
+    expect(isActive({ CC_REQUEST_FLOW: 'nonsense' }, plain)).toBe(false);
+    expect(isActive({ CC_REQUEST_FLOW: 'custom' }, plain)).toBe(false);
   });
 });

@@ -28,7 +28,6 @@ import { iniExtensionRequirements } from './ini-requirements.ts';
 export default async function build(ctx: BuildContext): Promise<void> {
   const log = new Logger();
   const { env, appDir } = ctx;
-  // Paketo's BP_* variables that mean one of ours (lib/config/foreign.ts).
   for (const note of adoptForeignVariables(env, 'phpserver')) log.info(note);
 
   checkInstance(value(env, 'RBP_INSTANCE_SIZE'));

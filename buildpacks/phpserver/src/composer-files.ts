@@ -34,29 +34,23 @@ export interface ComposerProject {
 
 function parseObject(file: string, name: string, fix: string): Record<string, unknown> {
   const text = fs.readFileSync(file, 'utf8');
+  const error = (title: string, more: { value?: string; details?: string[] }) =>
+    new UserError({
+      id: `phpserver/${name.replace('.', '-')}/parse`,
+      title,
+      seen: { what: name, value: more.value, where: file },
+      rule: `${name} is a JSON object`,
+      fix,
+      details: more.details,
+    });
   let value: unknown;
   try {
     if (jsonDepth(text) > MAX_JSON_DEPTH) throw new Error(`${name} nests more than ${MAX_JSON_DEPTH} levels of arrays and objects`);
     value = JSON.parse(text);
   } catch (e) {
-    throw new UserError({
-      id: `phpserver/${name.replace('.', '-')}/parse`,
-      title: `${name} is not valid JSON`,
-      seen: { what: name, where: file },
-      rule: `${name} is a JSON object`,
-      fix,
-      details: [(e as Error).message],
-    });
+    throw error(`${name} is not valid JSON`, { details: [(e as Error).message] });
   }
-  if (!value || typeof value !== 'object' || Array.isArray(value)) {
-    throw new UserError({
-      id: `phpserver/${name.replace('.', '-')}/parse`,
-      title: `${name} is not a JSON object`,
-      seen: { what: name, value: text.trim().slice(0, 60), where: file },
-      rule: `${name} is a JSON object`,
-      fix,
-    });
-  }
+  if (!value || typeof value !== 'object' || Array.isArray(value)) throw error(`${name} is not a JSON object`, { value: text.trim().slice(0, 60) });
   return value as Record<string, unknown>;
 }
 

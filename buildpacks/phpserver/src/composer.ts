@@ -159,8 +159,7 @@ function writeVendorSbom(layersDir: string, vendor: string, log: Logger): void {
   log.detail(`SBOM: ${components.length} Composer package(s) in launch.sbom.cdx.json`);
 }
 
-/** Composer's install failed: its last lines say why. */
-/** `status` as lib/run-step.ts says it: `exit 2`, `signal SIGKILL` or `could not start`. */
+/** Composer's install failed: its last lines say why; `status` as lib/run-step.ts says it (`exit 2`, `signal SIGKILL`, `could not start`). */
 export function composerFailedError(shown: string, appDir: string, status: string, tail: string[]): UserError {
   return new UserError({
     id: 'phpserver/composer/install-failed',

@@ -131,20 +131,33 @@ export interface ServerExtensionSet {
   label: string;
 }
 
+/**
+ * `phpserver/extensions/unavailable` for the requirements `missing` (not empty) of a server named
+ * `label`: `fix` is given the extensions' names, `more` is said after each requirement.
+ */
+function unavailable(missing: ExtensionRequirement[], label: string, rule: string, fix: (names: string[]) => string, more: string[] = []): UserError {
+  const names = [...new Set(missing.map((r) => r.name))];
+  return new UserError({
+    id: 'phpserver/extensions/unavailable',
+    title: `PHP extension${names.length > 1 ? 's' : ''} ${names.join(', ')} ${names.length > 1 ? 'are' : 'is'} not available in ${label}`,
+    seen: { what: 'ext-* requirements', value: names.map((n) => `ext-${n}`).join(', '), where: requirementSources(missing) },
+    rule,
+    fix: fix(names),
+    details: [...missing.map((r) => `ext-${r.name} required by ${r.by}`), ...more],
+  });
+}
+
 /** Throws `phpserver/extensions/unavailable` for a requirement the contract rules out with CC_PHP_VERSION=8.5. */
 export function checkLineExtensions(reqs: ExtensionRequirement[], version: ServerVersion): void {
   const dropped = new Set(MISSING_BY_VERSION[version.selector]);
   const missing = reqs.filter((r) => dropped.has(r.name));
   if (missing.length === 0) return;
-  const names = [...new Set(missing.map((r) => r.name))];
-  throw new UserError({
-    id: 'phpserver/extensions/unavailable',
-    title: `PHP extension${names.length > 1 ? 's' : ''} ${names.join(', ')} ${names.length > 1 ? 'are' : 'is'} not available in PHP ${version.php} (application server ${version.server}, CC_PHP_VERSION=8.5)`,
-    seen: { what: 'ext-* requirements', value: names.map((n) => `ext-${n}`).join(', '), where: requirementSources(missing) },
-    rule: 'with CC_PHP_VERSION=8.5, memcache and pdo_sqlsrv are not included',
-    fix: `unset CC_PHP_VERSION to use PHP ${SERVER_VERSIONS.default.php}, which includes ${names.join(', ')}, or drop the requirement`,
-    details: missing.map((r) => `ext-${r.name} required by ${r.by}`),
-  });
+  throw unavailable(
+    missing,
+    `PHP ${version.php} (application server ${version.server}, CC_PHP_VERSION=8.5)`,
+    'with CC_PHP_VERSION=8.5, memcache and pdo_sqlsrv are not included',
+    (names) => `unset CC_PHP_VERSION to use PHP ${SERVER_VERSIONS.default.php}, which includes ${names.join(', ')}, or drop the requirement`,
+  );
 }
 
 /** Where the requirements in `reqs` come from, for `seen.where`: the Composer files, php.ini, or both. */
@@ -157,17 +170,13 @@ function requirementSources(reqs: ExtensionRequirement[]): string {
 export function checkExtensions(reqs: ExtensionRequirement[], server: ServerExtensionSet): void {
   const missing = reqs.filter((r) => !server.names.has(r.name));
   if (missing.length === 0) return;
-  const names = [...new Set(missing.map((r) => r.name))];
-  const contract = names.filter((n) => (INCLUDED_EXTENSIONS as readonly string[]).includes(n));
-  throw new UserError({
-    id: 'phpserver/extensions/unavailable',
-    title: `PHP extension${names.length > 1 ? 's' : ''} ${names.join(', ')} ${names.length > 1 ? 'are' : 'is'} not available in ${server.label}`,
-    seen: { what: 'ext-* requirements', value: names.map((n) => `ext-${n}`).join(', '), where: requirementSources(missing) },
-    rule: "an app's ext-* requirements must be extensions the application server loads (its own list, asked at build)",
-    fix:
-      contract.length > 0
-        ? `${contract.join(', ')} ${contract.length > 1 ? 'are' : 'is'} in the contract's list but not in this server: its build had no source for ${contract.length > 1 ? 'them' : 'it'} (buildpacks/phpserver/README.md lists them); drop the requirement, or the operator provides a server that has ${contract.length > 1 ? 'them' : 'it'} (RBP_TOOL_FRANKENPHP)`
-        : `remove the requirement on ${names.map((n) => `ext-${n}`).join(', ')} (and the packages that need it), or use an extension the server has`,
-    details: [...missing.map((r) => `ext-${r.name} required by ${r.by}`), `the server has: ${[...server.names].sort().join(', ')}`],
-  });
+  const fix = (names: string[]) => {
+    const contract = names.filter((n) => (INCLUDED_EXTENSIONS as readonly string[]).includes(n));
+    const [are, them] = contract.length > 1 ? ['are', 'them'] : ['is', 'it'];
+    return contract.length > 0
+      ? `${contract.join(', ')} ${are} in the contract's list but not in this server: its build had no source for ${them} (buildpacks/phpserver/README.md lists them); drop the requirement, or the operator provides a server that has ${them} (RBP_TOOL_FRANKENPHP)`
+      : `remove the requirement on ${names.map((n) => `ext-${n}`).join(', ')} (and the packages that need it), or use an extension the server has`;
+  };
+  const rule = "an app's ext-* requirements must be extensions the application server loads (its own list, asked at build)";
+  throw unavailable(missing, server.label, rule, fix, [`the server has: ${[...server.names].sort().join(', ')}`]);
 }

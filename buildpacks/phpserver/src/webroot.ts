@@ -29,8 +29,6 @@ export function resolveWebroot(appDir: string, env: Record<string, string | unde
 export function missingIndexReason(webroot: Webroot, exists = statIfAny(webroot.abs)?.isDirectory()): string {
   const where = webroot.rel === '.' ? 'the project root' : `${webroot.rel}/`;
   const setting = webroot.setting === undefined ? 'CC_WEBROOT unset, so the webroot is the project root' : `CC_WEBROOT=${webroot.setting}`;
-  if (!exists) {
-    return `phpserver needs index.php or index.html in the webroot, and the webroot ${where} does not exist (${setting}, ${webroot.abs})`;
-  }
-  return `phpserver needs index.php or index.html in the webroot: neither is in ${where} (${setting}, ${webroot.abs})`;
+  const why = exists ? `: neither is in ${where}` : `, and the webroot ${where} does not exist`;
+  return `phpserver needs index.php or index.html in the webroot${why} (${setting}, ${webroot.abs})`;
 }

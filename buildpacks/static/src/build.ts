@@ -17,7 +17,6 @@ import { chooseWebroot, requireIndex } from './webroot.ts';
 export default async function build(ctx: BuildContext): Promise<void> {
   const log = new Logger();
   log.section('rbp/static');
-  // Paketo's BP_* variables that mean one of ours (lib/config/foreign.ts).
   for (const note of adoptForeignVariables(ctx.env, 'static')) log.info(note);
   const cfg = readConfig(ctx.env, ctx.appDir);
 

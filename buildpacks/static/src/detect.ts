@@ -24,16 +24,15 @@ const detect: DetectFn = (ctx) => {
   adoptForeignVariables(ctx.env, 'static');
   const cfg = readConfig(ctx.env, ctx.appDir);
   const plan = planSite(cfg, ctx.appDir);
-  const provides = PLAN;
-  if (plan.kind === 'command') return { pass: true, plan: provides, reason: `CC_BUILD_COMMAND: ${plan.command}` };
+  if (plan.kind === 'command') return { pass: true, plan: PLAN, reason: `CC_BUILD_COMMAND: ${plan.command}` };
   if (plan.kind === 'generator') {
     const { generator: g, file } = plan.detection;
     const install = g.runner === 'js' ? installPlan(ctx.appDir).argv : undefined;
-    return { pass: true, plan: provides, reason: `${g.name} (${file}): ${renderCommand(g, cfg.outDir.rel, install)}` };
+    return { pass: true, plan: PLAN, reason: `${g.name} (${file}): ${renderCommand(g, cfg.outDir.rel, install)}` };
   }
   const webroot = cfg.webroot ?? { rel: '', abs: ctx.appDir };
   const index = findIndex(webroot.abs, INDEX_FILES);
-  if (index) return { pass: true, plan: provides, reason: show(webroot.rel === '' ? index : `${webroot.rel}/${index}`) };
+  if (index) return { pass: true, plan: PLAN, reason: show(webroot.rel === '' ? index : `${webroot.rel}/${index}`) };
   return { pass: false, reason: missing(webroot.rel, Boolean(cfg.webroot)) };
 };
 export default detect;

@@ -1,15 +1,10 @@
 /**
  * CC_HUGO_VERSION (contract, Versioning and Limits 6): only the listed minors are accepted, 0.149 by
- * default, and from June 15th (2026) only 0.160 and later are supported.
- *
- * After that date the default cannot stay 0.149, which is no longer supported: an app that never set
- * CC_HUGO_VERSION gets 0.160, the oldest supported version, the nearest to what it was built with
- * until then, and the log says so. An app that asks for a version below 0.160 explicitly gets an
- * error listing what is accepted: silently building with another version than the one asked for
- * would hide the change.
- *
- * "Today" is the build machine's clock, or RBP_NOW (an ISO 8601 date or date-time) when the
- * operator sets it, which is how tests cross the date.
+ * default, and from June 15th (2026) only 0.160 and later are supported. After that date an app that
+ * never set CC_HUGO_VERSION gets 0.160, the oldest supported version, and the log says so; one that
+ * asks for an older version gets an error listing what is accepted (building with another version
+ * than the one asked for would hide the change). "Today" is the build machine's clock, or RBP_NOW
+ * (an ISO 8601 date or date-time), which is how tests cross the date.
  */
 import { read, spec } from '../../../lib/config/read.ts';
 import { UserError } from '../../../lib/errors.ts';

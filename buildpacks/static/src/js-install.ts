@@ -5,7 +5,7 @@
  * lock file (or package.json) and the Node.js version (js-runtime.ts): when neither changed, the install is skipped.
  * npm's download cache is a second cache layer, so a changed lock file still installs from disk.
  */
-import { moveAcross } from '../../../lib/fsx.ts';
+import { moveAcross, readJsonIfAny } from '../../../lib/fsx.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Layers } from '../../../lib/cnb/layers.ts';
@@ -22,14 +22,6 @@ export interface InstallPlan {
   lockFile: string | undefined;
 }
 
-function readJson(file: string): Record<string, unknown> | undefined {
-  try {
-    return JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * The install command for the project's lock file; `npm i` (the contract's) without one. Lock files
  * count in the node runtime's order and Yarn Berry is told apart as node does (lib/js-project), npm's
@@ -38,7 +30,7 @@ function readJson(file: string): Record<string, unknown> | undefined {
  * which runs the version packageManager names.
  */
 export function installPlan(appDir: string): InstallPlan {
-  const detected = detectFromLockFiles(appDir, packageManagerIfValid(readJson(path.join(appDir, 'package.json')) ?? {}));
+  const detected = detectFromLockFiles(appDir, packageManagerIfValid(readJsonIfAny<Record<string, unknown>>(path.join(appDir, 'package.json')) ?? {}));
   // Yarn 1 (corepack's default) hands over to a release checked in at yarnPath: Berry's flags then.
   const handover = detected && yarnPathOf(appDir) ? PACKAGE_MANAGERS[detected.manager].yarnPathRunsAs : undefined;
   const found = handover ? { ...detected!, tool: PACKAGE_MANAGERS[handover].buildTools[0]!.name, manager: handover } : detected;

@@ -11,6 +11,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { BuildContext } from '../../../lib/cnb/context.ts';
+import { readJsonIfAny } from '../../../lib/fsx.ts';
 import type { Logger } from '../../../lib/log.ts';
 import { installNode, installNpm, toolRegistryClient, type ToolEnv } from '../../../lib/js-project/node-tools.ts';
 import { endOfLife, nodeConstraint, type EnginesField } from '../../../lib/js-project/node-version.ts';
@@ -27,12 +28,8 @@ export interface JsRuntime {
 
 /** engines.node when it is a string: any other value is no constraint (the generator's own check decides). */
 function enginesOf(appDir: string): EnginesField {
-  try {
-    const pkg = JSON.parse(fs.readFileSync(path.join(appDir, 'package.json'), 'utf8')) as { engines?: { node?: unknown } } | null;
-    return typeof pkg?.engines?.node === 'string' ? { engines: { node: pkg.engines.node } } : {};
-  } catch {
-    return {};
-  }
+  const pkg = readJsonIfAny<{ engines?: { node?: unknown } } | null>(path.join(appDir, 'package.json'));
+  return typeof pkg?.engines?.node === 'string' ? { engines: { node: pkg.engines.node } } : {};
 }
 
 export async function jsRuntime(ctx: BuildContext, log: Logger): Promise<JsRuntime> {

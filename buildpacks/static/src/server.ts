@@ -61,38 +61,25 @@ export function serverPlan(d: StaticDecision, { env, appDir, layersDir, port }: 
   const run = raw(env, 'CC_RUN_COMMAND');
   if (run) return { argv: shellCommand(run), env: {}, cwd: appDir, facts: { ...facts, server: 'CC_RUN_COMMAND' } };
   const flags = parseFlags(raw(env, 'CC_STATIC_FLAGS'));
+  const serve = (argv: string[], more: Record<string, unknown>): RuntimePlan => ({
+    argv: [...argv, ...flags],
+    env: {},
+    cwd: appDir,
+    facts: { ...facts, ...more },
+  });
   switch (d.mode) {
     case 'caddy-run':
       // The port reaches the Caddyfile as {$PORT} (the launch sets PORT).
-      return {
-        argv: [bin, 'run', '--config', path.join(appDir, d.caddyfile!), '--adapter', 'caddyfile', ...flags],
-        env: {},
-        cwd: appDir,
-        facts: { ...facts, server: 'caddy', caddyfile: `/${d.caddyfile}` },
-      };
+      return serve([bin, 'run', '--config', path.join(appDir, d.caddyfile!), '--adapter', 'caddyfile'], { server: 'caddy', caddyfile: `/${d.caddyfile}` });
     case 'caddy-file-server':
-      return { argv: [bin, 'file-server', '--root', root, '--listen', `:${port}`, ...flags], env: {}, cwd: appDir, facts: { ...facts, server: 'caddy' } };
-    case 'static-web-server':
-      return {
-        // Static Web Server's index is index.html alone unless told otherwise; the contract's webroot
-        // may hold index.htm instead.
-        argv: [
-          bin,
-          '--host',
-          '0.0.0.0',
-          '--port',
-          String(port),
-          '--root',
-          root,
-          '--index-files',
-          INDEX_FILES.join(','),
-          ...(d.swsConfig ? ['--config-file', path.join(appDir, d.swsConfig)] : []),
-          ...flags,
-        ],
-        env: {},
-        cwd: appDir,
-        facts: { ...facts, server: 'static-web-server' },
-      };
+      return serve([bin, 'file-server', '--root', root, '--listen', `:${port}`], { server: 'caddy' });
+    case 'static-web-server': {
+      // Static Web Server's index is index.html alone unless told otherwise; the contract's webroot
+      // may hold index.htm instead.
+      const config = d.swsConfig ? ['--config-file', path.join(appDir, d.swsConfig)] : [];
+      const argv = [bin, '--host', '0.0.0.0', '--port', String(port), '--root', root, '--index-files', INDEX_FILES.join(','), ...config];
+      return serve(argv, { server: 'static-web-server' });
+    }
   }
 }
 

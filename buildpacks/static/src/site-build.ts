@@ -16,7 +16,7 @@ import { renderCommand, renderStep, type Detection, type Step, type ToolName } f
 import { chooseHugoVersion, today } from './hugo-version.ts';
 import { installPlan, nodeModulesCache, npmCacheDir } from './js-install.ts';
 import { show } from './paths.ts';
-import { installStaticTool, mkdocsPrefix } from './tools.ts';
+import { installStaticTool, mkdocsPrefix, type ToolRequest } from './tools.ts';
 import { jsRuntime } from './js-runtime.ts';
 
 export { describePlan, planSite, type SitePlan } from './site-plan.ts';
@@ -34,62 +34,34 @@ export function failed(what: string, command: string, result: Pick<StepResult, '
 }
 
 export async function runCommand(ctx: BuildContext, command: string, log: Logger): Promise<void> {
-  const env = stringEnv(ctx.env);
+  const env = { ...ctx.env };
   const r = await log.step(`running CC_BUILD_COMMAND: ${maskSecrets(command, env)}`, () => runStep(['/bin/sh', '-c', command], { cwd: ctx.appDir, env, log }));
   if (!r.ok) throw failed('CC_BUILD_COMMAND', maskSecrets(command, env), r, 'CC_BUILD_COMMAND');
 }
 
-function stringEnv(env: Record<string, string | undefined>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(env)) if (v !== undefined) out[k] = v;
-  return out;
-}
+/** The generators' tools installed from buildpack.toml's releases; Hugo's version is chosen per site. */
+const GENERATOR_TOOLS: Record<Exclude<ToolName, 'mkdocs'>, Omit<ToolRequest, 'launch' | 'constraint'> & { constraint?: string }> = {
+  hugo: { id: 'hugo', label: 'Hugo', versionArgs: ['version'], purpose: 'Hugo builds sites with hugo.toml, hugo.yaml or hugo.json' },
+  zola: { id: 'zola', label: 'Zola', constraint: '0.22', versionArgs: ['--version'], purpose: 'Zola builds sites with config.toml' },
+  mdbook: { id: 'mdbook', label: 'mdBook', constraint: '0.4', versionArgs: ['--version'], purpose: 'mdBook builds books with book.toml' },
+};
 
 async function toolPrefix(ctx: BuildContext, tool: ToolName, cfg: StaticConfig, log: Logger): Promise<string[]> {
-  switch (tool) {
-    case 'mkdocs':
-      return mkdocsPrefix(ctx.env, log);
-    case 'hugo': {
-      const choice = chooseHugoVersion(cfg.hugoVersion, today(ctx.env));
-      log.info(`Hugo ${choice.version}: ${choice.reason}`);
-      const t = await installStaticTool(
-        ctx,
-        {
-          id: 'hugo',
-          label: 'Hugo',
-          constraint: choice.version,
-          launch: false,
-          versionArgs: ['version'],
-          purpose: 'Hugo builds sites with hugo.toml, hugo.yaml or hugo.json',
-        },
-        log,
-      );
-      return [t.path];
-    }
-    case 'zola': {
-      const t = await installStaticTool(
-        ctx,
-        { id: 'zola', label: 'Zola', constraint: '0.22', launch: false, versionArgs: ['--version'], purpose: 'Zola builds sites with config.toml' },
-        log,
-      );
-      return [t.path];
-    }
-    case 'mdbook': {
-      const t = await installStaticTool(
-        ctx,
-        { id: 'mdbook', label: 'mdBook', constraint: '0.4', launch: false, versionArgs: ['--version'], purpose: 'mdBook builds books with book.toml' },
-        log,
-      );
-      return [t.path];
-    }
+  if (tool === 'mkdocs') return mkdocsPrefix(ctx.env, log);
+  let constraint = GENERATOR_TOOLS[tool].constraint;
+  if (constraint === undefined) {
+    const choice = chooseHugoVersion(cfg.hugoVersion, today(ctx.env));
+    log.info(`Hugo ${choice.version}: ${choice.reason}`);
+    constraint = choice.version;
   }
+  return [(await installStaticTool(ctx, { ...GENERATOR_TOOLS[tool], constraint, launch: false }, log)).path];
 }
 
 /** Builds with the detected generator into the auto-build folder, which is emptied first. */
 export async function runGenerator(ctx: BuildContext, d: Detection, cfg: StaticConfig, log: Logger): Promise<void> {
   const g = d.generator;
   const out = cfg.outDir.rel;
-  const env = stringEnv(ctx.env);
+  const env = { ...ctx.env };
   const prefixes: Partial<Record<ToolName, string[]>> = {};
   let keepNodeModules = () => {};
   let done = () => {};

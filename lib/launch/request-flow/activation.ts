@@ -9,9 +9,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { resolveAppPath, type AppPathProblem } from '../../app-path.ts';
 
-/** The app's configuration folder for this project, and the cache configuration inside it. */
-export const CONFIG_DIR = '.rbp';
-export const CACHE_VCL = `${CONFIG_DIR}/cache.vcl`;
+/** The cache configuration, in the app's configuration folder for this project. */
+export const CACHE_VCL = '.rbp/cache.vcl';
 
 export type MiddlewareKind = 'accessproxy' | 'redirector' | 'cache' | 'custom';
 /** The items CC_REQUEST_FLOW may name (the access proxy cannot be named: it is always first). */

@@ -28,20 +28,6 @@ export async function allocatePorts(count: number, exclude: readonly number[]): 
   return ports;
 }
 
-/** Whether something already listens on the port (a TCP connect to loopback succeeds). */
-export function listening(port: number, host = '127.0.0.1'): Promise<boolean> {
-  return new Promise((resolve) => {
-    const sock = net.connect({ port, host });
-    const done = (ok: boolean) => {
-      sock.destroy();
-      resolve(ok);
-    };
-    sock.setTimeout(1000, () => done(false));
-    sock.once('connect', () => done(true));
-    sock.once('error', () => done(false));
-  });
-}
-
 /** Whether the port can be bound on all interfaces right now. */
 export function bindable(port: number): Promise<boolean> {
   return new Promise((resolve) => {

@@ -25,16 +25,14 @@ export const LISTEN_PLACEHOLDER = '@@LISTEN_PORT@@';
 export const FORWARD_PLACEHOLDER = '@@FORWARD_PORT@@';
 
 /** Operator programs: the variable holding the template, and its default. */
-export const OPERATOR_TEMPLATES: Record<'redirector' | 'accessproxy', { variable: string; default: string; secret: string }> = {
+const OPERATOR_TEMPLATES: Record<'redirector' | 'accessproxy', { variable: string; default: string }> = {
   redirector: {
     variable: 'RBP_REDIRECTOR_COMMAND',
     default: 'redirectionio-agent --listen 0.0.0.0:@@LISTEN_PORT@@ --forward http://127.0.0.1:@@FORWARD_PORT@@',
-    secret: 'CC_REDIRECTOR_PROJECT_KEY',
   },
   accessproxy: {
     variable: 'RBP_ACCESSPROXY_COMMAND',
     default: 'accessproxy --listen 0.0.0.0:@@LISTEN_PORT@@ --upstream http://127.0.0.1:@@FORWARD_PORT@@',
-    secret: 'ACCESSPROXY_CHALLENGE_SECRET',
   },
 };
 
@@ -124,20 +122,10 @@ export interface HopPorts {
 export function middlewareSpec(kind: MiddlewareKind, hop: HopPorts, env: NodeJS.ProcessEnv, appDir: string): MiddlewareSpec {
   const { listen, forward } = hop;
   const common = { kind, cwd: appDir, listen, forward, secrets: secretsOf(kind, env) };
-  switch (kind) {
-    case 'custom': {
-      const cmd = fillPorts(raw(env, 'CC_REQUEST_FLOW_CUSTOM') ?? '', listen, forward);
-      return { ...common, argv: shellCommand(cmd), shown: redactUrl(cmd) };
-    }
-    case 'redirector':
-    case 'accessproxy': {
-      const t = OPERATOR_TEMPLATES[kind];
-      const cmd = fillPorts(env[t.variable] || t.default, listen, forward);
-      return { ...common, argv: shellCommand(cmd), shown: redactUrl(cmd) };
-    }
-    case 'cache':
-      return cacheSpec(common, hop, env, appDir);
-  }
+  if (kind === 'cache') return cacheSpec(common, hop, env, appDir);
+  const template = kind === 'custom' ? (raw(env, 'CC_REQUEST_FLOW_CUSTOM') ?? '') : env[OPERATOR_TEMPLATES[kind].variable] || OPERATOR_TEMPLATES[kind].default;
+  const cmd = fillPorts(template, listen, forward);
+  return { ...common, argv: shellCommand(cmd), shown: redactUrl(cmd) };
 }
 
 function cacheSpec(common: Omit<MiddlewareSpec, 'argv' | 'shown'>, hop: HopPorts, env: NodeJS.ProcessEnv, appDir: string): MiddlewareSpec {
@@ -156,20 +144,8 @@ function cacheSpec(common: Omit<MiddlewareSpec, 'argv' | 'shown'>, hop: HopPorts
   // A fresh name no one can guess; prepareVarnishDir creates it exclusively, so it is never reused.
   const dir = path.join(os.tmpdir(), `rbp-varnish-${crypto.randomBytes(8).toString('hex')}`);
   const { wrapper, state, copy } = varnishDirFiles(dir);
-  const argv = [
-    varnishd,
-    '-F',
-    '-a',
-    hop.isPublic ? `:${hop.listen}` : `127.0.0.1:${hop.listen}`,
-    '-f',
-    wrapper,
-    '-s',
-    varnishStorage(env),
-    '-n',
-    state,
-    '-T',
-    'none',
-  ];
+  const address = hop.isPublic ? `:${hop.listen}` : `127.0.0.1:${hop.listen}`;
+  const argv = [varnishd, '-F', '-a', address, '-f', wrapper, '-s', varnishStorage(env), '-n', state, '-T', 'none'];
   return {
     ...common,
     argv,

@@ -52,16 +52,14 @@ export function findVarnishd(env: NodeJS.ProcessEnv = process.env): string | und
  * (Debian's `vcache`), hence 0755 and 0644.
  */
 export function prepareVarnishDir(dir: string, vcl: CacheVcl, backendPort: number): { wrapper: string; state: string } {
-  // Exclusive: an existing folder (made by someone else) is never used. 0755, since varnishd
-  // started as root reads it as its own unprivileged user; it holds the app's own VCL only.
+  // Exclusive: an existing folder (made by someone else) is never used.
   if (!fs.lstatSync(dir, { throwIfNoEntry: false })?.isDirectory() || fs.readdirSync(dir).length) fs.mkdirSync(dir, { mode: 0o755 });
   fs.chmodSync(dir, 0o755);
-  const copy = path.join(dir, 'project.vcl');
+  const { wrapper, state, copy } = varnishDirFiles(dir);
   fs.copyFileSync(vcl.path, copy);
   fs.chmodSync(copy, 0o644);
-  const wrapper = path.join(dir, 'request-flow.vcl');
   fs.writeFileSync(wrapper, wrapperVcl(copy, backendPort), { mode: 0o644 });
-  return { wrapper, state: path.join(dir, 'state') };
+  return { wrapper, state };
 }
 
 export function varnishDirFiles(dir: string): { wrapper: string; state: string; copy: string } {

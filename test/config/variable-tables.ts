@@ -1,6 +1,6 @@
-/** The README's variable tables, rendered from the declarations (variables.ts). */
-import { describeKind, type Scope } from './kinds.ts';
-import { VARIABLES } from './variables.ts';
+/** The README's variable tables, rendered from the declarations (lib/config/variables.ts). */
+import { describeKind, type Scope } from '../../lib/config/kinds.ts';
+import { VARIABLES } from '../../lib/config/variables.ts';
 
 const TITLES: Record<Scope, string> = {
   common: 'All three runtimes',
