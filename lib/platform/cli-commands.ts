@@ -217,7 +217,8 @@ export const COMMANDS: Command[] = [
     name: 'prune',
     load: () => import('./commands/prune.ts').then((m) => m.run),
     synopsis: 'rbp prune [flags]',
-    summary: 'Remove what rbp left that nothing needs: unused downloads, leftovers of OUTs and their builds, deploys of apps that are gone; never an OUT in use.',
+    summary:
+      'Remove what rbp left that nothing needs: unused downloads, leftovers of OUTs and their builds, deploys of apps that are gone; never an OUT in use.',
     notes: [
       'Each removal is listed with the space it frees (files whose every hard link goes). An OUT a running rbp run or rbp deploy uses, or a build writes, is kept with everything beside it.',
       'The download cache is RBP_DOWNLOAD_CACHE, else $XDG_CACHE_HOME/rbp/downloads (~/.cache/rbp/downloads).',
