@@ -5,7 +5,7 @@
  */
 import { DEFAULT_INSTANCE, INSTANCE_SIZES } from '../launch/instance.ts';
 import type { Handler } from './commands/context.ts';
-import { AUTO_ORDER } from './order.ts';
+import { AUTO_ORDER } from '../package/our-buildpacks.ts';
 
 export interface Flag {
   name: string;

@@ -22,7 +22,6 @@ import { UserError } from '../errors.ts';
 import { isBuildpackage } from '../package/buildpackage-path.ts';
 import { closest } from '../suggest.ts';
 
-export { AUTO_ORDER, ourBuildpack, ourBuildpacksDir, RUNTIMES, type Runtime } from '../package/our-buildpacks.ts';
 import { AUTO_ORDER, ourBuildpack, ourBuildpacksDir, RUNTIMES, type Runtime } from '../package/our-buildpacks.ts';
 
 export interface GroupEntry {
@@ -122,16 +121,16 @@ export async function loadBuildpackRef(value: string): Promise<BuildpackRef> {
     id: 'platform/buildpack/id-not-found',
     title: `No buildpack ${version ? `${id}@${version}` : id} here`,
     seen: { what: '--buildpack', value },
-    rule: `--buildpack is a directory or buildpackage on this machine, or the id of one of rbp's buildpacks: ${ours.map(key).join(', ') || 'none built'}.`,
+    rule: `--buildpack is a directory or buildpackage on this machine, or the id of one of rbp's buildpacks: ${ours.map(bpKey).join(', ') || 'none built'}.`,
     fix: sameId.length
-      ? `Use ${sameId.map(key).join(' or ')} (this rbp has that version), or leave the version out.`
+      ? `Use ${sameId.map(bpKey).join(' or ')} (this rbp has that version), or leave the version out.`
       : meant
         ? `Did you mean ${meant}?`
         : "Give the buildpack's directory (or .cnb file) instead.",
   });
 }
 
-const key = (ref: BuildpackRef) => `${ref.descriptor.buildpack.id}@${ref.descriptor.buildpack.version}`;
+export const bpKey = (ref: BuildpackRef) => `${ref.descriptor.buildpack.id}@${ref.descriptor.buildpack.version}`;
 const wanted = (e: { id: string; version?: string }) => (e.version ? `${e.id}@${e.version}` : e.id);
 
 function matches(ref: BuildpackRef, id: string, version: string | undefined): boolean {
@@ -202,10 +201,10 @@ function findComponent(e: { id: string; version: string | undefined }, composite
   if (found) return found;
   const otherVersions = [...pool.given, ...pool.ours]
     .filter((r) => r.descriptor.buildpack.id === e.id)
-    .map((r) => `(${key(r)} is at ${r.dir}: another version)`);
+    .map((r) => `(${bpKey(r)} is at ${r.dir}: another version)`);
   throw new UserError({
     id: 'platform/buildpack/component-not-found',
-    title: `Component buildpack ${wanted(e)} of composite ${key(composite)} not found`,
+    title: `Component buildpack ${wanted(e)} of composite ${bpKey(composite)} not found`,
     seen: {
       what: `[[order.group]] id = ${JSON.stringify(e.id)}${e.version ? `, version = ${JSON.stringify(e.version)}` : ''}`,
       where: path.join(composite.dir, 'buildpack.toml'),
@@ -219,7 +218,7 @@ function findComponent(e: { id: string; version: string | undefined }, composite
 function badOrder(ref: BuildpackRef, problem: string): UserError {
   return new UserError({
     id: 'platform/buildpack/order-invalid',
-    title: `Invalid [[order]] in composite buildpack ${key(ref)}`,
+    title: `Invalid [[order]] in composite buildpack ${bpKey(ref)}`,
     seen: { what: 'buildpack.toml', value: problem, where: path.join(ref.dir, 'buildpack.toml') },
     rule: 'Each [[order]] holds [[order.group]] entries, each with a string id and version and an optional boolean optional.',
     fix: "Correct the composite buildpack's buildpack.toml.",
@@ -229,7 +228,7 @@ function badOrder(ref: BuildpackRef, problem: string): UserError {
 /** A group entry; for a composite, its components resolved recursively (a cycle is an error). */
 function resolveEntry(ref: BuildpackRef, optional: boolean, pool: Pool, path_: string[] = [], memo = new Map<string, Order>()): GroupEntry {
   if (!isComposite(ref)) return { ref, optional };
-  const k = key(ref);
+  const k = bpKey(ref);
   if (path_.includes(k)) {
     throw new UserError({
       id: 'platform/buildpack/order-cycle',

@@ -7,7 +7,7 @@ import { restartPolicy } from '../../launch/restart.ts';
 import type { PreparedImage } from '../../package/app-image.ts';
 import { collectEnv } from '../cli-env.ts';
 import { buildJson, writeJson } from '../cli-json.ts';
-import { RUNTIMES } from '../order.ts';
+import { RUNTIMES } from '../../package/our-buildpacks.ts';
 import { readProjectDescriptor } from '../project-descriptor.ts';
 import { defaultDeployOut } from '../rbp-dirs.ts';
 import { list, one, orderOf, parsePort, parseTimeout, str, usage, type Handler } from './context.ts';
@@ -23,11 +23,7 @@ export const run: Handler = async (ctx) => {
   const out = str(ctx, 'out') ?? (name === 'deploy' ? defaultDeployOut(app) : undefined);
   if (!out) throw usage('rbp build needs --out OUT', ctx.command);
   const instance = parseInstance(str(ctx, 'instance') ?? DEFAULT_INSTANCE);
-  const project = readProjectDescriptor(path.resolve(app), str(ctx, 'descriptor'));
-  if (project)
-    log.debug(
-      `project descriptor ${project.file} (schema ${project.schema}): ${Object.keys(project.env).length} variable(s), ${project.group.length} buildpack(s)`,
-    );
+  const project = readProjectDescriptor(app, str(ctx, 'descriptor'), log);
   const userEnv = collectEnv(list(ctx, 'env-file'), list(ctx, 'env'), project?.env);
   const port = parsePort(str(ctx, 'port'));
   const timeoutMs = parseTimeout(str(ctx, 'timeout')) * 1000;

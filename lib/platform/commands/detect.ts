@@ -6,7 +6,8 @@ import { errorJson, UserError } from '../../errors.ts';
 import { isDir } from '../../fsx.ts';
 import { collectEnv } from '../cli-env.ts';
 import { writeJson } from '../cli-json.ts';
-import { bpKey, detectApp } from '../detect.ts';
+import { detectApp } from '../detect.ts';
+import { bpKey } from '../order.ts';
 import { filteredHostEnv, operatorEnv } from '../env.ts';
 import { failureError } from '../failure.ts';
 import { readProjectDescriptor } from '../project-descriptor.ts';
@@ -25,11 +26,7 @@ export const run: Handler = async (ctx) => {
       fix: 'Give the path of an existing directory.',
     });
   }
-  const project = readProjectDescriptor(path.resolve(app), str(ctx, 'descriptor'));
-  if (project)
-    log.debug(
-      `project descriptor ${project.file} (schema ${project.schema}): ${Object.keys(project.env).length} variable(s), ${project.group.length} buildpack(s)`,
-    );
+  const project = readProjectDescriptor(app, str(ctx, 'descriptor'), log);
   const env = collectEnv(list(ctx, 'env-file'), list(ctx, 'env'), project?.env);
   const order = await orderOf(ctx, project);
   removeOnSignals();

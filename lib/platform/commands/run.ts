@@ -74,12 +74,8 @@ export const run: Handler = async (ctx) => {
  * Variables given to `rbp build --env` that this run does not set: the app was built with them and
  * may need them at run time too. Names only: values may be secrets.
  */
-export function missingBuildEnv(names: string[] | undefined, userEnv: Record<string, string>): string[] {
-  return (names ?? []).filter((n) => !(n in userEnv));
-}
-
 function warnMissingBuildEnv(names: string[] | undefined, userEnv: Record<string, string>, log: Logger): void {
-  const missing = missingBuildEnv(names, userEnv);
+  const missing = (names ?? []).filter((n) => !(n in userEnv));
   if (missing.length)
     log.warn(`set at build (rbp build --env) but not for this run: ${missing.join(', ')}; give them again with --env NAME=VALUE if the app needs them`);
 }
