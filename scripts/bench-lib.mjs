@@ -1,6 +1,11 @@
 // Shared by the benchmarks in scripts/bench/ (kept outside that folder: every file there is a suite).
 import { spawnSync } from 'node:child_process';
 import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The repository's root. */
+export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 export function median(xs) {
   const s = [...xs].sort((a, b) => a - b);
