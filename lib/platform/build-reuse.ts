@@ -71,15 +71,17 @@ interface ReuseRecord {
   stamps: string;
 }
 
-/** `ino:mtime:size:mode` of a file, '' when it is gone. */
-function stamp(p: string): string {
+/** lstat, or undefined when the path is gone (or a file now stands where one of its folders was). */
+function lstat(p: string): fs.Stats | undefined {
   try {
-    const st = fs.lstatSync(p);
-    return `${st.ino}:${st.mtimeMs}:${st.size}:${st.mode}`;
+    return fs.lstatSync(p);
   } catch {
-    return '';
+    return undefined;
   }
 }
+
+/** `ino:mtime:size:mode` of a file, '' when it is gone. */
+const stamp = (st: fs.Stats | undefined) => (st ? `${st.ino}:${st.mtimeMs}:${st.size}:${st.mode}` : '');
 
 function sha256(text: string): string {
   return crypto.createHash('sha256').update(text).digest('hex');
@@ -87,9 +89,10 @@ function sha256(text: string): string {
 
 /**
  * Every path under `dir` with its type, mode, size and modification time, in name order; and the
- * newest modification time seen. `keep` and `skip` as copyApp applies them.
+ * newest modification time seen. `keep` and `skip` as copyApp applies them. Undefined when the folder
+ * cannot be walked (missing, unreadable): the build that follows says what is wrong with it.
  */
-function walkStamps(dir: string, skip: string[] = [], keep?: AppFilter): { lines: string[]; newest: number } {
+function walkStamps(dir: string, skip: string[] = [], keep?: AppFilter): { lines: string[]; newest: number } | undefined {
   const lines: string[] = [];
   let newest = 0;
   const walk = (d: string, rel: string) => {
@@ -106,7 +109,12 @@ function walkStamps(dir: string, skip: string[] = [], keep?: AppFilter): { lines
       if (st.isDirectory()) walk(p, r);
     }
   };
-  walk(dir, '');
+  try {
+    // readdir follows a link to a folder (a binding given as one): its files are what counts.
+    walk(dir, '');
+  } catch {
+    return undefined;
+  }
   return { lines, newest };
 }
 
@@ -123,7 +131,7 @@ function buildpackDirs(order: Order, into = new Set<string>()): Set<string> {
 function rbpProgram(): string {
   // The bundle itself (a path: no file: URL to make and parse back at every redeploy).
   const self = import.meta.filename;
-  return `${process.execPath}\0${process.version}\0${self}\0${stamp(self)}`;
+  return `${process.execPath}\0${process.version}\0${self}\0${stamp(lstat(self))}`;
 }
 
 /**
@@ -131,13 +139,13 @@ function rbpProgram(): string {
  * files changed too recently to be trusted (see above).
  */
 function takeInputs(s: InputSources, salt: string): BuildInputs {
-  const app = tryWalk(
+  const app = walkStamps(
     path.resolve(s.appDir),
     s.skip.map((p) => path.resolve(p)),
     s.appFilter,
   );
-  const bps = [...buildpackDirs(s.order)].map((d) => `${d}\n${tryWalk(d)?.lines.join('') ?? unmatched()}`);
-  const bindings = s.bindings.map((b) => `${path.resolve(b)}\n${tryWalk(path.resolve(b))?.lines.join('') ?? unmatched()}`);
+  const bps = [...buildpackDirs(s.order)].map((d) => `${d}\n${walkStamps(d)?.lines.join('') ?? unmatched()}`);
+  const bindings = s.bindings.map((b) => `${path.resolve(b)}\n${walkStamps(path.resolve(b))?.lines.join('') ?? unmatched()}`);
   const sorted = (o: Record<string, unknown>) => JSON.stringify(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
   return {
     app: !app || app.newest > Date.now() - STAMP_SETTLE_MS ? unmatched() : sha256(app.lines.join('')),
@@ -145,19 +153,6 @@ function takeInputs(s: InputSources, salt: string): BuildInputs {
     buildpacks: sha256(bps.join('\0')),
     platform: sha256([rbpProgram(), sorted(s.buildEnv), bindings.join('\0'), sorted(s.options)].join('\0')),
   };
-}
-
-/**
- * walkStamps, or undefined when the folder cannot be walked (missing, unreadable): the build that
- * follows says what is wrong with it, in its own words.
- */
-function tryWalk(dir: string, skip?: string[], keep?: AppFilter): ReturnType<typeof walkStamps> | undefined {
-  try {
-    // readdir follows a link to a folder (a binding given as one): its files are what counts.
-    return walkStamps(dir, skip, keep);
-  } catch {
-    return undefined;
-  }
 }
 
 /** A digest no record holds: the inputs are not known, so nothing is reused. */
@@ -190,18 +185,9 @@ function stampsDigest(root: string, paths: string[]): { digest: string; newest: 
   let newest = 0;
   let text = '';
   for (const p of paths) {
-    let st: fs.Stats | undefined;
-    try {
-      st = fs.lstatSync(`${root}/${p}`);
-    } catch {
-      // gone, or a file now where one of its folders was
-    }
-    if (!st) {
-      text += `${p}\0\n`;
-      continue;
-    }
-    if (st.mtimeMs > newest) newest = st.mtimeMs;
-    text += `${p}\0${st.ino}:${st.mtimeMs}:${st.size}:${st.mode}\n`;
+    const st = lstat(`${root}/${p}`);
+    if (st && st.mtimeMs > newest) newest = st.mtimeMs;
+    text += `${p}\0${stamp(st)}\n`;
   }
   return { digest: sha256(text), newest };
 }

@@ -46,11 +46,3 @@ function* tryGroup(group: GroupEntry[], done: GroupEntry[]): Trials {
 export function orderTrials(order: Order): Trials {
   return tryOrder(order, [], [], false);
 }
-
-/** Every flat group the lifecycle would try when none passes (for tests and `--verbose` listings). */
-export function expandOrder(order: Order): GroupEntry[][] {
-  const out: GroupEntry[][] = [];
-  const trials = orderTrials(order);
-  for (let step = trials.next(); !step.done; step = trials.next('fail')) out.push(step.value);
-  return out;
-}
