@@ -11,6 +11,19 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { UserError } from '../errors.ts';
+import { isDir } from '../fsx.ts';
+
+/** `rbp <command> APP` takes the application's folder: refused when there is none. */
+export function checkAppDir(dir: string, command: string): void {
+  if (isDir(dir)) return;
+  throw new UserError({
+    id: 'platform/app/not-found',
+    title: 'Application directory not found',
+    seen: { what: 'APP', value: dir },
+    rule: `rbp ${command} takes the directory of the application source.`,
+    fix: 'Give the path of an existing directory.',
+  });
+}
 
 /** Whether a path relative to the app (`/`-separated) goes into the build: project.toml include/exclude. */
 export type AppFilter = (rel: string, isDir: boolean) => boolean;

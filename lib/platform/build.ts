@@ -28,7 +28,7 @@ import { Interrupt } from './interrupt.ts';
 import { bpKey, type Order } from './order.ts';
 import { OutTransaction } from './out-transaction.ts';
 import { restore } from './restore.ts';
-import { copyApp, type AppFilter } from './app-copy.ts';
+import { checkAppDir, copyApp, type AppFilter } from './app-copy.ts';
 import { verifyBuildpackApi } from '../cnb/api.ts';
 import { privateTemp, sweepStaleTemps } from './temp.ts';
 import { recordGroup } from './out-lock.ts';
@@ -87,15 +87,7 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
   const { log } = opts;
   const appDir = path.resolve(opts.appDir);
   const out = path.resolve(opts.outDir);
-  if (!isDir(appDir)) {
-    throw new UserError({
-      id: 'platform/app/not-found',
-      title: 'Application directory not found',
-      seen: { what: 'APP', value: opts.appDir },
-      rule: 'rbp build takes the directory of the application source.',
-      fix: 'Give the path of an existing directory.',
-    });
-  }
+  checkAppDir(opts.appDir, 'build');
   const operator = operatorSettings(opts, log);
   // What a killed rbp left (its secrets among it) goes, even when this deploy reuses its build and makes no folder.
   sweepStaleTemps();

@@ -108,15 +108,11 @@ export async function loadBuildpackRef(value: string): Promise<BuildpackRef> {
   const found = ours.find((r) => matches(r, id, version));
   if (found) return found;
   const sameId = ours.filter((r) => r.descriptor.buildpack.id === id);
+  const ids = ours.map((r) => r.descriptor.buildpack.id);
   // `-b node`: our rbp/node by the last part of its id.
-  const byName = ours.find((r) => r.descriptor.buildpack.id.split('/').pop() === id)?.descriptor.buildpack.id;
+  const byName = ids.find((i) => i.split('/').pop() === id);
   if (!id.includes('/') && !sameId.length && !byName) return await loadBuildpackDir(value); // a folder name: not there
-  const meant =
-    byName ??
-    closest(
-      id,
-      ours.map((r) => r.descriptor.buildpack.id),
-    );
+  const meant = byName ?? closest(id, ids);
   throw new UserError({
     id: 'platform/buildpack/id-not-found',
     title: `No buildpack ${version ? `${id}@${version}` : id} here`,

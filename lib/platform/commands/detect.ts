@@ -2,8 +2,8 @@
 import path from 'node:path';
 import { writePlatformEnv } from '../../cnb/env.ts';
 import { EXIT } from '../../cnb/exit.ts';
-import { errorJson, UserError } from '../../errors.ts';
-import { isDir } from '../../fsx.ts';
+import { errorJson } from '../../errors.ts';
+import { checkAppDir } from '../app-copy.ts';
 import { collectEnv } from '../cli-env.ts';
 import { writeJson } from '../cli-json.ts';
 import { detectApp } from '../detect.ts';
@@ -17,15 +17,7 @@ import { list, one, orderOf, str, type Handler } from './context.ts';
 export const run: Handler = async (ctx) => {
   const { log, streams, values } = ctx;
   const app = one(ctx, 'APP directory');
-  if (!isDir(app)) {
-    throw new UserError({
-      id: 'platform/app/not-found',
-      title: 'Application directory not found',
-      seen: { what: 'APP', value: app },
-      rule: 'rbp detect takes the directory of the application source.',
-      fix: 'Give the path of an existing directory.',
-    });
-  }
+  checkAppDir(app, 'detect');
   const project = readProjectDescriptor(app, str(ctx, 'descriptor'), log);
   const env = collectEnv(list(ctx, 'env-file'), list(ctx, 'env'), project?.env);
   const order = await orderOf(ctx, project);
