@@ -57,16 +57,13 @@ function guarded<T>(bp: BuildpackRef, fn: () => T): T {
   }
 }
 
-/** What one buildpack's bin/build needs beyond the phase's options: the environment so far and its plan. */
-interface Turn {
-  bp: BuildpackRef;
-  buildEnv: EnvMap;
-  bpPlan: BuildpackPlanEntry[];
-}
-
 /** bin/build as a process (its own process group, which a signal to rbp stops whole); its output goes to the log as it comes, and its end is kept, where a buildpack that fails with a user error printed it. */
-async function runBuildpack(o: BuildPhaseOptions, turn: Turn): Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error; tail: string }> {
-  const { bp, buildEnv, bpPlan } = turn;
+async function runBuildpack(
+  o: BuildPhaseOptions,
+  bp: BuildpackRef,
+  buildEnv: EnvMap,
+  bpPlan: BuildpackPlanEntry[],
+): Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error; tail: string }> {
   const esc = escapeId(bp.descriptor.buildpack.id);
   const layersDir = path.join(o.out, 'layers', esc);
   const planPath = path.join(o.tmp, `${esc}-plan.toml`);
@@ -120,7 +117,7 @@ export async function buildPhase(o: BuildPhaseOptions): Promise<Built> {
     const bpPlan = planFor(entries, bp);
     log.subsection(bpKey(bp));
     const t0 = performance.now();
-    const r = await runBuildpack(o, { bp, buildEnv, bpPlan });
+    const r = await runBuildpack(o, bp, buildEnv, bpPlan);
     o.interrupt.check();
     if (r.code !== 0) {
       const how = r.error ? `could not start: ${r.error.message}` : `failed (exit ${r.code ?? r.signal})`;

@@ -139,11 +139,8 @@ function rbpProgram(): string {
  * files changed too recently to be trusted (see above).
  */
 function takeInputs(s: InputSources, salt: string): BuildInputs {
-  const app = walkStamps(
-    path.resolve(s.appDir),
-    s.skip.map((p) => path.resolve(p)),
-    s.appFilter,
-  );
+  const skip = s.skip.map((p) => path.resolve(p));
+  const app = walkStamps(path.resolve(s.appDir), skip, s.appFilter);
   const bps = [...buildpackDirs(s.order)].map((d) => `${d}\n${walkStamps(d)?.lines.join('') ?? unmatched()}`);
   const bindings = s.bindings.map((b) => `${path.resolve(b)}\n${walkStamps(path.resolve(b))?.lines.join('') ?? unmatched()}`);
   const sorted = (o: Record<string, unknown>) => JSON.stringify(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));

@@ -256,10 +256,9 @@ async function phases(r: PhaseRun): Promise<void> {
     }),
   );
   result.layers = exported.layers;
+  const defaultType = exported.metadata['buildpack-default-process-type'];
   for (const p of exported.metadata.processes)
-    log.info(
-      `process ${p.type}${p.type === exported.metadata['buildpack-default-process-type'] ? ' (default)' : ''}: ${[...p.command, ...(p.args ?? [])].join(' ')}`,
-    );
+    log.info(`process ${p.type}${p.type === defaultType ? ' (default)' : ''}: ${[...p.command, ...(p.args ?? [])].join(' ')}`);
   // rbp deploy's build: what it was made from, so that the next deploy may reuse it.
   const settled = r.taken ? writeReuseRecord(tx.out, r.taken, result.group) : 0;
   if (opts.beforeCommit) {
@@ -362,9 +361,6 @@ function summarize(r: BuildResult, log: Logger): void {
   const count = (s: LayerState) => r.layers.filter((l) => l.state === s).length;
   log.info(`layers: ${count('created')} created, ${count('reused')} reused, ${count('restored')} restored from cache`);
   for (const l of r.layers) log.detail(`${l.buildpack} ${l.name}: ${l.state}${l.launch ? ' [launch]' : ''}${l.cache ? ' [cache]' : ''}`);
-  log.info(
-    `time: ${Object.entries(r.phases)
-      .map(([k, v]) => `${k} ${formatDuration(v)}`)
-      .join(', ')}`,
-  );
+  const times = Object.entries(r.phases).map(([k, v]) => `${k} ${formatDuration(v)}`);
+  log.info(`time: ${times.join(', ')}`);
 }

@@ -1,15 +1,10 @@
 /**
  * rbp's stdout and stderr for the commands that only print (detect, --version, help). Node.js makes
- * process.stdout, for a pipe or a socket, a net.Socket: its first use loads net and the streams
- * (~5 ms of CPU, a sixth of Node.js's own start, on every `rbp detect` a platform runs). When the
- * descriptor is a pipe, a socket or a file, these commands write to it directly instead, with
- * fs.writeSync: what process.stdout does there too on Linux (its writes to pipes and files are
- * synchronous). A terminal, /dev/null or anything else gets Node.js's own stream.
- *
- * What is written in one turn of the event loop goes out at its end (setImmediate), or at exit, in
- * one write per descriptor, stdout's and stderr's in the order written: a detect's ten lines were ten
- * writes, each waking the reader. A turn that waits (a third-party bin/detect running) lets out what
- * came before it.
+ * process.stdout, for a pipe or a socket, a net.Socket, whose first use loads net and the streams.
+ * When the descriptor is a pipe, a socket or a file, these commands write to it directly instead, with
+ * fs.writeSync (as process.stdout does there on Linux); anything else gets Node.js's own stream.
+ * What is written in one turn of the event loop goes out at its end (or at exit) in one write per
+ * descriptor, stdout's and stderr's in the order written.
  */
 import fs from 'node:fs';
 import type { Writable } from 'node:stream';

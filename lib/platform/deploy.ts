@@ -4,11 +4,9 @@
  * running (or stop it, with --check).
  *
  * As a platform does, the deployment is decided before any restart: an app that exits before the
- * check passed fails the deploy at once, with its status and the last lines of its output, instead
- * of being started again until the listen timeout. Once deployed, a crash is restarted by rbp
- * (`--restart on-failure`, the default) with the launcher's back-off (lib/launch/restart.ts).
- * The app's output passes through rbp (to stderr under --json, so that stdout holds the JSON
- * alone); the last lines are kept to explain a crash.
+ * check passed fails the deploy at once, with its status and the last lines of its output. Once
+ * deployed, a crash is restarted (`--restart on-failure`, the default) with the launcher's back-off.
+ * The app's output passes through rbp (to stderr under --json, so that stdout holds the JSON alone).
  */
 import os from 'node:os';
 import type { Writable } from 'node:stream';

@@ -85,13 +85,7 @@ export function cnbEnv(ref: BuildpackRef, since08: EnvMap): EnvMap {
   return { CNB_BUILDPACK_DIR: ref.dir, ...(apiAtLeast(api, '0.8') ? since08 : {}), ...(apiAtLeast(api, '0.10') ? targetEnv() : {}) };
 }
 
-function indent(text: string): string {
-  return text
-    .trimEnd()
-    .split('\n')
-    .map((l) => `    ${l}`)
-    .join('\n');
-}
+const indent = (text: string) => text.trimEnd().replace(/^/gm, '    ');
 
 /**
  * The detect phase as the lifecycle's detector decides it: groups in order, the first that passes

@@ -1,14 +1,10 @@
 /**
- * `rbp run` hands its place over (memory beside the app): nothing of rbp stays resident
- * beside the process it starts. rbp.js run directly becomes the process on a Node.js with
- * process.execve (launcher.ts execInstead); the package's bin, dist/rbp, a POSIX sh wrapper
- * (scripts/build.mjs RBP_BIN), whatever its Node.js, runs rbp.js with a channel on fd 3 and its pid in
- * HANDOFF_PID: rbp.js plans the launch as always, then writes on fd 3 the few lines of sh that
- * start the process (its folder, exactly its environment, its argv) and exits 0; the wrapper execs
- * them. The process then has the pid `rbp run` was started with, as with execve: the platform's
- * signals reach it, its exit status is the run's, and neither Node.js nor a shell of rbp is left.
- * Whatever supervises (the launch's sh, with a restart policy or a request flow) is the launch
- * process's own doing, as in an image.
+ * `rbp run` hands its place over: nothing of rbp stays resident beside the process it starts. The
+ * package's bin, dist/rbp (scripts/rbp.sh), runs rbp.js with a channel on fd 3 and its pid in
+ * HANDOFF_PID: rbp.js plans the launch, writes on fd 3 the few lines of sh that start the process
+ * (its folder, exactly its environment, its argv) and exits 0; the wrapper execs them. The process
+ * then has the pid `rbp run` was started with, as with execve (launcher.ts execInstead): the
+ * platform's signals reach it and its exit status is the run's.
  */
 import fs from 'node:fs';
 import path from 'node:path';

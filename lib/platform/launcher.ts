@@ -226,7 +226,8 @@ export function shellArgv(p: { profiles: string[]; workingDir: string; command: 
 
 /** The plan as JSON; for our processes, with their launch entrypoint's own plan under `launch`. */
 export function dryRun(plan: LaunchPlan): object {
-  const outp: Record<string, unknown> = { process: plan.process, buildpack: plan.buildpack, argv: plan.argv, cwd: plan.cwd, env: sortedRedacted(plan.env) };
+  const env = Object.fromEntries(Object.entries(redactEnv(plan.env)).sort(([a], [b]) => (a < b ? -1 : 1)));
+  const outp: Record<string, unknown> = { process: plan.process, buildpack: plan.buildpack, argv: plan.argv, cwd: plan.cwd, env };
   if (plan.dryRunAware) {
     const r = spawnSync(plan.argv[0]!, plan.argv.slice(1), { cwd: plan.cwd, env: { ...plan.env, RBP_DRY_RUN: '1' }, encoding: 'utf8' });
     if (r.status !== 0)
@@ -239,15 +240,6 @@ export function dryRun(plan: LaunchPlan): object {
     outp.launch = JSON.parse(r.stdout);
   }
   return outp;
-}
-
-function sortedRedacted(env: EnvMap): EnvMap {
-  const r = redactEnv(env);
-  return Object.fromEntries(
-    Object.keys(r)
-      .sort()
-      .map((k) => [k, r[k]!]),
-  );
 }
 
 export interface Running {

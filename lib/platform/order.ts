@@ -258,45 +258,31 @@ export interface OrderFileEntry {
 
 /** [[order]] tables, each with an [[order.group]] list or none (the entries are checked as they are resolved). */
 function isOrderTables(v: unknown): v is { group?: OrderFileEntry[] }[] {
-  return (
-    Array.isArray(v) &&
-    v.every((g: unknown) => {
-      if (g === null || typeof g !== 'object') return false;
-      const group = (g as { group?: unknown }).group;
-      return group === undefined || Array.isArray(group);
-    })
-  );
+  const isTable = (g: unknown): g is { group?: unknown } => g !== null && typeof g === 'object';
+  return Array.isArray(v) && v.every((g: unknown) => isTable(g) && (g.group === undefined || Array.isArray(g.group)));
 }
 
 export async function orderFromFile(file: string, known: BuildpackRef[]): Promise<Order> {
+  const bad = (title: string, fix: string, code?: string) =>
+    new UserError({
+      id: 'platform/order/file',
+      title,
+      seen: { what: '--order', value: file, ...(code ? { where: code } : {}) },
+      rule: '--order names an order.toml: [[order]] tables, each with [[order.group]] entries naming a buildpack by id (and version) or by path.',
+      fix,
+    });
   let t: { order?: unknown };
   try {
     t = readToml<{ order?: unknown }>(file);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    throw new UserError({
-      id: 'platform/order/file',
-      title: code ? 'Order file not readable' : 'Order file is not valid TOML',
-      seen: { what: '--order', value: file, ...(code ? { where: code } : {}) },
-      rule: '--order names an order.toml: [[order]] tables, each with [[order.group]] entries naming a buildpack by id (and version) or by path.',
-      fix: code ? 'Check the path.' : `Fix the TOML (${(e as Error).message.split('\n')[0]}).`,
-    });
+    if (code) throw bad('Order file not readable', 'Check the path.', code);
+    throw bad('Order file is not valid TOML', `Fix the TOML (${(e as Error).message.split('\n')[0]}).`);
   }
-  if (!isOrderTables(t.order)) {
-    throw new UserError({
-      id: 'platform/order/file',
-      title: 'Order file has no [[order]] groups',
-      seen: { what: '--order', value: file },
-      rule: '--order names an order.toml: [[order]] tables, each with [[order.group]] entries naming a buildpack by id (and version) or by path.',
-      fix: 'Write it like [[order]] then [[order.group]] with id = "rbp/node" (or path = "my-buildpack").',
-    });
-  }
-  return await orderFromGroups(
-    t.order.map((g) => g.group ?? []),
-    path.dirname(path.resolve(file)),
-    known,
-    file,
-  );
+  if (!isOrderTables(t.order))
+    throw bad('Order file has no [[order]] groups', 'Write it like [[order]] then [[order.group]] with id = "rbp/node" (or path = "my-buildpack").');
+  const groups = t.order.map((g) => g.group ?? []);
+  return await orderFromGroups(groups, path.dirname(path.resolve(file)), known, file);
 }
 
 /** Groups of entries naming buildpacks by `path` (relative to `base`) or `id`; `file` is named in errors. */

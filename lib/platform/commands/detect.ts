@@ -30,13 +30,8 @@ export const run: Handler = async (ctx) => {
   writePlatformEnv(platformDir, env);
   try {
     log.section('Detect');
-    const r = await detectApp(
-      order,
-      path.resolve(app),
-      project?.filter,
-      { base: filteredHostEnv(), user: env, operator: operatorEnv(), platformDir, scratch: tmp.dir },
-      log,
-    );
+    const penv = { base: filteredHostEnv(), user: env, operator: operatorEnv(), platformDir, scratch: tmp.dir };
+    const r = await detectApp(order, path.resolve(app), project?.filter, penv, log);
     const failure = r.code === EXIT.detectError ? 'detection failed with a buildpack error' : 'no buildpack group passed detection';
     if (r.group) {
       log.info(`group: ${r.group.map(bpKey).join(', ')}`);
