@@ -95,7 +95,7 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
   const tx = new OutTransaction({
     appDir,
     outDir: out,
-    cacheDir: opts.cacheDir ? path.resolve(opts.cacheDir) : defaultCacheDir(out),
+    cacheDir: opts.cacheDir ? path.resolve(opts.cacheDir) : `${out}.rbp-cache`,
     explicitCache: Boolean(opts.cacheDir),
   });
   const result: BuildResult = { code: EXIT.ok, layers: [], phases: {} };
@@ -349,11 +349,6 @@ function linkBindings(platformDir: string, dirs: string[]): void {
     }
     fs.symlinkSync(abs, path.join(root, name));
   }
-}
-
-/** `<OUT>.rbp-cache`, beside OUT. */
-export function defaultCacheDir(out: string): string {
-  return `${path.resolve(out)}.rbp-cache`;
 }
 
 function summarize(r: BuildResult, log: Logger): void {

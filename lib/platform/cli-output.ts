@@ -9,22 +9,20 @@
 import fs from 'node:fs';
 import type { Writable } from 'node:stream';
 
-interface Direct {
-  /** Writes `bytes` now; false once the reader has gone. */
-  writeNow(bytes: Uint8Array): boolean;
-}
+/** Writes `bytes` now; false once the reader has gone. */
+type WriteNow = (bytes: Uint8Array) => boolean;
 
 /** What is waiting to go out, as runs of one output's chunks, in the order written. */
-const pending: { out: Direct; chunks: Uint8Array[] }[] = [];
+const pending: { out: WriteNow; chunks: Uint8Array[] }[] = [];
 let scheduled = false;
 let exitHooked = false;
 
 function flush(): void {
   scheduled = false;
-  for (const run of pending.splice(0)) run.out.writeNow(run.chunks.length === 1 ? run.chunks[0]! : Buffer.concat(run.chunks));
+  for (const run of pending.splice(0)) run.out(run.chunks.length === 1 ? run.chunks[0]! : Buffer.concat(run.chunks));
 }
 
-function queue(out: Direct, chunk: Uint8Array): void {
+function queue(out: WriteNow, chunk: Uint8Array): void {
   const last = pending.at(-1);
   if (last?.out === out) last.chunks.push(chunk);
   else pending.push({ out, chunks: [chunk] });
@@ -56,29 +54,27 @@ export function directOutput(fd: 1 | 2, stream: () => Writable): Writable {
   if (!direct) return stream();
   let closed = false;
   let handedOver = false;
-  const out: Direct = {
-    writeNow(bytes) {
-      if (closed) return false;
-      if (handedOver) return stream().write(bytes);
-      let rest = bytes;
-      while (rest.length) {
-        try {
-          rest = rest.subarray(fs.writeSync(fd, rest));
-        } catch (e) {
-          const code = (e as NodeJS.ErrnoException).code;
-          if (code === 'EAGAIN') {
-            handedOver = true;
-            return stream().write(rest);
-          }
-          if (code === 'EPIPE') {
-            closed = true;
-            return false;
-          }
-          throw e;
+  const out: WriteNow = (bytes) => {
+    if (closed) return false;
+    if (handedOver) return stream().write(bytes);
+    let rest = bytes;
+    while (rest.length) {
+      try {
+        rest = rest.subarray(fs.writeSync(fd, rest));
+      } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code;
+        if (code === 'EAGAIN') {
+          handedOver = true;
+          return stream().write(rest);
         }
+        if (code === 'EPIPE') {
+          closed = true;
+          return false;
+        }
+        throw e;
       }
-      return true;
-    },
+    }
+    return true;
   };
   const write = (chunk: string | Uint8Array): boolean => {
     if (closed) return false;

@@ -52,11 +52,9 @@ class Tail {
   private lines: string[] = [];
   private partial = '';
   push(chunk: Buffer | string): void {
-    const text = this.partial + String(chunk);
-    const parts = text.split(/\r?\n/);
+    const parts = (this.partial + String(chunk)).split(/\r?\n/);
     this.partial = parts.pop() ?? '';
-    this.lines.push(...parts);
-    if (this.lines.length > LAST_LINES) this.lines.splice(0, this.lines.length - LAST_LINES);
+    this.lines = [...this.lines, ...parts].slice(-LAST_LINES);
   }
   last(): string[] {
     return [...this.lines, ...(this.partial ? [this.partial] : [])].slice(-LAST_LINES);

@@ -185,10 +185,8 @@ function groupOf(file: string, prefix: string, sec: Section): OrderFileEntry[] {
 function filterOf(file: string, prefix: string, sec: Section): ProjectDescriptor['filter'] {
   const inc = sec.include ?? [];
   const exc = sec.exclude ?? [];
-  for (const [what, list] of [
-    ['include', inc],
-    ['exclude', exc],
-  ] as const) {
+  for (const what of ['include', 'exclude'] as const) {
+    const list = sec[what] ?? [];
     if (!Array.isArray(list) || list.some((p) => typeof p !== 'string'))
       throw invalid(
         file,
