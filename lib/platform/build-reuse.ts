@@ -1,7 +1,6 @@
 /**
- * A deploy of an app that nothing changed reuses the last build as it is, as kpack
- * builds again only for a new source, buildpack or stack, and as a platform's "restart" reuses the
- * build of the same commit: `rbp deploy` runs no detect, restore, build or export when
+ * A deploy of an app that nothing changed reuses the last build as it is, as kpack builds again only
+ * for a new source, buildpack or stack: `rbp deploy` runs no detect, restore, build or export when
  * - the app's files (what the build copies: project.toml's include/exclude applied) have the same
  *   names, types, modes, sizes and modification times,
  * - the app's variables are the same (compared by a salted digest: their values are secrets),
@@ -129,7 +128,6 @@ function buildpackDirs(order: Order, into = new Set<string>()): Set<string> {
 
 /** rbp's own program: its version, the Node.js it runs on, and the file it was loaded from. */
 function rbpProgram(): string {
-  // The bundle itself (a path: no file: URL to make and parse back at every redeploy).
   const self = import.meta.filename;
   return `${process.execPath}\0${process.version}\0${self}\0${stamp(lstat(self))}`;
 }
@@ -178,7 +176,6 @@ function outPaths(root: string): string[] {
 }
 
 function stampsDigest(root: string, paths: string[]): { digest: string; newest: number } {
-  // The check a redeploy pays (~1,100 paths for a Node.js app): one lstat each and nothing else.
   let newest = 0;
   let text = '';
   for (const p of paths) {

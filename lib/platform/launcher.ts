@@ -2,11 +2,9 @@
  * `rbp run`: the launcher (cnb-spec.md §9). The base environment is a short include-list of rbp's
  * own, the operator's RBP_* and the user's variables; launch layers' env goes on top (per buildpack:
  * first every launch layer's bin → PATH and lib → LD_LIBRARY_PATH, then every layer's env/,
- * env.launch/, env.launch/<type>/, layers alphabetically), then exec.d. rbp then becomes the process
- * when its Node.js can exec (execInstead); else the process is spawned (rbp stays to forward signals
- * and report the status), and rbp exits with the process's status. Our own launch process
- * (rbp-launch) gets rbp's Node.js as RBP_LAUNCHER_NODE to plan on, and becomes the app itself when
- * nothing needs supervising (lib/launch/sh/rbp-launch.sh).
+ * env.launch/, env.launch/<type>/, layers alphabetically), then exec.d once all env is in place.
+ * rbp then becomes the process (execInstead, or handoff.ts), else spawns it and forwards signals.
+ * Our own launch process gets rbp's Node.js as RBP_LAUNCHER_NODE to plan on.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -131,9 +129,6 @@ export function planLaunch(opts: RunOptions): LaunchPlan {
   Object.assign(env, { RBP_INSTANCE_SIZE: opts.instance, RBP_INSTANCE_MEMORY: String(opts.memory) });
   if (!task) Object.assign(env, { PORT: String(opts.port), RBP_PUBLIC_PORT: String(opts.port) });
   else delete env.PORT;
-  // As the lifecycle's launcher: per buildpack, the roots (bin, lib) of all its launch layers, then
-  // their env files, env.launch/<type>/ whichever buildpack declared the process; exec.d once all
-  // env is in place.
   const layerDirs = md.buildpacks.map((bp) => launchLayers(path.join(out, 'layers', escapeId(bp.id))));
   for (const dirs of layerDirs) {
     for (const d of dirs) applyLayerRoots(env, d, 'launch');
@@ -303,10 +298,8 @@ export function execInstead(plan: LaunchPlan): void {
 
 /** Starts the process; SIGTERM/SIGINT/SIGHUP sent to rbp reach it. Resolves with its exit status. */
 export function start(plan: LaunchPlan, stdio: 'inherit' | 'pipe' = 'inherit'): Running {
-  // rbp listens before the process starts: a signal that came between the two would end rbp alone
-  // (the default action), leaving the process running in its own group. One that comes before the
-  // process exists is passed on as soon as it does.
-  // Not const at its assignment below: signalGroup reads it before the process exists.
+  // rbp listens before the process starts (a signal between the two would end rbp alone); one that
+  // comes before the process exists is passed on as soon as it does.
   // eslint-disable-next-line prefer-const
   let child: ChildProcess | undefined;
   const early: NodeJS.Signals[] = [];
@@ -322,8 +315,7 @@ export function start(plan: LaunchPlan, stdio: 'inherit' | 'pipe' = 'inherit'): 
     }
   };
   // As a platform gives a stopping container a grace period: a process still running this long after
-  // SIGTERM or SIGINT is killed. Our launch has its own RBP_STOP_TIMEOUT for what it supervises, so
-  // rbp waits 5 s more. An app the launch became (nothing to supervise) has only this.
+  // SIGTERM or SIGINT is killed; 5 s more than our launch's own RBP_STOP_TIMEOUT for what it supervises.
   const graceMs = read<number>(plan.env, 'RBP_STOP_TIMEOUT')!.value * 1000 + 5000;
   let kill: NodeJS.Timeout | undefined;
   const forward = (sig: NodeJS.Signals) => () => {
@@ -359,7 +351,6 @@ export function start(plan: LaunchPlan, stdio: 'inherit' | 'pipe' = 'inherit'): 
       resolve(code ?? signalExit(signal ?? 'SIGKILL'));
     });
   });
-  // A stop rbp decides itself (rbp deploy --check, a failed health check) has the same grace period
-  // as one it is asked for: a process that hangs while shutting down is killed, not waited for forever.
+  // A stop rbp decides itself (rbp deploy --check, a failed health check) has the same grace period.
   return { child: started, exited, stop: (sig = 'SIGTERM') => forward(sig)() };
 }

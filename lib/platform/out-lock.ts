@@ -67,9 +67,13 @@ export function stopOrphans(out: string): void {
 /** Takes the lock of `dir` (`what`: `--out` or `--cache`, for the errors), or says who holds it. */
 export function takeLock(dir: string, what: string): void {
   const file = lockOf(dir);
+  try {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+  } catch {
+    // reported by the write below
+  }
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
-      fs.mkdirSync(path.dirname(file), { recursive: true });
       fs.writeFileSync(file, `${process.pid}\n`, { flag: 'wx' });
       return;
     } catch (e) {

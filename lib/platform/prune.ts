@@ -72,17 +72,16 @@ function planOut(r: OutRecord, o: PruneOptions, env: NodeJS.ProcessEnv, plan: Om
   const out = path.resolve(r.out);
   const users = usersOf(out);
   const builder = lockHolder(out);
-  if (builder !== undefined) {
-    plan.kept.push({ path: out, why: `a build runs into it (process ${builder})` });
-    return;
-  }
+  const busy =
+    builder !== undefined
+      ? `a build runs into it (process ${builder})`
+      : users.length
+        ? `in use by rbp run or deploy (process ${users.join(', ')})`
+        : undefined;
+  if (busy) return void plan.kept.push({ path: out, why: busy });
   const add = (p: string, kind: PruneKind, why: string) => {
     if (exists(p)) plan.remove.push({ path: p, kind, why, bytes: 0 });
   };
-  if (users.length) {
-    plan.kept.push({ path: out, why: `in use by rbp run or deploy (process ${users.join(', ')})` });
-    return;
-  }
   const leftovers = () => {
     if (r.cacheBeside) add(r.cache, 'cache', `the layer cache of ${out}`);
     add(lockOf(out), 'leftover', `the lock of a build of ${out} that is gone`);
@@ -90,13 +89,10 @@ function planOut(r: OutRecord, o: PruneOptions, env: NodeJS.ProcessEnv, plan: Om
     add(outRecordFile(out, env), 'leftover', `rbp's record of ${out}`);
   };
   const deployRoot = path.join(rbpCacheHome(env), 'deploy');
+  // A build interrupted between setting OUT aside and making the new one: the previous comes back.
   if (!exists(out)) {
-    // A build interrupted between setting OUT aside and making the new one: the previous comes back.
-    if (exists(previousOf(out))) {
-      plan.recover.push(out);
-      return;
-    }
-    leftovers();
+    if (exists(previousOf(out))) plan.recover.push(out);
+    else leftovers();
     return;
   }
   if (path.dirname(out) === deployRoot && r.app && !exists(r.app)) {
