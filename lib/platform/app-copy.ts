@@ -1,12 +1,8 @@
 /**
  * The copy of the application that detect and build work on, made before detect as pack makes it
- * (it copies the app into the build container, with project.toml's include/exclude applied, before
- * the detector runs): a buildpack's detect then sees only what the build will have, and nothing a
- * buildpack writes, during detect or build, reaches the user's source.
- *
- * Files are cloned (a reflink: copy-on-write, no data copied, on file systems that have it: btrfs,
- * XFS, ...) or else copied. They are never hard-linked: a buildpack may write into a file in place,
- * which would change the user's file through a link.
+ * (project.toml's include/exclude applied): nothing a buildpack writes reaches the user's source.
+ * Files are cloned (a reflink, where the file system has it) or else copied, never hard-linked: a
+ * buildpack may write into a file in place, which would change the user's file through a link.
  */
 import fs from 'node:fs';
 import path from 'node:path';

@@ -44,10 +44,7 @@ export async function run({ rounds = 31 } = {}) {
     const bp = path.join(root, 'dist', 'buildpacks', 'phpserver');
     const binEnv = { PATH: process.env.PATH, CNB_PLATFORM_DIR: platform, CNB_BUILDPACK_DIR: bp, CNB_BUILD_PLAN_PATH: path.join(work, 'plan.toml') };
 
-    const bare = [];
-    const detect = [];
-    const bin = [];
-    const version = [];
+    const [bare, detect, bin, version] = [[], [], [], []];
     const cpu = { bare: [], detect: [] };
     // Node.js parses NODE_EXTRA_CA_CERTS at every start, which would make the ratio look better than it is.
     const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'NODE_EXTRA_CA_CERTS'));

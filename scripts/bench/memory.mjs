@@ -24,21 +24,13 @@ function readProc(pid, file) {
 }
 
 /** Every process below `pid` (and itself), from /proc's parent links. */
-export function processTree(pid) {
-  const children = new Map();
-  for (const e of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(e)) continue;
-    const ppid = parentOf(e);
-    if (!children.has(ppid)) children.set(ppid, []);
-    children.get(ppid).push(Number(e));
-  }
-  const out = [];
-  const walk = (p) => {
-    out.push(p);
-    for (const c of children.get(p) ?? []) walk(c);
-  };
-  walk(pid);
-  return out;
+function processTree(pid) {
+  const links = fs
+    .readdirSync('/proc')
+    .filter((e) => /^\d+$/.test(e))
+    .map((e) => [Number(e), parentOf(e)]);
+  const below = (p) => [p, ...links.filter(([, parent]) => parent === p).flatMap(([child]) => below(child))];
+  return below(pid);
 }
 
 function parentOf(pid) {

@@ -48,12 +48,7 @@ export async function run({ rounds = 5 } = {}) {
   const lock = JSON.parse(fs.readFileSync(path.join(fixture, 'package-lock.json'), 'utf8'));
   const packages = Object.keys(lock.packages).filter((k) => k !== '').length;
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-bench-node-'));
-  const rawMs = [];
-  const coldMs = [];
-  const warmMs = [];
-  const warmPhases = [];
-  const againMs = [];
-  const againPhases = [];
+  const [rawMs, coldMs, warmMs, warmPhases, againMs, againPhases] = [[], [], [], [], [], []];
   const GOAL = 0.05;
   try {
     for (let i = 0; i < rounds; i++) {

@@ -12,10 +12,8 @@ import { readProjectDescriptor } from '../project-descriptor.ts';
 import { defaultDeployOut } from '../rbp-dirs.ts';
 import { list, one, orderOf, parsePort, parseTimeout, str, usage, type Handler } from './context.ts';
 
-// The build and packaging code (execa, tar, ...) loads only when a command uses it.
-const buildModule = () => import('../build.ts');
+// The packaging code (tar, OCI layouts, the registry client) loads only when a command uses it.
 const packagingModule = () => import('../cli-package.ts');
-const deployModule = () => import('../deploy.ts');
 
 export const run: Handler = async (ctx) => {
   const { log, streams, values, name } = ctx;
@@ -46,7 +44,7 @@ export const run: Handler = async (ctx) => {
     );
     if (imageRef) await pushImages([{ layout: prepared.staged, tag: tags?.[0] ?? 'latest', ref: imageRef }], log);
   };
-  const { build } = await buildModule();
+  const { build } = await import('../build.ts');
   const r = await build({
     appDir: app,
     outDir: out,
@@ -76,7 +74,7 @@ export const run: Handler = async (ctx) => {
     if (values.json) writeJson(streams.stdout, result);
     return r.code;
   }
-  const { deploy } = await deployModule();
+  const { deploy } = await import('../deploy.ts');
   const appOut = values.json ? streams.stderr : streams.stdout;
   return await deploy({ out, port, userEnv, instance, restart, check: Boolean(values.check), timeoutMs, log, appOut, appErr: streams.stderr }, (d) => {
     if (values.json)
