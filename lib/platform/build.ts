@@ -52,21 +52,11 @@ export interface BuildOptions {
   appFilter?: AppFilter;
   instance: string;
   instanceMemory: number;
-  /**
-   * The build becomes an image (rbp build --image): rbp's own Node.js is not in it, so it is not the
-   * launcher's (RBP_LAUNCHER_NODE) unless the operator names one.
-   */
+  /** The build becomes an image (rbp build --image), which does not hold rbp's own Node.js. */
   forImage?: boolean;
-  /**
-   * Runs when the new build is complete but OUT not yet switched to it (rbp build --image writes and
-   * pushes the image here), with the folder that holds it: when it fails, the build fails and OUT
-   * stays the previous build.
-   */
+  /** Runs once the new build is complete, before OUT switches to it (--image writes the image here): when it fails, so does the build. */
   beforeCommit?: (built: string) => Promise<void>;
-  /**
-   * rbp deploy: record what the build was made from (build-reuse.ts), and with `check`, reuse the
-   * build OUT holds when nothing changed since it was made, instead of building.
-   */
+  /** rbp deploy: record what the build was made from (build-reuse.ts), and with `check`, reuse the build OUT holds when nothing changed. */
   reuse?: { check: boolean };
   log: Logger;
 }

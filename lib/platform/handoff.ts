@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { shQuote } from '../launch/plan-data.ts';
 import { EXIT } from '../cnb/exit.ts';
+import type { LaunchPlan } from './launcher.ts';
 
 /**
  * Set by dist/rbp for rbp.js: the wrapper's pid, which the process will have; the channel is fd 3.
@@ -32,11 +33,7 @@ export function handoffChannel(env: NodeJS.ProcessEnv = process.env): number | u
   }
 }
 
-export interface Process {
-  argv: string[];
-  cwd: string;
-  env: Record<string, string>;
-}
+type Process = Pick<LaunchPlan, 'argv' | 'cwd' | 'env'>;
 
 /**
  * Why the sh lines could not start `p` as execve would, or undefined when they can: `env -i` reads
