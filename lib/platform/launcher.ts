@@ -105,22 +105,11 @@ export function planLaunch(opts: RunOptions): LaunchPlan {
     });
   }
   const type = opts.processType ?? md['buildpack-default-process-type'];
-  if (!type) {
-    throw launchError(
-      '--process',
-      '(none)',
-      'Without --process, the build must have set a default process.',
-      `Pick one: ${md.processes.map((p) => p.type).join(', ') || '(the build declared no process)'}.`,
-    );
-  }
+  const types = md.processes.map((p) => p.type).join(', ');
+  const rule = 'Without --process, the build must have set a default process.';
+  if (!type) throw launchError('--process', '(none)', rule, `Pick one: ${types || '(the build declared no process)'}.`);
   const proc: ExportedProcess | undefined = md.processes.find((p) => p.type === type);
-  if (!proc)
-    throw launchError(
-      '--process',
-      type,
-      `The process must be one the build declared: ${md.processes.map((p) => p.type).join(', ') || 'none'}.`,
-      'Use one of those types.',
-    );
+  if (!proc) throw launchError('--process', type, `The process must be one the build declared: ${types || 'none'}.`, 'Use one of those types.');
   const task = type === 'task';
   // As the lifecycle's launcher: every buildpack of the build must be of a Buildpack API it supports.
   for (const bp of md.buildpacks) verifyLaunchApi(bp, out);

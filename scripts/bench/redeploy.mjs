@@ -5,7 +5,6 @@
 // layer reused), the warm build a changed app gets. Phases come from rbp's `- time:` summary line.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort, median, root } from '../bench-lib.mjs';
@@ -64,15 +63,6 @@ function deploy(out, cache, port, extra = []) {
   });
 }
 
-/** After --check, nothing may listen on the port: the app was stopped. */
-function portFree(port) {
-  return new Promise((resolve) => {
-    const s = net.createServer();
-    s.once('error', () => resolve(false));
-    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
-  });
-}
-
 export async function run({ rounds = 5 } = {}) {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-bench-redeploy-'));
   try {
@@ -85,7 +75,7 @@ export async function run({ rounds = 5 } = {}) {
     for (let i = 0; i < rounds; i++) {
       const r = await deploy(out, cache, port);
       if (!/- nothing changed since the build of /.test(r.log)) throw new Error(`the redeploy did not reuse the build:\n${r.log}`);
-      if (!(await portFree(port))) throw new Error(`port ${port} still answers after rbp deploy --check`);
+      if ((await freePort(port)) === undefined) throw new Error(`port ${port} still answers after rbp deploy --check`);
       runs.push(r);
       const b = await deploy(out, cache, port, ['--rebuild']);
       if (!/dependencies reused/.test(b.log)) throw new Error(`the rebuild did not reuse the dependencies:\n${b.log}`);
