@@ -53,6 +53,4 @@ export function knownOuts(env: NodeJS.ProcessEnv = process.env): OutRecord[] {
   });
 }
 
-export function forgetOut(out: string, env: NodeJS.ProcessEnv = process.env): void {
-  fs.rmSync(outRecordFile(out, env), { force: true });
-}
+export const forgetOut = (out: string, env: NodeJS.ProcessEnv = process.env) => fs.rmSync(outRecordFile(out, env), { force: true });
