@@ -37,11 +37,10 @@ function queue(out: WriteNow, chunk: Uint8Array): void {
 }
 
 /**
- * The output on descriptor `fd`; `stream` gives Node.js's stream for it (made only when needed).
- * Only `write` is meant to be called, and the log's questions answered (isTTY, fd): what Logger and
- * the printing commands use. A descriptor that cannot take a write now (EAGAIN: a non-blocking pipe
- * that is full) hands this and every later write to the stream, which waits for it, in order; a
- * reader that has gone (EPIPE) ends the writing quietly, as rbp does for its streams.
+ * The output on descriptor `fd` (only `write`, isTTY and fd: what Logger and the printing commands
+ * use); `stream` gives Node.js's stream for it. A descriptor that cannot take a write now (EAGAIN)
+ * hands this and every later write to the stream, in order; a reader that has gone (EPIPE) ends the
+ * writing quietly.
  */
 export function directOutput(fd: 1 | 2, stream: () => Writable): Writable {
   let direct: boolean;

@@ -176,8 +176,7 @@ export async function deploy(o: DeployOptions, report: (r: DeployReport) => void
 
 /**
  * The deployed app runs until it ends; with on-failure a non-zero exit starts it again after the
- * back-off, as the platform restarts a crashed app. A stop asked of rbp (SIGTERM, SIGINT, SIGHUP)
- * ends the run: the status is the app's.
+ * back-off. A stop asked of rbp (SIGTERM, SIGINT, SIGHUP) ends the run: the status is the app's.
  */
 async function keepRunning(first: Running, launch: () => Running, plan: LaunchPlan, o: DeployOptions): Promise<number> {
   // Set by a signal while the app runs or waits to restart: a field, which TypeScript does not narrow to the `false` it starts as.

@@ -7,9 +7,7 @@
  *   group (depth first, so nested orders give the cartesian product of their groups); when none
  *   of them passes and the composite is optional, the outer group is tried once more without it;
  * - the groups of an order are tried in turn and the first one that passes wins.
- *
- * The walk is a generator: it yields each flat group to try, and the caller sends back how that
- * group did, so detection can run bin/detect between two groups and stop at the first pass.
+ * A generator: it yields each flat group to try, and the caller sends back how that group did.
  */
 import type { GroupEntry, Order } from './order.ts';
 

@@ -61,11 +61,7 @@ export function handoffScript(p: Process): string {
   return [`cd ${shQuote(p.cwd)} || exit ${EXIT.launchFailed}`, ['exec env -i', ...vars, ...p.argv.map(shQuote)].join(' '), ''].join('\n');
 }
 
-/**
- * Writes the hand-over on the channel (handoffChannel said there is one): `handed` when the wrapper
- * will start the process; `gone` when the wrapper is no longer there to read it (a signal stopped it
- * while rbp.js planned), and nothing is to start.
- */
+/** Writes the hand-over on the channel: `handed`, or `gone` when the wrapper is no longer there to read it (a signal stopped it). */
 export function handOver(p: Process): 'handed' | 'gone' {
   const text = Buffer.from(handoffScript(p));
   try {

@@ -232,10 +232,7 @@ export interface Running {
   stop(signal?: NodeJS.Signals): void;
 }
 
-/**
- * A process of our buildpacks (ids `rbp/…`) listens on the public port (the contract's PORT): it must
- * be free before the process starts. Other buildpacks' processes are theirs to check.
- */
+/** Our buildpacks' processes (ids `rbp/…`) listen on the public port: it must be free before one starts. */
 export async function checkListenPort(plan: LaunchPlan, port: number): Promise<void> {
   if (!plan.task && plan.buildpack.startsWith('rbp/')) await checkPortFree(port);
 }

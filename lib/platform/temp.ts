@@ -63,9 +63,8 @@ const removeAll = () => {
 };
 
 /**
- * For commands without their own signal handling (detect): a signal removes the temp folders and
- * ends rbp with 128+n. (A signal's default action ends Node.js without its 'exit' event.) `rbp
- * build` handles signals itself (interrupt.ts) and removes its folder on the way out.
+ * For commands without their own signal handling (detect; build has interrupt.ts): a signal removes
+ * the temp folders and ends rbp with 128+n (a signal's default action skips the 'exit' event).
  */
 export function removeOnSignals(): void {
   // Once per process: main() may run several commands in one (the tests do).
