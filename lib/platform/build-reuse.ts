@@ -82,9 +82,7 @@ function lstat(p: string): fs.Stats | undefined {
 /** `ino:mtime:size:mode` of a file, '' when it is gone. */
 const stamp = (st: fs.Stats | undefined) => (st ? `${st.ino}:${st.mtimeMs}:${st.size}:${st.mode}` : '');
 
-function sha256(text: string): string {
-  return crypto.createHash('sha256').update(text).digest('hex');
-}
+const sha256 = (text: string) => crypto.createHash('sha256').update(text).digest('hex');
 
 /**
  * Every path under `dir` with its type, mode, size and modification time, in name order; and the
@@ -151,9 +149,7 @@ function takeInputs(s: InputSources, salt: string): BuildInputs {
 }
 
 /** A digest no record holds: the inputs are not known, so nothing is reused. */
-function unmatched(): string {
-  return `unknown:${crypto.randomUUID()}`;
-}
+const unmatched = () => `unknown:${crypto.randomUUID()}`;
 
 /**
  * The paths of a built OUT whose stamps prove it unchanged: every folder of its layers (a file

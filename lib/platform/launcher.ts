@@ -68,10 +68,9 @@ function runExecD(dir: string, env: EnvMap, cwd: string, stdout: 1 | 2): void {
     const r = spawnSync(bin, [], { cwd, env, stdio: ['ignore', stdout, 'inherit', 'pipe'] });
     if (r.status !== 0)
       throw launchError('exec.d', bin, 'An exec.d program must exit 0.', `Fix ${bin}: ${r.error ? r.error.message : `it exited ${r.status ?? r.signal}`}.`);
-    const outText = r.output[3]?.toString() ?? '';
     let vars: Record<string, unknown>;
     try {
-      vars = parse(outText);
+      vars = parse(r.output[3]?.toString() ?? '');
     } catch (e) {
       throw launchError('exec.d', bin, 'An exec.d program writes TOML to fd 3: NAME = "value" lines.', `Fix ${bin}: ${(e as Error).message.split('\n')[0]}`);
     }

@@ -129,9 +129,8 @@ export async function loadBuildpackRef(value: string): Promise<BuildpackRef> {
 export const bpKey = (ref: BuildpackRef) => `${ref.descriptor.buildpack.id}@${ref.descriptor.buildpack.version}`;
 const wanted = (e: { id: string; version?: string }) => (e.version ? `${e.id}@${e.version}` : e.id);
 
-function matches(ref: BuildpackRef, id: string, version: string | undefined): boolean {
-  return ref.descriptor.buildpack.id === id && (version === undefined || ref.descriptor.buildpack.version === version);
-}
+const matches = (ref: BuildpackRef, id: string, version: string | undefined) =>
+  ref.descriptor.buildpack.id === id && (version === undefined || ref.descriptor.buildpack.version === version);
 
 function readIfBuildpack(dir: string): BuildpackRef | undefined {
   if (!fs.existsSync(path.join(dir, 'buildpack.toml'))) return undefined;

@@ -226,6 +226,4 @@ export function applyPrune(plan: PrunePlan, env: NodeJS.ProcessEnv = process.env
   return problems;
 }
 
-export function describeItem(i: PruneItem): string {
-  return `${i.path} (${formatBytes(i.bytes)}): ${i.why}`;
-}
+export const describeItem = (i: PruneItem) => `${i.path} (${formatBytes(i.bytes)}): ${i.why}`;
