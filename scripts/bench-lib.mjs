@@ -1,17 +1,23 @@
 // Shared by the benchmarks in scripts/bench/ (kept outside that folder: every file there is a suite).
 import { spawnSync } from 'node:child_process';
 import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The repository's root. */
+export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 export function median(xs) {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 }
 
-/** A port nothing listens on right now. */
-export function freePort() {
+/** A port nothing listens on right now: `port` when it is free (else undefined), any with 0. */
+export function freePort(port = 0) {
   return new Promise((resolve) => {
     const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
+    s.once('error', () => resolve(undefined));
+    s.listen(port, '127.0.0.1', () => {
       const { port } = s.address();
       s.close(() => resolve(port));
     });

@@ -5,9 +5,8 @@ import { takeBackExtraCa } from '../lib/cnb/extra-ca.ts';
 import { main } from '../lib/platform/cli.ts';
 import { directOutput } from '../lib/platform/cli-output.ts';
 
-// dist/rbp deferred NODE_EXTRA_CA_CERTS (Node.js would have parsed the file at its start): back
-// into the environment before anything reads it or starts a process, and trusted at rbp's first
-// request (lib/cnb/extra-ca.ts).
+// dist/rbp deferred NODE_EXTRA_CA_CERTS: back into the environment before anything reads it or
+// starts a process (lib/cnb/extra-ca.ts).
 takeBackExtraCa();
 
 // A closed pipe (`rbp run --dry-run | head`) is how a reader says it has seen enough: stop writing

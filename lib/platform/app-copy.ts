@@ -1,16 +1,25 @@
 /**
  * The copy of the application that detect and build work on, made before detect as pack makes it
- * (it copies the app into the build container, with project.toml's include/exclude applied, before
- * the detector runs): a buildpack's detect then sees only what the build will have, and nothing a
- * buildpack writes, during detect or build, reaches the user's source.
- *
- * Files are cloned (a reflink: copy-on-write, no data copied, on file systems that have it: btrfs,
- * XFS, ...) or else copied. They are never hard-linked: a buildpack may write into a file in place,
- * which would change the user's file through a link.
+ * (project.toml's include/exclude applied): nothing a buildpack writes reaches the user's source.
+ * Files are cloned (a reflink, where the file system has it) or else copied, never hard-linked: a
+ * buildpack may write into a file in place, which would change the user's file through a link.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { UserError } from '../errors.ts';
+import { isDir } from '../fsx.ts';
+
+/** `rbp <command> APP` takes the application's folder: refused when there is none. */
+export function checkAppDir(dir: string, command: string): void {
+  if (isDir(dir)) return;
+  throw new UserError({
+    id: 'platform/app/not-found',
+    title: 'Application directory not found',
+    seen: { what: 'APP', value: dir },
+    rule: `rbp ${command} takes the directory of the application source.`,
+    fix: 'Give the path of an existing directory.',
+  });
+}
 
 /** Whether a path relative to the app (`/`-separated) goes into the build: project.toml include/exclude. */
 export type AppFilter = (rel: string, isDir: boolean) => boolean;

@@ -16,13 +16,13 @@ import { readUnmet, writeBuildpackPlan, type BuildpackPlanEntry } from '../cnb/p
 import { validateSbomFiles } from '../cnb/sbom.ts';
 import { formatDuration, type Logger } from '../log.ts';
 import { parseRenderedError } from '../errors.ts';
-import { bpKey, planFor, type PhaseEnv } from './detect.ts';
+import { cnbEnv, planFor, type PhaseEnv } from './detect.ts';
+import { bpKey } from './order.ts';
 import { buildProcessEnv } from './env.ts';
 import { isDir } from './fsops.ts';
 import type { Interrupt } from './interrupt.ts';
 import type { ExportedProcess } from './metadata.ts';
 import { layerNames } from './restore.ts';
-import { targetEnv } from './target.ts';
 import { apiAtLeast } from '../cnb/api.ts';
 import type { PlanEntry } from './resolve.ts';
 
@@ -57,30 +57,13 @@ function guarded<T>(bp: BuildpackRef, fn: () => T): T {
   }
 }
 
-/**
- * The CNB_* variables of bin/build, by the buildpack's API (lifecycle buildpack/build.go):
- * CNB_BUILDPACK_DIR always; CNB_PLATFORM_DIR, CNB_BP_PLAN_PATH and CNB_LAYERS_DIR from 0.8 (a 0.7
- * buildpack reads its positional arguments); CNB_TARGET_* from 0.10.
- */
-function buildCnbEnv(bp: BuildpackRef, layersDir: string, platformDir: string, planPath: string): EnvMap {
-  const api = bp.descriptor.api;
-  return {
-    CNB_BUILDPACK_DIR: bp.dir,
-    ...(apiAtLeast(api, '0.8') ? { CNB_PLATFORM_DIR: platformDir, CNB_BP_PLAN_PATH: planPath, CNB_LAYERS_DIR: layersDir } : {}),
-    ...(apiAtLeast(api, '0.10') ? targetEnv() : {}),
-  };
-}
-
-/** What one buildpack's bin/build needs beyond the phase's options: the environment so far and its plan. */
-interface Turn {
-  bp: BuildpackRef;
-  buildEnv: EnvMap;
-  bpPlan: BuildpackPlanEntry[];
-}
-
 /** bin/build as a process (its own process group, which a signal to rbp stops whole); its output goes to the log as it comes, and its end is kept, where a buildpack that fails with a user error printed it. */
-async function runBuildpack(o: BuildPhaseOptions, turn: Turn): Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error; tail: string }> {
-  const { bp, buildEnv, bpPlan } = turn;
+async function runBuildpack(
+  o: BuildPhaseOptions,
+  bp: BuildpackRef,
+  buildEnv: EnvMap,
+  bpPlan: BuildpackPlanEntry[],
+): Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error; tail: string }> {
   const esc = escapeId(bp.descriptor.buildpack.id);
   const layersDir = path.join(o.out, 'layers', esc);
   const planPath = path.join(o.tmp, `${esc}-plan.toml`);
@@ -90,7 +73,7 @@ async function runBuildpack(o: BuildPhaseOptions, turn: Turn): Promise<{ code: n
     user: o.userEnv,
     operator: o.operator,
     clearEnv: bp.descriptor.buildpack['clear-env'] === true,
-    cnb: buildCnbEnv(bp, layersDir, o.penv.platformDir, planPath),
+    cnb: cnbEnv(bp, { CNB_PLATFORM_DIR: o.penv.platformDir, CNB_BP_PLAN_PATH: planPath, CNB_LAYERS_DIR: layersDir }),
   });
   // As the lifecycle: the buildpack's layers folder exists before bin/build runs.
   fs.mkdirSync(layersDir, { recursive: true });
@@ -134,7 +117,7 @@ export async function buildPhase(o: BuildPhaseOptions): Promise<Built> {
     const bpPlan = planFor(entries, bp);
     log.subsection(bpKey(bp));
     const t0 = performance.now();
-    const r = await runBuildpack(o, { bp, buildEnv, bpPlan });
+    const r = await runBuildpack(o, bp, buildEnv, bpPlan);
     o.interrupt.check();
     if (r.code !== 0) {
       const how = r.error ? `could not start: ${r.error.message}` : `failed (exit ${r.code ?? r.signal})`;

@@ -1,7 +1,6 @@
 /**
- * A deploy of an app that nothing changed reuses the last build as it is, as kpack
- * builds again only for a new source, buildpack or stack, and as a platform's "restart" reuses the
- * build of the same commit: `rbp deploy` runs no detect, restore, build or export when
+ * A deploy of an app that nothing changed reuses the last build as it is, as kpack builds again only
+ * for a new source, buildpack or stack: `rbp deploy` runs no detect, restore, build or export when
  * - the app's files (what the build copies: project.toml's include/exclude applied) have the same
  *   names, types, modes, sizes and modification times,
  * - the app's variables are the same (compared by a salted digest: their values are secrets),
@@ -71,25 +70,26 @@ interface ReuseRecord {
   stamps: string;
 }
 
-/** `ino:mtime:size:mode` of a file, '' when it is gone. */
-function stamp(p: string): string {
+/** lstat, or undefined when the path is gone (or a file now stands where one of its folders was). */
+function lstat(p: string): fs.Stats | undefined {
   try {
-    const st = fs.lstatSync(p);
-    return `${st.ino}:${st.mtimeMs}:${st.size}:${st.mode}`;
+    return fs.lstatSync(p);
   } catch {
-    return '';
+    return undefined;
   }
 }
 
-function sha256(text: string): string {
-  return crypto.createHash('sha256').update(text).digest('hex');
-}
+/** `ino:mtime:size:mode` of a file, '' when it is gone. */
+const stamp = (st: fs.Stats | undefined) => (st ? `${st.ino}:${st.mtimeMs}:${st.size}:${st.mode}` : '');
+
+const sha256 = (text: string) => crypto.createHash('sha256').update(text).digest('hex');
 
 /**
  * Every path under `dir` with its type, mode, size and modification time, in name order; and the
- * newest modification time seen. `keep` and `skip` as copyApp applies them.
+ * newest modification time seen. `keep` and `skip` as copyApp applies them. Undefined when the folder
+ * cannot be walked (missing, unreadable): the build that follows says what is wrong with it.
  */
-function walkStamps(dir: string, skip: string[] = [], keep?: AppFilter): { lines: string[]; newest: number } {
+function walkStamps(dir: string, skip: string[] = [], keep?: AppFilter): { lines: string[]; newest: number } | undefined {
   const lines: string[] = [];
   let newest = 0;
   const walk = (d: string, rel: string) => {
@@ -106,7 +106,12 @@ function walkStamps(dir: string, skip: string[] = [], keep?: AppFilter): { lines
       if (st.isDirectory()) walk(p, r);
     }
   };
-  walk(dir, '');
+  try {
+    // readdir follows a link to a folder (a binding given as one): its files are what counts.
+    walk(dir, '');
+  } catch {
+    return undefined;
+  }
   return { lines, newest };
 }
 
@@ -121,9 +126,8 @@ function buildpackDirs(order: Order, into = new Set<string>()): Set<string> {
 
 /** rbp's own program: its version, the Node.js it runs on, and the file it was loaded from. */
 function rbpProgram(): string {
-  // The bundle itself (a path: no file: URL to make and parse back at every redeploy).
   const self = import.meta.filename;
-  return `${process.execPath}\0${process.version}\0${self}\0${stamp(self)}`;
+  return `${process.execPath}\0${process.version}\0${self}\0${stamp(lstat(self))}`;
 }
 
 /**
@@ -131,13 +135,10 @@ function rbpProgram(): string {
  * files changed too recently to be trusted (see above).
  */
 function takeInputs(s: InputSources, salt: string): BuildInputs {
-  const app = tryWalk(
-    path.resolve(s.appDir),
-    s.skip.map((p) => path.resolve(p)),
-    s.appFilter,
-  );
-  const bps = [...buildpackDirs(s.order)].map((d) => `${d}\n${tryWalk(d)?.lines.join('') ?? unmatched()}`);
-  const bindings = s.bindings.map((b) => `${path.resolve(b)}\n${tryWalk(path.resolve(b))?.lines.join('') ?? unmatched()}`);
+  const skip = s.skip.map((p) => path.resolve(p));
+  const app = walkStamps(path.resolve(s.appDir), skip, s.appFilter);
+  const bps = [...buildpackDirs(s.order)].map((d) => `${d}\n${walkStamps(d)?.lines.join('') ?? unmatched()}`);
+  const bindings = s.bindings.map((b) => `${path.resolve(b)}\n${walkStamps(path.resolve(b))?.lines.join('') ?? unmatched()}`);
   const sorted = (o: Record<string, unknown>) => JSON.stringify(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
   return {
     app: !app || app.newest > Date.now() - STAMP_SETTLE_MS ? unmatched() : sha256(app.lines.join('')),
@@ -147,23 +148,8 @@ function takeInputs(s: InputSources, salt: string): BuildInputs {
   };
 }
 
-/**
- * walkStamps, or undefined when the folder cannot be walked (missing, unreadable): the build that
- * follows says what is wrong with it, in its own words.
- */
-function tryWalk(dir: string, skip?: string[], keep?: AppFilter): ReturnType<typeof walkStamps> | undefined {
-  try {
-    // readdir follows a link to a folder (a binding given as one): its files are what counts.
-    return walkStamps(dir, skip, keep);
-  } catch {
-    return undefined;
-  }
-}
-
 /** A digest no record holds: the inputs are not known, so nothing is reused. */
-function unmatched(): string {
-  return `unknown:${crypto.randomUUID()}`;
-}
+const unmatched = () => `unknown:${crypto.randomUUID()}`;
 
 /**
  * The paths of a built OUT whose stamps prove it unchanged: every folder of its layers (a file
@@ -186,22 +172,12 @@ function outPaths(root: string): string[] {
 }
 
 function stampsDigest(root: string, paths: string[]): { digest: string; newest: number } {
-  // The check a redeploy pays (~1,100 paths for a Node.js app): one lstat each and nothing else.
   let newest = 0;
   let text = '';
   for (const p of paths) {
-    let st: fs.Stats | undefined;
-    try {
-      st = fs.lstatSync(`${root}/${p}`);
-    } catch {
-      // gone, or a file now where one of its folders was
-    }
-    if (!st) {
-      text += `${p}\0\n`;
-      continue;
-    }
-    if (st.mtimeMs > newest) newest = st.mtimeMs;
-    text += `${p}\0${st.ino}:${st.mtimeMs}:${st.size}:${st.mode}\n`;
+    const st = lstat(`${root}/${p}`);
+    if (st && st.mtimeMs > newest) newest = st.mtimeMs;
+    text += `${p}\0${stamp(st)}\n`;
   }
   return { digest: sha256(text), newest };
 }

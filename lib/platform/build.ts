@@ -20,15 +20,15 @@ import { writeFailure, writtenPath } from '../disk.ts';
 import { phaseError } from './failure.ts';
 import { formatDuration, type Logger } from '../log.ts';
 import { buildPhase } from './build-phase.ts';
-import { bpKey, detect, type PhaseEnv } from './detect.ts';
+import { detect, type PhaseEnv } from './detect.ts';
 import { filteredHostEnv, operatorEnv } from './env.ts';
 import { commitCache, exportPhase, type ExportedLayer, type LayerState } from './export.ts';
 import { isDir } from './fsops.ts';
 import { Interrupt } from './interrupt.ts';
-import type { Order } from './order.ts';
+import { bpKey, type Order } from './order.ts';
 import { OutTransaction } from './out-transaction.ts';
 import { restore } from './restore.ts';
-import { copyApp, type AppFilter } from './app-copy.ts';
+import { checkAppDir, copyApp, type AppFilter } from './app-copy.ts';
 import { verifyBuildpackApi } from '../cnb/api.ts';
 import { privateTemp, sweepStaleTemps } from './temp.ts';
 import { recordGroup } from './out-lock.ts';
@@ -52,21 +52,11 @@ export interface BuildOptions {
   appFilter?: AppFilter;
   instance: string;
   instanceMemory: number;
-  /**
-   * The build becomes an image (rbp build --image): rbp's own Node.js is not in it, so it is not the
-   * launcher's (RBP_LAUNCHER_NODE) unless the operator names one.
-   */
+  /** The build becomes an image (rbp build --image), which does not hold rbp's own Node.js. */
   forImage?: boolean;
-  /**
-   * Runs when the new build is complete but OUT not yet switched to it (rbp build --image writes and
-   * pushes the image here), with the folder that holds it: when it fails, the build fails and OUT
-   * stays the previous build.
-   */
+  /** Runs once the new build is complete, before OUT switches to it (--image writes the image here): when it fails, so does the build. */
   beforeCommit?: (built: string) => Promise<void>;
-  /**
-   * rbp deploy: record what the build was made from (build-reuse.ts), and with `check`, reuse the
-   * build OUT holds when nothing changed since it was made, instead of building.
-   */
+  /** rbp deploy: record what the build was made from (build-reuse.ts), and with `check`, reuse the build OUT holds when nothing changed. */
   reuse?: { check: boolean };
   log: Logger;
 }
@@ -87,15 +77,7 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
   const { log } = opts;
   const appDir = path.resolve(opts.appDir);
   const out = path.resolve(opts.outDir);
-  if (!isDir(appDir)) {
-    throw new UserError({
-      id: 'platform/app/not-found',
-      title: 'Application directory not found',
-      seen: { what: 'APP', value: opts.appDir },
-      rule: 'rbp build takes the directory of the application source.',
-      fix: 'Give the path of an existing directory.',
-    });
-  }
+  checkAppDir(opts.appDir, 'build');
   const operator = operatorSettings(opts, log);
   // What a killed rbp left (its secrets among it) goes, even when this deploy reuses its build and makes no folder.
   sweepStaleTemps();
@@ -103,7 +85,7 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
   const tx = new OutTransaction({
     appDir,
     outDir: out,
-    cacheDir: opts.cacheDir ? path.resolve(opts.cacheDir) : defaultCacheDir(out),
+    cacheDir: opts.cacheDir ? path.resolve(opts.cacheDir) : `${out}.rbp-cache`,
     explicitCache: Boolean(opts.cacheDir),
   });
   const result: BuildResult = { code: EXIT.ok, layers: [], phases: {} };
@@ -264,10 +246,9 @@ async function phases(r: PhaseRun): Promise<void> {
     }),
   );
   result.layers = exported.layers;
+  const defaultType = exported.metadata['buildpack-default-process-type'];
   for (const p of exported.metadata.processes)
-    log.info(
-      `process ${p.type}${p.type === exported.metadata['buildpack-default-process-type'] ? ' (default)' : ''}: ${[...p.command, ...(p.args ?? [])].join(' ')}`,
-    );
+    log.info(`process ${p.type}${p.type === defaultType ? ' (default)' : ''}: ${[...p.command, ...(p.args ?? [])].join(' ')}`);
   // rbp deploy's build: what it was made from, so that the next deploy may reuse it.
   const settled = r.taken ? writeReuseRecord(tx.out, r.taken, result.group) : 0;
   if (opts.beforeCommit) {
@@ -360,19 +341,11 @@ function linkBindings(platformDir: string, dirs: string[]): void {
   }
 }
 
-/** `<OUT>.rbp-cache`, beside OUT. */
-export function defaultCacheDir(out: string): string {
-  return `${path.resolve(out)}.rbp-cache`;
-}
-
 function summarize(r: BuildResult, log: Logger): void {
   log.section('Summary');
   const count = (s: LayerState) => r.layers.filter((l) => l.state === s).length;
   log.info(`layers: ${count('created')} created, ${count('reused')} reused, ${count('restored')} restored from cache`);
   for (const l of r.layers) log.detail(`${l.buildpack} ${l.name}: ${l.state}${l.launch ? ' [launch]' : ''}${l.cache ? ' [cache]' : ''}`);
-  log.info(
-    `time: ${Object.entries(r.phases)
-      .map(([k, v]) => `${k} ${formatDuration(v)}`)
-      .join(', ')}`,
-  );
+  const times = Object.entries(r.phases).map(([k, v]) => `${k} ${formatDuration(v)}`);
+  log.info(`time: ${times.join(', ')}`);
 }

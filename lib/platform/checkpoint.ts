@@ -4,24 +4,13 @@
  */
 import { raw } from '../config/read.ts';
 
-export const CHECKPOINTS = [
-  /** OUT locked, the previous OUT set aside, OUT made anew (empty but for its marker). */
-  'begun',
-  /** The app copied into OUT's workspace. */
-  'copied',
-  /** Detection done. */
-  'detected',
-  /** Layers restored from the cache and the previous build. */
-  'restored',
-  /** Every buildpack built. */
-  'built',
-  /** Export: the cache written, launch layers in place, no metadata yet. */
-  'exporting',
-  /** Export done: rbp.toml written, OUT is complete; the cache's record not yet written, the previous OUT not yet removed. */
-  'exported',
-  /** Committed; OUT's lock not yet given up. */
-  'committed',
-] as const;
+/**
+ * In order: begun (OUT locked, the previous OUT set aside, OUT made anew with its marker), copied (the
+ * app in OUT's workspace), detected, restored, built, exporting (the cache written, launch layers in
+ * place, no metadata yet), exported (rbp.toml written: OUT is complete; the cache's record not yet
+ * written, the previous OUT not yet removed), committed (OUT's lock not yet given up).
+ */
+export const CHECKPOINTS = ['begun', 'copied', 'detected', 'restored', 'built', 'exporting', 'exported', 'committed'] as const;
 
 export type Checkpoint = (typeof CHECKPOINTS)[number];
 

@@ -28,12 +28,8 @@ function flagNames(c: Command): string {
 function unknownFlag(c: Command, raw: string): UserError {
   const name = raw.replace(/^-+/, '');
   const long = raw.startsWith('--');
-  const meant = long
-    ? closest(
-        name,
-        c.flags.map((f) => f.name),
-      )
-    : undefined;
+  const names = c.flags.map((f) => f.name);
+  const meant = long ? closest(name, names) : undefined;
   const elsewhere = COMMANDS.filter((o) => o !== c && o.flags.some((f) => (long ? f.name === name : f.short === name)));
   let fix: string;
   if (meant) fix = `Did you mean --${meant}? See rbp ${c.name} --help.`;
@@ -104,15 +100,13 @@ export function parseFlags(c: Command, args: string[]): { values: FlagValues; po
 
 /** `rbp <word>` where word is no command: the error, with the command it most likely meant. */
 export function unknownCommand(word: string): UserError {
-  const meant = closest(
-    word,
-    COMMANDS.map((c) => c.name),
-  );
+  const names = COMMANDS.map((c) => c.name);
+  const meant = closest(word, names);
   return new UserError({
     id: 'platform/command/unknown',
     title: `Unknown command ${JSON.stringify(word)}`,
     seen: { what: 'command', value: word },
-    rule: `rbp's commands are ${COMMANDS.map((c) => c.name).join(', ')}.`,
+    rule: `rbp's commands are ${names.join(', ')}.`,
     fix: meant ? `Did you mean rbp ${meant}? See rbp --help.` : 'See rbp --help.',
   });
 }

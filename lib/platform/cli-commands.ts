@@ -5,7 +5,7 @@
  */
 import { DEFAULT_INSTANCE, INSTANCE_SIZES } from '../launch/instance.ts';
 import type { Handler } from './commands/context.ts';
-import { AUTO_ORDER } from './order.ts';
+import { AUTO_ORDER } from '../package/our-buildpacks.ts';
 
 export interface Flag {
   name: string;
@@ -245,11 +245,12 @@ export function command(name: string): Command | undefined {
 
 /** The `parseArgs` options of a command. */
 export function parseOptions(c: Command): Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }> {
-  return Object.fromEntries(
-    c.flags.map(
-      (f) => [f.name, { type: f.arg ? 'string' : 'boolean', ...(f.multiple ? { multiple: true } : {}), ...(f.short ? { short: f.short } : {}) }] as const,
-    ),
-  );
+  const option = (f: Flag) => ({
+    type: f.arg ? ('string' as const) : ('boolean' as const),
+    ...(f.multiple ? { multiple: true } : {}),
+    ...(f.short ? { short: f.short } : {}),
+  });
+  return Object.fromEntries(c.flags.map((f) => [f.name, option(f)]));
 }
 
 function flagLabel(f: Flag): string {

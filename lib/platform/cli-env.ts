@@ -76,15 +76,12 @@ function insideQuotes(lines: string[]): Set<number> {
   return inside;
 }
 
-interface Lines {
-  /** 1-based numbers of the lines dotenv took neither as `NAME=value` nor as part of a quoted value. */
-  stray: number[];
-  /** Names alone on a line, set in rbp's environment: taken from there. */
-  bare: string[];
-}
-
-function readLines(text: string, values: string[], host: NodeJS.ProcessEnv): Lines {
-  const out: Lines = { stray: [], bare: [] };
+/**
+ * `stray`: 1-based numbers of the lines dotenv took neither as `NAME=value` nor as part of a quoted
+ * value; `bare`: names alone on a line, set in rbp's environment, taken from there.
+ */
+function readLines(text: string, values: string[], host: NodeJS.ProcessEnv): { stray: number[]; bare: string[] } {
+  const out = { stray: [] as number[], bare: [] as string[] };
   const lines = text.split(/\r?\n/);
   const quoted = insideQuotes(lines);
   lines.forEach((raw, i) => {

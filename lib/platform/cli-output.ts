@@ -1,35 +1,28 @@
 /**
  * rbp's stdout and stderr for the commands that only print (detect, --version, help). Node.js makes
- * process.stdout, for a pipe or a socket, a net.Socket: its first use loads net and the streams
- * (~5 ms of CPU, a sixth of Node.js's own start, on every `rbp detect` a platform runs). When the
- * descriptor is a pipe, a socket or a file, these commands write to it directly instead, with
- * fs.writeSync: what process.stdout does there too on Linux (its writes to pipes and files are
- * synchronous). A terminal, /dev/null or anything else gets Node.js's own stream.
- *
- * What is written in one turn of the event loop goes out at its end (setImmediate), or at exit, in
- * one write per descriptor, stdout's and stderr's in the order written: a detect's ten lines were ten
- * writes, each waking the reader. A turn that waits (a third-party bin/detect running) lets out what
- * came before it.
+ * process.stdout, for a pipe or a socket, a net.Socket, whose first use loads net and the streams.
+ * When the descriptor is a pipe, a socket or a file, these commands write to it directly instead, with
+ * fs.writeSync (as process.stdout does there on Linux); anything else gets Node.js's own stream.
+ * What is written in one turn of the event loop goes out at its end (or at exit) in one write per
+ * descriptor, stdout's and stderr's in the order written.
  */
 import fs from 'node:fs';
 import type { Writable } from 'node:stream';
 
-interface Direct {
-  /** Writes `bytes` now; false once the reader has gone. */
-  writeNow(bytes: Uint8Array): boolean;
-}
+/** Writes `bytes` now; false once the reader has gone. */
+type WriteNow = (bytes: Uint8Array) => boolean;
 
 /** What is waiting to go out, as runs of one output's chunks, in the order written. */
-const pending: { out: Direct; chunks: Uint8Array[] }[] = [];
+const pending: { out: WriteNow; chunks: Uint8Array[] }[] = [];
 let scheduled = false;
 let exitHooked = false;
 
 function flush(): void {
   scheduled = false;
-  for (const run of pending.splice(0)) run.out.writeNow(run.chunks.length === 1 ? run.chunks[0]! : Buffer.concat(run.chunks));
+  for (const run of pending.splice(0)) run.out(run.chunks.length === 1 ? run.chunks[0]! : Buffer.concat(run.chunks));
 }
 
-function queue(out: Direct, chunk: Uint8Array): void {
+function queue(out: WriteNow, chunk: Uint8Array): void {
   const last = pending.at(-1);
   if (last?.out === out) last.chunks.push(chunk);
   else pending.push({ out, chunks: [chunk] });
@@ -44,11 +37,10 @@ function queue(out: Direct, chunk: Uint8Array): void {
 }
 
 /**
- * The output on descriptor `fd`; `stream` gives Node.js's stream for it (made only when needed).
- * Only `write` is meant to be called, and the log's questions answered (isTTY, fd): what Logger and
- * the printing commands use. A descriptor that cannot take a write now (EAGAIN: a non-blocking pipe
- * that is full) hands this and every later write to the stream, which waits for it, in order; a
- * reader that has gone (EPIPE) ends the writing quietly, as rbp does for its streams.
+ * The output on descriptor `fd` (only `write`, isTTY and fd: what Logger and the printing commands
+ * use); `stream` gives Node.js's stream for it. A descriptor that cannot take a write now (EAGAIN)
+ * hands this and every later write to the stream, in order; a reader that has gone (EPIPE) ends the
+ * writing quietly.
  */
 export function directOutput(fd: 1 | 2, stream: () => Writable): Writable {
   let direct: boolean;
@@ -61,29 +53,27 @@ export function directOutput(fd: 1 | 2, stream: () => Writable): Writable {
   if (!direct) return stream();
   let closed = false;
   let handedOver = false;
-  const out: Direct = {
-    writeNow(bytes) {
-      if (closed) return false;
-      if (handedOver) return stream().write(bytes);
-      let rest = bytes;
-      while (rest.length) {
-        try {
-          rest = rest.subarray(fs.writeSync(fd, rest));
-        } catch (e) {
-          const code = (e as NodeJS.ErrnoException).code;
-          if (code === 'EAGAIN') {
-            handedOver = true;
-            return stream().write(rest);
-          }
-          if (code === 'EPIPE') {
-            closed = true;
-            return false;
-          }
-          throw e;
+  const out: WriteNow = (bytes) => {
+    if (closed) return false;
+    if (handedOver) return stream().write(bytes);
+    let rest = bytes;
+    while (rest.length) {
+      try {
+        rest = rest.subarray(fs.writeSync(fd, rest));
+      } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code;
+        if (code === 'EAGAIN') {
+          handedOver = true;
+          return stream().write(rest);
         }
+        if (code === 'EPIPE') {
+          closed = true;
+          return false;
+        }
+        throw e;
       }
-      return true;
-    },
+    }
+    return true;
   };
   const write = (chunk: string | Uint8Array): boolean => {
     if (closed) return false;

@@ -13,9 +13,6 @@ import { usage, type Streams } from './commands/context.ts';
 import { rbpVersion, versionLine } from './commands/version.ts';
 import { phaseError } from './failure.ts';
 
-export { rbpVersion, versionLine, type Streams };
-export { missingBuildEnv } from './commands/run.ts';
-
 export async function main(argv: string[], streams: Streams = { stdout: process.stdout, stderr: process.stderr }): Promise<number> {
   const dd = argv.indexOf('--');
   const passthrough = dd === -1 ? [] : argv.slice(dd + 1);

@@ -4,11 +4,9 @@
  * running (or stop it, with --check).
  *
  * As a platform does, the deployment is decided before any restart: an app that exits before the
- * check passed fails the deploy at once, with its status and the last lines of its output, instead
- * of being started again until the listen timeout. Once deployed, a crash is restarted by rbp
- * (`--restart on-failure`, the default) with the launcher's back-off (lib/launch/restart.ts).
- * The app's output passes through rbp (to stderr under --json, so that stdout holds the JSON
- * alone); the last lines are kept to explain a crash.
+ * check passed fails the deploy at once, with its status and the last lines of its output. Once
+ * deployed, a crash is restarted (`--restart on-failure`, the default) with the launcher's back-off.
+ * The app's output passes through rbp (to stderr under --json, so that stdout holds the JSON alone).
  */
 import os from 'node:os';
 import type { Writable } from 'node:stream';
@@ -54,11 +52,9 @@ class Tail {
   private lines: string[] = [];
   private partial = '';
   push(chunk: Buffer | string): void {
-    const text = this.partial + String(chunk);
-    const parts = text.split(/\r?\n/);
+    const parts = (this.partial + String(chunk)).split(/\r?\n/);
     this.partial = parts.pop() ?? '';
-    this.lines.push(...parts);
-    if (this.lines.length > LAST_LINES) this.lines.splice(0, this.lines.length - LAST_LINES);
+    this.lines = [...this.lines, ...parts].slice(-LAST_LINES);
   }
   last(): string[] {
     return [...this.lines, ...(this.partial ? [this.partial] : [])].slice(-LAST_LINES);
@@ -180,8 +176,7 @@ export async function deploy(o: DeployOptions, report: (r: DeployReport) => void
 
 /**
  * The deployed app runs until it ends; with on-failure a non-zero exit starts it again after the
- * back-off, as the platform restarts a crashed app. A stop asked of rbp (SIGTERM, SIGINT, SIGHUP)
- * ends the run: the status is the app's.
+ * back-off. A stop asked of rbp (SIGTERM, SIGINT, SIGHUP) ends the run: the status is the app's.
  */
 async function keepRunning(first: Running, launch: () => Running, plan: LaunchPlan, o: DeployOptions): Promise<number> {
   // Set by a signal while the app runs or waits to restart: a field, which TypeScript does not narrow to the `false` it starts as.

@@ -12,7 +12,7 @@ import type { EnvMap } from '../cnb/env.ts';
 import { EXIT } from '../cnb/exit.ts';
 import type { Logger } from '../log.ts';
 import { resolvePlan, type PlanEntry } from './resolve.ts';
-import type { GroupEntry, Order } from './order.ts';
+import { bpKey, type GroupEntry, type Order } from './order.ts';
 import { orderTrials, type GroupOutcome } from './expand.ts';
 import { buildProcessEnv } from './env.ts';
 import { buildpackTargets, machineTarget, targetEnv, targetMatches } from './target.ts';
@@ -31,10 +31,6 @@ export interface DetectOutcome {
   code: number;
   group?: BuildpackRef[];
   entries?: PlanEntry<BuildpackRef>[];
-}
-
-export function bpKey(ref: BuildpackRef): string {
-  return `${ref.descriptor.buildpack.id}@${ref.descriptor.buildpack.version}`;
 }
 
 export interface PhaseEnv {
@@ -56,7 +52,7 @@ async function runDetect(ref: BuildpackRef, appDir: string, penv: PhaseEnv, sign
     user: penv.user,
     operator: penv.operator,
     clearEnv: ref.descriptor.buildpack['clear-env'] === true,
-    cnb: detectCnbEnv(ref, penv.platformDir, planPath),
+    cnb: cnbEnv(ref, { CNB_PLATFORM_DIR: penv.platformDir, CNB_BUILD_PLAN_PATH: planPath }),
   });
   // What it prints goes to a file beside its plan (no pipe to read as it comes): the log shows it once it ended.
   const said = `${planPath}.out`;
@@ -80,26 +76,16 @@ async function runDetect(ref: BuildpackRef, appDir: string, penv: PhaseEnv, sign
 }
 
 /**
- * The CNB_* variables of bin/detect, by the buildpack's API (lifecycle buildpack/detect.go):
- * CNB_BUILDPACK_DIR always; CNB_PLATFORM_DIR and CNB_BUILD_PLAN_PATH from 0.8 (a 0.7 buildpack
- * reads its positional arguments); CNB_TARGET_* from 0.10.
+ * The CNB_* variables of bin/detect and bin/build, by the buildpack's API (lifecycle buildpack/detect.go,
+ * build.go): CNB_BUILDPACK_DIR always; from 0.8 the paths `since08` (a 0.7 buildpack reads its
+ * positional arguments); CNB_TARGET_* from 0.10.
  */
-function detectCnbEnv(ref: BuildpackRef, platformDir: string, planPath: string): EnvMap {
+export function cnbEnv(ref: BuildpackRef, since08: EnvMap): EnvMap {
   const api = ref.descriptor.api;
-  return {
-    CNB_BUILDPACK_DIR: ref.dir,
-    ...(apiAtLeast(api, '0.8') ? { CNB_PLATFORM_DIR: platformDir, CNB_BUILD_PLAN_PATH: planPath } : {}),
-    ...(apiAtLeast(api, '0.10') ? targetEnv() : {}),
-  };
+  return { CNB_BUILDPACK_DIR: ref.dir, ...(apiAtLeast(api, '0.8') ? since08 : {}), ...(apiAtLeast(api, '0.10') ? targetEnv() : {}) };
 }
 
-function indent(text: string): string {
-  return text
-    .trimEnd()
-    .split('\n')
-    .map((l) => `    ${l}`)
-    .join('\n');
-}
+const indent = (text: string) => text.trimEnd().replace(/^/gm, '    ');
 
 /**
  * The detect phase as the lifecycle's detector decides it: groups in order, the first that passes

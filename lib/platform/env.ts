@@ -10,19 +10,8 @@ import { POSIX_PATH_VARS, type EnvMap } from '../cnb/env.ts';
  * variables (a build behind a TLS-intercepting proxy reaches no registry without them).
  */
 export const TRUST_VARS = ['NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'SSL_CERT_DIR'] as const;
-const BUILD_INCLUDE = [
-  'HOME',
-  'HOSTNAME',
-  'HTTP_PROXY',
-  'HTTPS_PROXY',
-  'http_proxy',
-  'https_proxy',
-  'NO_PROXY',
-  'no_proxy',
-  'CNB_STACK_ID',
-  ...POSIX_PATH_VARS,
-  ...TRUST_VARS,
-];
+const PROXY_VARS = ['HTTP_PROXY', 'HTTPS_PROXY', 'http_proxy', 'https_proxy', 'NO_PROXY', 'no_proxy'];
+const BUILD_INCLUDE = ['HOME', 'HOSTNAME', ...PROXY_VARS, 'CNB_STACK_ID', ...POSIX_PATH_VARS, ...TRUST_VARS];
 
 /** Variables of rbp's own environment handed to every buildpack and app as operator configuration. */
 export function operatorEnv(host: NodeJS.ProcessEnv = process.env): EnvMap {

@@ -7,9 +7,7 @@
  *   group (depth first, so nested orders give the cartesian product of their groups); when none
  *   of them passes and the composite is optional, the outer group is tried once more without it;
  * - the groups of an order are tried in turn and the first one that passes wins.
- *
- * The walk is a generator: it yields each flat group to try, and the caller sends back how that
- * group did, so detection can run bin/detect between two groups and stop at the first pass.
+ * A generator: it yields each flat group to try, and the caller sends back how that group did.
  */
 import type { GroupEntry, Order } from './order.ts';
 
@@ -45,12 +43,4 @@ function* tryGroup(group: GroupEntry[], done: GroupEntry[]): Trials {
 /** The flat groups of `order`, one at a time, in the order the lifecycle tries them. */
 export function orderTrials(order: Order): Trials {
   return tryOrder(order, [], [], false);
-}
-
-/** Every flat group the lifecycle would try when none passes (for tests and `--verbose` listings). */
-export function expandOrder(order: Order): GroupEntry[][] {
-  const out: GroupEntry[][] = [];
-  const trials = orderTrials(order);
-  for (let step = trials.next(); !step.done; step = trials.next('fail')) out.push(step.value);
-  return out;
 }

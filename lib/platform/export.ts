@@ -117,10 +117,8 @@ export function exportPhase(o: ExportOptions): Exported {
     defaultType = 'task';
   }
   // Before non-launch layers and build SBOMs leave OUT: the build's SBOM, as the lifecycle gathers it.
-  aggregateSboms(
-    layersRoot,
-    o.group.map((g) => g.descriptor.buildpack.id),
-  );
+  const ids = o.group.map((g) => g.descriptor.buildpack.id);
+  aggregateSboms(layersRoot, ids);
   const x: Exported = { layers: [], metadata: { buildpacks: [], processes: [] }, record: new Map(), adopt: [] };
   for (const bp of o.group) {
     const esc = escapeId(bp.descriptor.buildpack.id);

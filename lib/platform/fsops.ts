@@ -44,9 +44,7 @@ export function moveTree(src: string, dst: string): void {
   }
 }
 
-export function rmrf(p: string): void {
-  fs.rmSync(p, { recursive: true, force: true });
-}
+export const rmrf = (p: string) => fs.rmSync(p, { recursive: true, force: true });
 
 export { isDir, linkFile } from '../fsx.ts';
 

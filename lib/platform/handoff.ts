@@ -1,19 +1,16 @@
 /**
- * `rbp run` hands its place over (memory beside the app): nothing of rbp stays resident
- * beside the process it starts. rbp.js run directly becomes the process on a Node.js with
- * process.execve (launcher.ts execInstead); the package's bin, dist/rbp, a POSIX sh wrapper
- * (scripts/build.mjs RBP_BIN), whatever its Node.js, runs rbp.js with a channel on fd 3 and its pid in
- * HANDOFF_PID: rbp.js plans the launch as always, then writes on fd 3 the few lines of sh that
- * start the process (its folder, exactly its environment, its argv) and exits 0; the wrapper execs
- * them. The process then has the pid `rbp run` was started with, as with execve: the platform's
- * signals reach it, its exit status is the run's, and neither Node.js nor a shell of rbp is left.
- * Whatever supervises (the launch's sh, with a restart policy or a request flow) is the launch
- * process's own doing, as in an image.
+ * `rbp run` hands its place over: nothing of rbp stays resident beside the process it starts. The
+ * package's bin, dist/rbp (scripts/rbp.sh), runs rbp.js with a channel on fd 3 and its pid in
+ * HANDOFF_PID: rbp.js plans the launch, writes on fd 3 the few lines of sh that start the process
+ * (its folder, exactly its environment, its argv) and exits 0; the wrapper execs them. The process
+ * then has the pid `rbp run` was started with, as with execve (launcher.ts execInstead): the
+ * platform's signals reach it and its exit status is the run's.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { shQuote } from '../launch/plan-data.ts';
 import { EXIT } from '../cnb/exit.ts';
+import type { LaunchPlan } from './launcher.ts';
 
 /**
  * Set by dist/rbp for rbp.js: the wrapper's pid, which the process will have; the channel is fd 3.
@@ -36,11 +33,7 @@ export function handoffChannel(env: NodeJS.ProcessEnv = process.env): number | u
   }
 }
 
-export interface Process {
-  argv: string[];
-  cwd: string;
-  env: Record<string, string>;
-}
+type Process = Pick<LaunchPlan, 'argv' | 'cwd' | 'env'>;
 
 /**
  * Why the sh lines could not start `p` as execve would, or undefined when they can: `env -i` reads
@@ -68,11 +61,7 @@ export function handoffScript(p: Process): string {
   return [`cd ${shQuote(p.cwd)} || exit ${EXIT.launchFailed}`, ['exec env -i', ...vars, ...p.argv.map(shQuote)].join(' '), ''].join('\n');
 }
 
-/**
- * Writes the hand-over on the channel (handoffChannel said there is one): `handed` when the wrapper
- * will start the process; `gone` when the wrapper is no longer there to read it (a signal stopped it
- * while rbp.js planned), and nothing is to start.
- */
+/** Writes the hand-over on the channel: `handed`, or `gone` when the wrapper is no longer there to read it (a signal stopped it). */
 export function handOver(p: Process): 'handed' | 'gone' {
   const text = Buffer.from(handoffScript(p));
   try {

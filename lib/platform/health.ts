@@ -4,10 +4,7 @@
  */
 import http from 'node:http';
 import net from 'node:net';
-import { requestTarget } from '../config/kinds.ts';
 export { healthCheckPaths } from '../launch/health-check.ts';
-
-export { requestTarget };
 
 /** Resolves when something accepts connections on the port, rejects when `alive()` says the app died or time runs out. */
 export async function waitForPort(port: number, opts: { timeoutMs: number; alive: () => boolean; host?: string }): Promise<void> {

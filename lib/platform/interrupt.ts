@@ -4,15 +4,13 @@
  * whole group (TERM, then KILL after a grace period), and the build fails at its next step with
  * 128+n, through the same undo path as any failed build: OUT comes back, temp folders go.
  */
-import { EXIT, PhaseFailure, signalExit } from '../cnb/exit.ts';
+import { PhaseFailure, signalExit } from '../cnb/exit.ts';
 
 const SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 const GRACE_MS = 5000;
 
 export class Interrupt {
   signal: NodeJS.Signals | undefined;
-  /** Why rbp itself stopped the build (callOff), when it did. */
-  calledOff: string | undefined;
   private readonly groups = new Set<number>();
   private readonly handler = (sig: NodeJS.Signals) => {
     this.signal ??= sig;
@@ -27,7 +25,7 @@ export class Interrupt {
   track(pid: number | undefined): void {
     if (pid === undefined) return;
     this.groups.add(pid);
-    if (this.signal || this.calledOff) this.stopGroup(pid);
+    if (this.signal) this.stopGroup(pid);
   }
 
   untrack(pid: number | undefined): void {
@@ -46,16 +44,9 @@ export class Interrupt {
     setTimeout(() => kill('SIGKILL'), GRACE_MS).unref();
   }
 
-  /** Stops the buildpacks' groups as a signal does, for a reason of rbp's own: check() then throws. */
-  callOff(why: string): void {
-    this.calledOff ??= why;
-    for (const g of this.groups) this.stopGroup(g);
-  }
-
-  /** Throws once a signal came or rbp called the build off: the build stops at its next step. */
+  /** Throws once a signal came: the build stops at its next step. */
   check(): void {
     if (this.signal) throw new PhaseFailure(signalExit(this.signal), `interrupted by ${this.signal}`);
-    if (this.calledOff) throw new PhaseFailure(EXIT.buildFailed, `called off: ${this.calledOff}`);
   }
 
   dispose(): void {

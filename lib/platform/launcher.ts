@@ -2,11 +2,9 @@
  * `rbp run`: the launcher (cnb-spec.md §9). The base environment is a short include-list of rbp's
  * own, the operator's RBP_* and the user's variables; launch layers' env goes on top (per buildpack:
  * first every launch layer's bin → PATH and lib → LD_LIBRARY_PATH, then every layer's env/,
- * env.launch/, env.launch/<type>/, layers alphabetically), then exec.d. rbp then becomes the process
- * when its Node.js can exec (execInstead); else the process is spawned (rbp stays to forward signals
- * and report the status), and rbp exits with the process's status. Our own launch process
- * (rbp-launch) gets rbp's Node.js as RBP_LAUNCHER_NODE to plan on, and becomes the app itself when
- * nothing needs supervising (lib/launch/sh/rbp-launch.sh).
+ * env.launch/, env.launch/<type>/, layers alphabetically), then exec.d once all env is in place.
+ * rbp then becomes the process (execInstead, or handoff.ts), else spawns it and forwards signals.
+ * Our own launch process gets rbp's Node.js as RBP_LAUNCHER_NODE to plan on.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -70,10 +68,9 @@ function runExecD(dir: string, env: EnvMap, cwd: string, stdout: 1 | 2): void {
     const r = spawnSync(bin, [], { cwd, env, stdio: ['ignore', stdout, 'inherit', 'pipe'] });
     if (r.status !== 0)
       throw launchError('exec.d', bin, 'An exec.d program must exit 0.', `Fix ${bin}: ${r.error ? r.error.message : `it exited ${r.status ?? r.signal}`}.`);
-    const outText = r.output[3]?.toString() ?? '';
     let vars: Record<string, unknown>;
     try {
-      vars = parse(outText);
+      vars = parse(r.output[3]?.toString() ?? '');
     } catch (e) {
       throw launchError('exec.d', bin, 'An exec.d program writes TOML to fd 3: NAME = "value" lines.', `Fix ${bin}: ${(e as Error).message.split('\n')[0]}`);
     }
@@ -107,22 +104,11 @@ export function planLaunch(opts: RunOptions): LaunchPlan {
     });
   }
   const type = opts.processType ?? md['buildpack-default-process-type'];
-  if (!type) {
-    throw launchError(
-      '--process',
-      '(none)',
-      'Without --process, the build must have set a default process.',
-      `Pick one: ${md.processes.map((p) => p.type).join(', ') || '(the build declared no process)'}.`,
-    );
-  }
+  const types = md.processes.map((p) => p.type).join(', ');
+  const rule = 'Without --process, the build must have set a default process.';
+  if (!type) throw launchError('--process', '(none)', rule, `Pick one: ${types || '(the build declared no process)'}.`);
   const proc: ExportedProcess | undefined = md.processes.find((p) => p.type === type);
-  if (!proc)
-    throw launchError(
-      '--process',
-      type,
-      `The process must be one the build declared: ${md.processes.map((p) => p.type).join(', ') || 'none'}.`,
-      'Use one of those types.',
-    );
+  if (!proc) throw launchError('--process', type, `The process must be one the build declared: ${types || 'none'}.`, 'Use one of those types.');
   const task = type === 'task';
   // As the lifecycle's launcher: every buildpack of the build must be of a Buildpack API it supports.
   for (const bp of md.buildpacks) verifyLaunchApi(bp, out);
@@ -131,9 +117,6 @@ export function planLaunch(opts: RunOptions): LaunchPlan {
   Object.assign(env, { RBP_INSTANCE_SIZE: opts.instance, RBP_INSTANCE_MEMORY: String(opts.memory) });
   if (!task) Object.assign(env, { PORT: String(opts.port), RBP_PUBLIC_PORT: String(opts.port) });
   else delete env.PORT;
-  // As the lifecycle's launcher: per buildpack, the roots (bin, lib) of all its launch layers, then
-  // their env files, env.launch/<type>/ whichever buildpack declared the process; exec.d once all
-  // env is in place.
   const layerDirs = md.buildpacks.map((bp) => launchLayers(path.join(out, 'layers', escapeId(bp.id))));
   for (const dirs of layerDirs) {
     for (const d of dirs) applyLayerRoots(env, d, 'launch');
@@ -226,7 +209,8 @@ export function shellArgv(p: { profiles: string[]; workingDir: string; command: 
 
 /** The plan as JSON; for our processes, with their launch entrypoint's own plan under `launch`. */
 export function dryRun(plan: LaunchPlan): object {
-  const outp: Record<string, unknown> = { process: plan.process, buildpack: plan.buildpack, argv: plan.argv, cwd: plan.cwd, env: sortedRedacted(plan.env) };
+  const env = Object.fromEntries(Object.entries(redactEnv(plan.env)).sort(([a], [b]) => (a < b ? -1 : 1)));
+  const outp: Record<string, unknown> = { process: plan.process, buildpack: plan.buildpack, argv: plan.argv, cwd: plan.cwd, env };
   if (plan.dryRunAware) {
     const r = spawnSync(plan.argv[0]!, plan.argv.slice(1), { cwd: plan.cwd, env: { ...plan.env, RBP_DRY_RUN: '1' }, encoding: 'utf8' });
     if (r.status !== 0)
@@ -241,25 +225,13 @@ export function dryRun(plan: LaunchPlan): object {
   return outp;
 }
 
-function sortedRedacted(env: EnvMap): EnvMap {
-  const r = redactEnv(env);
-  return Object.fromEntries(
-    Object.keys(r)
-      .sort()
-      .map((k) => [k, r[k]!]),
-  );
-}
-
 export interface Running {
   child: ChildProcess;
   exited: Promise<number>;
   stop(signal?: NodeJS.Signals): void;
 }
 
-/**
- * A process of our buildpacks (ids `rbp/…`) listens on the public port (the contract's PORT): it must
- * be free before the process starts. Other buildpacks' processes are theirs to check.
- */
+/** Our buildpacks' processes (ids `rbp/…`) listen on the public port: it must be free before one starts. */
 export async function checkListenPort(plan: LaunchPlan, port: number): Promise<void> {
   if (!plan.task && plan.buildpack.startsWith('rbp/')) await checkPortFree(port);
 }
@@ -311,10 +283,8 @@ export function execInstead(plan: LaunchPlan): void {
 
 /** Starts the process; SIGTERM/SIGINT/SIGHUP sent to rbp reach it. Resolves with its exit status. */
 export function start(plan: LaunchPlan, stdio: 'inherit' | 'pipe' = 'inherit'): Running {
-  // rbp listens before the process starts: a signal that came between the two would end rbp alone
-  // (the default action), leaving the process running in its own group. One that comes before the
-  // process exists is passed on as soon as it does.
-  // Not const at its assignment below: signalGroup reads it before the process exists.
+  // rbp listens before the process starts (a signal between the two would end rbp alone); one that
+  // comes before the process exists is passed on as soon as it does.
   // eslint-disable-next-line prefer-const
   let child: ChildProcess | undefined;
   const early: NodeJS.Signals[] = [];
@@ -330,8 +300,7 @@ export function start(plan: LaunchPlan, stdio: 'inherit' | 'pipe' = 'inherit'): 
     }
   };
   // As a platform gives a stopping container a grace period: a process still running this long after
-  // SIGTERM or SIGINT is killed. Our launch has its own RBP_STOP_TIMEOUT for what it supervises, so
-  // rbp waits 5 s more. An app the launch became (nothing to supervise) has only this.
+  // SIGTERM or SIGINT is killed; 5 s more than our launch's own RBP_STOP_TIMEOUT for what it supervises.
   const graceMs = read<number>(plan.env, 'RBP_STOP_TIMEOUT')!.value * 1000 + 5000;
   let kill: NodeJS.Timeout | undefined;
   const forward = (sig: NodeJS.Signals) => () => {
@@ -367,7 +336,6 @@ export function start(plan: LaunchPlan, stdio: 'inherit' | 'pipe' = 'inherit'): 
       resolve(code ?? signalExit(signal ?? 'SIGKILL'));
     });
   });
-  // A stop rbp decides itself (rbp deploy --check, a failed health check) has the same grace period
-  // as one it is asked for: a process that hangs while shutting down is killed, not waited for forever.
+  // A stop rbp decides itself (rbp deploy --check, a failed health check) has the same grace period.
   return { child: started, exited, stop: (sig = 'SIGTERM') => forward(sig)() };
 }

@@ -63,18 +63,10 @@ export function isRecorded(cacheDir: string, record: CacheRecord, key: string, m
   return record.get(key) === recordOf(metadata) && isDir(path.join(cacheDir, key));
 }
 
-/** The `<layer>.sbom.<ext>` files beside a layer's toml in `dir`. */
-export function sbomFiles(dir: string, layer: string): string[] {
-  try {
-    return fs.readdirSync(dir).filter((f) => f.startsWith(`${layer}.sbom.`));
-  } catch {
-    return [];
-  }
-}
-
-/** Copies a layer's SBOM files from one layers folder to another (the cache, or back). */
+/** Copies a layer's SBOM files (`<layer>.sbom.<ext>`) from one layers folder to another (the cache, or back). */
 export function copySboms(fromDir: string, toDir: string, layer: string): void {
-  for (const f of sbomFiles(fromDir, layer)) fs.copyFileSync(path.join(fromDir, f), path.join(toDir, f));
+  const names = isDir(fromDir) ? fs.readdirSync(fromDir) : [];
+  for (const f of names) if (f.startsWith(`${layer}.sbom.`)) fs.copyFileSync(path.join(fromDir, f), path.join(toDir, f));
 }
 
 /**

@@ -20,10 +20,5 @@ export interface RbpBuildInfo {
 
 export const rbpInfoPath = (out: string) => path.join(out, 'rbp.toml');
 
-export function readRbpInfo(out: string): RbpBuildInfo | undefined {
-  return readOutToml<RbpBuildInfo>(out, rbpInfoPath(out));
-}
-
-export function writeRbpInfo(out: string, info: RbpBuildInfo): void {
-  writeToml(rbpInfoPath(out), info as unknown as Record<string, unknown>);
-}
+export const readRbpInfo = (out: string): RbpBuildInfo | undefined => readOutToml<RbpBuildInfo>(out, rbpInfoPath(out));
+export const writeRbpInfo = (out: string, info: RbpBuildInfo): void => writeToml(rbpInfoPath(out), info as unknown as Record<string, unknown>);

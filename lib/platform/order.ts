@@ -22,7 +22,6 @@ import { UserError } from '../errors.ts';
 import { isBuildpackage } from '../package/buildpackage-path.ts';
 import { closest } from '../suggest.ts';
 
-export { AUTO_ORDER, ourBuildpack, ourBuildpacksDir, RUNTIMES, type Runtime } from '../package/our-buildpacks.ts';
 import { AUTO_ORDER, ourBuildpack, ourBuildpacksDir, RUNTIMES, type Runtime } from '../package/our-buildpacks.ts';
 
 export interface GroupEntry {
@@ -109,34 +108,29 @@ export async function loadBuildpackRef(value: string): Promise<BuildpackRef> {
   const found = ours.find((r) => matches(r, id, version));
   if (found) return found;
   const sameId = ours.filter((r) => r.descriptor.buildpack.id === id);
+  const ids = ours.map((r) => r.descriptor.buildpack.id);
   // `-b node`: our rbp/node by the last part of its id.
-  const byName = ours.find((r) => r.descriptor.buildpack.id.split('/').pop() === id)?.descriptor.buildpack.id;
+  const byName = ids.find((i) => i.split('/').pop() === id);
   if (!id.includes('/') && !sameId.length && !byName) return await loadBuildpackDir(value); // a folder name: not there
-  const meant =
-    byName ??
-    closest(
-      id,
-      ours.map((r) => r.descriptor.buildpack.id),
-    );
+  const meant = byName ?? closest(id, ids);
   throw new UserError({
     id: 'platform/buildpack/id-not-found',
     title: `No buildpack ${version ? `${id}@${version}` : id} here`,
     seen: { what: '--buildpack', value },
-    rule: `--buildpack is a directory or buildpackage on this machine, or the id of one of rbp's buildpacks: ${ours.map(key).join(', ') || 'none built'}.`,
+    rule: `--buildpack is a directory or buildpackage on this machine, or the id of one of rbp's buildpacks: ${ours.map(bpKey).join(', ') || 'none built'}.`,
     fix: sameId.length
-      ? `Use ${sameId.map(key).join(' or ')} (this rbp has that version), or leave the version out.`
+      ? `Use ${sameId.map(bpKey).join(' or ')} (this rbp has that version), or leave the version out.`
       : meant
         ? `Did you mean ${meant}?`
         : "Give the buildpack's directory (or .cnb file) instead.",
   });
 }
 
-const key = (ref: BuildpackRef) => `${ref.descriptor.buildpack.id}@${ref.descriptor.buildpack.version}`;
+export const bpKey = (ref: BuildpackRef) => `${ref.descriptor.buildpack.id}@${ref.descriptor.buildpack.version}`;
 const wanted = (e: { id: string; version?: string }) => (e.version ? `${e.id}@${e.version}` : e.id);
 
-function matches(ref: BuildpackRef, id: string, version: string | undefined): boolean {
-  return ref.descriptor.buildpack.id === id && (version === undefined || ref.descriptor.buildpack.version === version);
-}
+const matches = (ref: BuildpackRef, id: string, version: string | undefined) =>
+  ref.descriptor.buildpack.id === id && (version === undefined || ref.descriptor.buildpack.version === version);
 
 function readIfBuildpack(dir: string): BuildpackRef | undefined {
   if (!fs.existsSync(path.join(dir, 'buildpack.toml'))) return undefined;
@@ -202,10 +196,10 @@ function findComponent(e: { id: string; version: string | undefined }, composite
   if (found) return found;
   const otherVersions = [...pool.given, ...pool.ours]
     .filter((r) => r.descriptor.buildpack.id === e.id)
-    .map((r) => `(${key(r)} is at ${r.dir}: another version)`);
+    .map((r) => `(${bpKey(r)} is at ${r.dir}: another version)`);
   throw new UserError({
     id: 'platform/buildpack/component-not-found',
-    title: `Component buildpack ${wanted(e)} of composite ${key(composite)} not found`,
+    title: `Component buildpack ${wanted(e)} of composite ${bpKey(composite)} not found`,
     seen: {
       what: `[[order.group]] id = ${JSON.stringify(e.id)}${e.version ? `, version = ${JSON.stringify(e.version)}` : ''}`,
       where: path.join(composite.dir, 'buildpack.toml'),
@@ -219,7 +213,7 @@ function findComponent(e: { id: string; version: string | undefined }, composite
 function badOrder(ref: BuildpackRef, problem: string): UserError {
   return new UserError({
     id: 'platform/buildpack/order-invalid',
-    title: `Invalid [[order]] in composite buildpack ${key(ref)}`,
+    title: `Invalid [[order]] in composite buildpack ${bpKey(ref)}`,
     seen: { what: 'buildpack.toml', value: problem, where: path.join(ref.dir, 'buildpack.toml') },
     rule: 'Each [[order]] holds [[order.group]] entries, each with a string id and version and an optional boolean optional.',
     fix: "Correct the composite buildpack's buildpack.toml.",
@@ -229,7 +223,7 @@ function badOrder(ref: BuildpackRef, problem: string): UserError {
 /** A group entry; for a composite, its components resolved recursively (a cycle is an error). */
 function resolveEntry(ref: BuildpackRef, optional: boolean, pool: Pool, path_: string[] = [], memo = new Map<string, Order>()): GroupEntry {
   if (!isComposite(ref)) return { ref, optional };
-  const k = key(ref);
+  const k = bpKey(ref);
   if (path_.includes(k)) {
     throw new UserError({
       id: 'platform/buildpack/order-cycle',
@@ -263,45 +257,31 @@ export interface OrderFileEntry {
 
 /** [[order]] tables, each with an [[order.group]] list or none (the entries are checked as they are resolved). */
 function isOrderTables(v: unknown): v is { group?: OrderFileEntry[] }[] {
-  return (
-    Array.isArray(v) &&
-    v.every((g: unknown) => {
-      if (g === null || typeof g !== 'object') return false;
-      const group = (g as { group?: unknown }).group;
-      return group === undefined || Array.isArray(group);
-    })
-  );
+  const isTable = (g: unknown): g is { group?: unknown } => g !== null && typeof g === 'object';
+  return Array.isArray(v) && v.every((g: unknown) => isTable(g) && (g.group === undefined || Array.isArray(g.group)));
 }
 
 export async function orderFromFile(file: string, known: BuildpackRef[]): Promise<Order> {
+  const bad = (title: string, fix: string, code?: string) =>
+    new UserError({
+      id: 'platform/order/file',
+      title,
+      seen: { what: '--order', value: file, ...(code ? { where: code } : {}) },
+      rule: '--order names an order.toml: [[order]] tables, each with [[order.group]] entries naming a buildpack by id (and version) or by path.',
+      fix,
+    });
   let t: { order?: unknown };
   try {
     t = readToml<{ order?: unknown }>(file);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    throw new UserError({
-      id: 'platform/order/file',
-      title: code ? 'Order file not readable' : 'Order file is not valid TOML',
-      seen: { what: '--order', value: file, ...(code ? { where: code } : {}) },
-      rule: '--order names an order.toml: [[order]] tables, each with [[order.group]] entries naming a buildpack by id (and version) or by path.',
-      fix: code ? 'Check the path.' : `Fix the TOML (${(e as Error).message.split('\n')[0]}).`,
-    });
+    if (code) throw bad('Order file not readable', 'Check the path.', code);
+    throw bad('Order file is not valid TOML', `Fix the TOML (${(e as Error).message.split('\n')[0]}).`);
   }
-  if (!isOrderTables(t.order)) {
-    throw new UserError({
-      id: 'platform/order/file',
-      title: 'Order file has no [[order]] groups',
-      seen: { what: '--order', value: file },
-      rule: '--order names an order.toml: [[order]] tables, each with [[order.group]] entries naming a buildpack by id (and version) or by path.',
-      fix: 'Write it like [[order]] then [[order.group]] with id = "rbp/node" (or path = "my-buildpack").',
-    });
-  }
-  return await orderFromGroups(
-    t.order.map((g) => g.group ?? []),
-    path.dirname(path.resolve(file)),
-    known,
-    file,
-  );
+  if (!isOrderTables(t.order))
+    throw bad('Order file has no [[order]] groups', 'Write it like [[order]] then [[order.group]] with id = "rbp/node" (or path = "my-buildpack").');
+  const groups = t.order.map((g) => g.group ?? []);
+  return await orderFromGroups(groups, path.dirname(path.resolve(file)), known, file);
 }
 
 /** Groups of entries naming buildpacks by `path` (relative to `base`) or `id`; `file` is named in errors. */

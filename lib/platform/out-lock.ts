@@ -29,8 +29,7 @@ export function lockHolder(dir: string): number | undefined {
 
 /**
  * The buildpack a killed builder left: its process group, when its members still work inside OUT
- * (as the buildpack saw it), so that a reused group id of an
- * unrelated program is left alone.
+ * (as the buildpack saw it), so that a reused group id of an unrelated program is left alone.
  */
 export function stopOrphans(out: string): void {
   const group = readLock(out)?.group;

@@ -48,7 +48,7 @@ export function realish(p: string): string {
 }
 
 /** Why an existing folder is not one rbp may replace, or undefined when it may. */
-function notOurs(dir: string, marker: string, looksOurs: (entries: string[]) => boolean): string | undefined {
+function notOurs(dir: string, marker: string, looksOurs: (dir: string, entries: string[]) => boolean): string | undefined {
   let st;
   try {
     st = fs.lstatSync(dir);
@@ -58,22 +58,18 @@ function notOurs(dir: string, marker: string, looksOurs: (entries: string[]) => 
   if (st.isSymbolicLink()) return 'is a symbolic link';
   if (!st.isDirectory()) return 'is a file, not a folder';
   const entries = fs.readdirSync(dir);
-  if (entries.length === 0 || entries.includes(marker) || looksOurs(entries)) return undefined;
+  if (entries.length === 0 || entries.includes(marker) || looksOurs(dir, entries)) return undefined;
   return `is not empty and was not made by rbp (it holds ${entries.slice(0, 5).join(', ')}${entries.length > 5 ? ', …' : ''})`;
 }
 
 /** An OUT of an older rbp (before the marker): rbp.toml or the lifecycle's layers/config. */
-const looksLikeOut =
-  (dir: string) =>
-  (entries: string[]): boolean =>
-    entries.includes('rbp.toml') ||
-    (entries.every((e) => ['workspace', 'layers', 'rbp.toml'].includes(e)) && fs.existsSync(path.join(dir, 'layers', 'config', 'metadata.toml')));
+const looksLikeOut = (dir: string, entries: string[]): boolean =>
+  entries.includes('rbp.toml') ||
+  (entries.every((e) => ['workspace', 'layers', 'rbp.toml'].includes(e)) && fs.existsSync(path.join(dir, 'layers', 'config', 'metadata.toml')));
 
 /** A cache of an older rbp: folders of `<layer>.toml` files and layer folders only. */
-const looksLikeCache =
-  (dir: string) =>
-  (entries: string[]): boolean =>
-    entries.every((e) => isDir(path.join(dir, e)) && fs.readdirSync(path.join(dir, e)).every((f) => f.endsWith('.toml') || isDir(path.join(dir, e, f))));
+const looksLikeCache = (dir: string, entries: string[]): boolean =>
+  entries.every((e) => isDir(path.join(dir, e)) && fs.readdirSync(path.join(dir, e)).every((f) => f.endsWith('.toml') || isDir(path.join(dir, e, f))));
 
 /** Whether `dir` is a mount point: another file system than its parent's, or listed as one (a bind mount). */
 function isMountPoint(dir: string): boolean {
@@ -135,7 +131,7 @@ export function checkBuildPaths(p: BuildPaths): void {
       'Give --out (and --cache) a shorter name.',
     );
   }
-  const why = notOurs(p.outDir, OUT_MARKER, looksLikeOut(p.outDir));
+  const why = notOurs(p.outDir, OUT_MARKER, looksLikeOut);
   if (why)
     throw outError(
       'platform/out/not-rbp',
@@ -165,7 +161,7 @@ export function checkBuildPaths(p: BuildPaths): void {
       'The cache folder contains the application',
       'The cache is replaced by every build; the application cannot be inside it.',
     );
-  const cwhy = notOurs(p.cacheDir, CACHE_MARKER, looksLikeCache(p.cacheDir));
+  const cwhy = notOurs(p.cacheDir, CACHE_MARKER, looksLikeCache);
   if (cwhy)
     throw cacheErr(
       'platform/cache/not-rbp',

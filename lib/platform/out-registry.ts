@@ -19,12 +19,13 @@ export interface OutRecord {
 }
 
 const dirOf = (env: NodeJS.ProcessEnv) => path.join(rbpCacheHome(env), 'outs');
-const fileOf = (out: string, env: NodeJS.ProcessEnv) =>
+/** The record of OUT. */
+export const outRecordFile = (out: string, env: NodeJS.ProcessEnv = process.env) =>
   path.join(dirOf(env), `${crypto.createHash('sha256').update(path.resolve(out)).digest('hex').slice(0, 16)}.json`);
 
 /** Records a build; a record that cannot be written costs only prune's knowledge of it. */
 export function recordOut(r: OutRecord, env: NodeJS.ProcessEnv = process.env): void {
-  const file = fileOf(r.out, env);
+  const file = outRecordFile(r.out, env);
   const tmp = `${file}.${process.pid}`;
   try {
     fs.mkdirSync(path.dirname(file), { recursive: true });
@@ -52,10 +53,4 @@ export function knownOuts(env: NodeJS.ProcessEnv = process.env): OutRecord[] {
   });
 }
 
-export function forgetOut(out: string, env: NodeJS.ProcessEnv = process.env): void {
-  fs.rmSync(fileOf(out, env), { force: true });
-}
-
-export function outRecordFile(out: string, env: NodeJS.ProcessEnv = process.env): string {
-  return fileOf(out, env);
-}
+export const forgetOut = (out: string, env: NodeJS.ProcessEnv = process.env) => fs.rmSync(outRecordFile(out, env), { force: true });

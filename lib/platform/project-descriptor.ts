@@ -17,6 +17,7 @@ import ignore from 'ignore';
 import { parse as parseToml } from 'smol-toml';
 import type { EnvMap } from '../cnb/env.ts';
 import { UserError } from '../errors.ts';
+import type { Logger } from '../log.ts';
 import type { OrderFileEntry } from './order.ts';
 
 export interface ProjectDescriptor {
@@ -63,9 +64,9 @@ function invalid(file: string, what: string, value: string | undefined, rule: st
   });
 }
 
-/** `file` given with --descriptor must exist; the default APP/project.toml is optional. */
-export function readProjectDescriptor(appDir: string, given?: string): ProjectDescriptor | undefined {
-  const file = path.resolve(given ?? path.join(appDir, 'project.toml'));
+/** `file` given with --descriptor must exist; the default APP/project.toml is optional. Logged on `log` when read. */
+export function readProjectDescriptor(appDir: string, given?: string, log?: Logger): ProjectDescriptor | undefined {
+  const file = path.resolve(given ?? path.join(path.resolve(appDir), 'project.toml'));
   if (!fs.existsSync(file)) {
     if (!given) return undefined;
     throw new UserError({
@@ -79,7 +80,9 @@ export function readProjectDescriptor(appDir: string, given?: string): ProjectDe
   const { schema, sec } = sectionOf(file);
   const prefix = schema === '0.2' ? 'io.buildpacks' : 'build';
   const filter = filterOf(file, prefix, sec);
-  return { file, schema, env: envOf(file, schema, sec), group: groupOf(file, prefix, sec), ...(filter ? { filter } : {}) };
+  const project = { file, schema, env: envOf(file, schema, sec), group: groupOf(file, prefix, sec), ...(filter ? { filter } : {}) };
+  log?.debug(`project descriptor ${file} (schema ${schema}): ${Object.keys(project.env).length} variable(s), ${project.group.length} buildpack(s)`);
+  return project;
 }
 
 /** The descriptor parsed, its schema, and the part of it rbp reads, wherever that schema puts it. */
@@ -182,10 +185,8 @@ function groupOf(file: string, prefix: string, sec: Section): OrderFileEntry[] {
 function filterOf(file: string, prefix: string, sec: Section): ProjectDescriptor['filter'] {
   const inc = sec.include ?? [];
   const exc = sec.exclude ?? [];
-  for (const [what, list] of [
-    ['include', inc],
-    ['exclude', exc],
-  ] as const) {
+  for (const what of ['include', 'exclude'] as const) {
+    const list = sec[what] ?? [];
     if (!Array.isArray(list) || list.some((p) => typeof p !== 'string'))
       throw invalid(
         file,

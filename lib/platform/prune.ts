@@ -72,17 +72,16 @@ function planOut(r: OutRecord, o: PruneOptions, env: NodeJS.ProcessEnv, plan: Om
   const out = path.resolve(r.out);
   const users = usersOf(out);
   const builder = lockHolder(out);
-  if (builder !== undefined) {
-    plan.kept.push({ path: out, why: `a build runs into it (process ${builder})` });
-    return;
-  }
+  const busy =
+    builder !== undefined
+      ? `a build runs into it (process ${builder})`
+      : users.length
+        ? `in use by rbp run or deploy (process ${users.join(', ')})`
+        : undefined;
+  if (busy) return void plan.kept.push({ path: out, why: busy });
   const add = (p: string, kind: PruneKind, why: string) => {
     if (exists(p)) plan.remove.push({ path: p, kind, why, bytes: 0 });
   };
-  if (users.length) {
-    plan.kept.push({ path: out, why: `in use by rbp run or deploy (process ${users.join(', ')})` });
-    return;
-  }
   const leftovers = () => {
     if (r.cacheBeside) add(r.cache, 'cache', `the layer cache of ${out}`);
     add(lockOf(out), 'leftover', `the lock of a build of ${out} that is gone`);
@@ -90,13 +89,10 @@ function planOut(r: OutRecord, o: PruneOptions, env: NodeJS.ProcessEnv, plan: Om
     add(outRecordFile(out, env), 'leftover', `rbp's record of ${out}`);
   };
   const deployRoot = path.join(rbpCacheHome(env), 'deploy');
+  // A build interrupted between setting OUT aside and making the new one: the previous comes back.
   if (!exists(out)) {
-    // A build interrupted between setting OUT aside and making the new one: the previous comes back.
-    if (exists(previousOf(out))) {
-      plan.recover.push(out);
-      return;
-    }
-    leftovers();
+    if (exists(previousOf(out))) plan.recover.push(out);
+    else leftovers();
     return;
   }
   if (path.dirname(out) === deployRoot && r.app && !exists(r.app)) {
@@ -113,26 +109,26 @@ function planOut(r: OutRecord, o: PruneOptions, env: NodeJS.ProcessEnv, plan: Om
 }
 
 /** Whether any file of the tree has a name outside it (a layer's hard link). */
-function linkedElsewhere(dir: string): number {
-  let linked = 0;
-  const walk = (d: string) => {
-    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
-      const p = path.join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (e.isFile() && fs.lstatSync(p).nlink > 1) linked++;
-    }
-  };
+function linkedElsewhere(dir: string): boolean {
+  const linked = (d: string): boolean =>
+    fs
+      .readdirSync(d, { withFileTypes: true })
+      .some((e) => (e.isDirectory() ? linked(path.join(d, e.name)) : e.isFile() && fs.lstatSync(path.join(d, e.name)).nlink > 1));
   try {
-    walk(dir);
+    return linked(dir);
   } catch {
-    return 0;
+    return false;
   }
-  return linked;
+}
+
+/** The download cache's folder, unless it is off. */
+function downloadRoot(env: NodeJS.ProcessEnv): string | undefined {
+  const setting = downloadCacheSetting(env);
+  return setting === 'off' ? undefined : downloadCacheRoot({ RBP_DOWNLOAD_CACHE: setting });
 }
 
 function planDownloads(env: NodeJS.ProcessEnv, plan: Omit<PrunePlan, 'freed'>): void {
-  const setting = downloadCacheSetting(env);
-  const root = setting === 'off' ? undefined : downloadCacheRoot({ RBP_DOWNLOAD_CACHE: setting });
+  const root = downloadRoot(env);
   if (!root || !exists(root)) return;
   for (const id of fs.readdirSync(root).filter((n) => !n.startsWith('.'))) {
     let names: string[];
@@ -148,8 +144,7 @@ function planDownloads(env: NodeJS.ProcessEnv, plan: Omit<PrunePlan, 'freed'>): 
         plan.remove.push({ path: dir, kind: 'download', why: 'not a complete download cache entry', bytes: 0 });
         continue;
       }
-      const linked = linkedElsewhere(path.join(dir, 'tree'));
-      if (linked) plan.kept.push({ path: dir, why: `${rec.id} ${rec.version}: used by layers` });
+      if (linkedElsewhere(path.join(dir, 'tree'))) plan.kept.push({ path: dir, why: `${rec.id} ${rec.version}: used by layers` });
       else plan.remove.push({ path: dir, kind: 'download', why: `${rec.id} ${rec.version}: no layer uses it`, bytes: 0 });
     }
   }
@@ -216,8 +211,7 @@ export function planPrune(o: PruneOptions = {}): PrunePlan {
 /** Removes what the plan lists (what is gone meanwhile is skipped); returns what failed. */
 export function applyPrune(plan: PrunePlan, env: NodeJS.ProcessEnv = process.env): string[] {
   const problems: string[] = [];
-  const setting = downloadCacheSetting(env);
-  const root = setting === 'off' ? undefined : downloadCacheRoot({ RBP_DOWNLOAD_CACHE: setting });
+  const root = downloadRoot(env);
   for (const out of plan.recover) recover(out);
   for (const item of plan.remove) {
     try {
@@ -232,6 +226,4 @@ export function applyPrune(plan: PrunePlan, env: NodeJS.ProcessEnv = process.env
   return problems;
 }
 
-export function describeItem(i: PruneItem): string {
-  return `${i.path} (${formatBytes(i.bytes)}): ${i.why}`;
-}
+export const describeItem = (i: PruneItem) => `${i.path} (${formatBytes(i.bytes)}): ${i.why}`;

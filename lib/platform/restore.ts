@@ -13,7 +13,7 @@ import { escapeId, type BuildpackRef } from '../cnb/descriptor.ts';
 import { readLayerToml, sameMetadata } from '../cnb/layers.ts';
 import { writeToml } from '../cnb/toml.ts';
 import type { Logger } from '../log.ts';
-import { bpKey } from './detect.ts';
+import { bpKey } from './order.ts';
 import { identity, isDir, linkTree, moveTree } from './fsops.ts';
 import { copySboms, isRecorded, readCacheRecord } from './layer-cache.ts';
 

@@ -18,39 +18,37 @@ let swept = false;
 let signalsHooked = false;
 
 /**
- * Removes `<prefix><pid>-*` folders whose process is gone and that belong to this user. In the
- * background: reading a temp folder of thousands of entries costs milliseconds that `rbp detect`
- * need not wait for (the listing runs on libuv's thread pool; rbp ends once it is done).
- */
-function sweep(root: string): void {
-  // The system temp folder too: it held them before, and holds them where no memory-backed one exists.
-  for (const dir of new Set([root, os.tmpdir()])) {
-    fs.readdir(dir, (err, names) => {
-      if (!err) removeStale(dir, names);
-    });
-  }
-}
-
-/**
  * The temp folders of rbp and of our buildpacks that carry their maker's pid: rbp's own, and the
  * node buildpack's copies of SSH keys (buildpacks/node/src/ssh-key.ts), which a SIGKILL of the
  * build leaves behind.
  */
 const SWEPT = ['rbp-platform-', 'rbp-build-', 'rbp-ssh-'];
 
-function removeStale(root: string, names: string[]): void {
+/**
+ * Removes what a killed rbp left (its secrets among it): `<prefix><pid>-*` folders of this user whose
+ * process is gone, in the memory-backed temp folder and the system one. Every rbp detect, build and
+ * deploy calls it at its start, whether it makes a folder of its own or not. In the background: the
+ * listing runs on libuv's thread pool, and rbp ends once it is done.
+ */
+export function sweepStaleTemps(): void {
+  if (swept) return;
+  swept = true;
   const uid = process.getuid?.();
-  for (const n of names) {
-    const prefix = SWEPT.find((p) => n.startsWith(p));
-    const m = prefix ? /^(\d+)-/.exec(n.slice(prefix.length)) : null;
-    if (!m || Number(m[1]) === process.pid || pidAlive(Number(m[1]))) continue;
-    const p = path.join(root, n);
-    try {
-      const st = fs.lstatSync(p);
-      if (st.isDirectory() && (uid === undefined || st.uid === uid)) fs.rmSync(p, { recursive: true, force: true });
-    } catch {
-      // someone else's, or gone
-    }
+  for (const dir of new Set([memoryTempRoot().dir, os.tmpdir()])) {
+    fs.readdir(dir, (err, names) => {
+      for (const n of err ? [] : names) {
+        const prefix = SWEPT.find((p) => n.startsWith(p));
+        const m = prefix ? /^(\d+)-/.exec(n.slice(prefix.length)) : null;
+        if (!m || Number(m[1]) === process.pid || pidAlive(Number(m[1]))) continue;
+        const p = path.join(dir, n);
+        try {
+          const st = fs.lstatSync(p);
+          if (st.isDirectory() && (uid === undefined || st.uid === uid)) fs.rmSync(p, { recursive: true, force: true });
+        } catch {
+          // someone else's, or gone
+        }
+      }
+    });
   }
 }
 
@@ -65,9 +63,8 @@ const removeAll = () => {
 };
 
 /**
- * For commands without their own signal handling (detect): a signal removes the temp folders and
- * ends rbp with 128+n. (A signal's default action ends Node.js without its 'exit' event.) `rbp
- * build` handles signals itself (interrupt.ts) and removes its folder on the way out.
+ * For commands without their own signal handling (detect; build has interrupt.ts): a signal removes
+ * the temp folders and ends rbp with 128+n (a signal's default action skips the 'exit' event).
  */
 export function removeOnSignals(): void {
   // Once per process: main() may run several commands in one (the tests do).
@@ -79,17 +76,6 @@ export function removeOnSignals(): void {
       process.exit(signalExit(sig));
     });
   }
-}
-
-/**
- * Removes what a killed rbp left (its secrets among it): every rbp detect, build and deploy calls it
- * at its start, whether it makes a folder of its own or not (an automatic detect and a reused deploy
- * make none).
- */
-export function sweepStaleTemps(): void {
-  if (swept) return;
-  swept = true;
-  sweep(memoryTempRoot().dir);
 }
 
 export function privateTemp(prefix: string): PrivateTemp {

@@ -1,17 +1,13 @@
 // Detect benchmark: `rbp detect` of an app only the last buildpack of the automatic order accepts
-// (an index.php: node and static decline, phpserver passes), so all three detects run, as `rbp build`
-// and a lifecycle run them. Compared, in the same rounds, with one bare Node.js start (`node -e 0`),
-// without NODE_EXTRA_CA_CERTS (Node.js parses the file at its start, ~45 ms, in both commands): the
-// goal is ≤ 2× that start. Also one buildpack's bin/detect alone: what a lifecycle pays per buildpack.
+// (an index.php), so all three detects run. Goal: ≤ 2× one bare Node.js start (`node -e 0`), both
+// without NODE_EXTRA_CA_CERTS, measured in the same rounds. Also one buildpack's bin/detect alone.
 // Rounds interleave the commands, so a busy moment of the machine hits all of them alike.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { median } from '../bench-lib.mjs';
+import { median, root } from '../bench-lib.mjs';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const rbp = path.join(root, 'dist', 'rbp.js');
 const GOAL_RATIO = 2;
 
@@ -48,13 +44,9 @@ export async function run({ rounds = 31 } = {}) {
     const bp = path.join(root, 'dist', 'buildpacks', 'phpserver');
     const binEnv = { PATH: process.env.PATH, CNB_PLATFORM_DIR: platform, CNB_BUILDPACK_DIR: bp, CNB_BUILD_PLAN_PATH: path.join(work, 'plan.toml') };
 
-    const bare = [];
-    const detect = [];
-    const bin = [];
-    const version = [];
+    const [bare, detect, bin, version] = [[], [], [], []];
     const cpu = { bare: [], detect: [] };
-    // Node.js reads NODE_EXTRA_CA_CERTS at every start (~40 ms of CPU for a system bundle), which would
-    // make the ratio look better than it is: every command runs without it.
+    // Node.js parses NODE_EXTRA_CA_CERTS at every start, which would make the ratio look better than it is.
     const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'NODE_EXTRA_CA_CERTS'));
     for (let i = 0; i < rounds + 1; i++) {
       const b = time(process.execPath, ['-e', '0'], { env });

@@ -1,19 +1,14 @@
-// App image benchmark: a warm `rbp build APP --out OUT --image DIR` (nothing changed: the
-// build reuses every layer, the export every image layer) against a warm `pack build` of the same app
-// with our builder (trusted: the creator, its cache volume warm), measured in the same run.
-// Goal: warm rbp build --image ≤ 0.1 × warm pack build.
-// pack (RBP_TEST_PACK, scripts/tools/pack.sh) talks to podman's Docker API on a socket of this run's
-// own (`podman system service`, ended by its pid); our builder and run image are copied into podman's
-// store under the names `rbp builder` gives them by default, and pack is told not to pull.
+// App image benchmark: a warm `rbp build APP --out OUT --image DIR` (every layer reused) against a
+// warm `pack build` of the same app with our builder, measured in the same run. Goal: ≤ 0.1×.
+// pack (RBP_TEST_PACK) talks to a podman API socket of this run's own (ended by its pid); our builder
+// and run image are copied into podman's store under their default names, and pack does not pull.
 // Everything made here (images, pack's cache volumes) is removed by name at the end.
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { median, sh } from '../bench-lib.mjs';
+import { median, root, sh } from '../bench-lib.mjs';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const rbp = path.join(root, 'dist', 'rbp.js');
 const fixture = path.join(root, 'fixtures', 'node-hello');
 const GOAL = 0.1;

@@ -1,20 +1,16 @@
 // Memory beside the app: what rbp and the launch keep resident while an app runs. Each case starts
-// the app as a user does, through the package's bin (dist/rbp, the sh wrapper: `rbp run OUT`, `rbp
-// deploy APP`), waits for its first 200, lets it settle, then walks the process tree under the
-// command's pid in /proc and sums the resident memory (VmRSS; PSS beside it, shared pages split) of
-// every process that is ours: rbp's Node.js, its sh wrapper, the launch's sh (rbp-launch) and its
-// pause between two looks, the planner (plan.cjs, which has ended before the app starts). The app's
-// own processes and a middleware's are shown apart.
+// the app through the package's bin (dist/rbp), waits for its first 200, lets it settle, then sums
+// the resident memory (VmRSS, and PSS) of every process of ours in the tree under the command's pid
+// (rbp's Node.js, its sh wrapper, the launch's sh and its sleep, the planner); the app's own and a
+// middleware's are shown apart.
 // Goals: nothing of ours resident beside an app without middleware (rbp run, no restart policy), for
 // the static (caddy) and the node cases; ≤ 8 MiB of ours with one middleware (the launch's sh).
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { freePort, untilOk } from '../bench-lib.mjs';
+import { freePort, root, untilOk } from '../bench-lib.mjs';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const rbpBin = path.join(root, 'dist', 'rbp');
 const rbpJs = path.join(root, 'dist', 'rbp.js');
 const GOAL_WITH = 8;
@@ -28,21 +24,13 @@ function readProc(pid, file) {
 }
 
 /** Every process below `pid` (and itself), from /proc's parent links. */
-export function processTree(pid) {
-  const children = new Map();
-  for (const e of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(e)) continue;
-    const ppid = parentOf(e);
-    if (!children.has(ppid)) children.set(ppid, []);
-    children.get(ppid).push(Number(e));
-  }
-  const out = [];
-  const walk = (p) => {
-    out.push(p);
-    for (const c of children.get(p) ?? []) walk(c);
-  };
-  walk(pid);
-  return out;
+function processTree(pid) {
+  const links = fs
+    .readdirSync('/proc')
+    .filter((e) => /^\d+$/.test(e))
+    .map((e) => [Number(e), parentOf(e)]);
+  const below = (p) => [p, ...links.filter(([, parent]) => parent === p).flatMap(([child]) => below(child))];
+  return below(pid);
 }
 
 function parentOf(pid) {

@@ -1,19 +1,14 @@
-// The warm rebuild of fixtures/node-bench (a package-lock.json of ~260 pure-JS packages), nothing
-// changed, against its cold build (empty cache: Node.js 24.15.0 and npm 11.12.1 downloaded,
-// dependencies installed); the cold build against the raw commands a user would type for the same
-// result (the Node.js and npm tarballs of the registry unpacked, then `npm ci` with an empty npm
-// cache). Goal: a warm rebuild within 0.05 × the cold build. Rounds alternate raw and rbp so neither
-// always meets a colder network path; medians count.
+// The warm rebuild of fixtures/node-bench (~260 pure-JS packages), nothing changed, against its cold
+// build (empty cache); the cold build against the raw commands a user would type (the Node.js and npm
+// tarballs unpacked, then `npm ci` with an empty npm cache). Goal: a warm rebuild within 0.05 × the
+// cold build. Rounds alternate raw and rbp; medians count.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parse } from 'smol-toml';
-import { median, sh } from '../bench-lib.mjs';
+import { median, root, sh } from '../bench-lib.mjs';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-// The command a user types: dist/rbp, the package's bin (it defers NODE_EXTRA_CA_CERTS, which Node.js
-// would parse at its start, ~45 ms: scripts/build.mjs).
+// The command a user types: dist/rbp, the package's bin.
 const rbp = path.join(root, 'dist', 'rbp');
 const fixture = path.join(root, 'fixtures', 'node-bench');
 const NODE = '24.15.0';
@@ -46,22 +41,14 @@ function raw(dir) {
   return ms;
 }
 
-/** The phase timings rbp.toml recorded for the build just made, plus the wall time. */
-function phases(out, ms) {
-  const t = parse(fs.readFileSync(path.join(out, 'rbp.toml'), 'utf8')).timings ?? {};
-  return { wall: ms, ...t };
-}
+/** The phase timings rbp.toml recorded for the build just made. */
+const phases = (out) => parse(fs.readFileSync(path.join(out, 'rbp.toml'), 'utf8')).timings ?? {};
 
 export async function run({ rounds = 5 } = {}) {
   const lock = JSON.parse(fs.readFileSync(path.join(fixture, 'package-lock.json'), 'utf8'));
   const packages = Object.keys(lock.packages).filter((k) => k !== '').length;
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-bench-node-'));
-  const rawMs = [];
-  const coldMs = [];
-  const warmMs = [];
-  const warmPhases = [];
-  const againMs = [];
-  const againPhases = [];
+  const [rawMs, coldMs, warmMs, warmPhases, againMs, againPhases] = [[], [], [], [], [], []];
   const GOAL = 0.05;
   try {
     for (let i = 0; i < rounds; i++) {
@@ -78,12 +65,12 @@ export async function run({ rounds = 5 } = {}) {
         const warm = rbpBuild(out);
         if (!/dependencies reused/.test(warm.stdout)) throw new Error(`the warm rebuild did not reuse the dependencies:\n${warm.stdout}`);
         warmMs.push(warm.ms);
-        warmPhases.push(phases(out, warm.ms));
+        warmPhases.push(phases(out));
         // The first rebuild takes the cache the cold build made; the second, the one the first left.
         const again = rbpBuild(out);
         if (!/dependencies reused/.test(again.stdout)) throw new Error(`the second warm rebuild did not reuse the dependencies:\n${again.stdout}`);
         againMs.push(again.ms);
-        againPhases.push(phases(out, again.ms));
+        againPhases.push(phases(out));
       }
       fs.rmSync(dir, { recursive: true, force: true });
     }

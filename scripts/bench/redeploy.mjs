@@ -1,24 +1,14 @@
-// Warm redeploy benchmark: `rbp deploy fixtures/node-hello --check` (the build, then start the app,
-// health check until 200, stop it) again and again on an unchanged app, with the same OUT and cache.
-// The first run fills the cache (Node.js, npm) and is not counted; then at least five timed runs.
-// Nothing changed, so each redeploy reuses the build OUT holds (lib/platform/build-reuse.ts: the
-// check of its inputs and of OUT's stamps); the goal (a build with nothing changed, the launch and the
-// first 200) is 300 ms from rbp's start to the first 200, which rbp deploy's "- deployed:" line
-// follows at once; the whole command, with --check's stop and
-// rbp's exit, is shown beside it. The same rounds also time `--rebuild` (detect, restore, build, export with
-// every layer reused), the warm build a changed app gets. Each run's phases come from rbp's own
-// summary line (`- time: detect 50ms, restore 1.1s, ...`); what is left of the wall time is rbp's
-// start, the launch, the health check and the stop.
+// Warm redeploy benchmark: `rbp deploy fixtures/node-hello --check` again and again on an unchanged
+// app with the same OUT and cache (the first run fills the cache and is not counted). Each redeploy
+// reuses the build OUT holds (lib/platform/build-reuse.ts). Goal: 300 ms from rbp's start to the first
+// 200, which rbp deploy's "- deployed:" line follows at once. The same rounds time `--rebuild` (every
+// layer reused), the warm build a changed app gets. Phases come from rbp's `- time:` summary line.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { freePort, median } from '../bench-lib.mjs';
+import { freePort, median, root } from '../bench-lib.mjs';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-// The command a user types: dist/rbp, the package's bin (scripts/build.mjs).
 const rbp = path.join(root, 'dist', 'rbp');
 const app = path.join(root, 'fixtures', 'node-hello');
 const GOAL_MS = 300;
@@ -42,7 +32,7 @@ function deploy(out, cache, port, extra = []) {
       detached: true,
     });
     let log = '';
-    // The issue's measure ends at the first 200: rbp prints the deployed line right after it.
+    // The measure ends at the first 200: rbp prints the deployed line right after it.
     let firstOk;
     child.stdout.on('data', (d) => {
       log += d;
@@ -73,15 +63,6 @@ function deploy(out, cache, port, extra = []) {
   });
 }
 
-/** After --check, nothing may listen on the port: the app was stopped. */
-function portFree(port) {
-  return new Promise((resolve) => {
-    const s = net.createServer();
-    s.once('error', () => resolve(false));
-    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
-  });
-}
-
 export async function run({ rounds = 5 } = {}) {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'rbp-bench-redeploy-'));
   try {
@@ -94,7 +75,7 @@ export async function run({ rounds = 5 } = {}) {
     for (let i = 0; i < rounds; i++) {
       const r = await deploy(out, cache, port);
       if (!/- nothing changed since the build of /.test(r.log)) throw new Error(`the redeploy did not reuse the build:\n${r.log}`);
-      if (!(await portFree(port))) throw new Error(`port ${port} still answers after rbp deploy --check`);
+      if ((await freePort(port)) === undefined) throw new Error(`port ${port} still answers after rbp deploy --check`);
       runs.push(r);
       const b = await deploy(out, cache, port, ['--rebuild']);
       if (!/dependencies reused/.test(b.log)) throw new Error(`the rebuild did not reuse the dependencies:\n${b.log}`);

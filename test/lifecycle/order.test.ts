@@ -9,10 +9,18 @@ import path from 'node:path';
 import { parse } from 'smol-toml';
 import { describe, expect, it } from 'vitest';
 import type { BuildpackRef } from '../../lib/cnb/descriptor.ts';
-import { expandOrder, orderTrials } from '../../lib/platform/expand.ts';
-import type { GroupEntry } from '../../lib/platform/order.ts';
+import { orderTrials } from '../../lib/platform/expand.ts';
+import type { GroupEntry, Order } from '../../lib/platform/order.ts';
 import { ROOT, rbp, tmpDir } from '../helpers/rbp.ts';
 import { bp, launchToml, passWith, scriptedApp } from './helpers.ts';
+
+/** Every flat group the lifecycle would try when none passes. */
+function expandOrder(order: Order): GroupEntry[][] {
+  const out: GroupEntry[][] = [];
+  const trials = orderTrials(order);
+  for (let step = trials.next(); !step.done; step = trials.next('fail')) out.push(step.value);
+  return out;
+}
 
 describe('order expansion (buildpacks/lifecycle phase/detector_test.go)', () => {
   const ref = (id: string, version: string): BuildpackRef => ({ dir: `/bp/${id}/${version}`, descriptor: { api: '0.10', buildpack: { id, version } } });

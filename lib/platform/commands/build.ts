@@ -7,15 +7,13 @@ import { restartPolicy } from '../../launch/restart.ts';
 import type { PreparedImage } from '../../package/app-image.ts';
 import { collectEnv } from '../cli-env.ts';
 import { buildJson, writeJson } from '../cli-json.ts';
-import { RUNTIMES } from '../order.ts';
+import { RUNTIMES } from '../../package/our-buildpacks.ts';
 import { readProjectDescriptor } from '../project-descriptor.ts';
 import { defaultDeployOut } from '../rbp-dirs.ts';
 import { list, one, orderOf, parsePort, parseTimeout, str, usage, type Handler } from './context.ts';
 
-// The build and packaging code (execa, tar, ...) loads only when a command uses it.
-const buildModule = () => import('../build.ts');
+// The packaging code (tar, OCI layouts, the registry client) loads only when a command uses it.
 const packagingModule = () => import('../cli-package.ts');
-const deployModule = () => import('../deploy.ts');
 
 export const run: Handler = async (ctx) => {
   const { log, streams, values, name } = ctx;
@@ -23,11 +21,7 @@ export const run: Handler = async (ctx) => {
   const out = str(ctx, 'out') ?? (name === 'deploy' ? defaultDeployOut(app) : undefined);
   if (!out) throw usage('rbp build needs --out OUT', ctx.command);
   const instance = parseInstance(str(ctx, 'instance') ?? DEFAULT_INSTANCE);
-  const project = readProjectDescriptor(path.resolve(app), str(ctx, 'descriptor'));
-  if (project)
-    log.debug(
-      `project descriptor ${project.file} (schema ${project.schema}): ${Object.keys(project.env).length} variable(s), ${project.group.length} buildpack(s)`,
-    );
+  const project = readProjectDescriptor(app, str(ctx, 'descriptor'), log);
   const userEnv = collectEnv(list(ctx, 'env-file'), list(ctx, 'env'), project?.env);
   const port = parsePort(str(ctx, 'port'));
   const timeoutMs = parseTimeout(str(ctx, 'timeout')) * 1000;
@@ -50,7 +44,7 @@ export const run: Handler = async (ctx) => {
     );
     if (imageRef) await pushImages([{ layout: prepared.staged, tag: tags?.[0] ?? 'latest', ref: imageRef }], log);
   };
-  const { build } = await buildModule();
+  const { build } = await import('../build.ts');
   const r = await build({
     appDir: app,
     outDir: out,
@@ -80,7 +74,7 @@ export const run: Handler = async (ctx) => {
     if (values.json) writeJson(streams.stdout, result);
     return r.code;
   }
-  const { deploy } = await deployModule();
+  const { deploy } = await import('../deploy.ts');
   const appOut = values.json ? streams.stderr : streams.stdout;
   return await deploy({ out, port, userEnv, instance, restart, check: Boolean(values.check), timeoutMs, log, appOut, appErr: streams.stderr }, (d) => {
     if (values.json)

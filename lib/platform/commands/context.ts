@@ -1,8 +1,6 @@
 /**
- * What every command module of `rbp` (lib/platform/commands/*.ts) is given, and the helpers they
- * share. cli.ts reads the command line once against the command's flags (cli-commands.ts), sets up
- * the log, and calls the command's handler with this context; help, --json errors and exit codes
- * stay there, in one place.
+ * What every command module of `rbp` (lib/platform/commands/*.ts) is given by cli.ts (its flags read,
+ * the log set up), and the helpers they share.
  */
 import fs from 'node:fs';
 import path from 'node:path';

@@ -2,11 +2,12 @@
 import path from 'node:path';
 import { writePlatformEnv } from '../../cnb/env.ts';
 import { EXIT } from '../../cnb/exit.ts';
-import { errorJson, UserError } from '../../errors.ts';
-import { isDir } from '../../fsx.ts';
+import { errorJson } from '../../errors.ts';
+import { checkAppDir } from '../app-copy.ts';
 import { collectEnv } from '../cli-env.ts';
 import { writeJson } from '../cli-json.ts';
-import { bpKey, detectApp } from '../detect.ts';
+import { detectApp } from '../detect.ts';
+import { bpKey } from '../order.ts';
 import { filteredHostEnv, operatorEnv } from '../env.ts';
 import { failureError } from '../failure.ts';
 import { readProjectDescriptor } from '../project-descriptor.ts';
@@ -16,20 +17,8 @@ import { list, one, orderOf, str, type Handler } from './context.ts';
 export const run: Handler = async (ctx) => {
   const { log, streams, values } = ctx;
   const app = one(ctx, 'APP directory');
-  if (!isDir(app)) {
-    throw new UserError({
-      id: 'platform/app/not-found',
-      title: 'Application directory not found',
-      seen: { what: 'APP', value: app },
-      rule: 'rbp detect takes the directory of the application source.',
-      fix: 'Give the path of an existing directory.',
-    });
-  }
-  const project = readProjectDescriptor(path.resolve(app), str(ctx, 'descriptor'));
-  if (project)
-    log.debug(
-      `project descriptor ${project.file} (schema ${project.schema}): ${Object.keys(project.env).length} variable(s), ${project.group.length} buildpack(s)`,
-    );
+  checkAppDir(app, 'detect');
+  const project = readProjectDescriptor(app, str(ctx, 'descriptor'), log);
   const env = collectEnv(list(ctx, 'env-file'), list(ctx, 'env'), project?.env);
   const order = await orderOf(ctx, project);
   removeOnSignals();
@@ -41,13 +30,8 @@ export const run: Handler = async (ctx) => {
   writePlatformEnv(platformDir, env);
   try {
     log.section('Detect');
-    const r = await detectApp(
-      order,
-      path.resolve(app),
-      project?.filter,
-      { base: filteredHostEnv(), user: env, operator: operatorEnv(), platformDir, scratch: tmp.dir },
-      log,
-    );
+    const penv = { base: filteredHostEnv(), user: env, operator: operatorEnv(), platformDir, scratch: tmp.dir };
+    const r = await detectApp(order, path.resolve(app), project?.filter, penv, log);
     const failure = r.code === EXIT.detectError ? 'detection failed with a buildpack error' : 'no buildpack group passed detection';
     if (r.group) {
       log.info(`group: ${r.group.map(bpKey).join(', ')}`);

@@ -38,10 +38,8 @@ export const runBuilder: Handler = async (ctx) => {
     if (str(ctx, 'publish')) {
       log.section('Publish');
       // The builder last: when it is there, what it names is there too.
-      await pushImages(
-        (['run', 'build', 'lifecycle', 'builder'] as const).map((k) => ({ layout: out, tag: LAYOUT_TAGS[k], ref: names[k] })),
-        log,
-      );
+      const images = (['run', 'build', 'lifecycle', 'builder'] as const).map((k) => ({ layout: out, tag: LAYOUT_TAGS[k], ref: names[k] }));
+      await pushImages(images, log);
     } else for (const l of builderInstructions(out, names)) log.info(l);
     return 0;
   });

@@ -15,8 +15,6 @@ import { lockHolder } from '../out-lock.ts';
 import { recover } from '../out-recover.ts';
 import { list, one, parsePort, str, usage, type Handler } from './context.ts';
 
-const launcherModule = () => import('../launcher.ts');
-
 export const run: Handler = async (ctx) => {
   const { log, streams, values } = ctx;
   const out = one(ctx, 'OUT directory');
@@ -38,7 +36,7 @@ export const run: Handler = async (ctx) => {
   const memory = str(ctx, 'memory') ? parseMemory(str(ctx, 'memory')!) : INSTANCE_SIZES[instance]!;
   const restart = restartPolicy(str(ctx, 'restart') ?? 'no', '--restart');
   const userEnv = collectEnv(list(ctx, 'env-file'), list(ctx, 'env'));
-  const { checkListenPort, dryRun, execInstead, planLaunch, start } = await launcherModule();
+  const { checkListenPort, dryRun, execInstead, planLaunch, start } = await import('../launcher.ts');
   const plan = planLaunch({
     outDir: out,
     processType: str(ctx, 'process'),
@@ -74,12 +72,8 @@ export const run: Handler = async (ctx) => {
  * Variables given to `rbp build --env` that this run does not set: the app was built with them and
  * may need them at run time too. Names only: values may be secrets.
  */
-export function missingBuildEnv(names: string[] | undefined, userEnv: Record<string, string>): string[] {
-  return (names ?? []).filter((n) => !(n in userEnv));
-}
-
 function warnMissingBuildEnv(names: string[] | undefined, userEnv: Record<string, string>, log: Logger): void {
-  const missing = missingBuildEnv(names, userEnv);
+  const missing = (names ?? []).filter((n) => !(n in userEnv));
   if (missing.length)
     log.warn(`set at build (rbp build --env) but not for this run: ${missing.join(', ')}; give them again with --env NAME=VALUE if the app needs them`);
 }
