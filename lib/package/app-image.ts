@@ -52,8 +52,6 @@ export function referenceLauncher(): string {
 export interface AppImageOptions {
   /** OUT: the path the app's own files name (the image links it to /layers and /workspace). */
   out: string;
-  /** Where the build is now, when not yet at OUT (a new generation before OUT switches to it). */
-  from?: string;
   image: string;
   /** An OCI layout folder. */
   runImage: string;
@@ -139,7 +137,7 @@ export interface PreparedImage {
 
 /** What an app image is made of, each checked: the build's metadata, the run image, the launcher. */
 function readInputs(o: AppImageOptions): { src: string; md: LaunchMetadata; runLayout: string; run: ReadImage } {
-  const src = path.resolve(o.from ?? o.out);
+  const src = path.resolve(o.out);
   const md = readLaunchMetadata(src);
   if (!md) throw imageError('OUT', o.out, 'An app image is made from a finished build (OUT/layers/config/metadata.toml).', 'Run rbp build first.');
   const runLayout = runImageLayout(o.runImage);

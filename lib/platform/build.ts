@@ -54,8 +54,8 @@ export interface BuildOptions {
   instanceMemory: number;
   /** The build becomes an image (rbp build --image), which does not hold rbp's own Node.js. */
   forImage?: boolean;
-  /** Runs once the new build is complete, before OUT switches to it (--image writes the image here): when it fails, so does the build. */
-  beforeCommit?: (built: string) => Promise<void>;
+  /** Runs once the new build is complete, before it is committed (--image writes the image here): when it fails, so does the build. */
+  beforeCommit?: () => Promise<void>;
   /** rbp deploy: record what the build was made from (build-reuse.ts), and with `check`, reuse the build OUT holds when nothing changed. */
   reuse?: { check: boolean };
   log: Logger;
@@ -253,7 +253,7 @@ async function phases(r: PhaseRun): Promise<void> {
   const settled = r.taken ? writeReuseRecord(tx.out, r.taken, result.group) : 0;
   if (opts.beforeCommit) {
     try {
-      await opts.beforeCommit(tx.out);
+      await opts.beforeCommit();
     } catch (e) {
       // The image could not be written or pushed: as an exporter failure, the build fails (62).
       if (isUserError(e)) throw new PhaseFailure(EXIT.exportFailed, `export failed: ${e.data.title}`, e);

@@ -36,11 +36,11 @@ export const run: Handler = async (ctx) => {
   const imageRef = values.publish ? (await packagingModule()).parseImageRef(imageArg!, '--image', { push: true }) : undefined;
   const imageDir = imageArg ? (imageRef ? `${path.resolve(out)}.rbp-image` : path.resolve(imageArg)) : undefined;
   let prepared: PreparedImage | undefined;
-  const writeImage = async (from: string) => {
+  const writeImage = async () => {
     log.section('Image');
     const { prepareAppImage, pushImages, referenceLauncher, runImageLayout } = await packagingModule();
     prepared = await log.step(`writing the app image ${imageDir}`, () =>
-      prepareAppImage({ out, from, image: imageDir!, tags, runImage: runImageLayout(str(ctx, 'run-image')), launcher: referenceLauncher(), log }),
+      prepareAppImage({ out, image: imageDir!, tags, runImage: runImageLayout(str(ctx, 'run-image')), launcher: referenceLauncher(), log }),
     );
     if (imageRef) await pushImages([{ layout: prepared.staged, tag: tags?.[0] ?? 'latest', ref: imageRef }], log);
   };
