@@ -13,10 +13,15 @@ import type { Layers } from '../../../lib/cnb/layers.ts';
 
 export const BUN_NODE_LAYER = 'bun-node';
 
-/** Writes the layer (rebuilt every time: it is one symlink) and returns its folder. */
+/**
+ * Writes the layer (rebuilt every time: it is one symlink) and returns its folder. A Bun in another
+ * layer is linked by a relative path, so the layer names no folder of the build.
+ */
 export function bunNodeLayer(layers: Layers, bunPath: string): string {
-  const layer = layers.fresh(BUN_NODE_LAYER, { launch: true }, { bun: bunPath });
+  const inLayers = !path.relative(layers.dir, bunPath).startsWith('..');
+  const target = inLayers ? path.relative(path.join(layers.dir, BUN_NODE_LAYER), bunPath) : bunPath;
+  const layer = layers.fresh(BUN_NODE_LAYER, { launch: true }, { bun: target });
   fs.mkdirSync(layer.path, { recursive: true });
-  fs.symlinkSync(bunPath, path.join(layer.path, 'node'));
+  fs.symlinkSync(target, path.join(layer.path, 'node'));
   return layer.path;
 }
