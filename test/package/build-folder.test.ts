@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { FIXTURES, rbp, tmpDir } from '../helpers/rbp.ts';
+import { FIXTURES, copyFixture, rbp, tmpDir } from '../helpers/rbp.ts';
 import { requirement, describeNeeding } from '../helpers/requirement.ts';
 
 /** The files (bytes) and links (targets) under `dir` that hold `needle`, relative to `root`. */
@@ -30,7 +30,7 @@ async function layersOf(fixture: string): Promise<{ out: string; all: string }> 
 }
 
 describe('launch layers that name no folder of the build', () => {
-  it.each(['node-hello', 'node-bun', 'static-index-html'])(
+  it.each(['node-hello', 'node-bun', 'node-custom-pnpm', 'static-index-html'])(
     '%s',
     async (fixture) => {
       const { out } = await layersOf(fixture);
@@ -40,6 +40,19 @@ describe('launch layers that name no folder of the build', () => {
     },
     300_000,
   );
+
+  it('pnpm: its record of the store is relative in the layer, and the next build’s pnpm install takes it', async () => {
+    const app = copyFixture('node-custom-pnpm');
+    const out = path.join(tmpDir('rbp-build-folder-'), 'out');
+    expect((await rbp(['build', app, '--out', out])).exitCode).toBe(0);
+    const state = path.join(out, 'layers', 'rbp_node', 'modules', 'node_modules', '.modules.yaml');
+    expect(fs.readFileSync(state, 'utf8')).toMatch(/"storeDir": "\.\.\/\.\.\/package-cache\/pnpm-store\/v\d+"/);
+    fs.writeFileSync(path.join(app, 'changed.txt'), 'a change, so the app is built again\n');
+    const again = await rbp(['build', app, '--out', out]);
+    expect(again.exitCode, again.all).toBe(0);
+    expect(again.all).toContain('modules: restored');
+    expect(again.all).not.toContain('ERR_PNPM');
+  }, 300_000);
 
   it('node-bun: node means the app’s Bun through a relative link', async () => {
     const { out } = await layersOf('node-bun');

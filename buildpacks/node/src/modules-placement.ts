@@ -4,7 +4,9 @@
  * inside a moved folder that leaves it (`node_modules/greet -> ../packages/greet`) is rewritten as a
  * relative link from the layer to what it meant in the app. No link names an absolute path: they
  * hold wherever the app and the layers are, as long as the app sits where it sat beside the layer
- * (the modules layer's metadata records that place, `app`: appFromLayer).
+ * (the modules layer's metadata records that place, `app`: appFromLayer). pnpm's record of its
+ * store (`.modules.yaml`, storeDir) is kept relative in the layer too, and made absolute again when
+ * the layer is placed back, where pnpm may read it.
  */
 import { moveAcross } from '../../../lib/fsx.ts';
 import fs from 'node:fs';
@@ -37,6 +39,17 @@ function inside(p: string, dir: string): boolean {
   return p === dir || p.startsWith(dir + path.sep);
 }
 
+/** Rewrites the storeDir of pnpm's `.modules.yaml` in `dir` by `to` (given the file's folder), when there is one. */
+function pnpmStoreDir(dir: string, to: (storeDir: string) => string): void {
+  const file = path.join(dir, '.modules.yaml');
+  const text = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
+  const next = text.replace(
+    /^(\s*"?storeDir"?\s*:\s*)("[^"\n]*"|\S+)/m,
+    (_, key: string, v: string) => key + JSON.stringify(to(v.startsWith('"') ? (JSON.parse(v) as string) : v)),
+  );
+  if (next !== text) fs.writeFileSync(file, next);
+}
+
 /** Where the app sits from the layer: what the relative links between them depend on. */
 export const appFromLayer = (appDir: string, layerPath: string) => path.relative(layerPath, appDir);
 
@@ -64,6 +77,7 @@ export function keepModules(appDir: string, layerPath: string): void {
       fs.rmSync(inLayer);
       fs.symlinkSync(path.relative(path.dirname(inLayer), meant), inLayer);
     }
+    pnpmStoreDir(dst, (store) => (path.isAbsolute(store) ? path.relative(dst, store) : store));
     fs.symlinkSync(path.relative(path.dirname(src), dst), src);
   }
 }
@@ -75,5 +89,6 @@ export function placeModules(layerPath: string, appDir: string): void {
     fs.rmSync(dst, { recursive: true, force: true });
     fs.mkdirSync(path.dirname(dst), { recursive: true });
     fs.symlinkSync(path.relative(path.dirname(dst), path.join(layerPath, rel)), dst);
+    pnpmStoreDir(path.join(layerPath, rel), (store) => path.resolve(layerPath, rel, store));
   }
 }
