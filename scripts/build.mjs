@@ -4,7 +4,7 @@
 //   bin/detect, bin/build   lib/cnb/sh/bootstrap.sh: POSIX sh, so a build image needs no Node.js
 //   lib/detect.cjs, lib/build.cjs   the programs they run: each runs the bundle of its entry
 //                           (lib/<entry>.bundle.cjs) with V8's code cache
-//   lib/detect-quick        what bin/detect answers without Node.js (lib/cnb/quick-detect.ts)
+//   lib/detect-quick.sh     what bin/detect answers without Node.js (lib/cnb/quick-detect.ts)
 //   bin/launch, launch/*.sh the launch's planner and sh (lib/launch), copied by the build into its launcher layer
 //   node/bin/node           only when packaged with `--with-node[=PATH]`: the Node.js the bootstraps use
 //
@@ -269,8 +269,7 @@ async function buildpack(name) {
     fs.writeFileSync(path.join(out, 'lib', `${entry}.cjs`), PROGRAM(entry));
     if (entry === 'detect') {
       const quick = createRequire(outfile)(outfile).quickFiles();
-      if (quick) fs.writeFileSync(path.join(out, 'lib', 'detect-quick'), quick.data);
-      if (quick?.plan) fs.writeFileSync(path.join(out, 'lib', 'detect-plan.toml'), quick.plan);
+      if (quick) fs.writeFileSync(path.join(out, 'lib', 'detect-quick.sh'), quick);
     }
     await promisify(execFile)(carriedNode ?? process.execPath, ['-e', MAKE_CACHE, outfile, path.join(finalDist, path.relative(dist, outfile))]);
     fs.writeFileSync(path.join(out, 'bin', entry), bootstrap, { mode: 0o755 });

@@ -3,7 +3,8 @@
  * bootstrap.sh): the answers that the app's root files decide alone, when none of the variables that
  * could change them is set. Each buildpack's detect (src/detect.ts) exports its `quick` data, made
  * with the same functions its full detect answers with; the build writes it beside the bundle as
- * lib/detect-quick and lib/detect-plan.toml.
+ * lib/detect-quick.sh, sh assignments that bin/detect sources: one buffered read, where a loop of
+ * `read` would read the file a byte per system call.
  */
 import { tomlString } from './toml.ts';
 import { validateBuildPlan, type BuildPlan } from './plan.ts';
@@ -30,16 +31,20 @@ export function detectVariables(runtime: 'node' | 'static' | 'phpserver'): strin
   ];
 }
 
-/** The data bin/detect reads, one `key value` line each; the plan as its own TOML file. */
-export function quickFiles(q: QuickDetect): { data: string; plan: string } {
+/** A word for sh: single-quoted. */
+const sq = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
+
+/** The data bin/detect sources: the variables and files as lists, each pass as a case, the plan as text. */
+export function quickFiles(q: QuickDetect): string {
   for (const v of q.variables) if (!/^[A-Za-z_]\w*$/.test(v)) throw new Error(`quick detect: "${v}" is not a variable name`);
   for (const f of q.files) if (!/^[\w.][\w./-]*$/.test(f)) throw new Error(`quick detect: "${f}" is not a plain file name`);
-  const lines = [
-    ...q.variables.map((v) => `variable ${v}`),
-    ...q.files.map((f) => `file ${f}`),
-    ...Object.entries(q.passes ?? {}).map(([f, said]) => `pass ${f} ${said}`),
-    `declined ${q.declined}`,
-  ];
-  if (lines.some((l) => l.includes('\n'))) throw new Error('quick detect: a line holds a newline');
-  return { data: `${lines.join('\n')}\n`, plan: q.plan ? tomlString(validateBuildPlan(q.plan) as Record<string, unknown>) : '' };
+  const passes = Object.entries(q.passes ?? {}).map(([f, said]) => `  ${sq(f)}) said=${sq(said)} ;;`);
+  return [
+    `q_variables=${sq(q.variables.join(' '))}`,
+    `q_files=${sq(q.files.join(' '))}`,
+    `q_pass() {\n  case $1 in\n${[...passes, '  *) return 1 ;;'].join('\n')}\n  esac\n}`,
+    `q_plan=${sq(q.plan ? tomlString(validateBuildPlan(q.plan) as Record<string, unknown>) : '')}`,
+    `q_declined=${sq(q.declined)}`,
+    '',
+  ].join('\n');
 }

@@ -8,7 +8,7 @@
 # POSIX sh: dash and busybox run it, and it forks nothing on its way.
 #
 # bin/detect first answers what the app's root files decide alone, from the buildpack's own data
-# (lib/detect-quick, written from src/detect.ts at build: test/lifecycle/quick-detect.test.ts checks
+# (lib/detect-quick.sh, written from src/detect.ts at build: test/lifecycle/quick-detect.test.ts checks
 # both give one answer): no Node.js start for the common cases, on every platform that runs it.
 set -u
 entry=${0##*/}
@@ -16,41 +16,33 @@ bp=${CNB_BUILDPACK_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
 
 # The quick answer: prints it and exits, or returns when the data does not decide it (a variable that
 # may change the answer is set, or the first file found is not one it passes on).
+# shellcheck disable=SC2154 # q_* and said are the sourced data's
 quick() {
+  # shellcheck source=/dev/null # written by the build: q_variables, q_files, q_pass, q_plan, q_declined
+  . "$bp/lib/detect-quick.sh"
   platform=${CNB_PLATFORM_DIR:-${1:-}}
-  found=''
-  while IFS=' ' read -r key rest; do
-    case $key in
-      variable)
-        # The names are checked at build: letters, digits and _.
-        eval "[ -z \"\${$rest+set}\" ]" || return 0
-        [ ! -e "$platform/env/$rest" ] || return 0
-        ;;
-      file)
-        if [ -z "$found" ] && { [ -e "$rest" ] || [ -L "$rest" ]; }; then found=$rest; fi
-        ;;
-      pass)
-        name=${rest%% *}
-        if [ "$found" = "$name" ] && [ -f "$name" ] && [ ! -L "$name" ]; then
-          plan=${CNB_BUILD_PLAN_PATH:-${2:-}}
-          [ -n "$plan" ] || return 0
-          while IFS= read -r line; do printf '%s\n' "$line"; done <"$bp/lib/detect-plan.toml" >"$plan" || return 0
-          printf '%s\n' "${rest#* }"
-          exit 0
-        fi
-        ;;
-      declined)
-        [ -z "$found" ] || return 0
-        case $rest in
-          *'{app}'*) printf '%s%s%s\n' "${rest%%\{app\}*}" "$(pwd -P)" "${rest#*\{app\}}" ;;
-          *) printf '%s\n' "$rest" ;;
-        esac
-        exit 100
-        ;;
-    esac
-  done <"$bp/lib/detect-quick"
+  # The names are checked at build: letters, digits and _ for variables, no blank in file names.
+  for v in $q_variables; do
+    eval "[ -z \"\${$v+set}\" ]" || return 0
+    [ ! -e "$platform/env/$v" ] || return 0
+  done
+  for f in $q_files; do
+    if [ -e "$f" ] || [ -L "$f" ]; then
+      q_pass "$f" && [ -f "$f" ] && [ ! -L "$f" ] || return 0
+      plan=${CNB_BUILD_PLAN_PATH:-${2:-}}
+      [ -n "$plan" ] || return 0
+      printf '%s' "$q_plan" >"$plan" || return 0
+      printf '%s\n' "$said"
+      exit 0
+    fi
+  done
+  case $q_declined in
+    *'{app}'*) printf '%s%s%s\n' "${q_declined%%\{app\}*}" "$(pwd -P)" "${q_declined#*\{app\}}" ;;
+    *) printf '%s\n' "$q_declined" ;;
+  esac
+  exit 100
 }
-if [ "$entry" = detect ] && [ -f "$bp/lib/detect-quick" ]; then quick "$@"; fi
+if [ "$entry" = detect ] && [ -f "$bp/lib/detect-quick.sh" ]; then quick "$@"; fi
 
 node="$bp/node/bin/node"
 if [ ! -x "$node" ]; then
