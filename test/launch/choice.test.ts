@@ -16,6 +16,7 @@ import { nodePackage } from '../../lib/deps/npm.ts';
 import { LAUNCHER_NODE_LAYER, operatorNode, probeNode, usableRuntimeNode } from '../../lib/launch/launcher-node.ts';
 import { Logger } from '../../lib/log.ts';
 import { ROOT, tmpDir } from '../helpers/rbp.ts';
+import { filesOf } from '../helpers/tree.ts';
 
 const NODE = process.execPath;
 const NODE_VERSION = process.version.slice(1);
@@ -122,18 +123,6 @@ describe('the Node.js the launch plans on', () => {
   });
 });
 
-/** Every file of a folder, with a link's target in place of its contents. */
-function files(dir: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const f of (fs.readdirSync(dir, { recursive: true }) as string[]).sort()) {
-    const p = path.join(dir, f);
-    const st = fs.lstatSync(p);
-    if (st.isSymbolicLink()) out[f] = `-> ${fs.readlinkSync(p)}`;
-    else if (st.isFile()) out[f] = fs.readFileSync(p, 'utf8');
-  }
-  return out;
-}
-
 describe('installLaunch', () => {
   it('declares web as rbp-launch, found on PATH in the launcher layer, which links the runtime’s node relatively', async () => {
     const ctx = buildContext({ RBP_LAUNCHER_NODE: '/nonexistent/node' });
@@ -144,7 +133,7 @@ describe('installLaunch', () => {
     await installLaunch(ctx, { runtime: 'node' }, { node: { path: runtimeNode, version: '24.15.0' }, log });
     expect(webCommand(ctx)).toEqual(['rbp-launch']);
     const layer = path.join(ctx.layersDir, 'launcher');
-    expect(Object.keys(files(layer))).toEqual(['bin/rbp-launch', 'decision.toml', 'plan.cjs', 'planner-node', 'supervise.sh']);
+    expect(Object.keys(filesOf(layer))).toEqual(['bin/rbp-launch', 'decision.toml', 'plan.cjs', 'planner-node', 'supervise.sh']);
     expect(fs.readlinkSync(path.join(layer, 'planner-node'))).toBe('../node/bin/node');
     expect(fs.statSync(path.join(layer, 'bin/rbp-launch')).mode & 0o111).toBe(0o111);
     expect(fs.readFileSync(path.join(layer, 'plan.cjs'), 'utf8')).toBe('// the launch planner\n');
@@ -156,7 +145,7 @@ describe('installLaunch', () => {
       [1, 2].map(async () => {
         const ctx = buildContext({ RBP_LAUNCHER_NODE: NODE });
         await installLaunch(ctx, { runtime: 'static' }, { stored: runtime, log: capture().log });
-        const all = { ...files(path.join(ctx.layersDir, 'launcher')), 'launch.toml': fs.readFileSync(path.join(ctx.layersDir, 'launch.toml'), 'utf8') };
+        const all = { ...filesOf(path.join(ctx.layersDir, 'launcher')), 'launch.toml': fs.readFileSync(path.join(ctx.layersDir, 'launch.toml'), 'utf8') };
         for (const text of Object.values(all)) expect(text).not.toContain(path.dirname(ctx.layersDir));
         return all;
       }),

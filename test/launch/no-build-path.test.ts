@@ -10,21 +10,10 @@ import { parse } from 'smol-toml';
 import { describe, expect, it } from 'vitest';
 import { copyFixture, envArgs, rbp, tmpDir } from '../helpers/rbp.ts';
 import { realTool } from '../helpers/tool-cache.ts';
+import { filesOf } from '../helpers/tree.ts';
 
 const caddy = realTool('RBP_TOOL_CADDY', 'no-build-path.test.ts (the static site)');
 const frankenphp = realTool('RBP_TOOL_FRANKENPHP', 'no-build-path.test.ts (the PHP app)');
-
-/** Every file of a folder: its text, or a link's target. */
-function files(dir: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const f of (fs.readdirSync(dir, { recursive: true }) as string[]).sort()) {
-    const p = path.join(dir, f);
-    const st = fs.lstatSync(p);
-    if (st.isSymbolicLink()) out[f] = `-> ${fs.readlinkSync(p)}`;
-    else if (st.isFile()) out[f] = fs.readFileSync(p, 'latin1');
-  }
-  return out;
-}
 
 async function twice(fixture: string, type: string, bp: string, env: Record<string, string>, operator: Record<string, string>) {
   const app = copyFixture(fixture);
@@ -34,7 +23,7 @@ async function twice(fixture: string, type: string, bp: string, env: Record<stri
       const r = await rbp(['build', app, '--out', out, '--type', type, ...envArgs(env)], { env: operator });
       expect(r.exitCode, r.all).toBe(0);
       const layers = path.join(out, 'layers', bp);
-      const launcher = { ...files(path.join(layers, 'launcher')), 'launcher.toml': fs.readFileSync(path.join(layers, 'launcher.toml'), 'latin1') };
+      const launcher = { ...filesOf(path.join(layers, 'launcher'), 'latin1'), 'launcher.toml': fs.readFileSync(path.join(layers, 'launcher.toml'), 'latin1') };
       for (const [f, text] of Object.entries(launcher)) expect(text, f).not.toContain(path.dirname(out));
       const md = parse(fs.readFileSync(path.join(out, 'layers', 'config', 'metadata.toml'), 'utf8')) as { processes: unknown[] };
       return { launcher, processes: md.processes };
